@@ -1,0 +1,1 @@
+"""Adapters: how caiconform drives each library as a CAI producer and consumer."""

@@ -1,0 +1,92 @@
+"""The Adapter protocol: how caiconform drives one library as a producer and a consumer.
+
+An adapter uses its library the way the library's users do (public API only). Heavy imports
+happen inside the methods, never at module import, so listing adapters stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from caiconform.spec.layout import Layout
+
+__all__ = ["Adapter", "SkipExchange", "STREAM_SCENARIOS", "CAPABILITIES"]
+
+#: Stream scenarios a producer can be asked for. `none`: work finished, stream None;
+#: `legacy`/`per-thread`: stream 1/2; `pending`: final values written after a spin-delay on the
+#: producer's own stream, which is exported; `multi-stream`: work on two streams, exported on a
+#: third that waits on both; `unsynced`: pending work on a stream that is NOT exported (wrong on
+#: purpose).
+STREAM_SCENARIOS = ("none", "legacy", "per-thread", "pending", "multi-stream", "unsynced")
+
+#: produce / consume: the roles it can play; streams: honours stream scenarios; readonly: can
+#: export read-only; mask: can export a mask; dlpack: its objects also export __dlpack__;
+#: write: its consume path can write (used to check readonly is honoured); kernel: can launch a
+#: kernel reading the array.
+CAPABILITIES = frozenset(
+    {"produce", "consume", "streams", "readonly", "mask", "dlpack", "write", "kernel", "multigpu"}
+)
+
+
+class SkipExchange(Exception):
+    """Raised by produce/consume when the library cannot do what was asked; the message is the
+    reason, recorded with outcome `skip` (a capability gap, not a failure)."""
+
+
+class Adapter:
+    """Base class for adapters. Subclasses set `name`, `module`, `capabilities` and implement
+    `produce` and/or `consume`."""
+
+    name: str = ""
+    #: importable module whose __version__ is the library version (e.g. "cupy")
+    module: str = ""
+    #: distribution name for importlib.metadata, when it differs from `module`
+    distribution: str = ""
+    capabilities: frozenset[str] = frozenset()
+
+    def version(self) -> str | None:
+        from importlib import metadata
+
+        for dist in filter(None, (self.distribution, self.module)):
+            try:
+                return metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                continue
+        return None
+
+    def available(self) -> tuple[bool, str]:
+        """(True, "") when the library imports here; else (False, the reason)."""
+        import importlib
+
+        try:
+            importlib.import_module(self.module)
+        except Exception as exc:  # any import failure means unavailable, with the reason
+            return False, f"{self.module} not importable: {type(exc).__name__}: {exc}"
+        return True, ""
+
+    def produce(
+        self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
+    ) -> Any:
+        """An object of this library exposing `__cuda_array_interface__`, whose logical
+        elements equal `values` (shape `layout.shape`, dtype `typestr`), laid out in device
+        memory at `layout`'s strides where the library can do that. Raise SkipExchange when it
+        cannot (the reason says what is missing)."""
+        raise SkipExchange(f"{self.name} does not produce")
+
+    def consume(self, obj: Any) -> np.ndarray:
+        """Import `obj` through the library's own public CAI path and return its logical values
+        on the host (a numpy array of the object's shape)."""
+        raise SkipExchange(f"{self.name} does not consume")
+
+    def repro_produce(self) -> str:
+        """Python source a reproducer script uses to build the producer's object (optional)."""
+        return ""
+
+    def repro_consume(self) -> str:
+        """Python source a reproducer script uses for the consumer side (optional)."""
+        return ""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
