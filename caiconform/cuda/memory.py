@@ -1,0 +1,188 @@
+"""Device memory: allocate, free, copy, and ask the driver what a pointer is.
+
+The reference consumer must learn where a pointer lives *without* touching the bytes, so a
+malformed dict cannot fault: `pointer_info` uses cuPointerGetAttributes, which answers for any
+address (unknown ones come back as memory type 0), and `address_range` uses
+cuMemGetAddressRange, which fails cleanly (CUDA_ERROR_NOT_FOUND) outside an allocation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from caiconform.cuda.device import ensure_context
+from caiconform.cuda.errors import CUDAError, call
+
+__all__ = [
+    "PointerInfo",
+    "device_alloc",
+    "device_free",
+    "host_alloc",
+    "host_free",
+    "copy_to_host",
+    "copy_from_host",
+    "memset",
+    "pointer_info",
+    "address_range",
+]
+
+#: CUmemorytype values, named for findings ("seen: host").
+MEMORY_TYPES = {0: "unregistered", 1: "host", 2: "device", 3: "array", 4: "unified"}
+
+
+def device_alloc(nbytes: int, device: int = 0) -> int:
+    """cuMemAlloc in `device`'s primary context; returns the pointer as an int."""
+    from cuda.bindings import driver
+
+    ensure_context(device)
+    return int(call(driver.cuMemAlloc, nbytes, detail=f"{nbytes} bytes on device {device}"))
+
+
+def device_free(ptr: int, device: int = 0) -> None:
+    from cuda.bindings import driver
+
+    ensure_context(device)
+    call(driver.cuMemFree, driver.CUdeviceptr(ptr), detail=f"0x{ptr:x}")
+
+
+def host_alloc(nbytes: int, device: int = 0) -> int:
+    """Page-locked host memory (cuMemAllocHost): a host pointer the driver knows about."""
+    from cuda.bindings import driver
+
+    ensure_context(device)
+    return int(call(driver.cuMemAllocHost, nbytes))
+
+
+def host_free(ptr: int, device: int = 0) -> None:
+    from cuda.bindings import driver
+
+    ensure_context(device)
+    call(driver.cuMemFreeHost, ptr)
+
+
+def copy_to_host(ptr: int, nbytes: int, stream: int | None = None) -> np.ndarray:
+    """Copy `nbytes` from device `ptr` into a new uint8 array.
+
+    With `stream` the copy is ordered on that stream and the stream is synchronized; without,
+    cuMemcpyDtoH runs on the legacy default stream.
+    """
+    from cuda.bindings import driver
+
+    out = np.empty(nbytes, dtype=np.uint8)
+    if nbytes == 0:
+        return out
+    if stream is None:
+        call(driver.cuMemcpyDtoH, out.ctypes.data, driver.CUdeviceptr(ptr), nbytes)
+    else:
+        handle = driver.CUstream(stream)
+        call(driver.cuMemcpyDtoHAsync, out.ctypes.data, driver.CUdeviceptr(ptr), nbytes, handle)
+        call(driver.cuStreamSynchronize, handle)
+    return out
+
+
+def copy_from_host(ptr: int, data: np.ndarray) -> None:
+    """Synchronous copy of a contiguous host array's bytes to device `ptr`."""
+    from cuda.bindings import driver
+
+    data = np.ascontiguousarray(data)
+    if data.nbytes:
+        call(driver.cuMemcpyHtoD, driver.CUdeviceptr(ptr), data.ctypes.data, data.nbytes)
+
+
+def memset(ptr: int, byte: int, nbytes: int, stream: int | None = None) -> None:
+    """Set `nbytes` at `ptr` to `byte`, synchronously or ordered on `stream`."""
+    from cuda.bindings import driver
+
+    if nbytes == 0:
+        return
+    if stream is None:
+        call(driver.cuMemsetD8, driver.CUdeviceptr(ptr), byte, nbytes)
+    else:
+        call(driver.cuMemsetD8Async, driver.CUdeviceptr(ptr), byte, nbytes, driver.CUstream(stream))
+
+
+@dataclass(frozen=True)
+class PointerInfo:
+    """What the driver says about an address (cuPointerGetAttributes).
+
+    `memory_type` is one of MEMORY_TYPES' names; "unregistered" means the driver does not know
+    the address (pageable host memory, freed memory, garbage). `device` is the ordinal owning
+    the memory (-1 when unknown), `context` the owning context handle (0 for none or for
+    memory not bound to a context), `device_pointer` the address a kernel uses (0 if the memory
+    is not mapped into the device's address space).
+    """
+
+    ptr: int
+    memory_type: str
+    device: int
+    context: int
+    is_managed: bool
+    device_pointer: int
+
+    @property
+    def device_accessible(self) -> bool:
+        if self.memory_type in ("device", "unified") or self.is_managed:
+            return True
+        return self.memory_type == "host" and self.device_pointer != 0
+
+
+def pointer_info(ptr: int) -> PointerInfo:
+    """Ask the driver about `ptr` without dereferencing it."""
+    from cuda.bindings import driver
+
+    attr = driver.CUpointer_attribute
+    wanted = [
+        attr.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+        attr.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+        attr.CU_POINTER_ATTRIBUTE_CONTEXT,
+        attr.CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        attr.CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+    ]
+    values = call(
+        driver.cuPointerGetAttributes,
+        len(wanted),
+        wanted,
+        driver.CUdeviceptr(ptr),
+        detail=f"0x{ptr:x}",
+    )
+    mem_type, ordinal, ctx, managed, dev_ptr = (_as_int(v) for v in values)
+    return PointerInfo(
+        ptr=ptr,
+        memory_type=MEMORY_TYPES.get(mem_type, f"type {mem_type}"),
+        device=ordinal if mem_type else -1,
+        context=ctx,
+        is_managed=bool(managed),
+        device_pointer=dev_ptr,
+    )
+
+
+def _as_int(value: object) -> int:
+    """cuda.bindings returns enums, handle objects or ints for attribute values; fold to int."""
+    if value is None:
+        return 0
+    if isinstance(value, bool | int):
+        return int(value)
+    try:
+        return int(value)
+    except TypeError:
+        getptr = getattr(value, "getPtr", None)
+        return int(getptr()) if getptr else 0
+
+
+def address_range(ptr: int) -> tuple[int, int] | None:
+    """(base, size) of the allocation holding `ptr`, or None when no allocation holds it.
+
+    Only CUDA_ERROR_NOT_FOUND and CUDA_ERROR_INVALID_VALUE mean "not inside an allocation";
+    any other failure is raised.
+    """
+    from cuda.bindings import driver
+
+    try:
+        base, size = call(driver.cuMemGetAddressRange, driver.CUdeviceptr(ptr))
+    except CUDAError as exc:
+        if exc.name in ("CUDA_ERROR_NOT_FOUND", "CUDA_ERROR_INVALID_VALUE"):
+            return None
+        raise
+    return int(base), int(size)
