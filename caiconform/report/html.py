@@ -1,0 +1,360 @@
+"""`index.html`: the matrix as one self-contained page that opens with no network.
+
+The page carries the matrix as JSON in a `<script type="application/json">` block and a small
+inline script draws it: a producer x consumer heatmap per check family (cells coloured by pass
+fraction, counts in the cell and its tooltip), the scores, the findings with their rule IDs
+linked to the rule text (embedded from the catalogue) and links to the reproducers, and the
+environment of every run. Everything is inline; a Content-Security-Policy of `default-src 'none'`
+makes the browser refuse any fetch, so the page provably needs no CDN, font or network. Data is
+put into the DOM with `textContent` only, never parsed as HTML, so a message from a journal
+cannot inject markup.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from string import Template
+from typing import Any
+
+__all__ = ["render_html", "embed_json"]
+
+CSS = """
+:root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #ffffff; --soft: #f6f8fa; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
+       background: var(--bg); margin: 0 auto; padding: 1.5rem; max-width: 1400px; }
+h1 { font-size: 1.6rem; margin: 0 0 .3rem; }
+h2 { font-size: 1.25rem; border-bottom: 1px solid var(--line); padding-bottom: .2rem;
+     margin-top: 2rem; }
+h3 { font-size: 1.05rem; margin: 1.2rem 0 .4rem; }
+nav a { margin-right: 1rem; }
+table { border-collapse: collapse; margin: .4rem 0 1rem; }
+th, td { border: 1px solid var(--line); padding: .25rem .5rem; vertical-align: top;
+         text-align: left; }
+th { background: var(--soft); }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+              font-size: 12.5px; }
+.heatmap td.cell { text-align: center; min-width: 5.5rem; cursor: pointer;
+                   font-variant-numeric: tabular-nums; }
+.heatmap td.cell.empty { background: repeating-linear-gradient(45deg, #fafafa, #fafafa 4px,
+                         #eee 4px, #eee 8px); cursor: default; }
+.heatmap td.cell.selected { outline: 3px solid #0969da; outline-offset: -3px; }
+.heatmap th.row { text-align: right; }
+.legend { display: flex; align-items: center; gap: .5rem; color: var(--muted); }
+.legend .bar { width: 12rem; height: .8rem; border: 1px solid var(--line);
+               background: linear-gradient(90deg, hsl(0,70%,52%), hsl(60,70%,52%),
+               hsl(120,55%,40%)); }
+.badge { display: inline-block; padding: 0 .4rem; border-radius: .6rem; font-size: 12px;
+         color: #fff; background: #57606a; white-space: nowrap; }
+.badge.crash, .badge.poisoned, .badge.hang { background: #6e2fbf; }
+.badge.fail { background: #cf222e; }
+.badge.accepted-invalid { background: #bc4c00; }
+.badge.rejected { background: #9a6700; }
+.badge.xfail { background: #57606a; }
+tr.finding.expected { color: var(--muted); }
+tr.finding.hidden { display: none; }
+.filter { display: flex; gap: .5rem; align-items: center; margin: .5rem 0; }
+.filter input[type=search] { width: 22rem; padding: .25rem .4rem; }
+.rule-entry { border-left: 4px solid var(--line); padding: .2rem .8rem; margin: .6rem 0; }
+.rule-entry:target { border-left-color: #0969da; background: #ddf4ff; }
+.rule-entry .level { font-weight: 600; }
+.warning { background: #fff8c5; border: 1px solid #d4a72c; padding: .4rem .7rem; }
+.muted { color: var(--muted); }
+details summary { cursor: pointer; color: var(--muted); }
+"""
+
+JS = r"""
+"use strict";
+const DATA = JSON.parse(document.getElementById("cai-data").textContent);
+const SEVERITY = {crash: 0, poisoned: 1, hang: 2, fail: 3, "accepted-invalid": 4, rejected: 5};
+const NONE = "\u2014";
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+const name = (library) => (library === null || library === undefined ? NONE : library);
+const pct = (f) => (f === null || f === undefined ? NONE : Math.round(100 * f) + "%");
+function colour(fraction) {
+  if (fraction === null) return "";
+  // squared, so that 90% is already visibly off-green: a single failure must stand out
+  const hue = fraction === 1 ? 120 : Math.round(100 * fraction * fraction);
+  return "hsl(" + hue + ", " + (fraction === 1 ? 55 : 70) + "%, " + (fraction === 1 ? 40 : 52) + "%)";
+}
+function table(header, rows, cls) {
+  const head = el("tr", {}, ...header.map((h) => el("th", {text: h})));
+  return el("table", {class: cls}, el("thead", {}, head), el("tbody", {}, ...rows));
+}
+
+function drawSummary() {
+  const s = DATA.summary;
+  const parts = Object.entries(s.outcomes).map(([o, n]) => o + " " + n).join(", ");
+  document.getElementById("summary").textContent =
+    s.results + " results (" + parts + "); pass fraction " + pct(s.pass_fraction) + "; " +
+    s.finding_groups + " finding group(s), " + s.unexpected_groups + " not expected.";
+  const warnings = document.getElementById("warnings");
+  for (const w of DATA.warnings) warnings.append(el("p", {class: "warning", text: w}));
+}
+
+let selected = null;
+function selectCell(td) {
+  if (selected) selected.classList.remove("selected");
+  if (selected === td) { selected = null; applyFilter(); return; }
+  selected = td;
+  td.classList.add("selected");
+  applyFilter();
+  document.getElementById("findings").scrollIntoView();
+}
+
+function drawHeatmaps() {
+  const root = document.getElementById("heatmaps");
+  const cells = new Map(DATA.cells.map((c) => [JSON.stringify([c.check, c.producer, c.consumer]), c]));
+  for (const [check, axes] of Object.entries(DATA.families)) {
+    const rows = axes.producers.map((producer) => {
+      const tds = axes.consumers.map((consumer) => {
+        const cell = cells.get(JSON.stringify([check, producer, consumer]));
+        if (!cell) return el("td", {class: "cell empty", title: "not run"});
+        const counts = Object.entries(cell.counts).map(([o, n]) => o + ": " + n).join("\n");
+        const bad = Object.entries(cell.counts).filter(([o]) => o !== "pass" && o !== "skip");
+        bad.sort((a, b) => SEVERITY[a[0]] - SEVERITY[b[0]]);
+        const label = cell.tested ? cell.passed + "/" + cell.tested : "skip";
+        const td = el("td", {
+          class: "cell",
+          "data-check": check, "data-producer": name(producer), "data-consumer": name(consumer),
+          "data-passed": cell.passed, "data-tested": cell.tested, "data-total": cell.total,
+          "data-fraction": cell.pass_fraction === null ? "" : cell.pass_fraction.toFixed(4),
+          "data-worst": bad.length ? bad[0][0] : "",
+          title: check + ": " + name(producer) + " \u2192 " + name(consumer) + "\npass fraction " +
+            pct(cell.pass_fraction) + "\n" + counts,
+        }, label, bad.length ? el("div", {class: "mono", text: bad[0][0] + ":" + bad[0][1]}) : null);
+        const background = colour(cell.pass_fraction);
+        if (background) { td.style.background = background; td.style.color = "#fff"; }
+        else td.style.background = "#d0d7de";
+        td.addEventListener("click", () => selectCell(td));
+        return td;
+      });
+      return el("tr", {}, el("th", {class: "row", text: name(producer)}), ...tds);
+    });
+    const header = ["producer \\ consumer", ...axes.consumers.map(name)];
+    root.append(el("h3", {id: "family-" + check, text: check}),
+                table(header, rows, "heatmap"));
+    root.lastChild.setAttribute("data-check", check);
+  }
+}
+
+function drawScores() {
+  const rows = Object.entries(DATA.scores).map(([library, roles]) => {
+    const cells = ["producer", "consumer"].map((role) => {
+      const s = roles[role];
+      const td = el("td", {"data-role": role, "data-score": s.score === null ? "" : s.score.toFixed(4)},
+                    s.tested ? pct(s.score) + " (" + s.passed + "/" + s.tested + ")" : NONE);
+      if (s.score !== null) { td.style.background = colour(s.score); td.style.color = "#fff"; }
+      return td;
+    });
+    return el("tr", {class: "score", "data-library": library}, el("th", {text: library}), ...cells);
+  });
+  document.getElementById("score-table").append(
+    table(["library", "as producer", "as consumer"], rows, "scores"));
+}
+
+function applyFilter() {
+  const text = document.getElementById("finding-filter").value.trim().toLowerCase();
+  const hideExpected = document.getElementById("hide-expected").checked;
+  let shown = 0;
+  for (const row of document.querySelectorAll("tr.finding")) {
+    let visible = !text || row.textContent.toLowerCase().includes(text);
+    if (hideExpected && row.classList.contains("expected")) visible = false;
+    if (selected) {
+      for (const key of ["check", "producer", "consumer"]) {
+        if (row.dataset[key] !== selected.dataset[key]) visible = false;
+      }
+    }
+    row.classList.toggle("hidden", !visible);
+    if (visible) shown += 1;
+  }
+  const pair = selected ? " in " + selected.dataset.check + ": " + selected.dataset.producer +
+    " \u2192 " + selected.dataset.consumer + " (click the cell again to clear)" : "";
+  document.getElementById("finding-count").textContent = shown + " shown" + pair;
+}
+
+function drawFindings() {
+  const root = document.getElementById("finding-table");
+  if (!DATA.findings.length) {
+    root.append(el("p", {class: "no-findings", text: "None: every result passed or was skipped."}));
+    return;
+  }
+  const rows = DATA.findings.map((f) => {
+    const rule = f.rule && DATA.rules[f.rule]
+      ? el("a", {class: "rule-link", href: "#rule-" + f.rule, text: f.rule})
+      : el("span", {class: "mono", text: f.rule || NONE});
+    const repros = el("td", {class: "repros"});
+    f.repros.forEach((href, i) => {
+      if (i) repros.append(" ");
+      repros.append(el("a", {class: "repro", href: href, text: "repro " + (i + 1)}));
+    });
+    if (!f.repros.length) repros.textContent = NONE;
+    const params = el("details", {}, el("summary", {text: "params"}),
+                      el("pre", {class: "mono", text: JSON.stringify(f.params, null, 1)}));
+    const expectation = f.expectation
+      ? el("td", {class: "expectation"}, el("span", {class: "badge xfail", text: "expected"}), " ",
+           f.expectation.link ? el("a", {href: f.expectation.link, text: f.expectation.reason})
+                              : f.expectation.reason)
+      : el("td", {});
+    return el("tr", {
+      class: "finding" + (f.expectation ? " expected" : ""),
+      "data-rule": f.rule || "", "data-outcome": f.outcome, "data-check": f.check,
+      "data-producer": name(f.producer), "data-consumer": name(f.consumer), "data-count": f.count,
+    },
+      el("td", {}, rule), el("td", {text: f.level || NONE}), el("td", {text: f.check}),
+      el("td", {text: name(f.producer) + " \u2192 " + name(f.consumer)}),
+      el("td", {}, el("span", {class: "badge " + f.outcome, text: f.outcome})),
+      el("td", {text: f.count}), el("td", {class: "mono", text: f.seen === null ? NONE : f.seen}),
+      el("td", {class: "mono", text: f.expected === null ? NONE : f.expected}),
+      el("td", {}, el("div", {text: f.message || NONE}), params), repros, expectation);
+  });
+  const header = ["rule", "level", "check", "producer \u2192 consumer", "outcome", "n", "seen",
+                  "expected", "message", "reproducers", "expected failure"];
+  root.append(table(header, rows, "findings"));
+  document.getElementById("finding-filter").addEventListener("input", applyFilter);
+  document.getElementById("hide-expected").addEventListener("change", applyFilter);
+  applyFilter();
+}
+
+function drawRules() {
+  const root = document.getElementById("rule-list");
+  for (const [id, rule] of Object.entries(DATA.rules)) {
+    root.append(el("div", {class: "rule-entry", id: "rule-" + id, "data-rule": id},
+      el("div", {}, el("code", {text: id}), " ", el("span", {class: "level", text: rule.level}),
+         el("span", {class: "muted", text: " \u00b7 " + rule.side + " \u00b7 " + rule.spec_file +
+                     " \u00a7 " + rule.section + " \u00b7 CAI versions " +
+                     (rule.versions.length ? rule.versions.join(", ") : NONE)})),
+      el("p", {class: "rule-text", text: rule.text})));
+  }
+  if (!Object.keys(DATA.rules).length) root.append(el("p", {class: "muted", text: "No rule cited."}));
+}
+
+function drawExpectations() {
+  const section = document.getElementById("expectations");
+  if (!DATA.expectations) { section.remove(); return; }
+  const rows = DATA.expectations.map((s) => el("tr", {class: "expectation-entry",
+      "data-status": s.status, "data-error": s.error ? "1" : "0"},
+    el("td", {class: "mono", text: s.entry.source + ":" + s.entry.index}),
+    el("td", {class: "mono", text: s.entry.rule}),
+    el("td", {text: s.entry.producer + " \u2192 " + s.entry.consumer + " (" + s.entry.check + ")"}),
+    el("td", {}, el("span", {class: "badge " + (s.error ? "fail" : "xfail"), text: s.status})),
+    el("td", {text: s.covered}), el("td", {text: s.entry.reason + (s.note ? " [" + s.note + "]" : "")})));
+  section.append(table(["entry", "rule", "scope", "status", "covered", "reason"], rows, "expectations"));
+}
+
+function drawSkips() {
+  const section = document.getElementById("skips");
+  if (!DATA.skips.length) { section.append(el("p", {class: "muted", text: "Nothing was skipped."})); return; }
+  const rows = DATA.skips.map((s) => el("tr", {class: "skip"}, el("td", {text: s.check}),
+    el("td", {text: name(s.producer) + " \u2192 " + name(s.consumer)}), el("td", {text: s.count}),
+    el("td", {text: s.reason || NONE})));
+  section.append(el("details", {}, el("summary", {text: DATA.skips.length + " skip reason(s)"}),
+    table(["check", "pair", "n", "reason"], rows, "skips")));
+}
+
+function flatten(value, prefix, out) {
+  for (const [key, inner] of Object.entries(value)) {
+    if (inner && typeof inner === "object" && !Array.isArray(inner) && Object.keys(inner).length) {
+      flatten(inner, prefix + key + ".", out);
+    } else {
+      out.push([prefix + key, typeof inner === "string" ? inner : JSON.stringify(inner)]);
+    }
+  }
+  return out;
+}
+
+function drawEnvironment() {
+  const root = document.getElementById("environment");
+  for (const [runId, run] of Object.entries(DATA.runs)) {
+    root.append(el("h3", {text: "Run " + runId + " (" + run.results + " results)"}));
+    const rows = flatten(run.env, "", []).map(([k, v]) =>
+      el("tr", {class: "env"}, el("th", {class: "mono", text: k}), el("td", {class: "mono", text: v})));
+    root.append(rows.length ? table(["key", "value"], rows, "environment")
+                            : el("p", {class: "muted", text: "No env.json was recorded."}));
+  }
+}
+
+drawSummary();
+drawHeatmaps();
+drawScores();
+drawFindings();
+drawRules();
+drawExpectations();
+drawSkips();
+drawEnvironment();
+document.body.setAttribute("data-rendered", "1");
+"""
+
+PAGE = Template("""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="caiconform $version">
+<title>$title</title>
+<style>$css</style>
+</head>
+<body>
+<header>
+<h1>$title</h1>
+<p id="summary" class="muted"></p>
+<div id="warnings"></div>
+<noscript><p class="warning">This page draws the report with JavaScript, which is off.
+matrix.md and matrix.json beside this file hold the same data.</p></noscript>
+<nav><a href="#matrix">Matrix</a><a href="#scores">Scores</a><a href="#findings">Findings</a><a href="#rules">Rules</a><a href="#skips">Skipped</a><a href="#environment">Environment</a></nav>
+</header>
+<section id="matrix"><h2>Matrix</h2>
+<div class="legend"><span>0%</span><span class="bar"></span><span>100% pass (of results not skipped);
+grey: all skipped; hatched: not run. Click a cell to list its findings.</span></div>
+<div id="heatmaps"></div></section>
+<section id="scores"><h2>Scores</h2><div id="score-table"></div></section>
+<section id="findings"><h2>Findings</h2>
+<div class="filter"><input id="finding-filter" type="search" placeholder="filter by rule, library, message">
+<label><input id="hide-expected" type="checkbox"> hide expected failures</label>
+<span id="finding-count" class="muted"></span></div>
+<div id="finding-table"></div></section>
+<section id="expectations"><h2>Expectations</h2></section>
+<section id="rules"><h2>Rules cited</h2><div id="rule-list"></div></section>
+<section id="skips"><h2>Skipped</h2></section>
+<section id="environment"><h2>Environment</h2></section>
+<script id="cai-data" type="application/json">$data</script>
+<script>$js</script>
+</body>
+</html>
+""")
+
+
+def embed_json(value: Any) -> str:
+    """JSON safe inside a `<script>` element: `<`, `>` and `&` are escaped as \\u sequences, so
+    no journal text can close the element or start a comment."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render_html(matrix: dict[str, Any], title: str = "caiconform report") -> str:
+    """The whole `index.html` text."""
+    from caiconform import __version__
+
+    return PAGE.substitute(
+        version=html.escape(__version__),
+        title=html.escape(title),
+        css=CSS,
+        data=embed_json(matrix),
+        js=JS,
+    )

@@ -1,0 +1,144 @@
+"""Reading a run directory: the journal (`results.jsonl` or `.jsonl.gz`) and `env.json`.
+
+A journal is appended to as each example ends, so a run that was killed can leave a half-written
+last line: that line is dropped with a warning. A broken line anywhere else means the file was
+damaged or is not a journal, and the report refuses it with one line naming the file, the line
+and what is wrong, because silently skipping results would make the matrix lie.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from caiconform.runner.outcome import OUTCOMES
+
+__all__ = ["ReportInputError", "Run", "load_run", "read_journal", "JOURNAL_NAMES", "REQUIRED_KEYS"]
+
+#: Journal file names, looked for in this order.
+JOURNAL_NAMES = ("results.jsonl", "results.jsonl.gz")
+
+#: Keys a journal record must carry for the matrix to place it.
+REQUIRED_KEYS = ("run_id", "seq", "check", "outcome")
+
+
+class ReportInputError(ValueError):
+    """Input a report cannot be built from; the message is one line for the user."""
+
+
+@dataclass
+class Run:
+    """The results of one or more runs, ready for the matrix.
+
+    `envs` maps run_id to that run's `env.json` (runs from several machines keep their own);
+    `dirs` maps run_id to the directory its journal came from, so reproducer paths in records
+    (relative to their run directory) can be resolved; `warnings` are non-fatal notes for the
+    user (a dropped truncated line, a missing env.json).
+    """
+
+    records: list[dict[str, Any]]
+    envs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dirs: dict[str, Path] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _lines(path: Path) -> Iterator[str]:
+    """The text lines of a plain or gzip journal. A gzip stream cut short (a run killed while
+    compressing) ends the iteration early instead of raising; `read_journal` notes it."""
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            yield from fh
+    else:
+        with path.open("r", encoding="utf-8") as fh:
+            yield from fh
+
+
+def _check_record(record: Any, where: str) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        raise ReportInputError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    missing = [k for k in REQUIRED_KEYS if k not in record]
+    if missing:
+        raise ReportInputError(f"{where}: record lacks {', '.join(missing)}")
+    if record["outcome"] not in OUTCOMES:
+        raise ReportInputError(
+            f"{where}: outcome {record['outcome']!r} is not one of {', '.join(OUTCOMES)}"
+        )
+    return record
+
+
+def read_journal(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Records of one journal file, and warnings. Raises ReportInputError for a broken line
+    that is not the last one, or a record without the keys the matrix needs."""
+    records: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    pending: tuple[int, str, str] | None = None  # (line number, error, text) of a broken line
+    try:
+        for number, line in enumerate(_lines(path), start=1):
+            if not line.strip():
+                continue
+            if pending is not None:
+                raise ReportInputError(f"{path}:{pending[0]}: not valid JSON ({pending[1]})")
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                pending = (number, exc.msg, line)
+                continue
+            records.append(_check_record(record, f"{path}:{number}"))
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        if not records:
+            raise ReportInputError(f"{path}: not a readable gzip journal ({exc})") from None
+        warnings.append(f"{path}: compressed journal ends early ({exc}); read {len(records)}")
+    except UnicodeDecodeError as exc:
+        raise ReportInputError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    if pending is not None:
+        warnings.append(f"{path}:{pending[0]}: dropped a truncated last line ({pending[1]})")
+    return records, warnings
+
+
+def _find_journal(directory: Path) -> Path:
+    for name in JOURNAL_NAMES:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    raise ReportInputError(
+        f"{directory}: no {' or '.join(JOURNAL_NAMES)} (is this a run directory?)"
+    )
+
+
+def _read_env(directory: Path) -> tuple[dict[str, Any] | None, list[str]]:
+    path = directory / "env.json"
+    if not path.is_file():
+        return None, [f"{directory}: no env.json; the environment is shown as unknown"]
+    try:
+        env = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ReportInputError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(env, dict):
+        raise ReportInputError(f"{path}: expected a JSON object, got {type(env).__name__}")
+    return env, []
+
+
+def load_run(directory: str | Path) -> Run:
+    """Load one run directory. Every record keeps its fields as written; envs and dirs are keyed
+    by the run_ids that occur in the journal (env.json describes them all)."""
+    directory = Path(directory)
+    if not directory.exists():
+        raise ReportInputError(f"{directory}: no such directory")
+    if not directory.is_dir():
+        raise ReportInputError(f"{directory}: not a directory (give the run directory)")
+    journal = _find_journal(directory)
+    records, warnings = read_journal(journal)
+    if not records:
+        raise ReportInputError(f"{journal}: holds no results")
+    env, env_warnings = _read_env(directory)
+    warnings.extend(env_warnings)
+    run = Run(records=records, warnings=warnings)
+    for run_id in dict.fromkeys(str(r["run_id"]) for r in records):
+        run.dirs[run_id] = directory
+        run.envs[run_id] = env if env is not None else {}
+    return run

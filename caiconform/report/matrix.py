@@ -1,0 +1,256 @@
+"""The matrix: journal records folded into cells, scores, findings and skips (`matrix.json`).
+
+A cell is one check family x producer x consumer, with a count per outcome. Its pass fraction is
+passes over the results that were not skipped: a skip is a capability the library says it lacks,
+not a verdict, so it neither helps nor hurts (a cell of skips only has no fraction). Findings are
+the results that are neither pass nor skip, grouped by what a maintainer would fix once: the
+same rule, outcome, check and pair. The Markdown and HTML renderers read only this structure, so
+`matrix.json` is the one place a report's numbers come from.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from caiconform.expectations import FINDING_OUTCOMES, Application
+from caiconform.report.load import Run
+from caiconform.runner.outcome import OUTCOMES, PASS, SKIP
+from caiconform.spec.rules import RULES
+
+__all__ = ["SCHEMA", "build_matrix", "counted", "pass_fraction", "json_safe", "SEVERITY"]
+
+SCHEMA = "caiconform-matrix/1"
+
+#: Findings are listed worst first: the process died, then the spec was broken, then refusals.
+SEVERITY = {"crash": 0, "poisoned": 1, "hang": 2, "fail": 3, "accepted-invalid": 4, "rejected": 5}
+
+#: Reproducer links kept per finding group (the rest are counted, not listed).
+MAX_REPROS = 5
+#: Skip groups kept (the most frequent first).
+MAX_SKIPS = 200
+
+
+def pass_fraction(counts: Mapping[str, int]) -> float | None:
+    """Passes over non-skipped results; None when everything was skipped."""
+    tested = sum(n for outcome, n in counts.items() if outcome != SKIP)
+    return counts.get(PASS, 0) / tested if tested else None
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with non-finite floats (which Python's json reads but strict JSON and browsers
+    reject) replaced by their names, so matrix.json and the page's embedded data always parse."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {key: json_safe(inner) for key, inner in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(inner) for inner in value]
+    return value
+
+
+def _text(value: Any) -> str | None:
+    """A journal's seen/expected values as short display strings (they may be any JSON)."""
+    if value is None:
+        return None
+    return value if isinstance(value, str) else repr(value)
+
+
+def _repro_href(run: Run, record: Mapping[str, Any], out_dir: Path) -> str | None:
+    repro = record.get("repro")
+    if not repro:
+        return None
+    base = run.dirs.get(str(record["run_id"]))
+    target = Path(repro) if base is None else base / repro
+    return Path(os.path.relpath(target.resolve(), out_dir.resolve())).as_posix()
+
+
+def counted(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The records that count: a `shrunk` record is the minimal example of an (outcome, rule)
+    class its cell already counted, kept for its reproducer only."""
+    return [record for record in records if not record.get("shrunk")]
+
+
+def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    counts: dict[tuple[str, str | None, str | None], Counter[str]] = defaultdict(Counter)
+    for record in counted(records):
+        key = (str(record["check"]), record.get("producer"), record.get("consumer"))
+        counts[key][record["outcome"]] += 1
+    cells = []
+    for (check, producer, consumer), counter in counts.items():
+        total = sum(counter.values())
+        cells.append(
+            {
+                "check": check,
+                "producer": producer,
+                "consumer": consumer,
+                "counts": {o: counter[o] for o in OUTCOMES if counter[o]},
+                "total": total,
+                "tested": total - counter[SKIP],
+                "passed": counter[PASS],
+                "pass_fraction": pass_fraction(counter),
+            }
+        )
+    cells.sort(key=lambda c: (c["check"], c["producer"] or "", c["consumer"] or ""))
+    return cells
+
+
+def _families(cells: list[dict[str, Any]]) -> dict[str, dict[str, list[str | None]]]:
+    families: dict[str, dict[str, list[str | None]]] = {}
+    for cell in cells:
+        family = families.setdefault(cell["check"], {"producers": [], "consumers": []})
+        for role in ("producer", "consumer"):
+            axis = family[role + "s"]
+            if cell[role] not in axis:
+                axis.append(cell[role])
+    for family in families.values():
+        for axis in family.values():
+            axis.sort(key=lambda name: (name is None, name or ""))
+    return families
+
+
+def _scores(cells: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    tallies: dict[str, dict[str, list[int]]] = defaultdict(
+        lambda: {"producer": [0, 0], "consumer": [0, 0]}
+    )
+    for cell in cells:
+        for role in ("producer", "consumer"):
+            if cell[role] is not None:
+                tally = tallies[cell[role]][role]
+                tally[0] += cell["passed"]
+                tally[1] += cell["tested"]
+    scores: dict[str, dict[str, dict[str, Any]]] = {}
+    for library in sorted(tallies):
+        scores[library] = {
+            role: {
+                "passed": passed,
+                "tested": tested,
+                "score": passed / tested if tested else None,
+            }
+            for role, (passed, tested) in tallies[library].items()
+        }
+    return scores
+
+
+def _findings(
+    run: Run, verdicts: list[tuple[Mapping[str, Any], Any]], out_dir: Path
+) -> list[dict[str, Any]]:
+    groups: dict[tuple, dict[str, Any]] = {}
+    for record, entry in verdicts:
+        if record["outcome"] not in FINDING_OUTCOMES:
+            continue
+        rule = record.get("rule")
+        key = (
+            record["check"],
+            record.get("producer"),
+            record.get("consumer"),
+            record["outcome"],
+            rule,
+            None if entry is None else (entry.source, entry.index),
+        )
+        group = groups.get(key)
+        if group is None:
+            catalogue = RULES.get(rule) if rule else None
+            group = groups[key] = {
+                "rule": rule,
+                "level": catalogue.level.value if catalogue else None,
+                "check": record["check"],
+                "producer": record.get("producer"),
+                "consumer": record.get("consumer"),
+                "outcome": record["outcome"],
+                "count": 0,
+                "message": record.get("message") or "",
+                "seen": _text(record.get("seen")),
+                "expected": _text(record.get("expected")),
+                "params": record.get("params"),
+                "repros": [],
+                "expectation": None
+                if entry is None
+                else {"reason": entry.reason, "link": entry.link, "label": entry.label},
+            }
+        href = _repro_href(run, record, out_dir)
+        if record.get("shrunk"):
+            # the minimal example of a class already counted: its reproducer goes first
+            if href and href not in group["repros"]:
+                group["repros"].insert(0, href)
+                del group["repros"][MAX_REPROS:]
+            continue
+        group["count"] += 1
+        if href and len(group["repros"]) < MAX_REPROS and href not in group["repros"]:
+            group["repros"].append(href)
+    findings = list(groups.values())
+    findings.sort(
+        key=lambda f: (
+            f["expectation"] is not None,
+            SEVERITY.get(f["outcome"], 9),
+            f["rule"] or "",
+            f["check"],
+            f["producer"] or "",
+            f["consumer"] or "",
+        )
+    )
+    return findings
+
+
+def _skips(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    counter: Counter[tuple] = Counter()
+    for record in counted(records):
+        if record["outcome"] == SKIP:
+            key = (
+                record["check"],
+                record.get("producer"),
+                record.get("consumer"),
+                record.get("message") or "",
+            )
+            counter[key] += 1
+    return [
+        {"check": c, "producer": p, "consumer": q, "reason": reason, "count": n}
+        for (c, p, q, reason), n in counter.most_common(MAX_SKIPS)
+    ]
+
+
+def build_matrix(
+    run: Run, out_dir: str | Path, application: Application | None = None
+) -> dict[str, Any]:
+    """The JSON-able matrix of `run`; reproducer paths are made relative to `out_dir`, where the
+    report files go. With `application` (expectations applied to `run.records`), findings an
+    entry covers carry that entry's reason, and the entries' statuses are included."""
+    out_dir = Path(out_dir)
+    if application is None:
+        verdicts = [(record, None) for record in run.records]
+    else:
+        verdicts = [(v.record, v.entry) for v in application.records]
+    cells = _cells(run.records)
+    findings = _findings(run, verdicts, out_dir)
+    rule_ids = sorted({f["rule"] for f in findings if f["rule"] in RULES})
+    totals = Counter(record["outcome"] for record in counted(run.records))
+    runs = Counter(str(record["run_id"]) for record in counted(run.records))
+    matrix: dict[str, Any] = {
+        "schema": SCHEMA,
+        "summary": {
+            "results": sum(totals.values()),
+            "outcomes": {o: totals[o] for o in OUTCOMES if totals[o]},
+            "pass_fraction": pass_fraction(totals),
+            "finding_groups": len(findings),
+            "unexpected_groups": sum(1 for f in findings if f["expectation"] is None),
+        },
+        "runs": {
+            run_id: {"results": runs[run_id], "env": run.envs.get(run_id, {})}
+            for run_id in dict.fromkeys([*run.envs, *runs])
+        },
+        "families": _families(cells),
+        "cells": cells,
+        "scores": _scores(cells),
+        "findings": findings,
+        "rules": {rule_id: RULES[rule_id].to_dict() for rule_id in rule_ids},
+        "skips": _skips(run.records),
+        "expectations": None
+        if application is None
+        else [status.to_dict() for status in application.entries],
+        "warnings": list(run.warnings),
+    }
+    return json_safe(matrix)
