@@ -1,0 +1,57 @@
+"""Is a worker still fit for the next example? Checked after every example, in the worker.
+
+A library can leave the CUDA context with a sticky error (an illegal address, a failed launch):
+every later call in that process fails, so the examples that follow would be blamed for it. The
+example that left the error behind is classified `poisoned` and the worker is replaced.
+
+The CUDA check runs only when the example imported `cuda.bindings` (every CUDA path of caiconform
+goes through it), so a CPU-only example never pays for or depends on a CUDA driver. Health hooks
+("module:function" returning `(ok, reason)`) let other states count as poison; the tests use one
+to simulate a sticky error without a GPU.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+__all__ = ["check", "resolve"]
+
+_resolved: dict[str, Callable] = {}
+
+
+def resolve(spec: str) -> Callable:
+    """The callable named by "package.module:function" (cached per process)."""
+    if spec not in _resolved:
+        module_name, sep, attr = spec.partition(":")
+        if not sep or not module_name or not attr:
+            raise ValueError(f"expected 'module:function', got {spec!r}")
+        _resolved[spec] = getattr(importlib.import_module(module_name), attr)
+    return _resolved[spec]
+
+
+def _cuda_context() -> tuple[bool, str]:
+    if "cuda.bindings" not in sys.modules:
+        return True, ""
+    try:
+        from caiconform.cuda import context_healthy
+    except ImportError as exc:  # the CUDA layer is optional on machines without a GPU
+        return True, f"CUDA context not checked: {exc}"
+    return context_healthy()
+
+
+def check(hooks: Sequence[str] = ()) -> tuple[bool, str]:
+    """(True, "") when the process can run another example, else (False, why). A hook that
+    raises counts as unhealthy: a worker in a state its own checks cannot inspect is not trusted."""
+    ok, why = _cuda_context()
+    if not ok:
+        return False, f"CUDA context unusable after the example: {why}"
+    for hook in hooks:
+        try:
+            ok, why = resolve(hook)()
+        except Exception as exc:
+            return False, f"health hook {hook} raised {type(exc).__name__}: {exc}"
+        if not ok:
+            return False, f"health hook {hook}: {why}"
+    return True, ""

@@ -1,0 +1,137 @@
+"""The run's journal: `results.jsonl` (one record per finished example) and `cells.jsonl` (one
+line per finished cell), appended and fsync'ed as things finish, so a killed run loses at most
+the example that was running.
+
+A run killed in the middle of a write leaves a truncated last line; reading drops it and the
+next append first cuts it off, so the file stays one JSON object per line. Records are read back
+on `--resume` to skip finished cells and to replay finished examples of a partial cell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from caiconform.runner.protocol import jsonable
+
+__all__ = ["JsonlFile", "Journal", "utc_now"]
+
+
+def utc_now() -> str:
+    """The current time, ISO 8601 in UTC with milliseconds (the journal's `time`)."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class JsonlFile:
+    """An append-only JSON-lines file, safe to append to from several threads.
+
+    On open, a truncated last line (no newline) is dropped from the file; `records` holds the
+    lines that parsed and `damaged` counts those that did not (only a truncated tail is
+    expected).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: list[dict[str, Any]] = []
+        self.damaged = 0
+        self._lock = threading.Lock()
+        self._load()
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def _load(self) -> None:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        complete = data.rfind(b"\n") + 1
+        if complete < len(data):
+            self.damaged += 1
+            with open(self.path, "r+b") as fh:
+                fh.truncate(complete)
+        for line in data[:complete].splitlines():
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                self.damaged += 1
+                continue
+            if isinstance(record, dict):
+                self.records.append(record)
+
+    def write(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Write one record as one line (one `write` call on an O_APPEND file); see `sync`."""
+        line = (json.dumps(record, default=jsonable, separators=(",", ":")) + "\n").encode()
+        with self._lock:
+            os.write(self._fd, line)
+            self.records.append(record)
+        return record
+
+    def sync(self) -> None:
+        """Flush what was written to disk."""
+        os.fsync(self._fd)
+
+    def append(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Write one record, then flush it to disk before returning."""
+        self.write(record)
+        self.sync()
+        return record
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class Journal:
+    """`results.jsonl` and `cells.jsonl` of one run directory.
+
+    `record()` stamps `run_id`, the next `seq` and `time` on a result record and appends it;
+    `seq` continues after the largest one already in the file, so a resumed run never reuses one.
+    """
+
+    def __init__(self, run_dir: Path, run_id: str) -> None:
+        self.run_dir = run_dir
+        self.run_id = run_id
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.results = JsonlFile(run_dir / "results.jsonl")
+        self.cells = JsonlFile(run_dir / "cells.jsonl")
+        self._seq_lock = threading.Lock()
+        self._seq = max((int(r.get("seq", -1)) for r in self.results.records), default=-1)
+        self.started = time.monotonic()
+
+    @property
+    def damaged(self) -> int:
+        return self.results.damaged + self.cells.damaged
+
+    def record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Append one example's record (fields per docs/internals.md); returns it stamped."""
+        with self._seq_lock:  # held over the write, so lines are in `seq` order
+            self._seq += 1
+            stamped = {"run_id": self.run_id, "seq": self._seq, **record, "time": utc_now()}
+            self.results.write(stamped)
+        self.results.sync()
+        return stamped
+
+    def finished_cells(self) -> set[str]:
+        """Keys of the cells already complete."""
+        return {c["cell"] for c in self.cells.records if "cell" in c}
+
+    def cell_done(self, key: str, **summary: Any) -> None:
+        self.cells.append({"cell": key, **summary, "time": utc_now()})
+
+    def records_of(self, check: str, producer: str | None, consumer: str | None) -> list[dict]:
+        """The records already journaled for one cell."""
+        return [
+            r
+            for r in self.results.records
+            if r.get("check") == check
+            and r.get("producer") == producer
+            and r.get("consumer") == consumer
+        ]
+
+    def close(self) -> None:
+        self.results.close()
+        self.cells.close()

@@ -1,0 +1,358 @@
+"""The parent's side of the workers: start them, send examples, notice crashes and hangs,
+replace them.
+
+A `Worker` is one slot: it (re)starts its process on demand, so after a crash, a hang or a
+poisoned context the next example simply gets a fresh process. Crash and hang are judged here,
+because a dead or stuck process cannot report on itself: end of file on the protocol pipe is a
+crash (the exit status and the last line of the worker's stderr say how), no answer within the
+timeout is a hang (the process group is killed).
+
+Workers run in their own session, so a Ctrl-C in the terminal reaches only the parent, which
+then stops them; `worker.py` makes them die with the parent when it is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from caiconform.runner.outcome import CRASH, HANG, REJECTED, Result
+from caiconform.runner.protocol import decode, encode
+from caiconform.runner.worker import PARENT_ENV, PATH_ENV
+
+__all__ = ["Exchange", "Worker", "WorkerPool", "WorkerLost", "DEFAULT_ENV"]
+
+#: set in every worker unless the caller's environment already sets them: several workers share
+#: one GPU, so JAX must not grab most of its memory up front
+DEFAULT_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+
+#: how long a worker may take to import a check module and warm its adapters
+PREPARE_TIMEOUT_S = 300.0
+
+
+class WorkerLost(Exception):
+    """The worker died or hung during a request; `outcome` is CRASH or HANG."""
+
+    def __init__(self, outcome: str, message: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+        self.message = message
+
+
+@dataclass
+class Exchange:
+    """One example as the parent saw it: the result, how long `execute` ran (the worker's own
+    measure; wall time for a crash or hang) and which worker process ran it."""
+
+    result: Result
+    duration_s: float
+    worker: str
+    retired: bool = False
+
+
+def _signal_name(returncode: int) -> str:
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return signal.Signals(-returncode).name
+        return f"signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+class Worker:
+    """One persistent worker slot.
+
+    Parameters
+    ----------
+    slot: a small integer naming the slot in records (`w<slot>/<pid>`).
+    env: variables set in the worker on top of the parent's environment (CUDA_VISIBLE_DEVICES).
+    health_hooks: "module:function" health checks run after every example (see `health.py`).
+    log_path: where the worker's stderr goes (appended); a temporary file when None.
+    """
+
+    def __init__(
+        self,
+        slot: int = 0,
+        *,
+        env: Mapping[str, str] | None = None,
+        health_hooks: Sequence[str] = (),
+        log_path: Path | None = None,
+    ) -> None:
+        self.slot = slot
+        self.env = dict(env or {})
+        self.health_hooks = tuple(health_hooks)
+        self.log_path = log_path
+        self.starts = 0
+        self._proc: subprocess.Popen | None = None
+        self._log: IO[bytes] | None = None
+        self._buffer = b""
+        self._next_id = 0
+        self._prepared: set[tuple[str, str | None, str | None]] = set()
+
+    # -- process life ----------------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def label(self) -> str:
+        pid = self._proc.pid if self._proc is not None else "-"
+        return f"w{self.slot}/{pid}"
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        for key, value in DEFAULT_ENV.items():
+            env.setdefault(key, value)
+        env.update(self.env)
+        env[PATH_ENV] = os.pathsep.join(p for p in sys.path if p)
+        env[PARENT_ENV] = str(os.getpid())
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def start(self) -> None:
+        """Start the process if it is not running (a replaced worker starts here)."""
+        if self.alive:
+            return
+        self.stop()
+        if self._log is None:
+            if self.log_path is not None:
+                self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                self._log = open(self.log_path, "ab")  # noqa: SIM115 -- lives as long as the slot
+            else:
+                self._log = tempfile.TemporaryFile()  # noqa: SIM115
+        command = [sys.executable, "-m", "caiconform.runner.worker"]
+        for hook in self.health_hooks:
+            command += ["--health-hook", hook]
+        self._proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=self._environment(),
+            start_new_session=True,
+        )
+        self._buffer = b""
+        self._prepared.clear()
+        self.starts += 1
+
+    def _kill(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        """Ask the process to exit (killing it if it does not within a second) and reap it."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                proc.stdin.write(encode({"op": "exit"}))
+                proc.stdin.flush()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=1)
+        self._kill()
+        for stream in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+        self._proc = None
+
+    def close(self) -> None:
+        """Stop the process and close the stderr log."""
+        self.stop()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    # -- requests --------------------------------------------------------------------------
+    def _log_offset(self) -> int:
+        assert self._log is not None
+        self._log.flush()
+        return os.fstat(self._log.fileno()).st_size
+
+    def _death_note(self, offset: int) -> str:
+        """The most telling line the worker wrote to stderr since `offset` (a faulthandler
+        'Fatal Python error' line when there is one)."""
+        if self._log is None:
+            return ""
+        self._log.flush()
+        with open(self._log.fileno(), "rb", closefd=False) as fh:
+            fh.seek(offset)
+            lines = [ln.strip() for ln in fh.read()[-8192:].decode(errors="replace").splitlines()]
+        lines = [ln for ln in lines if ln]
+        for line in lines:
+            if line.startswith("Fatal Python error"):
+                return line
+        return lines[-1] if lines else ""
+
+    def _read_answer(self, deadline: float) -> bytes:
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one request and wait up to `timeout` seconds for its answer. Raises WorkerLost
+        (with CRASH or HANG) after reaping or killing the process; the next request restarts it."""
+        self.start()
+        assert self._proc is not None and self._proc.stdin is not None
+        self._next_id += 1
+        message = {**message, "id": self._next_id}
+        offset = self._log_offset()
+        started = time.monotonic()
+        try:
+            self._proc.stdin.write(encode(message))
+            self._proc.stdin.flush()
+            while True:
+                answer = decode(self._read_answer(started + timeout))
+                if answer.get("id") == self._next_id:
+                    return answer
+        except TimeoutError:
+            self._kill()
+            self._proc = None
+            raise WorkerLost(
+                HANG, f"no answer within {timeout:g} s; worker killed and replaced"
+            ) from None
+        except (EOFError, BrokenPipeError, OSError, ValueError) as exc:
+            proc = self._proc
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+            status = _signal_name(proc.returncode) if proc.returncode is not None else str(exc)
+            note = self._death_note(offset)
+            self._kill()
+            self._proc = None
+            raise WorkerLost(
+                CRASH, f"worker died ({status})" + (f": {note}" if note else "")
+            ) from None
+
+    def prepare(self, module: str, producer: str | None, consumer: str | None) -> None:
+        """Import a check module and warm its adapters once per worker process."""
+        key = (module, producer, consumer)
+        if self.alive and key in self._prepared:
+            return
+        self.request(
+            {"op": "prepare", "module": module, "producer": producer, "consumer": consumer},
+            timeout=PREPARE_TIMEOUT_S,
+        )
+        self._prepared.add(key)
+
+    def run(
+        self,
+        execute: str,
+        params: dict,
+        producer: str | None,
+        consumer: str | None,
+        *,
+        timeout: float,
+        module: str | None = None,
+    ) -> Exchange:
+        """Run one example; never raises for anything the example does. A crash, hang or
+        poisoned context becomes the outcome, and the worker is replaced for the next one."""
+        started = time.monotonic()
+        label = self.label
+        try:
+            if module is not None:
+                self.prepare(module, producer, consumer)
+            label = self.label
+            answer = self.request(
+                {
+                    "op": "run",
+                    "execute": execute,
+                    "params": params,
+                    "producer": producer,
+                    "consumer": consumer,
+                },
+                timeout=timeout,
+            )
+        except WorkerLost as lost:
+            return Exchange(
+                Result(lost.outcome, message=lost.message),
+                time.monotonic() - started,
+                label,
+                retired=True,
+            )
+        if "error" in answer:
+            return Exchange(
+                Result(REJECTED, message=f"runner: {answer['error']}"),
+                time.monotonic() - started,
+                label,
+            )
+        retired = bool(answer.get("retire"))
+        if retired:
+            self.stop()
+        return Exchange(
+            Result.from_dict(answer["result"]), float(answer["duration_s"]), label, retired
+        )
+
+    def call(self, function: str, timeout: float, **kwargs: Any) -> Any:
+        """Call a JSON-returning "module:function" in the worker. Raises WorkerLost, or
+        RuntimeError with the worker's description of an exception."""
+        answer = self.request({"op": "call", "function": function, "kwargs": kwargs}, timeout)
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        return answer.get("value")
+
+
+class WorkerPool:
+    """`size` worker slots, handed out one at a time. With several GPUs, slot i sees only GPU
+    `gpu_ids[i % len(gpu_ids)]` (CUDA_VISIBLE_DEVICES), spreading the cells over the GPUs."""
+
+    def __init__(
+        self,
+        size: int,
+        *,
+        gpu_ids: Sequence[str] = (),
+        health_hooks: Sequence[str] = (),
+        log_dir: Path | None = None,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"a pool needs at least one worker, got {size}")
+        self.workers: list[Worker] = []
+        for slot in range(size):
+            env = {}
+            if len(gpu_ids) > 1:
+                env["CUDA_VISIBLE_DEVICES"] = gpu_ids[slot % len(gpu_ids)]
+            log = None if log_dir is None else log_dir / f"worker-{slot}.log"
+            self.workers.append(Worker(slot, env=env, health_hooks=health_hooks, log_path=log))
+        self._free: queue.Queue[Worker] = queue.Queue()
+        for worker in self.workers:
+            self._free.put(worker)
+
+    @contextlib.contextmanager
+    def worker(self) -> Iterator[Worker]:
+        """Borrow a worker slot for a while (a whole cell)."""
+        worker = self._free.get()
+        try:
+            yield worker
+        finally:
+            self._free.put(worker)
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.close()

@@ -1,0 +1,197 @@
+"""The worker process: runs examples one at a time for the parent, isolated from it.
+
+Started as `python -m caiconform.runner.worker [--health-hook module:function ...]`. It reads one
+request per line on stdin and answers one line on what was stdout; fd 1 is then pointed at
+stderr, so whatever a library prints cannot corrupt the protocol. The worker lives across
+examples (and cells), so each library is imported and each CUDA context created once, not once
+per example; imported check modules and adapters stay cached.
+
+Requests (`op`):
+- `run`: `{"execute": "module:function", "params", "producer", "consumer"}` -> `{"result",
+  "duration_s", "retire"}`. An exception escaping `execute` is classified here (`rejected`, or
+  `skip` for `SkipExchange`); it never ends the worker. After the example the worker checks its
+  health; if unfit, the result becomes `poisoned` and `retire` tells the parent to replace it.
+- `prepare`: `{"module", "producer", "consumer"}`: import a check module and warm its adapters
+  (the family's `prepare(producer, consumer)` when it has one), so the first example of a cell
+  is not charged for imports.
+- `call`: `{"function", "kwargs"}` -> `{"value"}`: any JSON-returning function (library probes,
+  environment capture), run here so the parent never imports a GPU library.
+- `exit`.
+A crash, a hang or an os._exit in `execute` is seen by the parent, not here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import importlib
+import os
+import sys
+import time
+from typing import Any, BinaryIO
+
+from caiconform.runner import health
+from caiconform.runner.outcome import CRASH, POISONED, REJECTED, SKIP, Result
+from caiconform.runner.protocol import decode, encode
+
+__all__ = ["main", "run_example", "PATH_ENV", "PARENT_ENV"]
+
+#: os.pathsep-joined sys.path of the parent, so the worker imports what the parent imports
+PATH_ENV = "CAICONFORM_WORKER_PATH"
+#: pid of the parent; the worker exits when it is gone
+PARENT_ENV = "CAICONFORM_WORKER_PARENT"
+
+_MESSAGE_LIMIT = 500
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _MESSAGE_LIMIT else line[: _MESSAGE_LIMIT - 3] + "..."
+
+
+def _describe(exc: BaseException) -> str:
+    return _one_line(f"{type(exc).__name__}: {exc}")
+
+
+def _is_skip(exc: BaseException) -> bool:
+    try:
+        from caiconform.adapters.base import SkipExchange
+    except ImportError:
+        return False
+    return isinstance(exc, SkipExchange)
+
+
+def _as_result(value: Any) -> Result:
+    if isinstance(value, Result):
+        return value
+    if isinstance(value, dict) and "outcome" in value:
+        return Result.from_dict(value)
+    return Result(
+        REJECTED,
+        message=f"check error: execute returned {type(value).__name__}, expected a Result",
+    )
+
+
+def run_example(
+    execute: str, params: dict, producer: str | None, consumer: str | None
+) -> tuple[Result, float]:
+    """Run one example in this process and classify how it ended; returns (result, seconds).
+    Also what the benchmarks time as the in-process baseline."""
+    start = time.perf_counter()
+    try:
+        result = _as_result(health.resolve(execute)(params, producer, consumer))
+    except SystemExit as exc:
+        result = Result(CRASH, message=f"execute tried to exit the process: {_describe(exc)}")
+    except Exception as exc:
+        if _is_skip(exc):
+            result = Result(SKIP, message=_one_line(str(exc)))
+        else:
+            result = Result(REJECTED, message=_describe(exc))
+    return result, time.perf_counter() - start
+
+
+def _prepare(module: str, producer: str | None, consumer: str | None) -> None:
+    family = importlib.import_module(module)
+    prepare = getattr(family, "prepare", None)
+    if prepare is not None:
+        prepare(producer, consumer)
+        return
+    try:
+        from caiconform.adapters import registry
+    except ImportError:
+        return
+    for name in filter(None, {producer, consumer}):
+        try:
+            registry.get(name).available()
+        except Exception as exc:  # the examples will meet and report the same problem
+            print(f"prepare: adapter {name}: {_describe(exc)}", file=sys.stderr)
+
+
+def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
+    op = request.get("op")
+    if op == "run":
+        result, duration = run_example(
+            request["execute"], request["params"], request.get("producer"), request.get("consumer")
+        )
+        ok, why = health.check(hooks)
+        if not ok:
+            result = Result(
+                POISONED,
+                rule=result.rule,
+                message=_one_line(
+                    f"{why} (the example itself ended {result.outcome}: {result.message})"
+                ),
+                seen=result.seen,
+                expected=result.expected,
+            )
+        return {"result": result.to_dict(), "duration_s": duration, "retire": not ok}
+    if op == "prepare":
+        try:
+            _prepare(request["module"], request.get("producer"), request.get("consumer"))
+        except Exception as exc:
+            return {"error": _describe(exc)}
+        return {}
+    if op == "call":
+        try:
+            value = health.resolve(request["function"])(**request.get("kwargs", {}))
+        except Exception as exc:
+            return {"error": _describe(exc)}
+        return {"value": value}
+    return {"error": f"unknown op {op!r}"}
+
+
+def _exit_with_parent() -> None:
+    """Die with the parent (Linux), so a killed run leaves no worker behind, even a hung one.
+    The kernel sends the signal when the *thread* that started the worker ends, so the parent
+    keeps a worker inside the thread that started it."""
+    parent = os.environ.get(PARENT_ENV)
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if parent and os.getppid() != int(parent):
+        os._exit(0)
+
+
+def _protocol_streams() -> tuple[BinaryIO, BinaryIO]:
+    """Take fds 0 and 1 for the protocol; point fd 0 at /dev/null and fd 1 at stderr."""
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return proto_in, proto_out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="caiconform.runner.worker")
+    parser.add_argument("--health-hook", action="append", default=[], metavar="MODULE:FUNCTION")
+    args = parser.parse_args(argv)
+    _exit_with_parent()
+    faulthandler.enable()
+    extra = os.environ.get(PATH_ENV, "")
+    sys.path[:0] = [p for p in extra.split(os.pathsep) if p and p not in sys.path]
+    proto_in, proto_out = _protocol_streams()
+    for line in proto_in:
+        request = decode(line)
+        if request.get("op") == "exit":
+            break
+        answer = _handle(request, args.health_hook)
+        answer["id"] = request.get("id")
+        try:
+            data = encode(answer)
+        except (TypeError, ValueError) as exc:  # e.g. a circular `seen`: report, do not die
+            data = encode({"id": answer["id"], "error": f"unencodable answer: {_describe(exc)}"})
+        proto_out.write(data)
+        proto_out.flush()
+        if answer.get("retire"):
+            break
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

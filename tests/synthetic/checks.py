@@ -1,0 +1,88 @@
+"""A synthetic check family whose producer name chooses how an example misbehaves.
+
+Each "library" misbehaves only from `n >= THRESHOLD[name]` on, so shrinking has a known minimum
+to find (the threshold itself). `good` always passes; `wrong` returns a wrong value (a `fail`
+finding); `raises` raises ValueError; `abort`, `segfault`, `exit` take the worker process down;
+`hang` sleeps forever; `poison` leaves a flag the health hook reads, as a sticky CUDA error would;
+`skip` raises SkipExchange; `pid` passes and reports the worker's pid (to see replacement).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+
+from hypothesis import strategies as st
+
+from caiconform.adapters.base import SkipExchange
+from caiconform.runner.outcome import FAIL, PASS, Result
+
+FAMILY = "synthetic"
+ROLES = "pair"
+NEEDS_GPU = False
+
+THRESHOLD = {
+    "good": 10**9,
+    "pid": 10**9,
+    "wrong": 100,
+    "raises": 300,
+    "abort": 500,
+    "segfault": 500,
+    "exit": 500,
+    "hang": 900,
+    "poison": 700,
+    "skip": 0,
+}
+
+#: set by a `poison` example, read by `healthy()`; a fresh worker process starts clean
+_poisoned = False
+
+
+def examples(producer: str, consumer: str) -> st.SearchStrategy[dict]:
+    """`n` in [0, 1000]; shrinks towards 0, so a shrunk failure lands on the threshold."""
+    return st.fixed_dictionaries({"n": st.integers(0, 1000)})
+
+
+def execute(params: dict, producer: str, consumer: str) -> Result:
+    global _poisoned
+    n = params["n"]
+    if n < THRESHOLD[producer]:
+        return Result(PASS, seen=os.getpid() if producer == "pid" else None)
+    if producer == "wrong":
+        return Result(
+            FAIL,
+            rule="CAI-DATA-EXTENT-IN-ALLOCATION",
+            message=f"value {n + 1} read back, expected {n} [CAI-DATA-EXTENT-IN-ALLOCATION]",
+            seen=n + 1,
+            expected=n,
+        )
+    if producer == "raises":
+        raise ValueError(f"cannot take n={n}")
+    if producer == "abort":
+        os.abort()
+    if producer == "segfault":
+        ctypes.string_at(0)
+    if producer == "exit":
+        os._exit(3)
+    if producer == "hang":
+        while True:
+            time.sleep(60)
+    if producer == "poison":
+        _poisoned = True
+        return Result(PASS)
+    if producer == "skip":
+        raise SkipExchange("synthetic library has no such capability")
+    raise AssertionError(f"unknown synthetic library {producer!r}")
+
+
+def healthy() -> tuple[bool, str]:
+    """Health hook: unhealthy once a `poison` example ran in this process."""
+    return (not _poisoned, "synthetic sticky error left by the last example")
+
+
+def repro(params: dict, producer: str, consumer: str) -> str:
+    return (
+        "from tests.synthetic.checks import execute\n"
+        f"print(execute({params!r}, {producer!r}, {consumer!r}))\n"
+    )
