@@ -1,0 +1,102 @@
+"""The `caiconform` command line: one sub-command per module in `caiconform.commands`.
+
+Only the chosen command's module is imported, so `caiconform check file.json` does not pay for
+what `caiconform run` needs. A command module defines `add_arguments(parser)` and
+`run(args) -> int`; its docstring's first line is its help. To add a command, add one entry to
+`COMMANDS`. A command signals bad user input by raising `UsageError`: `main` prints one line,
+`caiconform: error: ...`, and exits 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from types import ModuleType
+
+__all__ = ["COMMANDS", "UsageError", "main", "console"]
+
+#: command name -> module implementing it (imported only when that command runs)
+COMMANDS: dict[str, str] = {
+    "check": "caiconform.commands.check",
+    "rules": "caiconform.commands.rules",
+}
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad user input (a target that cannot be found or read, a bad option value). The message
+    is one line saying what was wrong; the CLI exits 2."""
+
+
+def console():
+    """A rich Console for command output; wide when writing to a file or pipe, where rich would
+    otherwise assume 80 columns and fold every table cell."""
+    from rich.console import Console
+
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out.width = max(out.width, 160)
+    return out
+
+
+def _summary(module: ModuleType) -> str:
+    doc = (module.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
+def _build_parser(chosen: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="caiconform",
+        description="Conformance checks for the CUDA Array Interface and Numba's EMM interface.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        if chosen is not None and name != chosen:
+            sub.add_parser(name)
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            if chosen is not None:
+                raise UsageError(f"command {name!r} is unavailable: {exc}") from None
+            sub.add_parser(name, help=f"(unavailable: {exc})")
+            continue
+        command = sub.add_parser(
+            name,
+            help=_summary(module),
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(command)
+        command.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `caiconform` console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    try:
+        parser = _build_parser(chosen if chosen in COMMANDS else None)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        return args.run(args)
+    except UsageError as exc:
+        print(f"caiconform: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: stop quietly, as Python's docs recommend.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        print("caiconform: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

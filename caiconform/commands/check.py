@@ -1,0 +1,273 @@
+"""Judge one export, or recorded interface dicts, against the CAI rules.
+
+TARGET is one of
+  module:attr   an object exposing __cuda_array_interface__, a zero-argument callable (or class)
+                returning one, or a dict judged as the interface dict itself; attr may be dotted
+  FILE          a JSON file holding one recorded dict, or JSON Lines (one dict a line)
+  -             the same, read from standard input
+
+JSON has no tuples, so a recorded dict's lists stand for tuples (shape, strides, data, descr
+fields) and are not reported as lists; a recorded mask is a nested dict. The schema check is
+pure Python; live checks (pointer, allocation, stream) need the live object and a GPU.
+Exit status: 0 no MUST-level violation, 1 at least one, 2 bad usage (one line says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from caiconform.cli import UsageError
+from caiconform.cli import console as cli_console
+from caiconform.spec.findings import Finding, Report
+from caiconform.spec.validate import ATTR, validate
+
+__all__ = ["add_arguments", "run", "live_checks", "load_targets", "Target", "RecordedExport"]
+
+#: Why live checks did not run on a recorded dict.
+RECORDED_SKIP = "recorded dict: no live object to inspect (schema only)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="TARGET", help="module:attr, a JSON/JSONL file, or -")
+    parser.add_argument("--json", action="store_true", help="print the reports as JSON")
+    parser.add_argument(
+        "--version",
+        metavar="N",
+        default=None,
+        help="judge as CAI version N (0-3) instead of the dict's own version",
+    )
+
+
+@dataclass
+class Target:
+    """One thing to judge: `label` says where it came from; `live` is False for recorded dicts."""
+
+    label: str
+    obj: Any
+    live: bool
+
+
+class RecordedExport:
+    """Stands for an object whose export was recorded: a recorded mask is a nested dict, but the
+    spec wants an object exposing the interface there."""
+
+    def __init__(self, interface: dict) -> None:
+        self.__cuda_array_interface__ = interface
+
+
+def live_checks(obj: Any) -> tuple[list[Finding], str | None]:
+    """Checks that need the live object and a GPU (pointer attributes, allocation extent,
+    stream validity): (findings, None) when they ran, ([], reason) when they were skipped.
+
+    Delegates to `caiconform.reference.live.live_check(obj)`, which has the same contract,
+    when that module imports; it is imported only here, for live targets.
+    """
+    try:
+        from caiconform.reference.live import live_check
+    except ImportError:
+        return [], "no live checker installed"
+    try:
+        return live_check(obj)
+    except Exception as exc:  # a broken checker must not turn a verdict into a traceback
+        return [], f"live checker failed: {type(exc).__name__}: {exc}"
+
+
+def run(args: argparse.Namespace) -> int:
+    version = _parse_version(args.version)
+    results = []
+    for target in load_targets(args.target):
+        report = validate(target.obj, version=version)
+        if target.live:
+            extra, skipped = live_checks(target.obj)
+            report.findings.extend(extra)
+        else:
+            skipped = RECORDED_SKIP
+        results.append((target, report, skipped))
+    if args.json:
+        _print_json(results)
+    else:
+        _print_tables(results)
+    return 0 if all(report.ok for _, report, _ in results) else 1
+
+
+def _parse_version(raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    if raw not in ("0", "1", "2", "3"):
+        raise UsageError(f"--version must be 0, 1, 2 or 3, got {raw!r}")
+    return int(raw)
+
+
+# --- targets -------------------------------------------------------------------------------
+
+
+def load_targets(spec: str) -> list[Target]:
+    """What TARGET names, as a list (a JSON Lines file gives several); UsageError otherwise."""
+    if spec == "-":
+        return _parse_json_text(sys.stdin.read(), "<stdin>")
+    path = Path(spec)
+    if path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {spec}: {exc}") from None
+        return _parse_json_text(text, spec)
+    if path.suffix.lower() in (".json", ".jsonl") or (path.exists() and not path.is_file()):
+        raise UsageError(f"no such file: {spec}")
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        raise UsageError(f"TARGET {spec!r} is neither module:attr, an existing JSON file, nor -")
+    return [_resolve(module_name, attr, spec)]
+
+
+def _resolve(module_name: str, attr: str, spec: str) -> Target:
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"cannot import module {module_name!r}: {exc}") from None
+    except Exception as exc:
+        raise UsageError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UsageError(f"{spec}: no attribute {part!r}") from None
+    if isinstance(obj, dict):
+        return Target(spec, obj, live=False)
+    if isinstance(obj, type) or (callable(obj) and not _exposes(obj)):
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise UsageError(f"calling {spec}() raised {type(exc).__name__}: {exc}") from None
+        spec = f"{spec}()"
+    return Target(spec, obj, live=not isinstance(obj, dict))
+
+
+def _exposes(obj: Any) -> bool:
+    """Whether `obj` claims the attribute: reading it gives a value or raises something other
+    than AttributeError (which `validate` then reports)."""
+    try:
+        getattr(obj, ATTR)
+    except AttributeError:
+        return False
+    except Exception:
+        return True
+    return True
+
+
+def _parse_json_text(text: str, source: str) -> list[Target]:
+    try:
+        values = [(source, json.loads(text))]
+    except json.JSONDecodeError as whole_error:
+        values = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                values.append((f"{source}:{number}", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                error = whole_error if number == 1 and not values else exc
+                raise UsageError(f"{source}: line {number}: invalid JSON: {error.msg}") from None
+    if not values:
+        raise UsageError(f"{source}: no JSON object in it")
+    targets = []
+    for label, value in values:
+        if not isinstance(value, dict):
+            raise UsageError(
+                f"{label}: holds a JSON {type(value).__name__}, expected an object (a recorded "
+                "interface dict)"
+            )
+        targets.append(Target(label, from_json(value), live=False))
+    return targets
+
+
+def from_json(d: dict) -> dict:
+    """A recorded dict with JSON's lists turned back into the tuples the spec asks for."""
+    out = dict(d)
+    for key in ("shape", "strides", "data"):
+        if type(out.get(key)) is list:
+            out[key] = tuple(out[key])
+    if type(out.get("descr")) is list:
+        out["descr"] = _descr_from_json(out["descr"])
+    if type(out.get("mask")) is dict:
+        out["mask"] = RecordedExport(from_json(out["mask"]))
+    return out
+
+
+def _descr_from_json(descr: list) -> list:
+    fields: list[Any] = []
+    for field in descr:
+        if type(field) is not list:
+            fields.append(field)
+            continue
+        items = list(field)
+        if items and type(items[0]) is list:
+            items[0] = tuple(items[0])
+        if len(items) > 1 and type(items[1]) is list:
+            items[1] = _descr_from_json(items[1])
+        if len(items) > 2 and type(items[2]) is list:
+            items[2] = tuple(items[2])
+        fields.append(tuple(items))
+    return fields
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+def _print_json(results: list[tuple[Target, Report, str | None]]) -> None:
+    payload = {
+        "ok": all(report.ok for _, report, _ in results),
+        "results": [
+            {
+                "label": target.label,
+                **report.to_dict(),
+                "live_checks": {"ran": skipped is None, "skipped": skipped},
+            }
+            for target, report, skipped in results
+        ],
+    }
+    json.dump(payload, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def _print_tables(results: list[tuple[Target, Report, str | None]]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    console = cli_console()
+    for target, report, skipped in results:
+        verdict = "[green]OK[/]" if report.ok else "[red]FAIL[/]"
+        console.print(
+            f"[bold]{escape(target.label)}[/] ({escape(report.target)}), judged as CAI "
+            f"v{report.version}: {verdict} - {len(report.errors)} error(s), "
+            f"{len(report.warnings)} warning(s)"
+        )
+        if report.findings:
+            table = Table(show_lines=False)
+            table.add_column("Level", no_wrap=True)
+            table.add_column("Rule", no_wrap=True)
+            table.add_column("Finding", overflow="fold")
+            table.add_column("Spec section", overflow="fold")
+            for f in report.findings:
+                table.add_row(
+                    Text(f.level.value),
+                    Text(f.rule),
+                    Text(f.message),
+                    Text(f.section),
+                    style=_STYLE[f.level.value],
+                )
+            console.print(table)
+        if skipped is None:
+            console.print("live checks: ran")
+        else:
+            console.print(f"live checks: skipped - {skipped}", markup=False)
+
+
+_STYLE = {"MUST": "red", "SHOULD": "yellow", "PORTABILITY": "cyan", "MAY": "dim"}

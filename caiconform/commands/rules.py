@@ -1,0 +1,114 @@
+"""List the rule catalogue: every normative statement of the CAI and EMM texts, with its ID.
+
+Filters combine: --level MUST --side producer --version 2 lists the MUST rules binding
+producers that apply to CAI version 2 (EMM rules have no CAI version, so --version hides them).
+Output: a table, --json (a list of rule objects) or --markdown (a table for documents).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from caiconform.cli import UsageError
+from caiconform.cli import console as cli_console
+from caiconform.spec.rules import RULES, Level, Rule, Side
+
+__all__ = ["add_arguments", "run", "select", "versions_text"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print a JSON list of rules")
+    output.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument(
+        "--level", metavar="L", help="only this level: MUST, SHOULD, MAY, PORTABILITY"
+    )
+    parser.add_argument(
+        "--side",
+        metavar="S",
+        help="only rules binding this side: " + ", ".join(s.value for s in Side),
+    )
+    parser.add_argument(
+        "--version", metavar="N", help="only rules that apply to CAI version N (0-3)"
+    )
+
+
+def select(level: str | None, side: str | None, version: str | None) -> list[Rule]:
+    """The catalogue's rules passing the filters, in catalogue order; UsageError names a bad
+    filter value."""
+    rules = list(RULES.values())
+    if level is not None:
+        try:
+            wanted_level = Level(level.upper())
+        except ValueError:
+            raise UsageError(
+                f"--level must be one of {', '.join(x.value for x in Level)}, got {level!r}"
+            ) from None
+        rules = [r for r in rules if r.level is wanted_level]
+    if side is not None:
+        try:
+            wanted_side = Side(side.lower())
+        except ValueError:
+            raise UsageError(
+                f"--side must be one of {', '.join(x.value for x in Side)}, got {side!r}"
+            ) from None
+        rules = [r for r in rules if r.side is wanted_side]
+    if version is not None:
+        if version not in ("0", "1", "2", "3"):
+            raise UsageError(f"--version must be 0, 1, 2 or 3, got {version!r}")
+        rules = [r for r in rules if int(version) in r.versions]
+    return rules
+
+
+def versions_text(rule: Rule) -> str:
+    """'0-3', '3', or 'EMM' for rules of the EMM interface (which has no CAI version)."""
+    if not rule.versions:
+        return "EMM"
+    lo, hi = rule.versions[0], rule.versions[-1]
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def run(args: argparse.Namespace) -> int:
+    rules = select(args.level, args.side, args.version)
+    if args.json:
+        json.dump([r.to_dict() for r in rules], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.markdown:
+        sys.stdout.write(_markdown(rules))
+    else:
+        _print_table(rules)
+    return 0
+
+
+def _markdown(rules: list[Rule]) -> str:
+    lines = [
+        "| ID | Level | Versions | Side | Section | Text |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rules:
+        text = r.text.replace("|", "\\|")
+        lines.append(
+            f"| `{r.id}` | {r.level.value} | {versions_text(r)} | {r.side.value} | "
+            f"{r.section} | {text} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _print_table(rules: list[Rule]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=f"{len(rules)} rule(s)")
+    table.add_column("ID", no_wrap=True)
+    table.add_column("Level", no_wrap=True)
+    table.add_column("Versions", no_wrap=True)
+    table.add_column("Side", no_wrap=True)
+    table.add_column("Section", overflow="fold")
+    table.add_column("Text", overflow="fold")
+    for r in rules:
+        table.add_row(
+            Text(r.id), r.level.value, versions_text(r), r.side.value, Text(r.section), Text(r.text)
+        )
+    cli_console().print(table)
