@@ -1,0 +1,112 @@
+"""Stream scenarios for third-party producers, written once over a small per-library backend.
+
+Each producer adapter supplies a `Backend`: how its library uploads bytes, copies a byte range
+on a stream, makes streams, makes one stream wait on others, and builds the strided view that
+is handed to the consumer. `produce_staged` then plays the scenario (DESIGN decision 4):
+
+- `none`: upload the final image, synchronize the device, export.
+- `pending` / `legacy` / `per-thread`: upload sentinel + final image; on the scenario's stream
+  (the library's own side stream, the legacy default stream, the per-thread default stream) a
+  spin kernel, then the final write (a device-to-device copy of the final image over the
+  sentinel). The view is built with that stream as its stream where the library records one
+  per array (Numba); libraries that export their *current* stream at access time (CuPy) or no
+  stream at all (PyTorch) export what they export — the streams check family judges it.
+- `multi-stream`: the two halves of the final write on two side streams, each after a spin;
+  the stream the library exports is made to wait on both (events), as the spec prescribes.
+- `unsynced`: like `pending`, but the stream with the work is deliberately not the exported one.
+
+The spin kernel is `caiconform.cuda.spin(stream_handle, us)`, launched on the library's raw
+stream handle, so the delay sits on exactly the stream the library's own copy is queued on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from caiconform.adapters._staging import host_image, pending_image, spin_us, split_bytes
+from caiconform.adapters.base import SkipExchange
+from caiconform.spec.layout import Layout
+
+__all__ = ["Backend", "produce_staged", "launch_spin", "LEGACY_HANDLE", "PER_THREAD_HANDLE"]
+
+#: the raw handles CUDA (and the CAI) use for the two default streams
+LEGACY_HANDLE = 1
+PER_THREAD_HANDLE = 2
+
+
+class Backend(Protocol):
+    """What `produce_staged` needs from one library."""
+
+    library: str
+
+    def upload(self, image: np.ndarray) -> Any:
+        """A device byte buffer of the library holding `image`; the copy has finished."""
+
+    def synchronize(self) -> None:
+        """Wait for all work the library queued on the device."""
+
+    def stream(self, kind: str) -> Any:
+        """A stream object of the library: kind "side" (a new stream), "legacy", "per-thread"
+        or "export" (the stream the multi-stream scenario exports). Raise SkipExchange where
+        the library cannot name that stream."""
+
+    def handle(self, stream: Any) -> int:
+        """The raw cudaStream_t of `stream` (1 / 2 for the default streams)."""
+
+    def copy_range(self, buf: Any, lo: int, hi: int, nbytes: int, stream: Any) -> None:
+        """Enqueue buf[lo:hi] = buf[nbytes + lo : nbytes + hi] on `stream`."""
+
+    def wait(self, waiter: Any, streams: list[Any]) -> None:
+        """Make `waiter` wait (device-side, through events) for the work queued on `streams`."""
+
+    def view(self, buf: Any, layout: Layout, dtype: np.dtype, stream: Any | None) -> Any:
+        """The library's strided array over `buf` at `layout`, recording `stream` as its stream
+        where the library has such a notion (None: no stream)."""
+
+
+def launch_spin(handle: int) -> None:
+    """Delay `handle` by a spin kernel, so that what is queued after it is still pending when
+    the producer returns."""
+    try:
+        from caiconform.cuda import spin
+    except ImportError as exc:
+        raise SkipExchange(f"pending-work scenarios need caiconform.cuda.spin: {exc}") from None
+    spin(handle, spin_us())
+
+
+def _pending(backend: Backend, values: np.ndarray, layout: Layout, dtype: np.dtype) -> Any:
+    nbytes = layout.allocation_bytes(dtype.itemsize)
+    buf = backend.upload(pending_image(host_image(values, layout, dtype)))
+    backend.synchronize()
+    return buf, nbytes
+
+
+def produce_staged(
+    backend: Backend, values: np.ndarray, layout: Layout, dtype: np.dtype, scenario: str
+) -> Any:
+    """Build the producer's object for `scenario` (see the module docstring)."""
+    if scenario == "none":
+        buf = backend.upload(host_image(values, layout, dtype))
+        backend.synchronize()
+        return backend.view(buf, layout, dtype, None)
+    kind = {"pending": "side", "legacy": "legacy", "per-thread": "per-thread", "unsynced": "side"}
+    if scenario in kind:
+        stream = backend.stream(kind[scenario])
+        buf, nbytes = _pending(backend, values, layout, dtype)
+        launch_spin(backend.handle(stream))
+        backend.copy_range(buf, 0, nbytes, nbytes, stream)
+        exported = None if scenario == "unsynced" else stream
+        return backend.view(buf, layout, dtype, exported)
+    if scenario == "multi-stream":
+        first, second = backend.stream("side"), backend.stream("side")
+        exported = backend.stream("export")
+        buf, nbytes = _pending(backend, values, layout, dtype)
+        for stream, (lo, hi) in zip((first, second), split_bytes(nbytes), strict=True):
+            launch_spin(backend.handle(stream))
+            if hi > lo:
+                backend.copy_range(buf, lo, hi, nbytes, stream)
+        backend.wait(exported, [first, second])
+        return backend.view(buf, layout, dtype, exported)
+    raise ValueError(f"unknown stream scenario {scenario!r}")

@@ -1,0 +1,189 @@
+"""What every third-party producer does the same way: lay values out in bytes, on the host.
+
+A producer adapter is asked for an object whose logical elements equal `values`, at `layout`'s
+byte strides and offset inside one allocation. Libraries differ in how they express a view into
+a larger allocation, but not in which bytes must end up where. So each adapter allocates one
+byte buffer with its own library, copies a host *image* of the whole allocation into it, and
+builds its library's own strided view at `layout.offset`. The image is made here, in numpy,
+once, for all libraries.
+
+For stream scenarios with pending work, the buffer holds two images: the first
+`allocation_bytes` hold the *sentinel* (every byte the complement of the final one, so an
+element read too early differs from the expected value in every byte), the second half the final
+image. The producer's last write, enqueued after a spin on the stream under test, copies the
+second half over the first with the library's own device-to-device copy.
+
+Also here: the typestr tables (which numpy dtypes a library can hold) and the checks every
+producer makes up front, each raising `SkipExchange` with a precise reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from caiconform.adapters.base import STREAM_SCENARIOS, SkipExchange
+from caiconform.spec.layout import Layout, is_c_contiguous
+
+__all__ = [
+    "ALL_DTYPE_KEYS",
+    "dtype_key",
+    "check_request",
+    "host_image",
+    "pending_image",
+    "is_plain_c",
+    "spin_us",
+    "split_bytes",
+    "CAIOnly",
+    "cai_only",
+    "distribution_version",
+]
+
+#: dtype keys (numpy kind + itemsize) a GPU array library can plausibly hold; the adapters'
+#: tables are subsets of this.
+ALL_DTYPE_KEYS = (
+    "b1",
+    "i1",
+    "i2",
+    "i4",
+    "i8",
+    "u1",
+    "u2",
+    "u4",
+    "u8",
+    "f2",
+    "f4",
+    "f8",
+    "c8",
+    "c16",
+)
+
+#: how long the producer's spin kernel delays its final write in pending scenarios (µs): long
+#: enough that a consumer which does not wait reads the sentinel, short enough for many examples.
+SPIN_US = 20_000
+
+
+def spin_us() -> int:
+    return SPIN_US
+
+
+def dtype_key(dtype: np.dtype) -> str:
+    """`kind + itemsize`, e.g. "f4", "c16", "b1": the key of the adapters' typestr tables."""
+    return f"{dtype.kind}{dtype.itemsize}"
+
+
+def check_request(
+    library: str,
+    values: np.ndarray,
+    layout: Layout,
+    typestr: str,
+    stream_scenario: str,
+    supported: frozenset[str],
+) -> tuple[np.ndarray, np.dtype]:
+    """Check a produce request against what `library` can hold; return (values, dtype).
+
+    Raises ValueError for a malformed request (the caller's bug: unknown scenario, values whose
+    shape differs from the layout's, a typestr numpy cannot parse) and SkipExchange for what the
+    library cannot express (a dtype outside `supported`, non-native byte order).
+    """
+    if stream_scenario not in STREAM_SCENARIOS:
+        raise ValueError(
+            f"unknown stream scenario {stream_scenario!r}; expected one of {STREAM_SCENARIOS}"
+        )
+    try:
+        dtype = np.dtype(typestr)
+    except TypeError as exc:
+        raise ValueError(f"typestr {typestr!r} is not a numpy type string: {exc}") from None
+    values = np.asarray(values)
+    if values.shape != tuple(layout.shape):
+        raise ValueError(
+            f"values have shape {values.shape}, the layout has shape {tuple(layout.shape)}"
+        )
+    if dtype.itemsize > 1 and not dtype.isnative:
+        raise SkipExchange(
+            f"{library} arrays hold native (little-endian) data only; typestr {typestr!r} is "
+            f"byte-swapped"
+        )
+    key = dtype_key(dtype)
+    if key not in supported:
+        raise SkipExchange(f"{library} has no dtype for typestr {typestr!r} ({dtype.name})")
+    return values.astype(dtype, copy=False), dtype
+
+
+def host_image(values: np.ndarray, layout: Layout, dtype: np.dtype) -> np.ndarray:
+    """The whole allocation as uint8: `values` placed at `layout`'s offset and byte strides.
+
+    Bytes no element touches are zero. Broadcast layouts (stride 0) write the same bytes more
+    than once; the values along a broadcast axis are expected to agree, and the last one wins.
+    """
+    nbytes = layout.allocation_bytes(dtype.itemsize)
+    image = np.zeros(nbytes, dtype=np.uint8)
+    if values.size:
+        view = np.ndarray(
+            layout.shape,
+            dtype=dtype,
+            buffer=image,
+            offset=layout.offset,
+            strides=layout.effective_strides(dtype.itemsize),
+        )
+        view[...] = values
+    return image
+
+
+def pending_image(image: np.ndarray) -> np.ndarray:
+    """Two allocations' worth of bytes: the sentinel (complement of `image`), then `image`."""
+    return np.concatenate([np.invert(image), image])
+
+
+def split_bytes(nbytes: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Two byte ranges covering [0, nbytes): the halves the multi-stream scenario writes on two
+    different streams."""
+    half = nbytes // 2
+    return (0, half), (half, nbytes)
+
+
+def is_plain_c(layout: Layout, itemsize: int) -> bool:
+    """True when the layout is the one a fresh C-contiguous array of its own has: offset 0 and
+    C strides (explicit or None; strides of extent-1 axes do not matter)."""
+    return layout.offset == 0 and is_c_contiguous(tuple(layout.shape), layout.strides, itemsize)
+
+
+class CAIOnly:
+    """The consumer's view of a producer's object: only `__cuda_array_interface__`.
+
+    Libraries short-circuit their own array types (`cupy.asarray(cupy_array)` returns it
+    unchanged, `torch.as_tensor(tensor)` never reads the CAI) and prefer `__dlpack__` when both
+    are present. Consumers therefore receive this wrapper, so the exchange always goes through
+    the CAI. The dict is read from the producer at each access, as a consumer reading the
+    attribute would; the wrapper holds the producer, so whatever keeps the wrapper alive keeps
+    the producer's memory alive too.
+    """
+
+    __slots__ = ("producer",)
+
+    def __init__(self, producer: object) -> None:
+        self.producer = producer
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return self.producer.__cuda_array_interface__
+
+    def __repr__(self) -> str:
+        return f"CAIOnly({type(self.producer).__name__})"
+
+
+def cai_only(obj: object) -> CAIOnly:
+    """Wrap `obj` (unless it already is wrapped) so a consumer sees only its CAI."""
+    return obj if isinstance(obj, CAIOnly) else CAIOnly(obj)
+
+
+def distribution_version(top_level: str) -> str | None:
+    """Version of the installed distribution that provides the import package `top_level`
+    (e.g. "cupy" comes from "cupy-cuda13x"), read from metadata without importing it."""
+    from importlib import metadata
+
+    for dist in metadata.packages_distributions().get(top_level, []):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None

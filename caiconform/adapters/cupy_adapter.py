@@ -1,0 +1,108 @@
+"""CuPy as a CAI producer (cupy.ndarray) and consumer (`cupy.asarray`).
+
+What CuPy does, read in `cupy/_core/core.pyx`:
+- export: `ndarray.__cuda_array_interface__` builds shape, typestr, descr, data, strides (None
+  when C-contiguous) and, with CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION=3 (the default),
+  `stream` = the *current* stream at the time the attribute is read, the null stream replaced
+  by the default-stream handle because the spec forbids 0;
+- import: `_convert_object_with_cuda_array_interface` rejects a mask (ValueError), wraps the
+  pointer in `UnownedMemory` owned by the exporting object, and synchronizes on `stream` with
+  `cudaStreamSynchronize` unless CUPY_CUDA_ARRAY_INTERFACE_SYNC=0.
+
+Producer views are `cupy.ndarray(shape, dtype, memptr=buf.data + offset, strides=...)` over a
+uint8 allocation, so any byte strides (negative, zero, not a multiple of the item size) are
+CuPy's own to accept or refuse. Side streams are `cupy.cuda.Stream()` (blocking, the default).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from caiconform.adapters import _staging
+from caiconform.adapters._scenarios import LEGACY_HANDLE, produce_staged
+from caiconform.adapters.base import Adapter, SkipExchange
+from caiconform.spec.layout import Layout
+
+__all__ = ["CupyAdapter", "SUPPORTED"]
+
+#: CuPy holds every numeric numpy dtype, float16 and complex included.
+SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS)
+
+
+class _CupyBackend:
+    library = "cupy"
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.cupy = cupy
+
+    def upload(self, image: np.ndarray) -> Any:
+        return self.cupy.asarray(image)
+
+    def synchronize(self) -> None:
+        self.cupy.cuda.Device().synchronize()
+
+    def stream(self, kind: str) -> Any:
+        cuda = self.cupy.cuda
+        if kind == "side":
+            return cuda.Stream()
+        if kind == "legacy":
+            return cuda.Stream.null
+        if kind == "per-thread":
+            return cuda.Stream.ptds
+        return cuda.get_current_stream()
+
+    def handle(self, stream: Any) -> int:
+        return stream.ptr or LEGACY_HANDLE
+
+    def copy_range(self, buf: Any, lo: int, hi: int, nbytes: int, stream: Any) -> None:
+        with stream:
+            buf[lo:hi] = buf[nbytes + lo : nbytes + hi]
+
+    def wait(self, waiter: Any, streams: list[Any]) -> None:
+        for stream in streams:
+            waiter.wait_event(stream.record())
+
+    def view(self, buf: Any, layout: Layout, dtype: np.dtype, stream: Any | None) -> Any:
+        strides = layout.effective_strides(dtype.itemsize)
+        return self.cupy.ndarray(
+            layout.shape, dtype, memptr=buf.data + layout.offset, strides=strides
+        )
+
+
+class CupyAdapter(Adapter):
+    """CuPy arrays; consumes through `cupy.asarray(obj)` then `cupy.asnumpy`."""
+
+    name = "cupy"
+    module = "cupy"
+    capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write"})
+
+    def version(self) -> str | None:
+        return _staging.distribution_version("cupy")
+
+    def produce(
+        self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
+    ) -> Any:
+        values, dtype = _staging.check_request(
+            "cupy", values, layout, typestr, stream_scenario, SUPPORTED
+        )
+        backend = _CupyBackend()
+        if values.size == 0:
+            if stream_scenario != "none":
+                raise SkipExchange("a zero-size array has no data for pending work to write")
+            return backend.cupy.empty(layout.shape, dtype)
+        return produce_staged(backend, values, layout, dtype, stream_scenario)
+
+    def consume(self, obj: Any) -> np.ndarray:
+        import cupy
+
+        return cupy.asnumpy(cupy.asarray(_staging.cai_only(obj)))
+
+    def repro_produce(self) -> str:
+        return "import cupy\nobj = cupy.asarray(values)\n"
+
+    def repro_consume(self) -> str:
+        return "import cupy\nresult = cupy.asnumpy(cupy.asarray(obj))\n"

@@ -1,0 +1,97 @@
+"""JAX as a CAI producer (single-device GPU arrays) and consumer (`jnp.asarray(obj)`).
+
+What JAX does, read in `jax/_src/array.py` and `jax/_src/numpy/lax_numpy.py`:
+- export: `ArrayImpl.__cuda_array_interface__` raises ValueError unless the array has exactly
+  one shard ("supported only for unsharded arrays"), then returns the single buffer's CAI,
+  built in C++ (jaxlib); we record what that dict holds on the installed version;
+- import: `jnp.array` / `jnp.asarray` check `__jax_array__`, then `__cuda_array_interface__`:
+  the dict goes to `cuda_array_interface_to_buffer(cai=..., gpu_backend=..., device_id=...)`
+  with the device ordinal of `data[0]` looked up by the CUDA plugin. So JAX does import CAI
+  objects directly, not only through DLPack.
+
+JAX arrays are immutable, own their buffers and are always laid out C-contiguously, so the
+producer covers C layouts at offset 0 only, and only the `none` stream scenario: JAX exposes no
+streams to its users, so no other scenario can be expressed (SkipExchange with the reason).
+
+Two settings are made before JAX is first imported in the process, as users of JAX next to
+other GPU libraries do: XLA_PYTHON_CLIENT_PREALLOCATE=false (by default JAX takes 75% of the
+device memory at start-up, starving the other libraries in the same worker), and
+`jax_enable_x64` (otherwise 64-bit values are silently narrowed to 32 bits).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from caiconform.adapters import _staging
+from caiconform.adapters.base import Adapter, SkipExchange
+from caiconform.spec.layout import Layout
+
+__all__ = ["JaxAdapter", "SUPPORTED"]
+
+#: with x64 enabled JAX holds every numeric numpy dtype, float16 included.
+SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS)
+
+
+def _import_jax() -> Any:
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+class JaxAdapter(Adapter):
+    """JAX arrays on the first GPU; consumes through `jax.numpy.asarray(obj)`."""
+
+    name = "jax"
+    module = "jax"
+    capabilities = frozenset({"produce", "consume", "dlpack"})
+
+    def available(self) -> tuple[bool, str]:
+        try:
+            jax = _import_jax()
+        except Exception as exc:  # any import failure means unavailable, with the reason
+            return False, f"jax not importable: {type(exc).__name__}: {exc}"
+        try:
+            devices = jax.devices("gpu")
+        except RuntimeError as exc:
+            return False, f"jax has no GPU backend: {exc}"
+        if not devices:
+            return False, "jax has no GPU backend: jax.devices('gpu') is empty"
+        return True, ""
+
+    def produce(
+        self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
+    ) -> Any:
+        values, dtype = _staging.check_request(
+            "jax", values, layout, typestr, stream_scenario, SUPPORTED
+        )
+        if stream_scenario != "none":
+            raise SkipExchange(
+                f"jax exposes no streams to users; stream scenario {stream_scenario!r} cannot be "
+                f"expressed"
+            )
+        if not _staging.is_plain_c(layout, dtype.itemsize):
+            raise SkipExchange(
+                f"jax arrays own C-contiguous buffers; layout {layout.kind!r} with strides "
+                f"{layout.strides} at offset {layout.offset} cannot be expressed"
+            )
+        jax = _import_jax()
+        array = jax.device_put(values, jax.devices("gpu")[0])
+        return array.block_until_ready()
+
+    def consume(self, obj: Any) -> np.ndarray:
+        _import_jax()
+        import jax.numpy as jnp
+
+        return np.asarray(jnp.asarray(_staging.cai_only(obj)))
+
+    def repro_produce(self) -> str:
+        return "import jax\nobj = jax.device_put(values, jax.devices('gpu')[0])\n"
+
+    def repro_consume(self) -> str:
+        return "import numpy as np, jax.numpy as jnp\nresult = np.asarray(jnp.asarray(obj))\n"

@@ -1,0 +1,98 @@
+"""mpi4py as a CAI consumer: a CUDA-aware MPI self send/receive of the object's bytes.
+
+mpi4py accepts objects exposing `__cuda_array_interface__` as message buffers (it reads the
+pointer, byte length and contiguity from the dict) and hands the device pointer to MPI. Only a
+CUDA-aware MPI library can then read it; any other would read device memory as if it were host
+memory and crash. So the adapter is available only where MPI initialises without a launcher
+(singleton `MPI_Init`) *and* the library says it is CUDA-aware through
+`MPI.Query_cuda_support()` (Open MPI's MPIX extension). Both are checked once, in a child
+process with a time limit, because a singleton `MPI_Init` can hang or abort on a machine where
+no launcher environment exists.
+
+The consumer sends `[obj, MPI.BYTE]` to itself on `COMM_SELF` and receives into a host buffer,
+so the bytes travel through MPI's own device-to-host path. mpi4py produces nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+
+from caiconform.adapters import _staging
+from caiconform.adapters.base import Adapter
+
+__all__ = ["Mpi4pyAdapter", "PROBE_TIMEOUT_S"]
+
+#: how long the child process may take to initialise MPI and answer
+PROBE_TIMEOUT_S = 60
+
+_PROBE = (
+    "from mpi4py import MPI\n"
+    "query = getattr(MPI, 'Query_cuda_support', None)\n"
+    "print('cuda-aware' if query is not None and query() else "
+    "'no-query' if query is None else 'not-cuda-aware')\n"
+)
+
+
+@functools.cache
+def _probe() -> tuple[bool, str]:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return False, f"MPI_Init without a launcher did not finish in {PROBE_TIMEOUT_S} s"
+    answer = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    if done.returncode != 0 or not answer:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return False, f"mpi4py could not initialise MPI without a launcher: {tail}"
+    if answer == "no-query":
+        return False, (
+            "this MPI offers no Query_cuda_support, so CUDA-awareness cannot be confirmed; a "
+            "non-CUDA-aware MPI would read device pointers as host memory"
+        )
+    if answer == "not-cuda-aware":
+        return False, "the MPI library is not CUDA-aware (MPI.Query_cuda_support() is False)"
+    return True, ""
+
+
+class Mpi4pyAdapter(Adapter):
+    """Consumes through a CUDA-aware `COMM_SELF.Sendrecv` of the object's bytes."""
+
+    name = "mpi4py"
+    module = "mpi4py"
+    capabilities = frozenset({"consume"})
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = super().available()
+        if not ok:
+            return ok, why
+        return _probe()
+
+    def consume(self, obj: Any) -> np.ndarray:
+        from mpi4py import MPI
+
+        wrapped = _staging.cai_only(obj)
+        desc = wrapped.__cuda_array_interface__
+        dtype = np.dtype(desc["typestr"])
+        host = np.empty(tuple(desc["shape"]), dtype=dtype)
+        received = host.reshape(-1).view(np.uint8)
+        MPI.COMM_SELF.Sendrecv([wrapped, MPI.BYTE], 0, 0, [received, MPI.BYTE], 0, 0)
+        return host
+
+    def repro_consume(self) -> str:
+        return (
+            "import numpy as np\nfrom mpi4py import MPI\n"
+            "d = obj.__cuda_array_interface__\n"
+            "result = np.empty(d['shape'], d['typestr'])\n"
+            "MPI.COMM_SELF.Sendrecv([obj, MPI.BYTE], 0, 0, "
+            "[result.reshape(-1).view(np.uint8), MPI.BYTE], 0, 0)\n"
+        )

@@ -1,0 +1,263 @@
+"""Numba (numba-cuda) as a CAI producer (device arrays) and three consumers.
+
+What numba-cuda does, read in `numba/cuda/api.py` and `numba/cuda/cudadrv/devicearray.py`:
+- export: `DeviceNDArray.__cuda_array_interface__` gives shape, strides (None when
+  contiguous), data = (pointer, False), typestr, `stream` = int(array's default stream) or None
+  when the array has none, version 3;
+- import: `cuda.from_cuda_array_interface(desc, owner=None, sync=True)` rejects a mask
+  (NotImplementedError), wraps the pointer in a `MemoryPointer` owned by `owner`, and, when
+  `stream` is given, makes it the array's default stream and synchronizes on it (unless
+  `sync=False` or NUMBA_CUDA_ARRAY_INTERFACE_SYNC=0); `cuda.as_cuda_array(obj)` does the same
+  with `owner=obj` after `is_cuda_array(obj)`;
+- kernel launch: an argument exposing the CAI is imported the same way, synchronizing on its
+  stream before the launch.
+- `DeviceNDArray.copy_to_host` raises NotImplementedError for negative strides, so host
+  read-back of such an import goes through the copy kernel instead.
+
+Three consumers, three adapter names:
+- `numba`: `cuda.as_cuda_array(obj)`;
+- `numba-from-cai`: `cuda.from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj)`;
+- `numba-kernel`: the object itself passed to a `@cuda.jit` kernel that copies it element by
+  element into a Numba device array (ndim 0-3), which is read back.
+
+The producer builds `DeviceNDArray(shape, strides, dtype, stream=..., gpu_data=...)` over a
+uint8 device array's memory at the layout's offset, recording the scenario's stream as the
+array's default stream, which is what numba exports.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from caiconform.adapters import _staging
+from caiconform.adapters._scenarios import produce_staged
+from caiconform.adapters.base import Adapter, SkipExchange
+from caiconform.spec.layout import Layout
+
+__all__ = [
+    "NumbaAdapter",
+    "NumbaFromCAIAdapter",
+    "NumbaKernelAdapter",
+    "SUPPORTED",
+    "KERNEL_NDIMS",
+    "launch_shape",
+]
+
+#: device arrays hold any numpy dtype as bytes; kernels type every numeric dtype, float16 too.
+SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS)
+
+#: ranks the copy kernel is written for (one kernel per rank; numba types arrays by rank)
+KERNEL_NDIMS = (0, 1, 2, 3)
+
+_BLOCK = {1: (128,), 2: (16, 16), 3: (8, 8, 4)}
+
+
+def launch_shape(shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(grid, block) covering `shape` with the block shape used for its rank."""
+    if len(shape) == 0:
+        return (1,), (1,)
+    block = _BLOCK[len(shape)]
+    grid = tuple(-(-extent // b) for extent, b in zip(shape, block, strict=True))
+    return grid, block
+
+
+@functools.cache
+def _copy_kernels() -> dict[int, Any]:
+    """The jitted copy kernels, one per rank, compiled lazily per signature by numba."""
+    from numba import cuda
+
+    @cuda.jit
+    def copy0(src, dst):
+        dst[()] = src[()]
+
+    @cuda.jit
+    def copy1(src, dst):
+        i = cuda.grid(1)
+        if i < src.shape[0]:
+            dst[i] = src[i]
+
+    @cuda.jit
+    def copy2(src, dst):
+        i, j = cuda.grid(2)
+        if i < src.shape[0] and j < src.shape[1]:
+            dst[i, j] = src[i, j]
+
+    @cuda.jit
+    def copy3(src, dst):
+        i, j, k = cuda.grid(3)
+        if i < src.shape[0] and j < src.shape[1] and k < src.shape[2]:
+            dst[i, j, k] = src[i, j, k]
+
+    return {0: copy0, 1: copy1, 2: copy2, 3: copy3}
+
+
+def _kernel_copy(src: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """Launch the copy kernel on `src` (a CAI object or a numba array) and read the copy back."""
+    from numba import cuda
+
+    if len(shape) not in KERNEL_NDIMS:
+        raise SkipExchange(f"the numba copy kernel covers ndim 0-3, not {len(shape)}")
+    dst = cuda.device_array(shape, dtype=dtype)
+    if dst.size:
+        grid, block = launch_shape(shape)
+        _copy_kernels()[len(shape)][grid, block](src, dst)
+    return dst.copy_to_host()
+
+
+def _to_host(array: Any) -> np.ndarray:
+    """Read a numba device array back: `copy_to_host`, or the copy kernel for negative strides,
+    which `copy_to_host` does not implement."""
+    if any(s < 0 for s in array.strides):
+        return _kernel_copy(array, tuple(array.shape), array.dtype)
+    return array.copy_to_host()
+
+
+class _NumbaBackend:
+    library = "numba"
+
+    def __init__(self) -> None:
+        from numba import cuda
+
+        self.cuda = cuda
+
+    def upload(self, image: np.ndarray) -> Any:
+        return self.cuda.to_device(image)
+
+    def synchronize(self) -> None:
+        self.cuda.synchronize()
+
+    def stream(self, kind: str) -> Any:
+        if kind == "legacy":
+            return self.cuda.legacy_default_stream()
+        if kind == "per-thread":
+            return self.cuda.per_thread_default_stream()
+        return self.cuda.stream()
+
+    def handle(self, stream: Any) -> int:
+        return int(stream)
+
+    def copy_range(self, buf: Any, lo: int, hi: int, nbytes: int, stream: Any) -> None:
+        buf[lo:hi].copy_to_device(buf[nbytes + lo : nbytes + hi], stream=stream)
+
+    def wait(self, waiter: Any, streams: list[Any]) -> None:
+        for stream in streams:
+            event = self.cuda.event()
+            event.record(stream=stream)
+            event.wait(stream=waiter)
+
+    def view(self, buf: Any, layout: Layout, dtype: np.dtype, stream: Any | None) -> Any:
+        from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+        return DeviceNDArray(
+            layout.shape,
+            layout.effective_strides(dtype.itemsize),
+            dtype,
+            stream=0 if stream is None else stream,
+            gpu_data=buf.gpu_data.view(layout.offset),
+        )
+
+
+class NumbaAdapter(Adapter):
+    """Numba device arrays; consumes through `cuda.as_cuda_array(obj)`."""
+
+    name = "numba"
+    module = "numba.cuda"
+    distribution = "numba-cuda"
+    capabilities = frozenset({"produce", "consume", "streams", "write"})
+
+    def available(self) -> tuple[bool, str]:
+        try:
+            from numba import cuda
+        except Exception as exc:  # any import failure means unavailable, with the reason
+            return False, f"numba.cuda not importable: {type(exc).__name__}: {exc}"
+        if not cuda.is_available():
+            return False, "numba.cuda.is_available() is False (no usable CUDA driver / device)"
+        return True, ""
+
+    def produce(
+        self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
+    ) -> Any:
+        values, dtype = _staging.check_request(
+            "numba", values, layout, typestr, stream_scenario, SUPPORTED
+        )
+        if values.size == 0:
+            if stream_scenario != "none":
+                raise SkipExchange("a zero-size array has no data for pending work to write")
+            from numba import cuda
+
+            return cuda.device_array(layout.shape, dtype=dtype)
+        return produce_staged(_NumbaBackend(), values, layout, dtype, stream_scenario)
+
+    def consume(self, obj: Any) -> np.ndarray:
+        from numba import cuda
+
+        return _to_host(cuda.as_cuda_array(_staging.cai_only(obj)))
+
+    def repro_produce(self) -> str:
+        return "from numba import cuda\nobj = cuda.to_device(values)\n"
+
+    def repro_consume(self) -> str:
+        return "from numba import cuda\nresult = cuda.as_cuda_array(obj).copy_to_host()\n"
+
+
+class NumbaFromCAIAdapter(NumbaAdapter):
+    """Consumes through `cuda.from_cuda_array_interface(desc, owner=obj)`; produces nothing of
+    its own (the `numba` adapter is the producer)."""
+
+    name = "numba-from-cai"
+    capabilities = frozenset({"consume", "write"})
+
+    def produce(
+        self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
+    ) -> Any:
+        raise SkipExchange("numba-from-cai is a consumer variant; the producer is 'numba'")
+
+    def consume(self, obj: Any) -> np.ndarray:
+        from numba import cuda
+
+        wrapped = _staging.cai_only(obj)
+        return _to_host(
+            cuda.from_cuda_array_interface(wrapped.__cuda_array_interface__, owner=wrapped)
+        )
+
+    def repro_consume(self) -> str:
+        return (
+            "from numba import cuda\n"
+            "result = cuda.from_cuda_array_interface(obj.__cuda_array_interface__, "
+            "owner=obj).copy_to_host()\n"
+        )
+
+
+class NumbaKernelAdapter(NumbaAdapter):
+    """Consumes by passing the object straight to a `@cuda.jit` copy kernel."""
+
+    name = "numba-kernel"
+    capabilities = frozenset({"consume", "write", "kernel"})
+
+    def produce(
+        self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
+    ) -> Any:
+        raise SkipExchange("numba-kernel is a consumer variant; the producer is 'numba'")
+
+    def consume(self, obj: Any) -> np.ndarray:
+        wrapped = _staging.cai_only(obj)
+        desc = wrapped.__cuda_array_interface__
+        shape = tuple(desc["shape"])
+        return _kernel_copy(wrapped, shape, np.dtype(desc["typestr"]))
+
+    def repro_consume(self) -> str:
+        return (
+            "from numba import cuda\n"
+            "@cuda.jit\n"
+            "def copy1(src, dst):\n"
+            "    i = cuda.grid(1)\n"
+            "    if i < src.shape[0]:\n"
+            "        dst[i] = src[i]\n"
+            "dst = cuda.device_array(obj.__cuda_array_interface__['shape'], "
+            "obj.__cuda_array_interface__['typestr'])\n"
+            "copy1[(dst.size + 127) // 128, 128](obj, dst)\n"
+            "result = dst.copy_to_host()\n"
+        )

@@ -1,0 +1,92 @@
+"""The reference adapter: caiconform's own producer and consumer, the baseline of every pair.
+
+It wraps `caiconform.reference.producer.ReferenceArray` (an object whose
+`__cuda_array_interface__` is exactly what was asked for: any typestr, layout, version,
+read-only flag, mask and stream scenario) and `caiconform.reference.consumer.consume` (which
+validates the dict, checks the pointer and byte extent with the driver, synchronizes as the
+`stream` entry requires, and only then reads). Both are imported when first used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from caiconform.adapters.base import CAPABILITIES, STREAM_SCENARIOS, Adapter
+from caiconform.spec.layout import Layout
+
+__all__ = ["ReferenceAdapter", "CAI_VERSIONS"]
+
+#: versions of the interface the reference producer can export
+CAI_VERSIONS = (0, 1, 2, 3)
+
+
+class ReferenceAdapter(Adapter):
+    """caiconform's reference producer and consumer."""
+
+    name = "reference"
+    module = "caiconform"
+    capabilities = CAPABILITIES - {"dlpack", "multigpu"}
+
+    def version(self) -> str | None:
+        import caiconform
+
+        return caiconform.__version__
+
+    def available(self) -> tuple[bool, str]:
+        from caiconform.cuda.device import gpu_available
+
+        return gpu_available()
+
+    def produce(
+        self,
+        values: np.ndarray,
+        layout: Layout,
+        typestr: str,
+        stream_scenario: str = "none",
+        *,
+        version: int = 3,
+        readonly: bool = False,
+        mask: np.ndarray | None = None,
+    ) -> Any:
+        """A ReferenceArray; beyond the protocol it takes the CAI `version` to export, the
+        `readonly` flag and a host `mask` (same shape as `values`) to export as `mask`."""
+        values = np.asarray(values)
+        if stream_scenario not in STREAM_SCENARIOS:
+            raise ValueError(
+                f"unknown stream scenario {stream_scenario!r}; expected one of {STREAM_SCENARIOS}"
+            )
+        if version not in CAI_VERSIONS:
+            raise ValueError(f"CAI version must be one of {CAI_VERSIONS}, got {version!r}")
+        if values.shape != tuple(layout.shape):
+            raise ValueError(
+                f"values have shape {values.shape}, the layout has shape {tuple(layout.shape)}"
+            )
+        if mask is not None and np.shape(mask) != values.shape:
+            raise ValueError(f"mask has shape {np.shape(mask)}, values have shape {values.shape}")
+        from caiconform.reference.producer import ReferenceArray
+
+        return ReferenceArray(
+            values,
+            layout,
+            typestr,
+            version=version,
+            readonly=readonly,
+            mask=mask,
+            stream_scenario=stream_scenario,
+        )
+
+    def consume(self, obj: Any) -> np.ndarray:
+        from caiconform.reference.consumer import consume
+
+        return consume(obj, sync="host")
+
+    def repro_produce(self) -> str:
+        return (
+            "from caiconform.reference.producer import ReferenceArray\n"
+            "obj = ReferenceArray(values, layout, typestr)\n"
+        )
+
+    def repro_consume(self) -> str:
+        return "from caiconform.reference.consumer import consume\nresult = consume(obj)\n"

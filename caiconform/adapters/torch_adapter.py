@@ -1,0 +1,155 @@
+"""PyTorch as a CAI producer (CUDA tensors) and consumer (`torch.as_tensor(obj, device="cuda")`).
+
+What PyTorch does, read in `torch/_tensor.py` and `torch/csrc/utils/tensor_numpy.cpp`:
+- export: `Tensor.__cuda_array_interface__` gives typestr, shape, strides (None when
+  contiguous, else element strides times the item size), data = (data_ptr, False) with pointer
+  0 for empty tensors, and `version=2` — no `stream` key, so nothing tells a consumer about
+  work still queued on a side stream;
+- import: `tensor_from_cuda_array_interface` parses shape/typestr/data/strides, raises
+  TypeError for a read-only `data` flag, ValueError for strides that are not a multiple of the
+  item size, and wraps the pointer with `at::from_blob` holding a reference to the object. The
+  version read there does not look at `stream` (we record what the installed version does).
+
+Producer tensors are `torch.as_strided` views of a uint8 allocation reinterpreted with
+`Tensor.view(dtype)`; PyTorch strides are element counts >= 0, so negative strides and byte
+strides that are not a multiple of the item size cannot be expressed (SkipExchange). Side
+streams are `torch.cuda.Stream()`; the final write is `Tensor.copy_` inside
+`torch.cuda.stream(s)`, with `record_stream` so the caching allocator keeps the bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from caiconform.adapters import _staging
+from caiconform.adapters._scenarios import LEGACY_HANDLE, produce_staged
+from caiconform.adapters.base import Adapter, SkipExchange
+from caiconform.spec.layout import Layout
+
+__all__ = ["TorchAdapter", "TORCH_DTYPES", "supported_keys"]
+
+#: dtype key -> attribute of the torch module. The unsigned 16/32/64-bit types exist from
+#: PyTorch 2.3 on ("limited support"); older versions lack the attribute, so they drop out.
+TORCH_DTYPES = {
+    "b1": "bool",
+    "i1": "int8",
+    "i2": "int16",
+    "i4": "int32",
+    "i8": "int64",
+    "u1": "uint8",
+    "u2": "uint16",
+    "u4": "uint32",
+    "u8": "uint64",
+    "f2": "float16",
+    "f4": "float32",
+    "f8": "float64",
+    "c8": "complex64",
+    "c16": "complex128",
+}
+
+
+def supported_keys(torch_module: Any) -> frozenset[str]:
+    """The dtype keys whose torch dtype exists in `torch_module` (the installed version)."""
+    return frozenset(key for key, attr in TORCH_DTYPES.items() if hasattr(torch_module, attr))
+
+
+#: allocation sizes are rounded up to this, so the byte buffer can be viewed as any dtype
+_ALIGN = 16
+
+
+class _TorchBackend:
+    library = "torch"
+
+    def __init__(self) -> None:
+        import torch
+
+        self.torch = torch
+
+    def upload(self, image: np.ndarray) -> Any:
+        padded = np.zeros(-(-image.size // _ALIGN) * _ALIGN, dtype=np.uint8)
+        padded[: image.size] = image
+        return self.torch.from_numpy(padded).to("cuda")
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize()
+
+    def stream(self, kind: str) -> Any:
+        cuda = self.torch.cuda
+        if kind == "side":
+            return cuda.Stream()
+        if kind == "legacy":
+            return cuda.default_stream()
+        if kind == "per-thread":
+            raise SkipExchange(
+                "torch has no public handle on the per-thread default stream (its default "
+                "stream is the legacy one unless built with per-thread default streams)"
+            )
+        return cuda.current_stream()
+
+    def handle(self, stream: Any) -> int:
+        return stream.cuda_stream or LEGACY_HANDLE
+
+    def copy_range(self, buf: Any, lo: int, hi: int, nbytes: int, stream: Any) -> None:
+        with self.torch.cuda.stream(stream):
+            buf[lo:hi].copy_(buf[nbytes + lo : nbytes + hi], non_blocking=True)
+        buf.record_stream(stream)
+
+    def wait(self, waiter: Any, streams: list[Any]) -> None:
+        for stream in streams:
+            waiter.wait_stream(stream)
+
+    def view(self, buf: Any, layout: Layout, dtype: np.dtype, stream: Any | None) -> Any:
+        itemsize = dtype.itemsize
+        strides = layout.effective_strides(itemsize)
+        typed = buf.view(getattr(self.torch, TORCH_DTYPES[_staging.dtype_key(dtype)]))
+        return self.torch.as_strided(
+            typed, layout.shape, [s // itemsize for s in strides], layout.offset // itemsize
+        )
+
+
+def _check_layout(layout: Layout, itemsize: int) -> None:
+    strides = layout.effective_strides(itemsize)
+    if any(s < 0 for s in strides):
+        raise SkipExchange(f"torch tensors cannot have negative strides {tuple(strides)}")
+    if any(s % itemsize for s in strides) or layout.offset % itemsize:
+        raise SkipExchange(
+            f"torch strides and storage offsets count elements; byte strides {tuple(strides)} "
+            f"/ offset {layout.offset} are not multiples of the item size {itemsize}"
+        )
+
+
+class TorchAdapter(Adapter):
+    """PyTorch CUDA tensors; consumes through `torch.as_tensor(obj, device="cuda")`."""
+
+    name = "torch"
+    module = "torch"
+    capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write"})
+
+    def produce(
+        self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
+    ) -> Any:
+        import torch
+
+        values, dtype = _staging.check_request(
+            "torch", values, layout, typestr, stream_scenario, supported_keys(torch)
+        )
+        if values.size == 0:
+            if stream_scenario != "none":
+                raise SkipExchange("a zero-size array has no data for pending work to write")
+            torch_dtype = getattr(torch, TORCH_DTYPES[_staging.dtype_key(dtype)])
+            return torch.empty(layout.shape, dtype=torch_dtype, device="cuda")
+        _check_layout(layout, dtype.itemsize)
+        return produce_staged(_TorchBackend(), values, layout, dtype, stream_scenario)
+
+    def consume(self, obj: Any) -> np.ndarray:
+        import torch
+
+        return torch.as_tensor(_staging.cai_only(obj), device="cuda").cpu().numpy()
+
+    def repro_produce(self) -> str:
+        return "import torch\nobj = torch.as_tensor(values, device='cuda')\n"
+
+    def repro_consume(self) -> str:
+        return "import torch\nresult = torch.as_tensor(obj, device='cuda').cpu().numpy()\n"

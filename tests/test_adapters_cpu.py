@@ -1,0 +1,525 @@
+"""Adapters and their registry, everything that needs no GPU.
+
+The registry must list adapters without importing any array library, load third-party
+adapters from entry points and survive broken ones. The producer machinery shared by the
+third-party adapters (host images, stream scenarios) is driven here through an in-memory numpy
+backend, so its byte placement and stream choreography are checked without a device.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from caiconform.adapters import _scenarios, _staging, registry
+from caiconform.adapters.base import CAPABILITIES, Adapter, SkipExchange
+from caiconform.spec.layout import Layout, c_strides, f_strides
+
+HEAVY = ("torch", "cupy", "jax", "numba", "cuda.core", "mpi4py", "pycuda", "warp")
+
+
+# --- registry -------------------------------------------------------------------------------
+
+
+def test_listing_and_getting_builtins_imports_no_array_library():
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from caiconform.adapters import registry
+        names = registry.names()
+        for name in registry.BUILTIN:
+            registry.get(name)
+        loaded = [m for m in {HEAVY!r} if m in sys.modules]
+        print(len(names), loaded)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    count, loaded = done.stdout.strip().split(" ", 1)
+    assert loaded == "[]", f"got heavy modules {loaded} imported by listing, expected none"
+    assert int(count) >= len(registry.BUILTIN)
+
+
+def test_builtin_adapters_are_named_as_registered_with_known_capabilities():
+    for name in registry.BUILTIN:
+        adapter = registry.get(name)
+        assert isinstance(adapter, Adapter)
+        assert adapter.name == name, f"got {adapter.name!r}, expected {name!r}"
+        assert adapter.capabilities <= CAPABILITIES, adapter.capabilities - CAPABILITIES
+        assert adapter.capabilities & {"produce", "consume"}, (
+            f"{name} neither produces nor consumes"
+        )
+
+
+def test_get_returns_one_instance_per_process():
+    assert registry.get("cupy") is registry.get("cupy")
+
+
+def test_unknown_name_is_a_key_error_listing_the_known_ones():
+    with pytest.raises(KeyError, match="no adapter named 'nosuch'.*reference"):
+        registry.get("nosuch")
+
+
+FAKE_MODULE = """
+from caiconform.adapters.base import Adapter
+
+
+class FakeAdapter(Adapter):
+    name = "fake"
+    module = "fake_caiadapter"
+    capabilities = frozenset({"consume"})
+
+    def available(self):
+        return True, ""
+
+    def consume(self, obj):
+        return obj
+
+
+class Exploding(Adapter):
+    def __init__(self):
+        raise RuntimeError("constructor exploded")
+
+
+NOT_AN_ADAPTER = 42
+"""
+
+ENTRY_POINTS = """
+[caiconform.adapters]
+fake = fake_caiadapter:FakeAdapter
+renamed = fake_caiadapter:FakeAdapter
+broken = nonexistent_caiadapter_module:Adapter
+notadapter = fake_caiadapter:NOT_AN_ADAPTER
+exploding = fake_caiadapter:Exploding
+cupy = fake_caiadapter:FakeAdapter
+"""
+
+
+@pytest.fixture
+def fake_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A distribution on sys.path declaring adapters in the caiconform.adapters group; the
+    built-ins are narrowed to two so availability checks import nothing heavy."""
+    (tmp_path / "fake_caiadapter.py").write_text(FAKE_MODULE)
+    info = tmp_path / "fake_caiadapter-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-caiadapter\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "BUILTIN", {k: registry.BUILTIN[k] for k in ("cupy", "pycuda")})
+    registry.clear_cache()
+    yield
+    registry.clear_cache()
+    sys.modules.pop("fake_caiadapter", None)
+
+
+def test_entry_point_adapters_are_listed_and_loaded(fake_distribution):
+    names = registry.names()
+    assert names[:2] == ["cupy", "pycuda"]
+    assert set(names[2:]) == {"fake", "renamed", "broken", "notadapter", "exploding"}
+    fake = registry.get("fake")
+    assert type(fake).__name__ == "FakeAdapter"
+    assert fake.available() == (True, "")
+    assert registry.get("renamed").name == "renamed"
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("broken", "failed to load: ModuleNotFoundError"),
+        ("notadapter", "is 42, not an Adapter subclass"),
+        ("exploding", "could not be constructed: constructor exploded"),
+    ],
+)
+def test_broken_entry_point_is_unavailable_with_its_reason(fake_distribution, name, reason):
+    adapter = registry.get(name)
+    ok, why = adapter.available()
+    assert not ok
+    assert reason in why, f"got {why!r}, expected it to contain {reason!r}"
+    with pytest.raises(SkipExchange, match=reason):
+        adapter.consume(object())
+
+
+def test_available_names_skip_broken_and_unavailable_adapters(fake_distribution):
+    available = registry.available_names()
+    assert "fake" in available and "renamed" in available
+    assert not {"broken", "notadapter", "exploding", "pycuda"} & set(available)
+    reasons = registry.unavailable()
+    assert "pycuda" in reasons and "not importable" in reasons["pycuda"]
+    assert "shadowed by the built-in" in reasons["cupy (entry point)"]
+
+
+def test_builtin_wins_over_a_colliding_entry_point(fake_distribution):
+    assert registry.names().count("cupy") == 1
+    assert type(registry.get("cupy")).__name__ == "CupyAdapter"
+
+
+# --- host images and produce requests -------------------------------------------------------
+
+
+def _read_back(image: np.ndarray, layout: Layout, dtype: np.dtype) -> np.ndarray:
+    strides = layout.effective_strides(dtype.itemsize)
+    return np.ndarray(layout.shape, dtype, buffer=image, offset=layout.offset, strides=strides)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        Layout((3, 4)),
+        Layout((3, 4), strides=f_strides((3, 4), 4), kind="F"),
+        Layout((3, 4), strides=(40, 8), offset=12, pad=8, kind="sliced"),
+        Layout((3, 4), strides=(-16, 4), offset=32, kind="negative"),
+        Layout((2, 3), strides=(15, 5), kind="odd", portable=False),
+        Layout((), kind="C"),
+    ],
+)
+def test_host_image_places_every_value_at_its_byte_offset(layout):
+    dtype = np.dtype("<f4")
+    values = np.arange(int(np.prod(layout.shape)), dtype=dtype).reshape(layout.shape) + 1
+    image = _staging.host_image(values, layout, dtype)
+    assert image.dtype == np.uint8
+    assert image.size == layout.allocation_bytes(dtype.itemsize)
+    np.testing.assert_array_equal(_read_back(image, layout, dtype), values)
+
+
+def test_host_image_of_a_broadcast_layout_holds_the_shared_row():
+    dtype = np.dtype("<i2")
+    layout = Layout((4, 3), strides=(0, 2), kind="broadcast")
+    values = np.broadcast_to(np.array([7, 8, 9], dtype=dtype), (4, 3))
+    image = _staging.host_image(values, layout, dtype)
+    assert image.size == 6
+    np.testing.assert_array_equal(_read_back(image, layout, dtype), values)
+
+
+def test_pending_image_is_sentinel_then_final_and_differs_in_every_byte():
+    image = np.array([0, 1, 0xFF, 0x5A], dtype=np.uint8)
+    pending = _staging.pending_image(image)
+    np.testing.assert_array_equal(pending[4:], image)
+    assert np.all(pending[:4] != image)
+
+
+@pytest.mark.parametrize("nbytes", [1, 2, 7, 64])
+def test_split_bytes_covers_the_allocation_once(nbytes):
+    (a, b), (c, d) = _staging.split_bytes(nbytes)
+    assert a == 0 and b == c and d == nbytes, f"got {(a, b)}, {(c, d)} for {nbytes} bytes"
+
+
+def test_check_request_converts_values_and_returns_the_dtype():
+    values, dtype = _staging.check_request(
+        "lib", [[1, 2]], Layout((1, 2)), "<i2", "none", frozenset({"i2"})
+    )
+    assert dtype == np.dtype("<i2") and values.dtype == dtype
+
+
+@pytest.mark.parametrize(
+    ("typestr", "scenario", "shape", "error", "match"),
+    [
+        ("<f4", "sometimes", (2,), ValueError, "unknown stream scenario 'sometimes'"),
+        ("<q9", "none", (2,), ValueError, "not a numpy type string"),
+        ("<f4", "none", (3,), ValueError, r"values have shape \(2,\), the layout has shape \(3,\)"),
+        (">f4", "none", (2,), SkipExchange, "byte-swapped"),
+        ("<c8", "none", (2,), SkipExchange, "no dtype for typestr '<c8'"),
+    ],
+)
+def test_check_request_rejects_with_a_clear_reason(typestr, scenario, shape, error, match):
+    with pytest.raises(error, match=match):
+        _staging.check_request(
+            "lib", np.zeros(2), Layout(shape), typestr, scenario, frozenset({"f4"})
+        )
+
+
+def test_is_plain_c():
+    assert _staging.is_plain_c(Layout((2, 3)), 4)
+    assert _staging.is_plain_c(Layout((2, 3), strides=c_strides((2, 3), 4)), 4)
+    assert _staging.is_plain_c(Layout((1, 3), strides=(999, 4)), 4)
+    assert not _staging.is_plain_c(Layout((2, 3), offset=4), 4)
+    assert not _staging.is_plain_c(Layout((2, 3), strides=f_strides((2, 3), 4)), 4)
+
+
+def test_cai_only_exposes_the_cai_alone_and_reads_it_at_each_access():
+    class Producer:
+        count = 0
+
+        @property
+        def __cuda_array_interface__(self):
+            Producer.count += 1
+            return {"shape": (Producer.count,)}
+
+        def __dlpack__(self):
+            raise AssertionError("never called")
+
+    wrapped = _staging.cai_only(Producer())
+    assert not hasattr(wrapped, "__dlpack__")
+    assert wrapped.__cuda_array_interface__ == {"shape": (1,)}
+    assert wrapped.__cuda_array_interface__ == {"shape": (2,)}
+    assert _staging.cai_only(wrapped) is wrapped
+
+
+# --- stream scenarios over an in-memory backend -----------------------------------------------
+
+
+class HostBackend:
+    """A numpy 'device': streams are names, copies happen at once, and every call is logged."""
+
+    library = "host"
+
+    def __init__(self) -> None:
+        self.log: list[tuple] = []
+
+    def upload(self, image):
+        self.log.append(("upload", image.size))
+        return image.copy()
+
+    def synchronize(self):
+        self.log.append(("synchronize",))
+
+    def stream(self, kind):
+        self.log.append(("stream", kind))
+        return f"{kind}-{sum(1 for e in self.log if e[0] == 'stream')}"
+
+    def handle(self, stream):
+        return {"legacy": 1, "per-thread": 2}.get(stream.rsplit("-", 1)[0], 1000 + len(stream))
+
+    def copy_range(self, buf, lo, hi, nbytes, stream):
+        self.log.append(("copy", lo, hi, stream))
+        buf[lo:hi] = buf[nbytes + lo : nbytes + hi]
+
+    def wait(self, waiter, streams):
+        self.log.append(("wait", waiter, tuple(streams)))
+
+    def view(self, buf, layout, dtype, stream):
+        self.log.append(("view", stream))
+        return _read_back(buf, layout, dtype)
+
+
+@pytest.fixture
+def spins(monkeypatch):
+    launched: list[int] = []
+    monkeypatch.setattr(_scenarios, "launch_spin", launched.append)
+    return launched
+
+
+LAYOUT = Layout((3, 4), strides=(40, 8), offset=12, kind="sliced")
+DTYPE = np.dtype("<i2")
+VALUES = (np.arange(12, dtype=DTYPE) * 3 - 7).reshape(3, 4)
+
+
+def _events(log, kind):
+    return [e for e in log if e[0] == kind]
+
+
+def test_scenario_none_uploads_the_final_image_and_synchronizes(spins):
+    backend = HostBackend()
+    result = _scenarios.produce_staged(backend, VALUES, LAYOUT, DTYPE, "none")
+    np.testing.assert_array_equal(result, VALUES)
+    assert backend.log[0] == ("upload", LAYOUT.allocation_bytes(2))
+    assert ("synchronize",) in backend.log and spins == []
+    assert _events(backend.log, "view") == [("view", None)]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "kind", "handle", "exported"),
+    [
+        ("pending", "side", None, True),
+        ("legacy", "legacy", 1, True),
+        ("per-thread", "per-thread", 2, True),
+        ("unsynced", "side", None, False),
+    ],
+)
+def test_single_stream_scenarios_spin_then_write_on_that_stream(
+    spins, scenario, kind, handle, exported
+):
+    backend = HostBackend()
+    result = _scenarios.produce_staged(backend, VALUES, LAYOUT, DTYPE, scenario)
+    np.testing.assert_array_equal(result, VALUES)
+    nbytes = LAYOUT.allocation_bytes(2)
+    stream = f"{kind}-1"
+    assert backend.log[1] == ("upload", 2 * nbytes), "sentinel and final image go up together"
+    assert spins == [backend.handle(stream)]
+    if handle is not None:
+        assert spins == [handle]
+    assert _events(backend.log, "copy") == [("copy", 0, nbytes, stream)]
+    assert _events(backend.log, "view") == [("view", stream if exported else None)]
+    order = [e[0] for e in backend.log]
+    assert order.index("synchronize") < order.index("copy"), "sentinel must be in place first"
+
+
+def test_multi_stream_writes_halves_on_two_streams_and_exports_a_waiting_third(spins):
+    backend = HostBackend()
+    result = _scenarios.produce_staged(backend, VALUES, LAYOUT, DTYPE, "multi-stream")
+    np.testing.assert_array_equal(result, VALUES)
+    nbytes = LAYOUT.allocation_bytes(2)
+    (lo1, hi1), (lo2, hi2) = _staging.split_bytes(nbytes)
+    assert _events(backend.log, "copy") == [
+        ("copy", lo1, hi1, "side-1"),
+        ("copy", lo2, hi2, "side-2"),
+    ]
+    assert len(spins) == 2
+    assert _events(backend.log, "wait") == [("wait", "export-3", ("side-1", "side-2"))]
+    assert _events(backend.log, "view") == [("view", "export-3")]
+
+
+def test_without_the_final_write_the_consumer_would_read_the_sentinel(spins, monkeypatch):
+    backend = HostBackend()
+    monkeypatch.setattr(backend, "copy_range", lambda *args: None)
+    result = _scenarios.produce_staged(backend, VALUES, LAYOUT, DTYPE, "pending")
+    assert np.all(result != VALUES), "every element of the sentinel differs from its value"
+
+
+def test_missing_spin_helper_is_a_skip_not_an_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "caiconform.cuda", types.ModuleType("caiconform.cuda"))
+    with pytest.raises(SkipExchange, match=r"caiconform\.cuda\.spin"):
+        _scenarios.launch_spin(1234)
+
+
+# --- dtype tables and library-specific limits -------------------------------------------------
+
+
+def test_dtype_keys_are_numpy_types_of_that_size():
+    for key in _staging.ALL_DTYPE_KEYS:
+        dtype = np.dtype(key)
+        assert _staging.dtype_key(dtype) == key
+
+
+def test_torch_table_follows_the_installed_version():
+    from caiconform.adapters.torch_adapter import TORCH_DTYPES, supported_keys
+
+    assert set(TORCH_DTYPES) == set(_staging.ALL_DTYPE_KEYS)
+    old_torch = types.SimpleNamespace(
+        **{attr: object() for attr in TORCH_DTYPES.values() if attr not in ("uint16", "uint32")}
+    )
+    keys = supported_keys(old_torch)
+    assert "u2" not in keys and "u4" not in keys and "u8" in keys and "c8" in keys
+
+
+@pytest.mark.parametrize(
+    ("layout", "match"),
+    [
+        (Layout((3,), strides=(-4,), offset=8, kind="negative"), "negative strides"),
+        (Layout((3,), strides=(6,), kind="odd", portable=False), "not multiples"),
+        (Layout((3,), offset=2, kind="sliced"), "not multiples"),
+    ],
+)
+def test_torch_refuses_layouts_it_cannot_express(layout, match):
+    from caiconform.adapters.torch_adapter import _check_layout
+
+    with pytest.raises(SkipExchange, match=match):
+        _check_layout(layout, 4)
+
+
+def test_warp_has_no_complex_types():
+    from caiconform.adapters.warp_adapter import SUPPORTED
+
+    assert "c8" not in SUPPORTED and "c16" not in SUPPORTED and "f2" in SUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("layout", "scenario", "match"),
+    [
+        (Layout((2, 3), strides=f_strides((2, 3), 4), kind="F"), "none", "C-contiguous"),
+        (Layout((2, 3), offset=4, kind="sliced"), "none", "C-contiguous"),
+        (Layout((2, 3)), "pending", "no streams"),
+    ],
+)
+def test_jax_skips_what_jax_arrays_cannot_be_before_importing_jax(layout, scenario, match):
+    from caiconform.adapters.jax_adapter import JaxAdapter
+
+    with pytest.raises(SkipExchange, match=match):
+        JaxAdapter().produce(np.zeros((2, 3)), layout, "<f4", scenario)
+
+
+def test_numba_kernel_launch_covers_the_shape():
+    from caiconform.adapters.numba_adapter import launch_shape
+
+    assert launch_shape(()) == ((1,), (1,))
+    assert launch_shape((300,)) == ((3,), (128,))
+    grid, block = launch_shape((17, 5, 9))
+    assert all(g * b >= n for g, b, n in zip(grid, block, (17, 5, 9), strict=True))
+
+
+@pytest.mark.parametrize(
+    ("stdout", "returncode", "ok", "reason"),
+    [
+        ("cuda-aware\n", 0, True, ""),
+        ("not-cuda-aware\n", 0, False, "not CUDA-aware"),
+        ("no-query\n", 0, False, "cannot be confirmed"),
+        ("", 1, False, "could not initialise MPI"),
+    ],
+)
+def test_mpi4py_availability_needs_confirmed_cuda_awareness(
+    monkeypatch, stdout, returncode, ok, reason
+):
+    from caiconform.adapters import mpi4py_adapter
+
+    done = subprocess.CompletedProcess([], returncode, stdout=stdout, stderr="boom\n")
+    monkeypatch.setattr(mpi4py_adapter.subprocess, "run", lambda *a, **k: done)
+    got_ok, why = mpi4py_adapter._probe.__wrapped__()
+    assert got_ok is ok and reason in why
+
+
+# --- the reference adapter's own logic --------------------------------------------------------
+
+
+@pytest.fixture
+def fake_reference(monkeypatch):
+    """Stand-ins for the reference producer and consumer modules that record their calls."""
+    calls: dict = {}
+    producer = types.ModuleType("caiconform.reference.producer")
+    consumer = types.ModuleType("caiconform.reference.consumer")
+
+    def reference_array(*args, **kwargs):
+        calls["produce"] = (args, kwargs)
+        return "array"
+
+    def consume(obj, **kwargs):
+        calls["consume"] = (obj, kwargs)
+        return "values"
+
+    producer.ReferenceArray = reference_array
+    consumer.consume = consume
+    monkeypatch.setitem(sys.modules, "caiconform.reference.producer", producer)
+    monkeypatch.setitem(sys.modules, "caiconform.reference.consumer", consumer)
+    return calls
+
+
+def test_reference_adapter_passes_every_option_through(fake_reference):
+    from caiconform.adapters.reference import ReferenceAdapter
+
+    adapter = ReferenceAdapter()
+    values, mask = np.ones((2, 2)), np.ones((2, 2), bool)
+    obj = adapter.produce(
+        values, Layout((2, 2)), "<f8", "pending", version=2, readonly=True, mask=mask
+    )
+    assert obj == "array"
+    args, kwargs = fake_reference["produce"]
+    assert args[1:] == (Layout((2, 2)), "<f8")
+    assert kwargs == {
+        "version": 2,
+        "readonly": True,
+        "mask": mask,
+        "stream_scenario": "pending",
+    }
+    assert adapter.consume("obj") == "values"
+    assert fake_reference["consume"] == ("obj", {"sync": "host"})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"stream_scenario": "later"}, "unknown stream scenario"),
+        ({"version": 4}, "CAI version must be one of"),
+        ({"mask": np.ones(3, bool)}, r"mask has shape \(3,\)"),
+        ({"layout": Layout((5,))}, r"the layout has shape \(5,\)"),
+    ],
+)
+def test_reference_adapter_rejects_bad_requests_before_touching_cuda(fake_reference, kwargs, match):
+    from caiconform.adapters.reference import ReferenceAdapter
+
+    layout = kwargs.pop("layout", Layout((2, 2)))
+    with pytest.raises(ValueError, match=match):
+        ReferenceAdapter().produce(np.ones((2, 2)), layout, "<f4", **kwargs)
+    assert "produce" not in fake_reference
