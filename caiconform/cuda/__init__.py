@@ -25,4 +25,15 @@ __all__ = [
     "ensure_context",
     "gpu_available",
     "synchronize",
+    "spin",
+    "write_after_spin",
 ]
+
+
+def __getattr__(name: str):
+    """`spin` and `write_after_spin` load numpy and the kernel source only when first used."""
+    if name in ("spin", "write_after_spin"):
+        from caiconform.cuda import pending
+
+        return getattr(pending, name)
+    raise AttributeError(f"module 'caiconform.cuda' has no attribute {name!r}")

@@ -8,6 +8,7 @@ cuMemGetAddressRange, which fails cleanly (CUDA_ERROR_NOT_FOUND) outside an allo
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ from caiconform.cuda.device import ensure_context
 from caiconform.cuda.errors import CUDAError, call
 
 __all__ = [
+    "DeviceBuffer",
     "PointerInfo",
     "device_alloc",
     "device_free",
@@ -186,3 +188,30 @@ def address_range(ptr: int) -> tuple[int, int] | None:
             return None
         raise
     return int(base), int(size)
+
+
+class DeviceBuffer:
+    """Scratch device memory owned by this package (staging, gather output, checksum slots).
+
+    Not recorded in any allocation log: lifetime evidence concerns the producer's arrays only.
+    Freed on `close()` or when collected.
+    """
+
+    def __init__(self, nbytes: int, device: int = 0) -> None:
+        self.nbytes = nbytes
+        self.device = device
+        self.ptr = device_alloc(max(nbytes, 1), device)
+        self._finalizer = weakref.finalize(self, device_free, self.ptr, device)
+
+    @classmethod
+    def from_host(cls, data: np.ndarray, device: int = 0) -> DeviceBuffer:
+        data = np.ascontiguousarray(data)
+        buf = cls(data.nbytes, device)
+        copy_from_host(buf.ptr, data)
+        return buf
+
+    def to_host(self, stream: int | None = None) -> np.ndarray:
+        return copy_to_host(self.ptr, self.nbytes, stream)
+
+    def close(self) -> None:
+        self._finalizer()
