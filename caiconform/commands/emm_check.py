@@ -1,0 +1,89 @@
+"""Check Numba EMM plugin classes (module:Class) against the External Memory Management contract.
+
+Each plugin runs in a spawned process of its own with the plugin installed as Numba's memory
+manager: static checks (base class, abstract methods, construction without CUDA, interface
+version, set_memory_manager), then on a GPU: one instance per context, memalloc (sizes 1, 7,
+4096, 2^20+3 and an impossible one), finalizers, host memory, memory info, IPC handles opened in
+a further spawned process, defer_cleanup, initialize and reset. Without Numba or a GPU the
+checks that cannot run are listed as skipped, with the reason.
+
+Exit status: 0 when no MUST rule failed, 1 when one did, 2 when a target is not an importable
+class.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from caiconform.cli import UsageError
+from caiconform.cli import console as cli_console
+
+__all__ = ["add_arguments", "run", "render"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("targets", nargs="+", metavar="module:Class", help="plugin classes")
+    parser.add_argument("--json", action="store_true", help="print the reports as JSON")
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, metavar="S", help="seconds per plugin (600)"
+    )
+
+
+def render(reports, out) -> None:
+    """A table per plugin, then one summary line each."""
+    from rich.table import Table
+    from rich.text import Text
+
+    for report in reports:
+        if report.status == "usage":
+            continue
+        table = Table(title=report.target, title_justify="left")
+        for column in ("check", "rule", "level", "outcome", "detail"):
+            table.add_column(column, overflow="fold")
+        for r in report.results:
+            detail = r.message if r.outcome != "pass" else str(r.seen if r.seen is not None else "")
+            table.add_row(*(Text(x) for x in (r.check, r.rule, r.level, r.outcome, detail)))
+        out.print(table)
+    for report in reports:
+        if report.status == "usage":
+            continue
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(report.counts().items()))
+        must = sum(r.must_failure for r in report.results)
+        if all(r.outcome == "skip" for r in report.results):
+            verdict = "NOT CHECKED"
+        else:
+            verdict = "no MUST failure" if report.ok else f"{must} MUST failure(s)"
+        line = f"{report.target}: {verdict} ({counts})"
+        if report.status == "unavailable":
+            line += f"; {report.reason}"
+        out.print(line, markup=False, emoji=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from caiconform.emm.checker import check_plugin, exit_code, parse_target
+
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be > 0, got {args.timeout}")
+    for target in args.targets:
+        try:
+            parse_target(target)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    reports = [check_plugin(t, timeout=args.timeout) for t in args.targets]
+    code = exit_code(reports)
+    if args.json:
+        json.dump(
+            {"exit_code": code, "plugins": [r.to_dict() for r in reports]},
+            sys.stdout,
+            indent=2,
+            default=str,
+        )
+        sys.stdout.write("\n")
+    else:
+        render(reports, cli_console())
+    usage = [r for r in reports if r.status == "usage"]
+    if usage and not args.json:
+        raise UsageError("; ".join(f"{r.target}: {r.reason}" for r in usage))
+    return code

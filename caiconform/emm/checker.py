@@ -1,0 +1,235 @@
+"""Run the EMM checks of one plugin class in a spawned process of its own, and report.
+
+Isolation first (DESIGN decision 3): the plugin, Numba and CUDA load only in the child, which
+sends each result the moment it has it. A child that dies or stalls leaves a `crash` or `hang`
+result on the check it was running; everything learned before stays. Numba's memory-manager
+choice is process state, so each plugin gets a fresh process and the caller's choice is never
+touched; inside the child the checks restore whatever they change.
+
+The child registers the plugin through ``NUMBA_CUDA_MEMORY_MANAGER`` when the plugin's module
+names it as ``_numba_memory_manager`` (checking the environment-variable path too), otherwise
+through ``numba.cuda.set_memory_manager``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import multiprocessing
+import os
+import time
+from typing import Any
+
+from caiconform.emm.result import CheckResult, PluginReport
+from caiconform.runner.outcome import CRASH, HANG, SKIP
+
+__all__ = ["check_plugin", "parse_target", "exit_code", "GPU_CHECKS", "STATIC_CHECKS"]
+
+#: The static checks, as (check, rule), for saying what was skipped when Numba is missing.
+STATIC_CHECKS = (
+    ("subclass", "EMM-SUBCLASS"),
+    ("construct", "EMM-CONSTRUCT-NO-CUDA"),
+    ("interface-version", "EMM-INTERFACE-VERSION"),
+    ("set-memory-manager", "EMM-SET-FUNCTION"),
+    ("defer-documented", "EMM-DEFER-CLEANUP-DOCUMENTED"),
+)
+
+#: The GPU check groups, as (check, rule), in the order the child runs them.
+GPU_CHECKS = (
+    ("binding", "EMM-ONE-INSTANCE-PER-CONTEXT"),
+    ("numba-uses-plugin", "EMM-NUMBA-NO-DIRECT-ALLOC"),
+    ("memalloc", "EMM-ALLOC-VALID"),
+    ("memalloc-impossible", "EMM-ALLOC-VALID"),
+    ("finalizer", "EMM-POINTER-FINALIZER"),
+    ("host-memory", "EMM-ALLOC-POINTER-OBJECT"),
+    ("memory-info", "EMM-MEMORYINFO-TYPE"),
+    ("ipc", "EMM-IPC-HANDLE"),
+    ("defer-cleanup", "EMM-DEFER-CLEANUP"),
+    ("initialize", "EMM-INITIALIZE-IDEMPOTENT"),
+    ("reset-before-initialize", "EMM-RESET-BEFORE-INITIALIZE"),
+    ("reset", "EMM-RESET-FREES"),
+)
+
+
+def parse_target(target: str) -> tuple[str, str]:
+    """'pkg.mod:Class' -> ('pkg.mod', 'Class'); ValueError with the one line to show."""
+    module, sep, qualname = target.partition(":")
+    if not sep or not module or not qualname:
+        raise ValueError(f"target must be 'module:Class', got {target!r}")
+    return module, qualname
+
+
+def _cuda_state() -> str:
+    """The process's CUDA state, for telling whether a constructor made CUDA calls."""
+    from cuda.bindings import driver as cu
+
+    from caiconform.cuda.errors import call
+
+    current = call(cu.cuCtxGetCurrent)
+    active = []
+    for ordinal in range(call(cu.cuDeviceGetCount)):
+        _, on = call(cu.cuDevicePrimaryCtxGetState, call(cu.cuDeviceGet, ordinal))
+        if on:
+            active.append(ordinal)
+    where = f"0x{int(current):x}" if current is not None and int(current) else "none"
+    return f"current context {where}, active primary contexts {active}"
+
+
+def _module_found(module_name: str, send) -> bool:
+    """Whether the module exists, without importing it; sends a `usage` message if not."""
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError) as exc:
+        send("usage", f"module {module_name!r} not found ({type(exc).__name__}: {exc})")
+        return False
+    if spec is None:
+        send("usage", f"module {module_name!r} not found")
+        return False
+    return True
+
+
+def _child_main(target: str, conn) -> None:
+    """Body of the plugin's process: resolve, check statically, then on the GPU."""
+
+    def send(kind: str, payload: Any) -> None:
+        conn.send((kind, payload))
+
+    try:
+        _child_run(target, send)
+    finally:
+        send("done", None)
+        conn.close()
+
+
+def _child_run(target: str, send) -> None:
+    from caiconform.emm.static import NumbaEMM, NumbaUnavailable, static_checks
+
+    module_name, qualname = parse_target(target)
+    if not _module_found(module_name, send):
+        return
+    os.environ["NUMBA_CUDA_MEMORY_MANAGER"] = module_name
+    try:
+        api = NumbaEMM.load()
+        missing = ""
+    except NumbaUnavailable as exc:
+        api, missing = None, str(exc)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        if missing and isinstance(exc, ImportError) and (exc.name or "").startswith("numba"):
+            send("unavailable", missing)
+        else:
+            send("usage", f"cannot import {module_name!r}: {type(exc).__name__}: {exc}")
+        return
+    plugin: Any = module
+    for part in qualname.split("."):
+        if not hasattr(plugin, part):
+            send("usage", f"{module_name!r} has no attribute {qualname!r}")
+            return
+        plugin = getattr(plugin, part)
+    if not inspect.isclass(plugin):
+        send("usage", f"{target} is not a class (it is a {type(plugin).__name__})")
+        return
+    if api is None:
+        send("unavailable", missing)
+        return
+    via_env = getattr(module, "_numba_memory_manager", None) is plugin
+
+    from caiconform.cuda.device import device_info, gpu_available
+
+    gpu, why = gpu_available()
+    env = {
+        "numba_cuda": api.version,
+        "plugin_module": module_name,
+        "registered_via": "NUMBA_CUDA_MEMORY_MANAGER" if via_env else "set_memory_manager",
+    }
+    if gpu:
+        env["gpu"] = device_info(0)
+    send("environment", env)
+    results, _ = static_checks(plugin, api, _cuda_state if gpu else None)
+    for result in results:
+        send("result", result.to_dict())
+    if not gpu:
+        send("unavailable", f"no GPU ({why}): GPU checks skipped")
+        return
+
+    from caiconform.emm.checks import GpuChecks
+
+    previous = api.get_manager()
+    if not via_env:
+        api.set_memory_manager(plugin)
+    try:
+        checks = GpuChecks(plugin, api, lambda r: send("result", r.to_dict()))
+        checks.run(via_env, on_start=lambda check, rule: send("start", (check, rule)))
+    finally:
+        api.restore_manager(previous)
+
+
+def check_plugin(target: str, *, timeout: float = 600.0) -> PluginReport:
+    """Check one plugin class ("module:Class") in a spawned process; never raises for a bad
+    target (the report's status is then "usage")."""
+    report = PluginReport(target)
+    try:
+        parse_target(target)
+    except ValueError as exc:
+        report.status, report.reason = "usage", str(exc)
+        return report
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_main, args=(target, child), daemon=True)
+    proc.start()
+    child.close()
+    running: tuple[str, str] | None = None
+    deadline = time.monotonic() + timeout
+    finished = False
+    while not finished:
+        left = deadline - time.monotonic()
+        if left <= 0 or not parent.poll(left):
+            proc.kill()
+            _add_isolation(report, running, HANG, f"no answer within {timeout:.0f} s")
+            break
+        try:
+            kind, payload = parent.recv()
+        except EOFError:
+            proc.join(5)
+            _add_isolation(report, running, CRASH, f"process died (exit code {proc.exitcode})")
+            break
+        if kind == "result":
+            report.results.append(CheckResult.from_dict(payload))
+        elif kind == "start":
+            running = tuple(payload)
+        elif kind == "environment":
+            report.environment = payload
+        elif kind in ("usage", "unavailable"):
+            report.status, report.reason = kind, payload
+        elif kind == "done":
+            finished = True
+    proc.join(10)
+    if proc.is_alive():
+        proc.kill()
+    if report.status == "unavailable":
+        _add_skips(report)
+    return report
+
+
+def _add_isolation(report: PluginReport, running, outcome: str, why: str) -> None:
+    check, rule = running or ("process", "EMM-DEVICE-MEMORY")
+    report.results.append(CheckResult(check, rule, outcome, f"{check}: {why} [{rule}]"))
+
+
+def _add_skips(report: PluginReport) -> None:
+    """Name every check that could not run, with the reason, so nothing is silently absent."""
+    done = {r.check for r in report.results}
+    static_done = any(r.rule in {rule for _, rule in STATIC_CHECKS} for r in report.results)
+    pending = GPU_CHECKS if static_done else STATIC_CHECKS + GPU_CHECKS
+    for check, rule in pending:
+        if check not in done:
+            report.results.append(CheckResult(check, rule, SKIP, report.reason))
+
+
+def exit_code(reports: list[PluginReport]) -> int:
+    """2 if any target was unusable, else 1 if any MUST rule failed, else 0."""
+    if any(r.status == "usage" for r in reports):
+        return 2
+    return 0 if all(r.ok for r in reports) else 1
