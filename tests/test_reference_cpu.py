@@ -5,9 +5,21 @@ from __future__ import annotations
 import gc
 import threading
 
+import numpy as np
 import pytest
 
+from caiconform.cuda import gpu_available
+from caiconform.reference.consumer import ConsumerRefused, consume, inspect_dict
+from caiconform.reference.live import live_check
+from caiconform.reference.producer import (
+    check_layout,
+    host_values,
+    interface_dict,
+    sentinel_of,
+)
 from caiconform.reference.tracking import Allocation, AllocationLog
+from caiconform.spec.layout import Layout
+from caiconform.spec.validate import keys_for_version, validate
 
 
 def test_log_counts_live_and_freed():
@@ -93,3 +105,145 @@ def test_allocation_failed_free_is_not_logged_as_freed():
     with pytest.raises(RuntimeError):
         a.close()
     assert log.is_live(0x300) and not log.was_freed(0x300)
+
+
+# ---- interface dicts (producer side, pure) ------------------------------------------------
+
+HAVE_GPU, NO_GPU_REASON = gpu_available()
+
+LAYOUTS = [
+    Layout((2, 3)),
+    Layout((2, 3), (4, 8), kind="F"),
+    Layout((2, 3), (32, 4), pad=16, kind="padded"),
+    Layout((3, 2), (-8, 4), offset=16, kind="negative"),
+    Layout((4, 3), (0, 4), kind="broadcast"),
+    Layout((0, 3), kind="C"),
+    Layout((5,), (6,), kind="odd", portable=False),
+]
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda lay: lay.kind)
+def test_interface_dict_has_exactly_the_versions_keys_and_validates(version, layout):
+    stream = 7 if version == 3 else None
+    d = interface_dict(0x7F00_0000_0000, layout, "<f4", version, True, stream)
+    assert set(d) == set(keys_for_version(version)) - {"descr"}
+    assert d["version"] == version and d["data"][1] is True
+    assert isinstance(d["shape"], tuple) and all(type(n) is int for n in d["shape"])
+    if 0 in layout.shape:
+        assert d["data"][0] == 0
+    if version < 2:
+        assert d["strides"] is not None
+    elif layout.strides is None:
+        assert d["strides"] is None
+    report = validate(d)
+    assert report.ok, [f.message for f in report.errors]
+
+
+def test_interface_dict_refuses_what_the_version_cannot_say():
+    with pytest.raises(ValueError, match="CAI-V0-NO-MASK"):
+        interface_dict(16, Layout((1,)), "<i4", 0, mask=object())
+    with pytest.raises(ValueError, match="CAI-V2-STREAM-UNDEFINED"):
+        interface_dict(16, Layout((1,)), "<i4", 2, stream=5)
+    with pytest.raises(ValueError, match="CAI-STREAM-ZERO-FORBIDDEN"):
+        interface_dict(16, Layout((1,)), "<i4", 3, stream=0)
+    with pytest.raises(ValueError, match="version"):
+        interface_dict(16, Layout((1,)), "<i4", 4)
+
+
+def test_host_values_converts_broadcasts_and_reinterprets_void():
+    out = host_values([1, 2, 3], (2, 3), ">i2")
+    assert out.dtype == np.dtype(">i2") and out.shape == (2, 3) and out.flags.c_contiguous
+    void = host_values(np.arange(6, dtype=np.uint8).reshape(3, 2), (3,), "<V2")
+    assert void.dtype == np.dtype("V2") and void.tobytes() == bytes(range(6))
+
+
+def test_check_layout_accepts_disjoint_and_refuses_overlap():
+    check_layout(Layout((3, 2), (-8, 4), offset=16), 4, np.zeros((3, 2), "i4"))
+    check_layout(Layout((2, 2), (3, 6), kind="odd"), 2, np.zeros((2, 2), "i2"))
+    check_layout(Layout((4, 3), (0, 4)), 4, np.tile(np.arange(3, dtype="f4"), (4, 1)))
+    with pytest.raises(ValueError, match="stride 0"):
+        check_layout(Layout((4, 3), (0, 4)), 4, np.arange(12, dtype="f4").reshape(4, 3))
+    with pytest.raises(ValueError, match="overlapping"):
+        check_layout(Layout((2, 2), (4, 4)), 4, np.arange(4, dtype="f4").reshape(2, 2))
+    with pytest.raises(ValueError, match="overlapping"):
+        check_layout(Layout((3,), (2,), portable=False), 4, np.arange(3, dtype="f4"))
+
+
+def test_sentinel_differs_from_values_in_every_byte():
+    values = np.array([0.0, 1.5, -3.25], dtype="<f8")
+    sent = sentinel_of(values)
+    assert sent.dtype == values.dtype and sent.shape == values.shape
+    assert np.all(sent.view(np.uint8) != values.view(np.uint8))
+
+
+# ---- consumer: refusals that need no device -----------------------------------------------
+
+
+def _good(**over) -> dict:
+    d = {
+        "shape": (4,),
+        "typestr": "<f4",
+        "data": (0x7F00_0000_1000, False),
+        "version": 3,
+        "strides": None,
+        "stream": None,
+    }
+    d.update(over)
+    return d
+
+
+@pytest.mark.parametrize(
+    ("bad", "rule"),
+    [
+        (_good(stream=0), "CAI-STREAM-ZERO-FORBIDDEN"),
+        (_good(shape=[4]), "CAI-SHAPE-TUPLE"),
+        (_good(data=(0, False)), "CAI-DATA-NONZERO-SIZE-NONNULL"),
+        (_good(typestr="<f3"), "CAI-TYPESTR-GRAMMAR"),
+        (_good(strides=(4, 4)), "CAI-STRIDES-NDIM"),
+        (_good(version=9), "CAI-VERSION-KNOWN"),
+    ],
+)
+def test_consumer_refuses_invalid_dicts_with_rule_ids(bad, rule):
+    with pytest.raises(ConsumerRefused) as info:
+        consume(bad)
+    assert rule in info.value.rules
+    assert f"[{rule}]" in str(info.value)
+
+
+def test_consumer_refuses_objects_without_a_dict():
+    class Broken:
+        @property
+        def __cuda_array_interface__(self):
+            raise RuntimeError("boom")
+
+    with pytest.raises(ConsumerRefused) as info:
+        consume(Broken())
+    assert info.value.rules == ["CAI-ATTR-DICT"]
+
+
+def test_consumer_reads_zero_size_without_touching_a_device():
+    class Empty:
+        __cuda_array_interface__ = _good(shape=(0, 3), data=(0, False))
+
+    owner = Empty()
+    result = consume(owner)
+    assert result.values.shape == (0, 3) and result.values.dtype == np.dtype("<f4")
+    assert result.owner is owner and result.pointer is None
+
+
+def test_inspect_dict_resolves_strides_and_stream():
+    plan, warnings = inspect_dict(_good(shape=(2, 3), stream=5))
+    assert plan.strides == (12, 4) and plan.stream == 5 and plan.count == 6
+    plan, _ = inspect_dict(_good(version=2, stream=None) | {"mask": None})
+    assert plan.stream is None
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="needs a machine without a GPU")
+def test_consumer_and_live_check_without_gpu():
+    from caiconform.cuda import CUDAError
+
+    with pytest.raises(CUDAError, match="no NVIDIA driver"):
+        consume(_good())
+    findings, why = live_check(_good())
+    assert findings == [] and why.startswith("live checks skipped: no NVIDIA driver")

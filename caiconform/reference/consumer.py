@@ -60,6 +60,12 @@ class ConsumeResult:
     allocation: tuple[int, int] | None = None
     stream: int | None = None
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """The values, so `np.asarray(result)` works where an adapter expects an array."""
+        if self.values is None:
+            raise ValueError("this result holds a checksum, not the values")
+        return self.values if dtype is None else self.values.astype(dtype)
+
 
 @dataclass(frozen=True)
 class _Plan:

@@ -154,7 +154,8 @@ class ReferenceArray:
     typestr: any numpy-representable typestr, byte order included (`>i4`, `|b1`, `<V2`, ...).
     version: the CAI version exported (0-3), with exactly that version's keys.
     readonly: the exported read-only flag.
-    mask: another ReferenceArray (of bools) exported as `mask` (version >= 1).
+    mask: a ReferenceArray of bools, or a host array turned into one (C layout), exported
+        as `mask` (version >= 1).
     stream_scenario: one of STREAM_SCENARIOS; with version < 3 there is no stream to export,
         so the work is finished before the array is handed out.
     delay_us: spin before the final write in scenarios with pending work.
@@ -172,7 +173,7 @@ class ReferenceArray:
         *,
         version: int = 3,
         readonly: bool = False,
-        mask: ReferenceArray | None = None,
+        mask: ReferenceArray | np.ndarray | None = None,
         stream_scenario: str = "none",
         delay_us: int = DEFAULT_DELAY_US,
         device: int = 0,
@@ -189,6 +190,16 @@ class ReferenceArray:
             raise ValueError(f"version must be 0..3, got {version!r}")
         if mask is not None and version == 0:
             raise ValueError("version 0 has no mask entry [CAI-V0-NO-MASK]")
+        if mask is not None and not isinstance(mask, ReferenceArray):
+            host_mask = np.asarray(mask, dtype=np.bool_)
+            mask = ReferenceArray(
+                host_mask,
+                Layout(host_mask.shape),
+                "|b1",
+                version=version,
+                device=device,
+                manager=manager,
+            )
         self.layout = layout
         self.typestr = typestr
         self.version = version
