@@ -21,6 +21,7 @@ __all__ = ["COMMANDS", "UsageError", "main", "console"]
 COMMANDS: dict[str, str] = {
     "check": "caiconform.commands.check",
     "rules": "caiconform.commands.rules",
+    "report": "caiconform.commands.report",
     "emm-check": "caiconform.commands.emm_check",
 }
 

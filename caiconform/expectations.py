@@ -19,8 +19,9 @@ deleted. The file format is documented in docs/expectations.md.
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ __all__ = [
     "apply_expectations",
     "env_versions",
     "installed_version",
+    "wildcard_match",
 ]
 
 #: Outcomes that are findings: a result that is neither `pass` nor `skip` needs explaining.
@@ -69,7 +71,7 @@ _ENTRY_KEYS = frozenset(
     }
 )
 _TOP_KEYS = frozenset({"version", "expectations"})
-_GLOB_CHARS = frozenset("*?[")
+_GLOB_CHARS = frozenset("*?")
 
 #: Looks up a library's version by name (adapter or distribution name); None when unknown.
 VersionLookup = Callable[[str], "str | None"]
@@ -89,10 +91,11 @@ def _canonical(name: str) -> str:
 class Expectation:
     """One entry of an expectation file.
 
-    `rule`, `producer`, `consumer` and `check` are fnmatch globs (`rule` is usually an exact
+    `rule`, `producer`, `consumer` and `check` are wildcard patterns (`*` any characters, `?` one
+    character, nothing else special; `rule` is usually an exact
     catalogue ID; a record without a rule, such as a crash, counts as the empty string, which
     `*` matches). `params` maps a dotted path into the record's params (`layout.kind`,
-    `layout.shape.0`) to a pattern: a string is a glob over the value (strings as they are,
+    `layout.shape.0`) to a pattern: a string is a wildcard pattern over the value (strings as they are,
     anything else as compact JSON, e.g. `"[0, *]"`), a list is any-of, any other value must be
     equal. `outcomes` are the finding outcomes it expects; `when` is a version condition such as
     `torch<2.12`, checked against the versions recorded for the run.
@@ -165,8 +168,21 @@ class Expectation:
         }
 
 
+@functools.lru_cache(maxsize=1024)
+def _compile(pattern: str) -> re.Pattern[str]:
+    """`*` any run of characters, `?` one character, everything else literal: no character
+    classes, so `[0, *]` matches a JSON list starting with 0 without escaping."""
+    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def wildcard_match(text: str, pattern: str) -> bool:
+    """True when the whole of `text` matches `pattern` (see `_compile`)."""
+    return _compile(pattern).fullmatch(text) is not None
+
+
 def _glob(value: Any, pattern: str) -> bool:
-    return fnmatch.fnmatchcase("" if value is None else str(value), pattern)
+    return wildcard_match("" if value is None else str(value), pattern)
 
 
 def _resolve(params: Any, path: str) -> tuple[bool, Any]:
@@ -188,7 +204,7 @@ def _resolve(params: Any, path: str) -> tuple[bool, Any]:
 def _value_matches(value: Any, pattern: Any) -> bool:
     if isinstance(pattern, str):
         text = value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "))
-        return fnmatch.fnmatchcase(text, pattern)
+        return wildcard_match(text, pattern)
     if isinstance(pattern, bool) or isinstance(value, bool):
         return value is pattern
     return value == pattern
@@ -292,7 +308,7 @@ def _parse_entry(entry: Any, index: int, source: str) -> Expectation:
             raise fail(key, f"must be a non-empty string, got {entry[key]!r}")
     rule = entry["rule"]
     if _GLOB_CHARS & set(rule):
-        if rule != "*" and not fnmatch.filter(RULES, rule):
+        if rule != "*" and not any(wildcard_match(rule_id, rule) for rule_id in RULES):
             raise fail("rule", f"pattern {rule!r} matches no rule in the catalogue")
     elif rule not in RULES:
         raise fail("rule", f"unknown rule ID {rule!r} (see `caiconform rules`)")

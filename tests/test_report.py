@@ -283,7 +283,7 @@ def test_cli_writes_the_three_files(tmp_path, capsys):
     assert {p.name for p in out.iterdir()} == {"matrix.json", "matrix.md", "index.html"}
     matrix = json.loads((out / "matrix.json").read_text())
     assert len(matrix["runs"]) == 2
-    assert "6 finding group(s)" in capsys.readouterr().out
+    assert "62 results, 5 finding group(s)" in capsys.readouterr().out
 
 
 def test_cli_writes_into_the_run_directory_by_default(tmp_path):
