@@ -477,7 +477,7 @@ def fake_reference(monkeypatch):
 
     def consume(obj, **kwargs):
         calls["consume"] = (obj, kwargs)
-        return "values"
+        return types.SimpleNamespace(values="values")
 
     producer.ReferenceArray = reference_array
     consumer.consume = consume

@@ -78,6 +78,11 @@ class ReferenceAdapter(Adapter):
         )
 
     def consume(self, obj: Any) -> np.ndarray:
+        """The values the reference consumer read (its ConsumeResult, with the validator's
+        warnings and the driver's pointer facts, is available from `consume_result`)."""
+        return self.consume_result(obj).values
+
+    def consume_result(self, obj: Any) -> Any:
         from caiconform.reference.consumer import consume
 
         return consume(obj, sync="host")
