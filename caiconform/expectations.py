@@ -50,6 +50,7 @@ __all__ = [
     "apply_expectations",
     "env_versions",
     "installed_version",
+    "lookup_version",
     "wildcard_match",
 ]
 
@@ -367,25 +368,27 @@ def _check_when(when: str, fail: Callable[[str, str], ExpectationError]) -> None
 
 
 def env_versions(env: Mapping[str, Any]) -> dict[str, str]:
-    """Library versions recorded in a run's env.json, keyed by canonical name.
+    """Library versions recorded in a run's env.json (`libraries`: distribution -> version, or
+    None when absent), keyed by canonical distribution name.
 
-    `libraries` maps adapter names to their version (a string, or an object with `version` and
-    optionally `distribution`); both the adapter name and the distribution name are keys, so a
-    condition may say `cupy<14` or `cupy-cuda13x<14`. `packages` (distribution -> version) is
-    read too.
+    A name without an exact entry also finds the one distribution named `<name>-...`, so a
+    condition may say `cupy<14` for `cupy-cuda13x` (see `lookup_version`).
     """
     versions: dict[str, str] = {}
-    for name, version in (env.get("packages") or {}).items():
+    for name, version in (env.get("libraries") or {}).items():
         if isinstance(version, str):
             versions[_canonical(name)] = version
-    for name, info in (env.get("libraries") or {}).items():
-        if isinstance(info, str):
-            versions[_canonical(name)] = info
-        elif isinstance(info, Mapping) and isinstance(info.get("version"), str):
-            versions[_canonical(name)] = info["version"]
-            if isinstance(info.get("distribution"), str):
-                versions[_canonical(info["distribution"])] = info["version"]
     return versions
+
+
+def lookup_version(versions: Mapping[str, str], name: str) -> str | None:
+    """`versions[name]`, or the version of the only distribution whose name starts with
+    `name-` (cupy -> cupy-cuda13x); None when there is none or more than one."""
+    key = _canonical(name)
+    if key in versions:
+        return versions[key]
+    prefixed = [v for dist, v in versions.items() if dist.startswith(key + "-")]
+    return prefixed[0] if len(prefixed) == 1 else None
 
 
 def installed_version(name: str) -> str | None:

@@ -14,6 +14,7 @@ from caiconform.expectations import (
     apply_expectations,
     env_versions,
     load_expectations,
+    lookup_version,
     parse_expectations,
 )
 from caiconform.report.build import apply_to_run, load_runs
@@ -271,11 +272,14 @@ def test_when_condition_uses_the_versions_of_each_run():
     assert not application.entries[0].is_error
 
 
-def test_env_versions_reads_adapter_and_distribution_names():
+def test_env_versions_reads_distributions_and_prefixes():
     env = json.loads((RUN_A / "env.json").read_text())
     versions = env_versions(env)
-    assert versions["cupy"] == versions["cupy-cuda13x"] == "14.2.0"
     assert versions["numba-cuda"] == "0.30.4"
+    assert "pycuda" not in versions  # recorded as absent (null)
+    assert lookup_version(versions, "cupy") == lookup_version(versions, "cupy_cuda13x") == "14.2.0"
+    assert lookup_version(versions, "numba") == "0.68.0"  # an exact name wins over numba-cuda
+    assert lookup_version(versions, "warp") is None
 
 
 def test_applying_to_a_merged_run_judges_each_run_by_its_env(tmp_path):

@@ -53,7 +53,7 @@ def test_load_run_reads_every_record_and_the_env():
     run = load_run(RUN_A)
     assert len(run.records) == len(_records(RUN_A))
     (run_id,) = run.envs
-    assert run.envs[run_id]["gpus"][0]["name"] == "NVIDIA H100 80GB HBM3"
+    assert run.envs[run_id]["gpu"]["devices"][0]["name"] == "NVIDIA H100 80GB HBM3"
     assert run.dirs[run_id] == RUN_A
     assert run.warnings == []
 
@@ -233,7 +233,7 @@ def test_merge_dedupes_by_run_id_and_seq_and_keeps_envs_per_run():
     merged = merge_runs([a, b, load_run(RUN_A)])
     assert len(merged.records) == len(a.records) + len(b.records)
     assert any("dropped 57 duplicate" in w for w in merged.warnings)
-    gpus = {env["gpus"][0]["name"] for env in merged.envs.values()}
+    gpus = {env["gpu"]["devices"][0]["name"] for env in merged.envs.values()}
     assert gpus == {"NVIDIA H100 80GB HBM3", "NVIDIA H200"}
     matrix = build_matrix(merged, RUN_A)
     assert _cell(matrix, "roundtrip", "numba", "torch")["counts"] == {"pass": 2, "rejected": 2}

@@ -11,13 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
-
 from caiconform.expectations import (
     Application,
     Expectation,
     apply_expectations,
     env_versions,
+    lookup_version,
 )
 from caiconform.report.html import render_html
 from caiconform.report.load import ReportInputError, Run, load_run
@@ -52,7 +51,7 @@ def apply_to_run(expectations: list[Expectation], run: Run) -> Application:
 
     def version_of(record: dict) -> Callable[[str], str | None]:
         table = versions.get(str(record["run_id"]), {})
-        return lambda name: table.get(canonicalize_name(name))
+        return lambda name: lookup_version(table, name)
 
     return apply_expectations(expectations, run.records, version_of)
 
