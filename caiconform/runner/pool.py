@@ -127,7 +127,7 @@ class Worker:
         if self._log is None:
             if self.log_path is not None:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
-                self._log = open(self.log_path, "ab")  # noqa: SIM115 -- lives as long as the slot
+                self._log = open(self.log_path, "a+b")  # noqa: SIM115 -- lives as long as the slot
             else:
                 self._log = tempfile.TemporaryFile()  # noqa: SIM115
         command = [sys.executable, "-m", "caiconform.runner.worker"]

@@ -1,0 +1,61 @@
+"""Where a run's libraries come from: the default *adapter source*, backed by the adapter
+registry.
+
+An adapter source is a module with `names() -> list[str]` (called in the parent; must be cheap)
+and `probe(name) -> dict` (called in a worker, because answering "is it available?" imports the
+library). The runner accepts another source module for synthetic adapters in tests or private
+adapters; `LibraryInfo` is what a probe answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["LibraryInfo", "names", "probe"]
+
+
+@dataclass(frozen=True)
+class LibraryInfo:
+    """What the runner needs to know about one library to plan its cells."""
+
+    name: str
+    available: bool
+    reason: str = ""
+    version: str | None = None
+    capabilities: frozenset[str] = field(default_factory=frozenset)
+    needs_gpu: bool = True
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LibraryInfo:
+        return cls(
+            name=data["name"],
+            available=bool(data.get("available")),
+            reason=data.get("reason") or "",
+            version=data.get("version"),
+            capabilities=frozenset(data.get("capabilities") or ()),
+            needs_gpu=bool(data.get("needs_gpu", True)),
+        )
+
+
+def names() -> list[str]:
+    """Every adapter the registry knows (built-ins and entry points)."""
+    from caiconform.adapters import registry
+
+    return list(registry.names())
+
+
+def probe(name: str) -> dict[str, Any]:
+    """Availability, version, capabilities and GPU need of one adapter (run in a worker)."""
+    from caiconform.adapters import registry
+
+    adapter = registry.get(name)
+    available, reason = adapter.available()
+    return {
+        "name": name,
+        "available": available,
+        "reason": reason,
+        "version": adapter.version(),
+        "capabilities": sorted(adapter.capabilities),
+        "needs_gpu": bool(getattr(adapter, "needs_gpu", True)),
+    }
