@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "rules": "caiconform.commands.rules",
     "report": "caiconform.commands.report",
     "emm-check": "caiconform.commands.emm_check",
+    "run": "caiconform.commands.run",
 }
 
 EXIT_USAGE = 2

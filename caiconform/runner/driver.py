@@ -81,6 +81,7 @@ class RunConfig:
     health_hooks: Sequence[str] = ()
     adapter_source: str = "caiconform.runner.libraries"
     resume: bool = False
+    run_id: str | None = None
 
     def saved(self) -> dict[str, Any]:
         return {
@@ -320,7 +321,8 @@ def skip_record(cell: Cell, reason: str) -> dict[str, Any]:
 
 
 # -- the run --------------------------------------------------------------------------------
-def _new_run_id() -> str:
+def new_run_id() -> str:
+    """A run ID: the UTC start time and a short random suffix."""
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
@@ -345,7 +347,11 @@ def _new_run(config: RunConfig) -> str:
     config.out.mkdir(parents=True, exist_ok=True)
     if config.seed is None:
         config.seed = secrets.randbits(32)
-    meta = {"run_id": _new_run_id(), "created": time.time(), "settings": config.saved()}
+    meta = {
+        "run_id": config.run_id or new_run_id(),
+        "created": time.time(),
+        "settings": config.saved(),
+    }
     (config.out / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta["run_id"]
 

@@ -1,0 +1,292 @@
+"""Run the conformance matrix: every check family over every library pair, isolated.
+
+Each example runs in a persistent worker process, so a library that aborts, segfaults, hangs
+or poisons its CUDA context costs one example (outcome crash, hang or poisoned), not the run.
+Every finished example is appended to RUN_DIR/results.jsonl at once; non-pass examples get a
+reproducer script in RUN_DIR/repro/, and hypothesis shrinks each kind of non-pass result to a
+minimal example. A killed run continues with `--resume --out RUN_DIR`.
+
+Cells that cannot run here (library not installed, no GPU) are skipped and listed with the
+reason. Exit status: 0 the run completed (findings are results, not errors); 2 bad usage (an
+unknown library or check); 130 interrupted (resume it with --resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_arguments", "run"]
+
+_OUTCOME_STYLE = {
+    "pass": "green",
+    "fail": "red",
+    "rejected": "yellow",
+    "accepted-invalid": "red",
+    "crash": "bold red",
+    "hang": "bold red",
+    "poisoned": "bold red",
+    "skip": "dim",
+}
+
+
+def _names(value: str) -> list[str]:
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of names")
+    return list(dict.fromkeys(names))
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return number
+
+
+def _count(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}")
+    return number
+
+
+def _seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {value!r}") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
+    return number
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--libraries", type=_names, metavar="A,B,...", help="adapters to run (default: all)"
+    )
+    parser.add_argument(
+        "--checks",
+        type=_names,
+        metavar="FAMILY,...",
+        help="check families (default: all); a dotted module path names a custom family",
+    )
+    parser.add_argument(
+        "--max-examples", type=_positive_int, default=100, metavar="N", help="per cell (100)"
+    )
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="run directory (default: runs/<run id>)"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the killed or interrupted run in --out"
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=max(1, min(os.cpu_count() or 1, 8)),
+        metavar="N",
+        help="worker processes, one cell each at a time (default: CPU cores, at most 8)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="S",
+        help="seconds one example may take before it counts as a hang (30)",
+    )
+    parser.add_argument(
+        "--gpus",
+        type=_count,
+        metavar="N",
+        help="GPUs to spread workers over (default: detected; 0 runs only what needs no GPU)",
+    )
+    parser.add_argument("--seed", type=_count, metavar="N", help="hypothesis seed of the run")
+    parser.add_argument(
+        "--no-shrink", action="store_true", help="keep non-pass examples as found, unshrunk"
+    )
+    parser.add_argument(
+        "--shrink-budget",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="seconds spent shrinking each kind of non-pass result of a cell (60)",
+    )
+    parser.add_argument(
+        "--adapter-source",
+        default="caiconform.runner.libraries",
+        metavar="MODULE",
+        help="module providing names() and probe(name) for the libraries (the adapter registry)",
+    )
+
+
+class _Display:
+    """Live progress: a rich progress bar on a terminal, one plain line per cell otherwise.
+    Called from the cell threads, hence the lock."""
+
+    def __init__(self, console: Any, max_examples: int) -> None:
+        self.console = console
+        self.max_examples = max_examples
+        self.lock = threading.Lock()
+        self.progress = None
+        self.task = None
+        self.done = 0
+        self.total = 0
+        self.started: dict[str, float] = {}
+        self.seen: dict[str, int] = {}
+
+    def __enter__(self) -> _Display:
+        if self.console.is_terminal:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("examples"),
+                TimeElapsedColumn(),
+                console=self.console,
+            )
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def planned(self, cells: Sequence[Any], skipped: Sequence[tuple[Any, str]]) -> None:
+        self.total = len(cells)
+        self.console.print(
+            f"{len(cells)} cells to run, {len(skipped)} skipped here"
+            + (" (listed at the end)" if skipped else "")
+        )
+        if self.progress is not None:
+            self.task = self.progress.add_task("starting", total=len(cells) * self.max_examples)
+
+    def cell_started(self, cell: Any, already: int) -> None:
+        with self.lock:
+            self.started[cell.key] = time.monotonic()
+            self.seen[cell.key] = already
+            if self.progress is not None:
+                self.progress.update(self.task, advance=already, description=cell.key)
+
+    def example(self, cell: Any, record: dict[str, Any]) -> None:
+        with self.lock:
+            self.seen[cell.key] = self.seen.get(cell.key, 0) + 1
+            if self.progress is not None:
+                self.progress.update(self.task, advance=1, description=cell.key)
+
+    def cell_finished(self, cell: Any, counts: Counter) -> None:
+        with self.lock:
+            self.done += 1
+            elapsed = time.monotonic() - self.started.pop(cell.key, time.monotonic())
+            examples = self.seen.pop(cell.key, 0)
+            if self.progress is not None:
+                self.progress.update(self.task, advance=max(0, self.max_examples - examples))
+            parts = ", ".join(
+                f"[{_OUTCOME_STYLE.get(o, '')}]{n} {o}[/]" for o, n in counts.most_common()
+            )
+            self.console.print(
+                f"[{self.done}/{self.total}] {cell.key}: {parts or 'no examples'} ({elapsed:.1f} s)"
+            )
+
+
+def _summary(console: Any, result: Any) -> None:
+    from rich.table import Table
+
+    from caiconform.runner.driver import summarize
+    from caiconform.runner.outcome import OUTCOMES
+
+    table = Table(title=f"run {result.run_id}: examples by outcome")
+    table.add_column("family")
+    for outcome in OUTCOMES:
+        table.add_column(outcome, justify="right", style=_OUTCOME_STYLE[outcome])
+    totals: Counter = Counter()
+    for family, counts in summarize(result.records).items():
+        totals.update(counts)
+        table.add_row(family, *(str(counts.get(o, "")) for o in OUTCOMES))
+    table.add_row("[b]all[/b]", *(f"[b]{totals.get(o, '')}[/b]" for o in OUTCOMES))
+    console.print(table)
+
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for key, reason in result.skipped:
+        by_reason[reason].append(key)
+    if by_reason:
+        console.print(f"Skipped {len(result.skipped)} cells here:")
+        for reason, keys in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+            shown = ", ".join(keys[:4]) + (f", ... ({len(keys) - 4} more)" if len(keys) > 4 else "")
+            console.print(f"  {len(keys)} x {reason}: {shown}", markup=False)
+    ran = sum(totals.values()) - totals.get("skip", 0)
+    if ran == 0:
+        console.print("Nothing ran here: every cell was skipped (see the reasons above).")
+    shrunk = sum(1 for r in result.records if r.get("shrunk"))
+    repro = sum(1 for r in result.records if r.get("repro"))
+    console.print(
+        f"{repro} reproducer scripts ({shrunk} shrunk to a minimal example) in "
+        f"{result.run_dir / 'repro'}",
+        markup=False,
+    )
+    for note in result.notes:
+        console.print(f"note: {note}", markup=False)
+    console.print(f"Results: {result.run_dir / 'results.jsonl'}", markup=False)
+    console.print(f"Report: caiconform report {result.run_dir}", markup=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from caiconform.cli import UsageError, console
+    from caiconform.runner import driver
+    from caiconform.runner.plan import UsageError as PlanUsageError
+    from caiconform.runner.plan import default_checks
+
+    if args.resume and args.out is None:
+        raise UsageError("--resume needs --out RUN_DIR (the run to continue)")
+    run_id = None if args.out else driver.new_run_id()
+    out = args.out or Path("runs") / run_id
+    config = driver.RunConfig(
+        out=out,
+        run_id=run_id,
+        checks=args.checks or default_checks(),
+        libraries=args.libraries,
+        max_examples=args.max_examples,
+        seed=args.seed,
+        workers=args.workers,
+        timeout_s=args.timeout,
+        gpus=args.gpus,
+        shrink=not args.no_shrink,
+        shrink_budget_s=args.shrink_budget,
+        adapter_source=args.adapter_source,
+        resume=args.resume,
+    )
+    out_console = console()
+    try:
+        with _Display(out_console, args.max_examples) as display:
+            result = driver.run_matrix(config, display)
+    except PlanUsageError as exc:
+        raise UsageError(str(exc)) from None
+    if result.resumed_cells:
+        out_console.print(f"resumed: {result.resumed_cells} cells were already complete")
+    _summary(out_console, result)
+    if result.interrupted:
+        print(f"interrupted; continue with: caiconform run --resume --out {out}", file=sys.stderr)
+        return 130
+    return 0
