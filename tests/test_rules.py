@@ -1,0 +1,140 @@
+"""The rule catalogue: well-formed, unique IDs whose sections point at real places in the spec."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from caiconform.spec import rules as rules_module
+from caiconform.spec.rules import RULES, SPEC_FILES, Level, Rule, Side, get, rules_for_version
+
+ID_PATTERN = re.compile(r"^(CAI|EMM)-[A-Z0-9]+(-[A-Z0-9]+)*$")
+_UNDERLINE = re.compile(r'^([=\-~^"`#*+])\1{2,}$')
+_LABEL = re.compile(r"^\.\. _([^:`]+):\s*$")
+
+
+def _spec_dir() -> Path | None:
+    """Where the spec texts are: $CAICONFORM_SPEC_DIR, docs/spec in the checkout, or the
+    shared folder of the development machine."""
+    root = Path(__file__).resolve().parent.parent
+    candidates = [
+        os.environ.get("CAICONFORM_SPEC_DIR"),
+        root / "docs" / "spec",
+        root / "shared" / "spec",
+        "/work/shared/spec",
+    ]
+    for candidate in candidates:
+        if candidate and all((Path(candidate) / name).is_file() for name in SPEC_FILES.values()):
+            return Path(candidate)
+    return None
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def anchors(text: str) -> set[str]:
+    """Every anchor a rule may cite in an rst text: each heading's slug, each heading's slug
+    prefixed by its parent's (for repeated titles such as "Data"), and each explicit label."""
+    lines = text.splitlines()
+    found = {m.group(1) for m in map(_LABEL.match, lines) if m}
+    levels: list[str] = []  # underline characters in order of first appearance
+    parents: dict[int, str] = {}
+    for i in range(1, len(lines)):
+        title = lines[i - 1].strip()
+        if not _UNDERLINE.match(lines[i]) or not title or _UNDERLINE.match(title):
+            continue
+        char = lines[i][0]
+        if char not in levels:
+            levels.append(char)
+        depth = levels.index(char)
+        slug = _slug(title)
+        found.add(slug)
+        if depth - 1 in parents:
+            found.add(f"{parents[depth - 1]}-{slug}")
+        parents[depth] = slug
+        for deeper in [d for d in parents if d > depth]:
+            del parents[deeper]
+    return found
+
+
+def test_ids_are_well_formed_and_match_their_keys():
+    for rule_id, rule in RULES.items():
+        assert ID_PATTERN.match(rule_id), f"rule ID {rule_id!r} is not CAI-/EMM- upper-case words"
+        assert rule.id == rule_id
+
+
+def test_ids_are_unique_across_the_source_modules():
+    from caiconform.spec import _cai, _emm
+
+    ids = [r.id for r in (*_cai.RULES, *_emm.RULES)]
+    duplicates = {i for i in ids if ids.count(i) > 1}
+    assert not duplicates, f"duplicate rule IDs: {sorted(duplicates)}"
+    assert len(ids) == len(RULES)
+
+
+@pytest.mark.parametrize("rule", list(RULES.values()), ids=list(RULES))
+def test_rule_fields_are_valid(rule: Rule):
+    assert isinstance(rule.level, Level)
+    assert isinstance(rule.side, Side)
+    assert rule.text.strip() and rule.text.rstrip().endswith("."), rule.text
+    spec, _, anchor = rule.section.partition("#")
+    assert spec in SPEC_FILES and anchor, f"{rule.id}: section {rule.section!r}"
+    if rule.id.startswith("CAI-"):
+        assert rule.versions and set(rule.versions) <= {0, 1, 2, 3}
+        assert list(rule.versions) == sorted(rule.versions)
+        assert spec in ("cai-v3", "cai-v2")
+    else:
+        assert rule.versions == () and spec == "emm"
+        assert not rule.dict_visible, "EMM rules are not about interface dicts"
+
+
+def test_portability_rules_are_named_as_such():
+    for rule in RULES.values():
+        is_port = rule.level is Level.PORTABILITY
+        assert is_port == rule.id.startswith("CAI-PORT-"), rule.id
+
+
+def test_sections_resolve_to_a_heading_or_label_in_the_spec():
+    spec_dir = _spec_dir()
+    if spec_dir is None:
+        pytest.skip("spec texts not found: set CAICONFORM_SPEC_DIR to the folder holding them")
+    known = {key: anchors((spec_dir / name).read_text()) for key, name in SPEC_FILES.items()}
+    missing = [
+        f"{r.id}: {r.section}"
+        for r in RULES.values()
+        if r.section.partition("#")[2] not in known[r.section.partition("#")[0]]
+    ]
+    assert not missing, "sections with no heading or label in the spec:\n" + "\n".join(missing)
+
+
+def test_anchor_extraction_sees_nested_and_labelled_sections():
+    text = ".. _top-label:\n\nLifetime\n--------\n\nData\n~~~~\n\nOther\n-----\n"
+    assert anchors(text) == {"top-label", "lifetime", "data", "lifetime-data", "other"}
+
+
+def test_get_and_rules_for_version():
+    assert get("CAI-STREAM-ZERO-FORBIDDEN").versions == (3,)
+    with pytest.raises(KeyError, match="CAI-NO-SUCH-RULE"):
+        get("CAI-NO-SUCH-RULE")
+    v0 = {r.id for r in rules_for_version(0)}
+    assert "CAI-V0-NO-MASK" in v0 and "CAI-STREAM-TYPE" not in v0
+    assert all(3 in r.versions for r in rules_for_version(3))
+
+
+def test_to_dict_carries_the_documented_fields():
+    d = get("CAI-DATA-ZERO-SIZE-NULL").to_dict()
+    assert d["id"] == "CAI-DATA-ZERO-SIZE-NULL"
+    assert d["level"] == "MUST" and d["versions"] == [2, 3] and d["side"] == "producer"
+    assert d["spec_file"] == "cuda_array_interface_v3.rst" and d["dict_visible"] is True
+
+
+def test_build_refuses_duplicate_ids(monkeypatch):
+    from caiconform.spec import _cai
+
+    monkeypatch.setattr(_cai, "RULES", (*_cai.RULES, _cai.RULES[0]))
+    with pytest.raises(RuntimeError, match=_cai.RULES[0].id):
+        rules_module._build()
