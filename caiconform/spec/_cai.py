@@ -78,6 +78,12 @@ RULES = (
     make("CAI-DATA-POINTER-CONTEXT", "SHOULD", "0-3", "consumer", PY,
          "A consumer that may be in another context than the producer obtains a pointer usable in "
          "its current context with cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_DEVICE_POINTER)."),
+    make("CAI-PRODUCER-DESCRIBES-DATA", "MUST", "0-3", "producer", PY,
+         "The exported dict describes the object's own elements: reading shape elements of "
+         "typestr at the byte strides from the data pointer yields the object's values."),
+    make("CAI-CONSUMER-READS-DESCRIBED", "MUST", "0-3", "consumer", PY,
+         "A consumer reads the elements the dict describes: shape elements of typestr at the "
+         "byte strides (C-contiguous when strides is None) from the data pointer."),
     make("CAI-DATA-READONLY-HONOURED", "MUST", "0-3", "consumer", PY,
          "A consumer given data whose read-only flag is True does not write to it: it refuses "
          "writable access or exposes the data read-only."),
@@ -204,6 +210,9 @@ RULES = (
     make("CAI-LIFETIME-DATA-HELD", "SHOULD", "0-3", "consumer", NUMBA_LIFE,
          "A consumer view that outlives the user's reference holds a reference to the owning "
          "object, as numba.cuda.as_cuda_array does, so the data is not freed under it."),
+    make("CAI-LIFETIME-RELEASED", "SHOULD", "0-3", "consumer", LIFE_DATA,
+         "Consuming has no lasting effect on the owner's lifetime: once every consumer view is "
+         "dropped, the owning object, and so its memory, can be freed."),
     make("CAI-LIFETIME-STREAM", "MUST", "3", "producer", LIFE_STREAM,
          "A producer exporting a stream ensures the stream lives at least as long as the object "
          "the interface was exported from."),
@@ -219,6 +228,9 @@ RULES = (
     make("CAI-NUMBA-FROM-CAI-OWNER", "MUST", "0-3", "consumer", NUMBA_LIFE,
          "numba.cuda.from_cuda_array_interface holds no reference to the owner unless one is "
          "passed as owner."),
+    make("CAI-DLPACK-AGREE", "SHOULD", "0-3", "producer", PY,
+         "An object exporting both the CAI and DLPack (__dlpack__) describes the same memory "
+         "through both: the same data pointer, shape, strides, element type and read-only flag."),
     # --- pointer attributes ---------------------------------------------------------------
     make("CAI-POINTER-ATTRIBUTES", "MAY", "0-3", "consumer", PTR,
          "A consumer may learn the owning context, host accessibility and managed-ness of the "
