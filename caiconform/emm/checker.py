@@ -24,7 +24,14 @@ from typing import Any
 from caiconform.emm.result import CheckResult, PluginReport
 from caiconform.runner.outcome import CRASH, HANG, SKIP
 
-__all__ = ["check_plugin", "parse_target", "exit_code", "GPU_CHECKS", "STATIC_CHECKS"]
+__all__ = [
+    "check_plugin",
+    "parse_target",
+    "exit_code",
+    "GPU_CHECKS",
+    "STATIC_CHECKS",
+    "JUDGED_RULES",
+]
 
 #: The static checks, as (check, rule), for saying what was skipped when Numba is missing.
 STATIC_CHECKS = (
@@ -49,6 +56,46 @@ GPU_CHECKS = (
     ("initialize", "EMM-INITIALIZE-IDEMPOTENT"),
     ("reset-before-initialize", "EMM-RESET-BEFORE-INITIALIZE"),
     ("reset", "EMM-RESET-FREES"),
+)
+
+
+#: Every rule ID the checks can judge (static and GPU), in catalogue order.
+JUDGED_RULES = (
+    "EMM-NUMBA-NO-DIRECT-ALLOC",
+    "EMM-DEFER-CLEANUP-DOCUMENTED",
+    "EMM-SYNCHRONOUS",
+    "EMM-SUBCLASS",
+    "EMM-ONE-INSTANCE-PER-CONTEXT",
+    "EMM-CONSTRUCT-NO-CUDA",
+    "EMM-ALLOC-POINTER-OBJECT",
+    "EMM-ALLOC-CURRENT-CONTEXT",
+    "EMM-ALLOC-VALID",
+    "EMM-INITIALIZE-IDEMPOTENT",
+    "EMM-RESET-FREES",
+    "EMM-RESET-BEFORE-INITIALIZE",
+    "EMM-IPC-HANDLE",
+    "EMM-MEMORY-INFO",
+    "EMM-MEMORY-INFO-RAISES",
+    "EMM-DEFER-CLEANUP",
+    "EMM-INTERFACE-VERSION",
+    "EMM-HOSTONLY-MEMALLOC",
+    "EMM-HOSTONLY-RESET-SUPER",
+    "EMM-HOSTONLY-DEFER-SUPER",
+    "EMM-POINTER-MEMALLOC",
+    "EMM-POINTER-MAPPED",
+    "EMM-POINTER-PINNED",
+    "EMM-POINTER-FINALIZER",
+    "EMM-MEMORYINFO-TYPE",
+    "EMM-IPCHANDLE-TYPE",
+    "EMM-IPCHANDLE-BASE",
+    "EMM-IPCHANDLE-HANDLE",
+    "EMM-IPCHANDLE-SIZE",
+    "EMM-IPCHANDLE-SOURCE-INFO",
+    "EMM-IPCHANDLE-OFFSET",
+    "EMM-IPC-OPEN-OTHER-PROCESS",
+    "EMM-SET-ENV",
+    "EMM-SET-FUNCTION",
+    "EMM-CONTEXT-BOUND",
 )
 
 
@@ -177,7 +224,7 @@ def check_plugin(target: str, *, timeout: float = 600.0) -> PluginReport:
         return report
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(target, child), daemon=True)
+    proc = ctx.Process(target=_child_main, args=(target, child))
     proc.start()
     child.close()
     running: tuple[str, str] | None = None

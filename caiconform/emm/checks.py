@@ -313,7 +313,7 @@ class GpuChecks:
                 problems["data"].append(f"{size}")
         ranges.sort()
         overlaps = [f"{a[2]} and {b[2]}" for a, b in pairwise(ranges) if a[1] > b[0]]
-        sizes = list(MEMALLOC_SIZES)
+        sizes = f"sizes {list(MEMALLOC_SIZES)}"
         self._emit_set(
             "memalloc-pointer-class",
             "EMM-POINTER-MEMALLOC",
@@ -357,11 +357,12 @@ class GpuChecks:
             sizes,
         )
 
-    def _emit_set(self, check: str, rule: str, problems: list[str], expected: str, sizes) -> None:
+    def _emit_set(self, check: str, rule: str, problems: list[str], expected: str, over) -> None:
+        """One result for a property checked over several cases; `over` names the cases."""
         if problems:
             self.emit(failed(check, rule, "; ".join(problems), expected))
         else:
-            self.emit(passed(check, rule, f"sizes {sizes}"))
+            self.emit(passed(check, rule, over))
 
     def _check_impossible(self) -> None:
         try:

@@ -1,0 +1,104 @@
+"""The reference EMM plugin and the EMM checker on a real GPU (each plugin in its own process)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from caiconform.cuda import gpu_available
+
+HAVE_GPU, NO_GPU_REASON = gpu_available()
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason=NO_GPU_REASON)]
+
+try:
+    import numba.cuda  # noqa: F401
+
+    NUMBA, NO_NUMBA = True, ""
+except Exception as exc:  # the checker reports this itself; these tests need it
+    NUMBA, NO_NUMBA = False, f"numba-cuda not importable: {exc}"
+needs_numba = pytest.mark.skipif(not NUMBA, reason=NO_NUMBA)
+
+
+@pytest.fixture(scope="module", params=["ReferenceDirectManager", "ReferencePoolManager"])
+def reference_report(request):
+    from caiconform.emm.checker import check_plugin
+
+    return request.param, check_plugin(f"caiconform.reference.emm:{request.param}")
+
+
+@needs_numba
+def test_reference_plugin_has_no_failure(reference_report):
+    name, report = reference_report
+    assert report.status == "checked", report.reason
+    bad = [r.message for r in report.results if r.outcome not in ("pass", "skip")]
+    assert not bad, "\n".join(bad)
+    ran = {r.rule for r in report.results if r.outcome == "pass"}
+    for rule in (
+        "EMM-ALLOC-VALID",
+        "EMM-POINTER-FINALIZER",
+        "EMM-IPC-OPEN-OTHER-PROCESS",
+        "EMM-IPCHANDLE-OFFSET",
+        "EMM-DEFER-CLEANUP",
+        "EMM-RESET-FREES",
+    ):
+        assert rule in ran, f"{name}: {rule} did not run"
+
+
+@needs_numba
+def test_reference_defer_and_reset_are_judged_from_the_allocation_log(reference_report):
+    _, report = reference_report
+    seen = {r.check: str(r.seen) for r in report.results}
+    assert "allocation log" in seen["defer-frees-after-exit"]
+    assert "deferred to the exit" in seen["defer-frees-after-exit"]
+    assert "allocation log" in seen["reset"]
+
+
+@needs_numba
+def test_pool_offsets_are_nonzero_and_direct_offsets_of_whole_allocations_zero(reference_report):
+    name, report = reference_report
+    offsets = next(r.seen for r in report.results if r.check == "ipc-handle-offset")
+    assert offsets["slice"] != 0
+    if name == "ReferencePoolManager":
+        assert all(v > 0 for v in offsets.values()), offsets
+        shared = next(r.seen for r in report.results if r.check == "ipc-open-suballoc-2")
+        assert "one driver allocation" in shared
+    else:
+        assert offsets["whole"] == 0 and offsets["suballoc-1"] == 0, offsets
+
+
+@needs_numba
+@pytest.mark.parametrize("mode", ["direct", "pool"])
+def test_env_variable_selects_the_reference_plugin_and_its_log_records(mode):
+    code = (
+        "import gc\n"
+        "from numba import cuda\n"
+        "from caiconform.reference.tracking import LOG\n"
+        "mgr = cuda.current_context().memory_manager\n"
+        "a = cuda.device_array(1000, dtype='u1')\n"
+        "ptr = a.device_ctypes_pointer.value\n"
+        "live = LOG.is_live(ptr)\n"
+        "del a; gc.collect()\n"
+        "print(type(mgr).__name__, live, LOG.is_live(ptr), LOG.was_freed(ptr))\n"
+    )
+    env = dict(
+        os.environ, NUMBA_CUDA_MEMORY_MANAGER="caiconform.reference.emm", CAICONFORM_EMM_MODE=mode
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert out.returncode == 0, out.stderr
+    expected = {"direct": "ReferenceDirectManager", "pool": "ReferencePoolManager"}[mode]
+    assert out.stdout.split() == [expected, "True", "False", "True"]
+
+
+@needs_numba
+def test_checker_judges_numba_default_manager():
+    from caiconform.emm.checker import check_plugin
+
+    report = check_plugin("numba.cuda.cudadrv.driver:NumbaCUDAMemoryManager")
+    assert report.status == "checked", report.reason
+    rules = {r.rule: r.outcome for r in report.results}
+    assert rules["EMM-SUBCLASS"] == "pass" and rules["EMM-ALLOC-VALID"] == "pass"
