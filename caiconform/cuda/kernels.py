@@ -4,7 +4,8 @@ fill      scatter a contiguous staging buffer of element bytes to arbitrary byte
 gather    the reverse: read elements at arbitrary strides into a contiguous buffer
 checksum  a 64-bit, order-sensitive hash of the logical elements read at their strides
 compare   count mismatching bytes of two contiguous buffers
-spin      keep a stream busy for a given time (clock64), to leave work pending on purpose
+spin      keep a stream busy for a given time (clock64 and the global timer), to leave work
+          pending on purpose
 
 Strides are signed 64-bit byte counts and may be negative, zero or not a multiple of the item
 size. Each strided kernel exists in typed variants (1, 2, 4, 8, 16-byte words: used when the
@@ -226,10 +227,18 @@ extern "C" __global__ void compare_bytes(u64* out, const u8* a, const u8* b, u64
         bad += a[i] != b[i];
     reduce_add(bad, 0ULL, out);
 }
-extern "C" __global__ void spin_cycles(i64 cycles) {
+__device__ __forceinline__ u64 global_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+/* Busy-wait until both `cycles` SM clocks and `ns` nanoseconds of the global timer have
+   passed: the clock count alone runs short when the SM clocks above its nominal rate. */
+extern "C" __global__ void spin_cycles(i64 cycles, u64 ns) {
     if (threadIdx.x != 0) return;
     i64 start = clock64();
-    while (clock64() - start < cycles) { }
+    u64 t0 = global_ns();
+    while (clock64() - start < cycles || global_ns() - t0 < ns) { }
 }
 """
 
@@ -287,20 +296,25 @@ def host_checksum(values: np.ndarray) -> tuple[int, int]:
     nwords = (itemsize + 7) // 8
     plain = weighted = np.uint64(0)
     chunk = max(1, (1 << 25) // nwords)
+    words_view = flat.view(f"<u{itemsize}") if itemsize in (1, 2, 4, 8) else None
     with np.errstate(over="ignore"):
         for start in range(0, flat.size, chunk):
             part = raw[start : start + chunk]
-            padded = np.zeros((part.shape[0], nwords * 8), dtype=np.uint8)
-            padded[:, :itemsize] = part
-            words = padded.view("<u8")
-            folded = np.zeros(part.shape[0], dtype=np.uint64)
-            mul = np.uint64(1)
-            for k in range(nwords):
-                folded += words[:, k] * mul
-                mul = mul * np.uint64(WORD_MIX)
+            if words_view is not None:  # one zero-extended little-endian word per item
+                folded = words_view[start : start + chunk].astype(np.uint64)
+            else:
+                padded = np.zeros((part.shape[0], nwords * 8), dtype=np.uint8)
+                padded[:, :itemsize] = part
+                words = padded.view("<u8")
+                folded = np.zeros(part.shape[0], dtype=np.uint64)
+                mul = np.uint64(1)
+                for k in range(nwords):
+                    folded += words[:, k] * mul
+                    mul = mul * np.uint64(WORD_MIX)
             index = np.arange(start, start + part.shape[0], dtype=np.uint64)
-            plain += folded.sum(dtype=np.uint64)
-            weighted += (folded * (np.uint64(2) * index + np.uint64(1))).sum(dtype=np.uint64)
+            part_sum = folded.sum(dtype=np.uint64)
+            plain += part_sum
+            weighted += np.uint64(2) * np.dot(folded, index) + part_sum
     return int(plain), int(weighted)
 
 
@@ -333,15 +347,17 @@ def _module(device: int):
     return compile_kernels(f"sm_{major}{minor}")
 
 
+_kernels: dict[tuple[int, str], object] = {}
+
+
 def _kernel(name: str, device: int):
-    with _compile_lock:
-        module = _module(device)
-    return _kernel_from(module, name)
-
-
-@functools.cache
-def _kernel_from(module, name: str):
-    return module.get_kernel(name)
+    """The loaded kernel `name` for `device` (compiling the module on first use)."""
+    key = (device, name)
+    kernel = _kernels.get(key)
+    if kernel is None:
+        with _compile_lock:
+            kernel = _kernels[key] = _module(device).get_kernel(name)
+    return kernel
 
 
 @functools.cache
@@ -505,6 +521,7 @@ def spin(stream: int, us: int, *, device: int = 0) -> None:
             LaunchConfig(grid=1, block=32),
             _kernel("spin_cycles", device),
             np.int64(cycles),
+            np.uint64(us * 1000),
         )
     except Exception as exc:
         raise CUDAError("launch spin_cycles", None, str(exc)) from exc

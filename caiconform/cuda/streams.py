@@ -57,7 +57,7 @@ class OwnedStream:
         from cuda.bindings import driver
 
         ensure_context(device)
-        flags = 0 if blocking else driver.CUstream_flags.CU_STREAM_NON_BLOCKING
+        flags = 0 if blocking else int(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
         self.device = device
         self.handle = int(call(driver.cuStreamCreate, flags))
         with _registry_lock:
@@ -99,7 +99,7 @@ class OwnedEvent:
         from cuda.bindings import driver
 
         ensure_context(device)
-        flags = 0 if timing else driver.CUevent_flags.CU_EVENT_DISABLE_TIMING
+        flags = 0 if timing else int(driver.CUevent_flags.CU_EVENT_DISABLE_TIMING)
         self.event = call(driver.cuEventCreate, flags)
         self._finalizer = weakref.finalize(self, _destroy_event, self.event, device)
 

@@ -10,6 +10,7 @@ on the CPU.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -144,6 +145,14 @@ def sentinel_of(values: np.ndarray) -> np.ndarray:
     return np.bitwise_not(raw).view(values.dtype).reshape(values.shape)
 
 
+def _finish_work(streams: list[int]) -> None:
+    """Wait for the streams an array left work on (run when the array is collected)."""
+    from caiconform.cuda.streams import synchronize_stream
+
+    for handle in streams:
+        synchronize_stream(handle)
+
+
 class ReferenceArray:
     """A device array exporting `__cuda_array_interface__`, built for conformance testing.
 
@@ -225,6 +234,10 @@ class ReferenceArray:
             layout.allocation_bytes(self.itemsize), device, tag="producer"
         )
         self.ptr = self.allocation.ptr + layout.offset
+        # Weakref callbacks run before the attributes are released: finish this array's work
+        # before its allocation, staging buffers and streams go away.
+        self._work: list[int] = []
+        weakref.finalize(self, _finish_work, self._work).atexit = False
         self._play(stream_scenario, delay_us)
 
     # -- the scenarios -------------------------------------------------------------------
@@ -273,6 +286,7 @@ class ReferenceArray:
                 owned = OwnedStream(self.device)
                 self._streams.append(owned)
                 work = owned.handle
+            self._work.append(work)
             kernels.spin(work, delay_us, device=self.device)
             self._fill(final, work)
             exported = work
@@ -284,6 +298,7 @@ class ReferenceArray:
             first, second, third = (OwnedStream(self.device) for _ in range(3))
             self._streams += [first, second, third]
             half = self.values.size // 2
+            self._work += [first.handle, second.handle, third.handle]
             for stream, (lo, hi), us in (
                 (first, (0, half), delay_us),
                 (second, (half, self.values.size), delay_us * 2),

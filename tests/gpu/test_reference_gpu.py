@@ -1,0 +1,446 @@
+"""GPU tests of the reference producer, the safe consumer, the kernels and the allocation log.
+
+Run on a GPU machine; everything here skips with the reason elsewhere. When the environment
+variable CAICONFORM_EVIDENCE_DIR names a folder, the malformed-dict property writes its figures
+(dicts fed, refusals by rule, reads, sticky errors) there as malformed.json.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import gc
+import json
+import math
+import os
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from caiconform.adapters.base import STREAM_SCENARIOS
+from caiconform.cuda import context_healthy, gpu_available
+from caiconform.spec.layout import Layout, c_strides, f_strides
+
+HAVE_GPU, NO_GPU_REASON = gpu_available()
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason=NO_GPU_REASON)]
+
+#: typestrs the round trip draws from: every kind numpy can hold in device memory by bytes.
+TYPESTRS = (
+    "|b1", "|i1", "|u1", "<i2", ">i2", "<u2", "<i4", ">u4", "<i8", "<u8",
+    "<f2", "<f4", ">f4", "<f8", "<c8", "<c16", ">c16", "|V2", "|V3", "|V7", "|V20", "|V32",
+    "<M8[s]", "<m8[ms]", "|S5",
+)  # fmt: skip
+LAYOUT_KINDS = ("C", "F", "padded", "sliced", "negative", "broadcast", "odd")
+MALFORMED_EXAMPLES = int(os.environ.get("CAICONFORM_MALFORMED_EXAMPLES", "10000"))
+
+
+def _random_values(rng: np.random.Generator, shape: tuple[int, ...], typestr: str) -> np.ndarray:
+    dtype = np.dtype(typestr)
+    raw = rng.integers(0, 256, size=math.prod(shape) * dtype.itemsize, dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+@st.composite
+def layouts(draw, itemsize: int) -> Layout:
+    """Layouts of every kind the producer supports, with shapes up to 4-d and 7 per axis."""
+    kind = draw(st.sampled_from(LAYOUT_KINDS))
+    ndim = draw(st.integers(0 if kind == "C" else 1, 4))
+    shape = tuple(draw(st.lists(st.integers(0, 7), min_size=ndim, max_size=ndim)))
+    if kind == "C":
+        return Layout(shape)
+    if kind == "F":
+        return Layout(shape, f_strides(shape, itemsize), kind="F")
+    if kind == "padded":
+        extra = draw(st.integers(1, 3))
+        wide = (*shape[:-1], shape[-1] + extra)
+        return Layout(shape, c_strides(wide, itemsize), pad=draw(st.integers(0, 64)), kind=kind)
+    if kind == "sliced":
+        steps = [draw(st.integers(1, 3)) for _ in shape]
+        big = tuple(max(n, 1) * k for n, k in zip(shape, steps, strict=True))
+        strides = tuple(s * k for s, k in zip(c_strides(big, itemsize), steps, strict=True))
+        offset = itemsize * draw(st.integers(0, 5))
+        return Layout(shape, strides, offset=offset, kind=kind)
+    if kind == "negative":
+        base = c_strides(shape, itemsize)
+        flips = [draw(st.booleans()) for _ in shape]
+        strides = tuple(-s if f else s for s, f in zip(base, flips, strict=True))
+        offset = sum((n - 1) * s for n, s, f in zip(shape, base, flips, strict=True) if f and n)
+        return Layout(shape, strides, offset=offset, kind=kind)
+    if kind == "broadcast":
+        axis = draw(st.integers(0, ndim - 1))
+        base = list(c_strides(shape, itemsize))
+        base[axis] = 0
+        return Layout(shape, tuple(base), kind=kind)
+    step = itemsize + draw(st.integers(1, 3))  # odd: not a multiple of the item size
+    return Layout(shape, c_strides(shape, step), offset=draw(st.integers(0, 3)), kind="odd",
+                  portable=False)  # fmt: skip
+
+
+def _values_for(layout: Layout, typestr: str, seed: int) -> np.ndarray:
+    values = _random_values(np.random.default_rng(seed), layout.shape, typestr)
+    strides = layout.effective_strides(values.dtype.itemsize)
+    for axis, s in enumerate(strides):
+        if s == 0 and layout.shape[axis] > 1:  # broadcast: one value along a zero-stride axis
+            values = np.repeat(np.take(values, [0], axis=axis), layout.shape[axis], axis=axis)
+    return np.ascontiguousarray(values)
+
+
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and np.ascontiguousarray(a).tobytes() == b.tobytes()
+
+
+# ---- round trips -------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_roundtrip_every_layout_and_typestr(data):
+    from caiconform.cuda.kernels import host_checksum
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+
+    typestr = data.draw(st.sampled_from(TYPESTRS), label="typestr")
+    itemsize = np.dtype(typestr).itemsize
+    layout = data.draw(layouts(itemsize), label="layout")
+    version = data.draw(st.integers(0, 3), label="version")
+    values = _values_for(layout, typestr, data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    arr = ReferenceArray(values, layout, typestr, version=version)
+    d = arr.__cuda_array_interface__
+    assert d["version"] == version and d["typestr"] == typestr
+    result = consume(arr)
+    assert _same_bytes(result.values, values), f"layout {layout}, typestr {typestr}"
+    assert result.owner is arr
+    if values.size:
+        summed = consume(arr, checksum_over=0)
+        assert summed.values is None and summed.checksum == host_checksum(values)
+    ok, why = context_healthy()
+    assert ok, why
+
+
+def test_zero_size_arrays_export_null_and_read_empty():
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+
+    for shape in [(0,), (3, 0), (0, 4, 2)]:
+        arr = ReferenceArray(np.zeros(shape, "<f8"), Layout(shape), "<f8", version=3)
+        assert arr.__cuda_array_interface__["data"] == (0, False)
+        out = consume(arr)
+        assert out.values.shape == shape and out.values.dtype == np.dtype("<f8")
+
+
+def test_more_than_2_31_elements_use_64_bit_indexing():
+    from caiconform.cuda.kernels import host_checksum
+    from caiconform.cuda.memory import copy_to_host
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+
+    n = 2**31 + 7
+    pattern = ((np.arange(251, dtype=np.int64) * 7 + 3) % 256).astype(np.uint8)
+    values = np.resize(pattern, n).view(np.int8)
+    arr = ReferenceArray(values, Layout((n,)), "|i1")
+    result = consume(arr, checksum_over=1 << 20)
+    assert result.checksum == host_checksum(values)
+    # bytes beyond 2**31, read by the driver's copy, independent of the kernels' indexing
+    for start in (2**31 - 3, n - 5):
+        got = copy_to_host(arr.ptr + start, 5).view(np.int8)
+        assert np.array_equal(got, values[start : start + 5]), start
+    reversed_view = {
+        "shape": (n,),
+        "typestr": "|i1",
+        "data": (arr.ptr + n - 1, False),
+        "strides": (-1,),
+        "version": 3,
+        "stream": None,
+    }
+    back = consume(reversed_view, checksum_over=1 << 20)
+    assert back.checksum != result.checksum
+    tail = dict(reversed_view, shape=(11,))
+    assert np.array_equal(consume(tail).values, values[::-1][:11])
+    del arr, result
+    gc.collect()
+
+
+# ---- streams -----------------------------------------------------------------------------
+
+RACE_US = 150_000
+RACE_SHAPE = (512, 1024)
+
+
+def _race_values() -> np.ndarray:
+    return np.arange(math.prod(RACE_SHAPE), dtype="<f4").reshape(RACE_SHAPE)
+
+
+@pytest.mark.parametrize("scenario", STREAM_SCENARIOS)
+@pytest.mark.parametrize("sync", ["host", "enqueue"])
+def test_stream_scenarios_read_final_values_when_synchronized(scenario, sync):
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+
+    values = _race_values()
+    arr = ReferenceArray(values, Layout(RACE_SHAPE), "<f4", stream_scenario=scenario,
+                         delay_us=RACE_US)  # fmt: skip
+    exported = arr.__cuda_array_interface__["stream"]
+    expected_stream = {"none": None, "legacy": 1, "per-thread": 2}
+    if scenario in expected_stream:
+        assert exported == expected_stream[scenario]
+    else:
+        assert isinstance(exported, int) and exported > 2
+    result = consume(arr, sync=sync)
+    if scenario == "unsynced":  # the producer is caught: its exported stream is not enough
+        assert not np.array_equal(result.values, values)
+    else:
+        assert np.array_equal(result.values, values), scenario
+    arr.synchronize()
+
+
+@pytest.mark.parametrize("scenario", ["pending", "multi-stream", "legacy"])
+def test_ignoring_the_stream_reads_the_sentinel(scenario):
+    """The race is real: without synchronization the consumer sees the bytes written before."""
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray, sentinel_of
+
+    values = _race_values()
+    arr = ReferenceArray(values, Layout(RACE_SHAPE), "<f4", stream_scenario=scenario,
+                         delay_us=RACE_US)  # fmt: skip
+    raced = consume(arr, sync="ignore").values
+    assert np.array_equal(raced, sentinel_of(values)), "expected the sentinel, read final values"
+    assert np.array_equal(consume(arr, sync="host").values, values)
+
+
+def test_spin_delays_its_stream_and_write_after_spin_lands():
+    from caiconform.cuda import spin, write_after_spin
+    from caiconform.cuda.streams import OwnedEvent, OwnedStream, elapsed_ms, stream_query
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+
+    stream = OwnedStream()
+    start = OwnedEvent(timing=True).record(stream.handle)
+    spin(stream.handle, 50_000)
+    end = OwnedEvent(timing=True).record(stream.handle)
+    assert stream_query(stream.handle) is False
+    end.synchronize()
+    assert elapsed_ms(start, end) >= 50.0
+
+    layout = Layout((64, 32), (256, 4), kind="padded")
+    arr = ReferenceArray(np.zeros((64, 32), "<i4"), layout, "<i4")
+    final = np.arange(64 * 32, dtype="<i4").reshape(64, 32)
+    pending = write_after_spin(arr.ptr, final, layout, stream.handle, 100_000)
+    assert not pending.done()
+    foreign = dict(arr.__cuda_array_interface__, stream=stream.handle)
+    assert np.array_equal(consume(foreign, sync="enqueue").values, final)
+    assert pending.done()
+
+
+def test_compare_counts_mismatching_bytes():
+    from caiconform.cuda import kernels
+    from caiconform.cuda.memory import DeviceBuffer
+
+    a = np.random.default_rng(1).integers(0, 256, 1_000_003, dtype=np.uint8)
+    b = a.copy()
+    b[[0, 17, 999_999, 1_000_002]] ^= 0xFF
+    da, db, out = DeviceBuffer.from_host(a), DeviceBuffer.from_host(b), DeviceBuffer(16)
+    from caiconform.cuda.memory import memset
+
+    memset(out.ptr, 0, 16)
+    kernels.compare(out.ptr, da.ptr, db.ptr, a.size)
+    assert int(out.to_host().view("<u8")[0]) == 4
+
+
+# ---- lifetime ----------------------------------------------------------------------------
+
+
+def test_consumer_result_keeps_the_producer_alive_then_lets_it_go():
+    from caiconform.cuda.streams import stream_status
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+    from caiconform.reference.tracking import AllocationLog, TrackingMemoryManager
+
+    log = AllocationLog()
+    values = np.arange(4096, dtype="<f8").reshape(64, 64)
+    arr = ReferenceArray(values, Layout((64, 64)), "<f8", stream_scenario="pending",
+                         delay_us=10_000, manager=TrackingMemoryManager(log))  # fmt: skip
+    base, stream = arr.allocation.ptr, arr.stream
+    result = consume(arr)
+    del arr
+    gc.collect()
+    assert log.is_live(base) and not log.was_freed(base), "freed while the consumer holds it"
+    assert stream_status(stream)[0], "exported stream destroyed while the array lives"
+    again = consume(result.owner)
+    assert np.array_equal(again.values, values), "data changed while the consumer held it"
+    del result, again
+    gc.collect()
+    assert log.was_freed(base) and not log.is_live(base), log.snapshot()
+    assert not stream_status(stream)[0]
+    assert log.live_count == 0
+
+
+# ---- live checks -------------------------------------------------------------------------
+
+
+def test_live_check_reports_driver_level_rules():
+    from caiconform.reference.live import live_check
+    from caiconform.reference.producer import ReferenceArray
+
+    arr = ReferenceArray(np.ones((8, 8), "<f4"), Layout((8, 8)), "<f4")
+    assert live_check(arr) == ([], None)
+    d = arr.__cuda_array_interface__
+    size = arr.allocation.size
+    cases = {
+        "CAI-DATA-EXTENT-IN-ALLOCATION": dict(d, shape=(size // 4 + 1,)),
+        "CAI-DATA-DEVICE-ACCESSIBLE": dict(d, data=(np.zeros(64, "<f4").ctypes.data, False)),
+        "CAI-STREAM-LIVE": dict(d, stream=0xDEAD_0000),
+    }
+    for rule, bad in cases.items():
+        findings, why = live_check(bad)
+        assert why is None and [f.rule for f in findings] == [rule], (rule, findings, why)
+    assert context_healthy() == (True, "")
+
+
+# ---- the malformed-dict property ---------------------------------------------------------
+
+
+class _Targets:
+    """Real memory for malformed dicts to aim at, made once per session."""
+
+    def __init__(self) -> None:
+        from caiconform.cuda.memory import device_alloc, device_free, host_alloc
+        from caiconform.cuda.streams import OwnedStream
+        from caiconform.reference.producer import ReferenceArray
+
+        self.arrays = [
+            ReferenceArray(np.arange(1024, dtype="<f4"), Layout((1024,)), "<f4"),
+            ReferenceArray(np.arange(4099, dtype="|u1"), Layout((4099,)), "|u1"),
+        ]
+        self.pinned = host_alloc(4096)
+        self.pageable = np.zeros(4096, np.uint8)
+        freed = device_alloc(1 << 16)
+        device_free(freed)
+        self.freed = freed
+        dead = OwnedStream()
+        self.dead_stream = dead.handle
+        dead.close()
+        self.live_stream = OwnedStream()
+
+    def pointers(self) -> dict[str, tuple[int, int]]:
+        """name -> (pointer, bytes usable from it)."""
+        out = {
+            f"alloc{i}": (a.allocation.ptr, a.allocation.size) for i, a in enumerate(self.arrays)
+        }
+        out["pinned-host"] = (self.pinned, 4096)
+        out["pageable-host"] = (self.pageable.ctypes.data, 4096)
+        out["freed"] = (self.freed, 1 << 16)
+        out["null"] = (0, 0)
+        return out
+
+
+_TARGETS: _Targets | None = None
+_TALLY: collections.Counter = collections.Counter()
+
+
+def _targets() -> _Targets:
+    global _TARGETS
+    if _TARGETS is None:
+        _TARGETS = _Targets()
+    return _TARGETS
+
+
+@st.composite
+def malformed_dicts(draw) -> dict:
+    """Dicts aimed at real memory, most of them wrong in a way only the driver can tell."""
+    targets = _targets()
+    name, (ptr, size) = draw(st.sampled_from(sorted(targets.pointers().items())))
+    typestr = draw(st.sampled_from(["<f4", "|u1", "<i8", "<c16", "|V3", ">i2"]))
+    itemsize = np.dtype(typestr).itemsize
+    shift = draw(st.sampled_from(["start", "end", "past-end", "inside", "before"]))
+    start = {
+        "start": ptr,
+        "end": ptr + max(size - itemsize, 0),
+        "past-end": ptr + size,
+        "inside": ptr + draw(st.integers(0, max(size - 1, 0))),
+        "before": ptr - draw(st.integers(1, 4096)),
+    }[shift]
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(0, 80), min_size=ndim, max_size=ndim)))
+    strides = draw(
+        st.one_of(
+            st.none(),
+            st.lists(st.integers(-600, 600), min_size=ndim, max_size=ndim).map(tuple),
+        )
+    )
+    if draw(st.integers(0, 9)) == 0:
+        shape = (draw(st.integers(size // itemsize, size // itemsize + 64)),)
+        strides = None
+    stream = draw(
+        st.sampled_from(
+            [None, 1, 2, targets.live_stream.handle, targets.dead_stream, 3, 0xDEAD_0000,
+             2**63, 0x10]
+        )
+    )  # fmt: skip
+    d = {
+        "shape": shape,
+        "typestr": typestr,
+        "data": (max(start, 0), draw(st.booleans())),
+        "version": 3,
+        "strides": strides,
+        "stream": stream,
+    }
+    if draw(st.integers(0, 19)) == 0:  # a plain schema error now and then
+        key = draw(st.sampled_from(sorted(d)))
+        d[key] = draw(st.sampled_from([None, "x", -1, 1.5, (), [1]]))
+    _TALLY[f"target:{name}"] += 1
+    return d
+
+
+@settings(
+    max_examples=MALFORMED_EXAMPLES,
+    deadline=None,
+    phases=[Phase.generate],
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(d=malformed_dicts())
+def test_malformed_dicts_never_leave_a_sticky_error(d):
+    from caiconform.reference.consumer import ConsumerRefused, consume
+
+    _TALLY["fed"] += 1
+    try:
+        consume(d, checksum_over=1 << 12)
+        _TALLY["read"] += 1
+    except ConsumerRefused as refused:
+        _TALLY["refused"] += 1
+        for rule in set(refused.rules):
+            _TALLY[f"rule:{rule}"] += 1
+    ok, why = context_healthy()
+    if not ok:
+        _TALLY["sticky"] += 1
+    assert ok, f"sticky CUDA error after {d}: {why}"
+
+
+def test_malformed_tally_and_evidence():
+    """Runs after the property (file order): at least the configured number of dicts were fed,
+    none left a sticky error; the figures go to the evidence folder."""
+    fed = _TALLY["fed"]
+    assert fed >= MALFORMED_EXAMPLES, dict(_TALLY)
+    assert _TALLY["sticky"] == 0
+    assert _TALLY["refused"] > fed // 2 and _TALLY["read"] > 0, dict(_TALLY)
+    folder = os.environ.get("CAICONFORM_EVIDENCE_DIR")
+    if folder:
+        figures = {"fed": fed, "refused": _TALLY["refused"], "read": _TALLY["read"],
+                   "sticky_errors": _TALLY["sticky"], "tally": dict(sorted(_TALLY.items())),
+                   "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}  # fmt: skip
+        with open(os.path.join(folder, "malformed.json"), "w") as fh:
+            json.dump(figures, fh, indent=1)
+
+
+def test_pageable_host_pointer_is_refused_not_read():
+    from caiconform.reference.consumer import ConsumerRefused, consume
+
+    buf = (ctypes.c_float * 16)()
+    d = {"shape": (16,), "typestr": "<f4", "data": (ctypes.addressof(buf), False),
+         "version": 3, "strides": None, "stream": None}  # fmt: skip
+    with pytest.raises(ConsumerRefused) as info:
+        consume(d)
+    assert info.value.rules == ["CAI-DATA-DEVICE-ACCESSIBLE"]
