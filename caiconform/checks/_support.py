@@ -1,0 +1,426 @@
+"""Pieces every check family shares: example values, the bitwise comparison, `Result` builders,
+an object exposing an arbitrary dict, a JSON encoding of interface dicts, reproducer scaffolding.
+
+Families draw their params in the parent process and run `execute` in a worker, so everything a
+worker needs to rebuild an example must travel as JSON: values travel as a seed (`make_values`),
+layouts as `Layout.to_dict()`, and interface dicts through `encode`/`decode`, which keep tuples
+and lists apart (a list where the spec wants a tuple is itself a finding). Nothing here imports a
+GPU library.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from typing import Any
+
+import numpy as np
+
+from caiconform.runner.outcome import (
+    ACCEPTED_INVALID,
+    FAIL,
+    PASS,
+    REJECTED,
+    SKIP,
+    Result,
+)
+from caiconform.spec.layout import Layout
+
+__all__ = [
+    "SEED_MAX",
+    "EXPECT_REJECTION",
+    "make_values",
+    "values_source",
+    "compare_values",
+    "describe_exception",
+    "passed",
+    "failed",
+    "rejected",
+    "accepted_invalid",
+    "skipped",
+    "InterfaceObject",
+    "RaisingInterface",
+    "Opaque",
+    "encode",
+    "decode",
+    "adapter",
+    "produce",
+    "consume_with",
+    "portability_rule",
+    "judge_exchange",
+    "seeds",
+    "producer_source",
+    "consumer_source",
+    "repro_script",
+    "COMPARE_SOURCE",
+]
+
+#: Upper bound of the seeds examples draw: any value numpy's default_rng takes.
+SEED_MAX = 2**32 - 1
+#: `Result.expected` of an exchange whose right answer is a clean rejection: a `rejected`
+#: outcome carrying it is the consumer doing the right thing, not an interop gap.
+EXPECT_REJECTION = "a clean rejection (an exception)"
+
+
+def make_values(typestr: str, shape: list[int] | tuple[int, ...], seed: int) -> np.ndarray:
+    """Random element bit patterns for `typestr` and `shape`, the same for the same seed.
+
+    Random bytes rather than random numbers: every bit pattern a dtype can hold is exercised
+    (NaN payloads, infinities, subnormals, negative zero), which is what a byte-exact exchange
+    must preserve. Booleans are reduced to 0/1, the only patterns a bool may hold.
+    """
+    dtype = np.dtype(typestr)
+    count = 1
+    for extent in shape:
+        count *= int(extent)
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, size=count * dtype.itemsize, dtype=np.uint8)
+    if dtype.kind == "b":
+        raw &= 1
+    return raw.view(dtype).reshape(tuple(shape))
+
+
+def values_source(typestr: str, shape: list[int] | tuple[int, ...], seed: int) -> str:
+    """Source lines that rebuild `make_values(typestr, shape, seed)` in a standalone script."""
+    return (
+        "import numpy as np\n\n\n"
+        + inspect.getsource(make_values)
+        + f"\n\nvalues = make_values({typestr!r}, {list(shape)!r}, {seed!r})\n"
+    )
+
+
+def _native(a: np.ndarray) -> np.ndarray:
+    if a.dtype.byteorder not in ("=", "|") and not a.dtype.isnative:
+        return a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+def _same_element(expected: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """Element-wise: bit patterns equal, or both NaN (a NaN's payload is not data)."""
+    a = np.ascontiguousarray(expected)
+    b = np.ascontiguousarray(seen)
+    ab = a.view(np.uint8).reshape(a.shape + (a.dtype.itemsize,))
+    bb = b.view(np.uint8).reshape(b.shape + (b.dtype.itemsize,))
+    same = (ab == bb).all(axis=-1)
+    if a.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            same |= np.isnan(a) & np.isnan(b)
+    elif a.dtype.kind == "c":
+        with np.errstate(invalid="ignore"):
+            real = (a.real == b.real) | (np.isnan(a.real) & np.isnan(b.real))
+            imag = (a.imag == b.imag) | (np.isnan(a.imag) & np.isnan(b.imag))
+            same |= real & imag
+    return same
+
+
+def compare_values(seen: Any, expected: np.ndarray) -> str | None:
+    """None when `seen` holds exactly `expected`; else one line saying what differs.
+
+    Compares shape, dtype and then bit patterns, NaN-aware: two NaNs are equal whatever their
+    payload, everything else must match bit for bit (so -0.0 != 0.0 here, unlike `==`).
+    """
+    if not isinstance(seen, np.ndarray):
+        return f"a {type(seen).__name__}, not a numpy array"
+    if seen.shape != expected.shape:
+        return f"shape {seen.shape}, expected {expected.shape}"
+    a, b = _native(expected), _native(seen)
+    if a.dtype != b.dtype:
+        return f"dtype {seen.dtype.str}, expected {expected.dtype.str}"
+    if a.size == 0:
+        return None
+    same = _same_element(a, b)
+    if same.all():
+        return None
+    wrong = np.argwhere(~same)
+    first = tuple(int(i) for i in wrong[0])
+    return (
+        f"{len(wrong)} of {a.size} elements differ; first at {first}: "
+        f"got {b[first]!r}, expected {a[first]!r}"
+    )
+
+
+def describe_exception(exc: BaseException, limit: int = 200) -> str:
+    """`TypeName: message` on one line, cut to `limit` characters."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _message(rule: str | None, seen: Any, expected: Any, context: str) -> str:
+    head = f"{context}: " if context else ""
+    tail = f" [{rule}]" if rule else ""
+    return f"{head}got {seen}, expected {expected}{tail}"
+
+
+def passed(message: str = "", seen: Any = None) -> Result:
+    return Result(PASS, message=message, seen=seen)
+
+
+def failed(rule: str, seen: Any, expected: Any, context: str = "") -> Result:
+    """A finding against `rule`: the message reads `context: got X, expected Y [RULE-ID]`."""
+    return Result(FAIL, rule, _message(rule, seen, expected, context), str(seen), str(expected))
+
+
+def rejected(rule: str | None, exc: BaseException, expected: str, context: str = "") -> Result:
+    """A clean Python exception from the consumer; `rule` names what the input was about."""
+    seen = describe_exception(exc)
+    return Result(REJECTED, rule, _message(rule, seen, expected, context), seen, expected)
+
+
+def accepted_invalid(rule: str, seen: Any, context: str = "") -> Result:
+    """Invalid input taken without complaint; `rule` is the rule the input breaks."""
+    return Result(
+        ACCEPTED_INVALID,
+        rule,
+        _message(rule, seen, EXPECT_REJECTION, context),
+        str(seen),
+        EXPECT_REJECTION,
+    )
+
+
+def skipped(reason: str) -> Result:
+    return Result(SKIP, message=reason)
+
+
+class InterfaceObject:
+    """An object whose `__cuda_array_interface__` is exactly the dict it was given.
+
+    Adversarial and version checks hand consumers dicts no library would produce; `keepalive`
+    holds whatever owns the memory the dict points into, so the pointer stays valid for as long
+    as the consumer may use this object (the spec leaves that to the user).
+    """
+
+    def __init__(self, interface: Any, keepalive: Any = None) -> None:
+        self._interface = interface
+        self.keepalive = keepalive
+
+    @property
+    def __cuda_array_interface__(self) -> Any:
+        return self._interface
+
+    def __repr__(self) -> str:
+        return f"InterfaceObject({self._interface!r})"
+
+
+class RaisingInterface:
+    """An object whose interface attribute raises something other than AttributeError (what a
+    broken producer does); stands in for such an object decoded from params."""
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        raise RuntimeError("reading __cuda_array_interface__ failed")
+
+
+class Opaque:
+    """An object exposing nothing, decoded from params (e.g. a mask that is no array)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+def encode(value: Any) -> Any:
+    """A JSON-able form of an interface dict that `decode` turns back into an equal value.
+
+    Tuples become `{"$tuple": [...]}`, dicts `{"$dict": [[key, value], ...]}` (keys need not be
+    strings in an adversarial dict), bytes `{"$bytes": hex}`; an object exposing the interface
+    (a mask) becomes `{"$cai": <its dict>}`, one whose attribute raises `{"$raising": name}`
+    and any other object `{"$opaque": its type name}`.
+    """
+    if isinstance(value, tuple):
+        return {"$tuple": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {"$dict": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, bytes):
+        return {"$bytes": value.hex()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    try:
+        interface = value.__cuda_array_interface__
+    except AttributeError:
+        return {"$opaque": type(value).__name__}
+    except Exception:  # a producer whose attribute raises: keep that behaviour
+        return {"$raising": type(value).__name__}
+    return {"$cai": encode(interface)}
+
+
+def decode(value: Any) -> Any:
+    """Inverse of `encode`; `$cai` becomes an `InterfaceObject`."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$tuple" in value:
+        return tuple(decode(v) for v in value["$tuple"])
+    if "$dict" in value:
+        return {_hashable(decode(k)): decode(v) for k, v in value["$dict"]}
+    if "$bytes" in value:
+        return bytes.fromhex(value["$bytes"])
+    if "$cai" in value:
+        return InterfaceObject(decode(value["$cai"]))
+    if "$raising" in value:
+        return RaisingInterface()
+    if "$opaque" in value:
+        return Opaque(value["$opaque"])
+    raise ValueError(f"not an encoded value: {value!r}")
+
+
+def _hashable(key: Any) -> Any:
+    return tuple(key) if isinstance(key, list) else key
+
+
+def adapter(name: str):
+    """The registry's adapter instance for `name` (imported here so families stay light)."""
+    from caiconform.adapters.registry import get
+
+    return get(name)
+
+
+def produce(name: str, values: np.ndarray, layout: Layout, typestr: str, scenario: str) -> Any:
+    """`adapter(name).produce(...)`; SkipExchange passes through (the runner records a skip),
+    any other exception is re-raised saying the producer, not the consumer, failed."""
+    from caiconform.adapters.base import SkipExchange
+
+    try:
+        return adapter(name).produce(values, layout, typestr, scenario)
+    except SkipExchange:
+        raise
+    except Exception as exc:
+        raise RuntimeError(
+            f"producer {name} could not build the example: {describe_exception(exc)}"
+        ) from exc
+
+
+def consume_with(name: str, obj: Any) -> tuple[Any, BaseException | None]:
+    """Run consumer `name` on `obj`: (values, None) or (None, the exception it raised).
+
+    SkipExchange is not caught: it means the consumer cannot take part at all, which the runner
+    records as a skip with its reason.
+    """
+    from caiconform.adapters.base import SkipExchange
+
+    try:
+        return adapter(name).consume(obj), None
+    except SkipExchange:
+        raise
+    except Exception as exc:  # any clean exception is the consumer's answer
+        return None, exc
+
+
+def portability_rule(interface: Any) -> str | None:
+    """The first PORTABILITY finding the validator makes on `interface`: the known reason a
+    consumer may refuse a legal export."""
+    from caiconform import validate
+    from caiconform.spec.rules import Level
+
+    for found in validate(interface).findings:
+        if found.level is Level.PORTABILITY:
+            return found.rule
+    return None
+
+
+def judge_exchange(
+    consumer: str,
+    obj: Any,
+    expected: np.ndarray,
+    violated: str | None,
+    context: str,
+    read_rule: str = "CAI-CONSUMER-READS-DESCRIBED",
+) -> Result:
+    """Feed `obj` to `consumer` and classify the answer.
+
+    violated: the rule the export breaks (None for a valid export). Invalid input: a clean
+    exception is `rejected` with expected EXPECT_REJECTION (the right answer), anything read
+    is `accepted-invalid`. Valid input: the values read must equal `expected` (`fail` against
+    `read_rule` otherwise); an exception is `rejected` naming the portability rule that
+    explains it, or `read_rule` (an interop gap).
+    """
+    values, exc = consume_with(consumer, obj)
+    if violated is not None:
+        if exc is not None:
+            seen = describe_exception(exc)
+            return Result(
+                REJECTED,
+                violated,
+                _message(violated, seen, EXPECT_REJECTION, context),
+                seen,
+                EXPECT_REJECTION,
+            )
+        shape = getattr(values, "shape", None)
+        return accepted_invalid(violated, f"accepted, read shape {shape}", context)
+    if exc is not None:
+        interface = getattr(obj, "__cuda_array_interface__", None)
+        rule = portability_rule(interface) if isinstance(interface, dict) else None
+        return rejected(rule or read_rule, exc, "the values read back", context)
+    mismatch = compare_values(np.asarray(values), expected)
+    if mismatch is not None:
+        return failed(read_rule, mismatch, "the values the dict describes", context)
+    return passed(f"{context}: read back exactly")
+
+
+def seeds():
+    """Strategy for `make_values` seeds; shrinks towards 0."""
+    from hypothesis import strategies as st
+
+    return st.integers(0, SEED_MAX)
+
+
+def layout_source(layout: Layout) -> str:
+    return f"Layout.from_dict({layout.to_dict()!r})"
+
+
+def producer_source(name: str, layout: Layout, typestr: str, scenario: str = "none") -> str:
+    """Lines building `obj` from `values` with producer `name`.
+
+    The adapter's own snippet (library calls only) when the example needs nothing it cannot
+    say (a plain C-contiguous array, no pending work); otherwise the caiconform adapter call
+    that builds exactly the layout and stream scenario of the example.
+    """
+    from caiconform.adapters._staging import is_plain_c
+
+    if name == "reference":
+        return (
+            "from caiconform.reference.producer import ReferenceArray\n"
+            "from caiconform.spec.layout import Layout\n"
+            f"obj = ReferenceArray(values, {layout_source(layout)}, {typestr!r}, "
+            f"stream_scenario={scenario!r})\n"
+        )
+    snippet = adapter(name).repro_produce()
+    if snippet and scenario == "none" and is_plain_c(layout, np.dtype(typestr).itemsize):
+        return snippet
+    return (
+        "from caiconform.adapters.registry import get\n"
+        "from caiconform.spec.layout import Layout\n"
+        f"obj = get({name!r}).produce(values, {layout_source(layout)}, {typestr!r}, "
+        f"{scenario!r})\n"
+    )
+
+
+def consumer_source(name: str) -> str:
+    """Lines reading `obj` with consumer `name` into the host array `result`."""
+    snippet = adapter(name).repro_consume()
+    if snippet:
+        return snippet + "result = getattr(result, 'values', result)\n"
+    return f"from caiconform.adapters.registry import get\nresult = get({name!r}).consume(obj)\n"
+
+
+def repro_script(title: str, *parts: str) -> str:
+    """A standalone script: a docstring saying what it shows, then `parts` (each dedented)."""
+    doc = textwrap.fill(title, width=96)
+    body = "\n".join(textwrap.dedent(part).strip() + "\n" for part in parts if part)
+    return f'"""{doc}\n\nRun with: python this_file.py\n"""\n\n{body}'
+
+
+#: A report-friendly line printing what the consumer read next to what was written.
+COMPARE_SOURCE = """
+print("interface:", obj.__cuda_array_interface__)
+import numpy as np
+result = np.asarray(result)
+print("read:", result)
+print("expected:", values)
+same = result.shape == values.shape and result.tobytes() == values.tobytes()
+print("bitwise equal:", same)
+"""
