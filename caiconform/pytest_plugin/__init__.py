@@ -1,0 +1,396 @@
+"""caiconform's pytest plugin (entry point `pytest11`): conformance items for a library's own CI.
+
+`pytest --cai-producer mylib.testing:make_array` adds items that check the factory's exports
+(`dict-schema[<layout kind>]`, no GPU needed when the factory runs without one) and, on a GPU
+machine, exchange with every other available library through caiconform's isolated runner (one
+item per check family and direction, e.g. `roundtrip[mylib->peers]`). `--cai-consumer` does the
+same for the library's import path. Projects also get the `cai_validate` and `cai_roundtrip`
+fixtures and the `cai` marker. See docs/ci.md.
+
+Without `--cai-producer`/`--cai-consumer` the plugin only defines its options, marker and
+fixtures: no caiconform module beyond this one is imported and no hook does any work.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = ["cai_validate", "cai_roundtrip"]
+
+_KEY = pytest.StashKey[Any]()
+_DESELECTED = pytest.StashKey[int]()
+
+
+# --- options --------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("caiconform", "CUDA Array Interface conformance (caiconform)")
+    group.addoption(
+        "--cai-producer",
+        metavar="MODULE:FACTORY",
+        help="test this producer: factory(values, layout, typestr, stream_scenario) -> object "
+        "exposing __cuda_array_interface__",
+    )
+    group.addoption(
+        "--cai-consumer",
+        metavar="MODULE:FUNCTION",
+        help="test this consumer: function(obj) -> numpy array of the values it read",
+    )
+    group.addoption(
+        "--cai-against",
+        metavar="LIBS",
+        help="comma-separated adapter names to exchange with (default: every adapter; those "
+        "not installed are skipped with the reason)",
+    )
+    group.addoption(
+        "--cai-max-examples",
+        metavar="N",
+        type=int,
+        default=None,
+        help="hypothesis examples per check (default 25)",
+    )
+    group.addoption(
+        "--cai-expectations",
+        metavar="FILE",
+        help="expectation file (YAML/TOML) of known failures; see docs/expectations.md",
+    )
+    group.addoption(
+        "--cai-report",
+        metavar="DIR",
+        help="write the run directories and the report (index.html, matrix.md, matrix.json) here",
+    )
+    group.addoption(
+        "--cai-name",
+        metavar="NAME",
+        help="the name of the library under test in records and expectation files (default: "
+        "the top-level package of --cai-producer/--cai-consumer)",
+    )
+
+
+def _active(config: pytest.Config) -> bool:
+    return bool(config.getoption("cai_producer") or config.getoption("cai_consumer"))
+
+
+def _options(config: pytest.Config) -> Any:
+    """Check every option up front; a bad one is a usage error with one clear line."""
+    from caiconform.adapters import registry
+    from caiconform.expectations import ExpectationError, load_expectations
+    from caiconform.pytest_plugin.campaign import DEFAULT_MAX_EXAMPLES, Options
+    from caiconform.pytest_plugin.targets import Target, TargetError, default_name, parse_spec
+
+    try:
+        producer = config.getoption("cai_producer")
+        consumer = config.getoption("cai_consumer")
+        if producer:
+            parse_spec("--cai-producer", producer)
+        if consumer:
+            parse_spec("--cai-consumer", consumer)
+    except TargetError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    name = config.getoption("cai_name") or default_name(producer or consumer)
+    if name in registry.BUILTIN:
+        name = f"{name}-under-test"  # a built-in adapter of the same name would shadow it
+    peers = config.getoption("cai_against")
+    if peers is not None:
+        peers = [p.strip() for p in peers.split(",") if p.strip()]
+        unknown = [p for p in peers if p not in registry.names()]
+        if unknown:
+            raise pytest.UsageError(
+                f"--cai-against: unknown adapter {unknown[0]!r} "
+                f"(known: {', '.join(registry.names())})"
+            )
+    max_examples = config.getoption("cai_max_examples")
+    if max_examples is None:
+        max_examples = DEFAULT_MAX_EXAMPLES
+    elif max_examples < 1:
+        raise pytest.UsageError(f"--cai-max-examples: must be >= 1, got {max_examples}")
+    expectations = []
+    if config.getoption("cai_expectations"):
+        try:
+            expectations = load_expectations(config.getoption("cai_expectations"))
+        except ExpectationError as exc:
+            raise pytest.UsageError(f"--cai-expectations: {exc}") from None
+    report = config.getoption("cai_report")
+    return Options(
+        target=Target(name, producer, consumer),
+        peers=peers,
+        max_examples=max_examples,
+        expectations=expectations,
+        report=Path(report) if report else None,
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "cai: a CUDA Array Interface conformance test (caiconform pytest plugin)"
+    )
+    if not _active(config):
+        return
+    from caiconform.cuda import gpu_available
+    from caiconform.pytest_plugin.campaign import Campaign
+
+    config.stash[_KEY] = Campaign.start(_options(config), gpu_available())
+    config.stash[_DESELECTED] = 0
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    campaign = config.stash.get(_KEY, None)
+    if campaign is not None:
+        campaign.close()
+
+
+# --- items ----------------------------------------------------------------------------------
+
+
+class CaiFailure(Exception):
+    """A conformance failure; its message is the whole report (no traceback is useful)."""
+
+
+class CaiItem(pytest.Item):
+    """Base of the generated items: plain-message failures, marked `cai`."""
+
+    def repr_failure(self, excinfo, style=None):  # type: ignore[override]
+        if excinfo.errisinstance(CaiFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):  # type: ignore[override]
+        return self.path, None, f"caiconform: {self.name}"
+
+    @property
+    def campaign(self) -> Any:
+        return self.config.stash[_KEY]
+
+    def skip(self, reason: str) -> None:
+        """Skip this item, remembering why for the terminal summary."""
+        self.campaign.skipped_items.append((self.name, reason))
+        pytest.skip(reason)
+
+
+class SchemaItem(CaiItem):
+    """The factory's exports of one layout kind, judged by the validator (in process)."""
+
+    def __init__(self, *, kind: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.kind = kind
+
+    def runtest(self) -> None:
+        from caiconform.pytest_plugin.schema import FactoryNeedsGPU, describe, run_schema
+        from caiconform.pytest_plugin.targets import TargetError, resolve
+
+        campaign = self.campaign
+        options = campaign.options
+        try:
+            factory = resolve(options.target.producer)
+        except TargetError as exc:
+            raise CaiFailure(str(exc)) from None
+        try:
+            outcome = run_schema(
+                options.target.name,
+                factory,
+                self.kind,
+                options.max_examples,
+                options.expectations,
+                campaign.gpu,
+            )
+        except FactoryNeedsGPU as exc:
+            self.skip(str(exc))
+        campaign.records.extend(outcome.records)
+        campaign.warnings.setdefault(self.name, set()).update(outcome.warnings)
+        if outcome.unexpected:
+            raise CaiFailure(describe(outcome.unexpected))
+        if len(outcome.skips) == len(outcome.records):
+            reasons = "; ".join(r for r, _ in Counter(outcome.skips).most_common(3))
+            self.skip(f"the factory skipped every example: {reasons}")
+        if outcome.expected:
+            reasons = sorted({entry.reason for _, entry in outcome.expected})
+            pytest.xfail(f"expected ({len(outcome.expected)} example(s)): {'; '.join(reasons)}")
+
+
+class ExchangeItem(CaiItem):
+    """One runner check family in one direction: the user's library against its peers."""
+
+    def __init__(self, *, family: str, direction: str, families: list[str], **kwargs: Any):
+        super().__init__(**kwargs)
+        self.family = family
+        self.direction = direction
+        self.families = families
+
+    def runtest(self) -> None:
+        from caiconform.expectations import classify, installed_version
+        from caiconform.runner.plan import UsageError
+
+        campaign = self.campaign
+        if not campaign.gpu[0]:
+            self.skip(f"exchanges with other libraries need a GPU: {campaign.gpu[1]}")
+        try:
+            result = campaign.run_direction(self.direction, self.families)
+        except UsageError as exc:
+            raise CaiFailure(f"the runner refused the run: {exc}") from None
+        records = [r for r in result.records if r["check"] == self.family and not r.get("shrunk")]
+        if not records:
+            self.skip(f"no {self.family} cell involves the library in this direction")
+        verdicts = [classify(campaign.options.expectations, r, installed_version) for r in records]
+        unexpected = [v.record for v in verdicts if v.status == "fail"]
+        if unexpected:
+            raise CaiFailure(_describe_cells(unexpected, result.run_dir))
+        if all(v.status == "skip" for v in verdicts):
+            reasons = Counter(v.record.get("message") or "" for v in verdicts)
+            self.skip("; ".join(reason for reason, _ in reasons.most_common(3)))
+        expected = [v for v in verdicts if v.status == "xfail"]
+        if expected:
+            reasons = sorted({v.entry.reason for v in expected})
+            pytest.xfail(f"expected ({len(expected)} result(s)): {'; '.join(reasons)}")
+
+
+def _describe_cells(records: list[dict[str, Any]], run_dir: Path) -> str:
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for record in records:
+        key = (record["producer"], record["consumer"], record["outcome"], record.get("rule"))
+        groups.setdefault(key, []).append(record)
+    lines = [f"{len(records)} unexpected result(s):"]
+    for (producer, consumer, outcome, rule), group in groups.items():
+        first = group[0]
+        lines.append(
+            f"  {producer or '-'} -> {consumer or '-'}: {outcome} x{len(group)} "
+            f"[{rule or 'no rule'}] {first.get('message') or ''}"
+        )
+        if first.get("repro"):
+            lines.append(f"    reproduce: python {run_dir / first['repro']}")
+    return "\n".join(lines)
+
+
+def _items(session: pytest.Session, campaign: Any) -> list[pytest.Item]:
+    from caiconform.pytest_plugin.campaign import directions_of, family_roles
+    from caiconform.pytest_plugin.schema import LAYOUT_KINDS
+
+    target = campaign.options.target
+    collector = CaiCollector.from_parent(session, name="caiconform", nodeid="caiconform")
+    items: list[pytest.Item] = []
+    if target.producer:
+        for kind in LAYOUT_KINDS:
+            items.append(SchemaItem.from_parent(collector, name=f"dict-schema[{kind}]", kind=kind))
+    families = family_roles()
+    by_direction: dict[str, list[str]] = {"producer": [], "consumer": []}
+    for family in families:
+        for direction in directions_of(family.roles or "", target):
+            by_direction[direction].append(family.name)
+    for family in families:
+        if family.roles is None:
+            items.append(
+                BrokenFamilyItem.from_parent(collector, name=family.name, error=family.error)
+            )
+            continue
+        for direction in directions_of(family.roles, target):
+            side = f"{target.name}->peers" if direction == "producer" else f"peers->{target.name}"
+            if family.roles != "pair":
+                side = target.name
+            items.append(
+                ExchangeItem.from_parent(
+                    collector,
+                    name=f"{family.name}[{side}]",
+                    family=family.name,
+                    direction=direction,
+                    families=by_direction[direction],
+                )
+            )
+    for item in items:
+        item.add_marker(pytest.mark.cai)
+    return items
+
+
+class BrokenFamilyItem(CaiItem):
+    """A check family that could not be imported: an error the project's CI should see."""
+
+    def __init__(self, *, error: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise CaiFailure(f"check family {self.name} cannot be imported: {self.error}")
+
+
+class CaiCollector(pytest.Collector):
+    """Parent node of the generated items (node IDs `caiconform::<item>`)."""
+
+    def collect(self):  # type: ignore[override]
+        return []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    campaign = config.stash.get(_KEY, None)
+    if campaign is not None:
+        items.extend(_items(session, campaign))
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if not items:
+        return
+    config = items[0].config
+    if config.stash.get(_KEY, None) is not None:
+        config.stash[_DESELECTED] += sum(isinstance(item, CaiItem) for item in items)
+
+
+# --- end of session -------------------------------------------------------------------------
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    campaign = session.config.stash.get(_KEY, None)
+    if campaign is None:
+        return
+    from caiconform.pytest_plugin.schema import FAMILY
+
+    if campaign.options.report is not None:
+        campaign.write_local_run([r for r in campaign.records if r["check"] == FAMILY])
+        campaign.report_path = campaign.write_report()
+    application = campaign.application()
+    deselected = session.config.stash[_DESELECTED]
+    campaign.entry_errors = [
+        status
+        for status in application.entry_errors
+        if not (deselected and status.status == "unmatched")
+    ]
+    if campaign.entry_errors and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    campaign = config.stash.get(_KEY, None)
+    if campaign is None:
+        return
+    from caiconform.pytest_plugin.summary import summary_lines
+
+    terminalreporter.write_sep("=", "caiconform")
+    for line in summary_lines(campaign):
+        terminalreporter.write_line(line)
+
+
+# --- fixtures -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cai_validate():
+    """`cai_validate(obj, version=None)`: fail the test unless `obj` exports a conforming
+    `__cuda_array_interface__`; the message lists each broken rule ID with seen vs expected.
+    Returns the validator's Report."""
+    from caiconform.pytest_plugin.fixtures import assert_conforms
+
+    return assert_conforms
+
+
+@pytest.fixture
+def cai_roundtrip():
+    """`cai_roundtrip(obj, consumer="reference", expected=None)`: validate `obj`, import it
+    with `consumer` (an adapter name or a function), check what was read, return the host
+    values. Skips without a GPU."""
+    from caiconform.pytest_plugin.fixtures import roundtrip
+
+    return roundtrip

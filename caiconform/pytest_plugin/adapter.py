@@ -1,0 +1,140 @@
+"""The user's functions as a caiconform adapter, visible to the runner's worker processes.
+
+The check families find libraries through the adapter registry, which reads the
+`caiconform.adapters` entry point group; workers import whatever the parent's `sys.path`
+reaches. So the plugin writes, into a private directory it puts on `sys.path`, a three-line
+module subclassing `FunctionAdapter` with the user's specs and a `.dist-info` declaring it under
+that entry point group: exactly what a library shipping its own adapter does (docs/adapters.md),
+made on the fly. Nothing is patched; every worker, fresh or restarted, sees the same adapter.
+
+It also writes an *adapter source* per direction (the runner's `adapter_source`: `names()` and
+`probe(name)`): the real probe, with the produce/consume capabilities narrowed so that the
+runner plans only the cells that involve the user's library in that direction, not every peer
+against every other peer.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from caiconform.adapters.base import Adapter, SkipExchange
+from caiconform.pytest_plugin.targets import Target, TargetError, resolve
+from caiconform.spec.layout import Layout
+
+__all__ = ["FunctionAdapter", "install", "narrowed_probe", "DIRECTIONS"]
+
+#: "producer": the user's factory against the peers' consumers (and the producer-only families);
+#: "consumer": the peers' producers against the user's consumer (and consumer-only families).
+DIRECTIONS = ("producer", "consumer")
+
+_MODULE = "_caiconform_pytest_user"
+_DIST = "caiconform_pytest_user-0.dist-info"
+
+
+class FunctionAdapter(Adapter):
+    """An adapter whose produce/consume call the functions named by `producer_spec` and
+    `consumer_spec` (see `targets.py` for their signatures)."""
+
+    producer_spec: str | None = None
+    consumer_spec: str | None = None
+
+    @property
+    def capabilities(self) -> frozenset[str]:  # type: ignore[override]
+        caps = set()
+        if self.producer_spec:
+            caps |= {"produce", "streams"}
+        if self.consumer_spec:
+            caps.add("consume")
+        return frozenset(caps)
+
+    def available(self) -> tuple[bool, str]:
+        for spec in filter(None, (self.producer_spec, self.consumer_spec)):
+            try:
+                resolve(spec)
+            except TargetError as exc:
+                return False, str(exc)
+        return True, ""
+
+    def produce(
+        self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
+    ) -> Any:
+        if not self.producer_spec:
+            raise SkipExchange(f"{self.name}: no --cai-producer given")
+        return resolve(self.producer_spec)(values, layout, typestr, stream_scenario)
+
+    def consume(self, obj: Any) -> np.ndarray:
+        if not self.consumer_spec:
+            raise SkipExchange(f"{self.name}: no --cai-consumer given")
+        return np.asarray(resolve(self.consumer_spec)(obj))
+
+    def repro_produce(self) -> str:
+        if not self.producer_spec:
+            return ""
+        module, _, attr = self.producer_spec.partition(":")
+        return f"from {module} import {attr.split('.')[0]}  # the factory under test\n"
+
+    def repro_consume(self) -> str:
+        if not self.consumer_spec:
+            return ""
+        module, _, attr = self.consumer_spec.partition(":")
+        return f"from {module} import {attr.split('.')[0]}  # the consumer under test\n"
+
+
+def _source_module(direction: str, target: Target, peers: list[str]) -> str:
+    return (
+        "from caiconform.pytest_plugin.adapter import narrowed_probe\n\n"
+        f"USER, PEERS, DIRECTION = {target.name!r}, {peers!r}, {direction!r}\n\n\n"
+        "def names():\n"
+        "    return [USER, *PEERS]\n\n\n"
+        "def probe(name):\n"
+        "    return narrowed_probe(name, USER, DIRECTION)\n"
+    )
+
+
+def install(directory: Path, target: Target, peers: list[str]) -> dict[str, str]:
+    """Write the adapter module, its entry point and one adapter source per direction into
+    `directory`, put it first on `sys.path`, and return direction -> adapter source module."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{_MODULE}.py").write_text(
+        "from caiconform.pytest_plugin.adapter import FunctionAdapter\n\n\n"
+        "class UserAdapter(FunctionAdapter):\n"
+        f"    name = {target.name!r}\n"
+        f"    module = {target.name!r}\n"
+        f"    producer_spec = {target.producer!r}\n"
+        f"    consumer_spec = {target.consumer!r}\n"
+    )
+    dist = directory / _DIST
+    dist.mkdir(exist_ok=True)
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: caiconform-pytest-user\nVersion: 0\n"
+    )
+    (dist / "entry_points.txt").write_text(
+        f"[caiconform.adapters]\n{target.name} = {_MODULE}:UserAdapter\n"
+    )
+    sources = {}
+    for direction in DIRECTIONS:
+        module = f"_caiconform_pytest_source_{direction}"
+        (directory / f"{module}.py").write_text(_source_module(direction, target, peers))
+        sources[direction] = module
+    if str(directory) not in sys.path:
+        sys.path.insert(0, str(directory))
+    return sources
+
+
+def narrowed_probe(name: str, user: str, direction: str) -> dict[str, Any]:
+    """The registry probe of `name`, keeping only the role it plays in `direction`: in the
+    producer direction the user's library only produces and the peers only consume; in the
+    consumer direction the other way round. The runner then plans exactly user x peers."""
+    from caiconform.runner.libraries import probe
+
+    info = probe(name)
+    caps = set(info["capabilities"])
+    is_user = name == user
+    produces = is_user == (direction == "producer")
+    caps.discard("consume" if produces else "produce")
+    info["capabilities"] = sorted(caps)
+    return info

@@ -1,0 +1,170 @@
+"""The plugin's session state: the options, the GPU answer, the records of every check, and the
+runner runs that exchange the user's library with its peers.
+
+A direction (the user's factory against the peers' consumers, or the peers' producers against
+the user's consumer) is one `run_matrix` call over the families that have that direction, made
+the first time one of its items runs; the items then read their family's records. Each run
+writes an ordinary run directory, so `--cai-report` merges them into one report.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from caiconform.expectations import (
+    Application,
+    Expectation,
+    apply_expectations,
+    installed_version,
+)
+from caiconform.pytest_plugin.targets import Target
+
+__all__ = ["Options", "Campaign", "FamilyInfo", "family_roles", "DEFAULT_MAX_EXAMPLES"]
+
+DEFAULT_MAX_EXAMPLES = 25
+
+
+@dataclass(frozen=True)
+class Options:
+    """The plugin's command-line options, checked."""
+
+    target: Target
+    peers: list[str] | None
+    max_examples: int
+    expectations: list[Expectation]
+    report: Path | None
+
+
+@dataclass(frozen=True)
+class FamilyInfo:
+    """A runner check family as the plugin needs it: its name and roles, or why it cannot be
+    imported here."""
+
+    name: str
+    roles: str | None
+    error: str = ""
+
+
+def family_roles() -> list[FamilyInfo]:
+    """Every built-in family with its ROLES (importing a family module is cheap: families
+    import GPU libraries only inside `execute`)."""
+    from caiconform.checks import FAMILIES, load
+
+    infos = []
+    for name in FAMILIES:
+        try:
+            module = load(name)
+        except Exception as exc:  # a family that does not import is reported, not fatal
+            infos.append(FamilyInfo(name, None, f"{type(exc).__name__}: {exc}"))
+            continue
+        infos.append(FamilyInfo(module.FAMILY, module.ROLES))
+    return infos
+
+
+def directions_of(roles: str, target: Target) -> list[str]:
+    """The directions in which a family with `roles` tests the user's library."""
+    directions = []
+    if target.producer and roles in ("pair", "producer"):
+        directions.append("producer")
+    if target.consumer and roles in ("pair", "consumer"):
+        directions.append("consumer")
+    return directions
+
+
+@dataclass
+class Campaign:
+    """Everything the plugin keeps for one pytest session."""
+
+    options: Options
+    gpu: tuple[bool, str]
+    workdir: Path
+    records: list[dict[str, Any]] = field(default_factory=list)
+    warnings: dict[str, set[str]] = field(default_factory=dict)
+    runs: dict[str, Any] = field(default_factory=dict)
+    run_dirs: list[Path] = field(default_factory=list)
+    skipped_cells: list[tuple[str, str]] = field(default_factory=list)
+    skipped_items: list[tuple[str, str]] = field(default_factory=list)
+    owns_workdir: bool = True
+    #: set at the end of the session: the report written, strict expectation entries that failed
+    report_path: Path | None = None
+    entry_errors: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, options: Options, gpu: tuple[bool, str]) -> Campaign:
+        if options.report is not None:
+            workdir = options.report / "runs"
+            workdir.mkdir(parents=True, exist_ok=True)
+            return cls(options, gpu, workdir, owns_workdir=False)
+        return cls(options, gpu, Path(tempfile.mkdtemp(prefix="caiconform-pytest-")))
+
+    # -- the runner ----------------------------------------------------------------------
+    def peers(self) -> list[str]:
+        from caiconform.adapters import registry
+
+        if self.options.peers is not None:
+            return list(self.options.peers)
+        return [name for name in registry.names() if name != self.options.target.name]
+
+    def run_direction(self, direction: str, families: list[str]) -> Any:
+        """Run (once) the runner over `families` in `direction`; returns its RunResult."""
+        if direction in self.runs:
+            return self.runs[direction]
+        from caiconform.pytest_plugin.adapter import install
+        from caiconform.runner.driver import RunConfig, run_matrix
+
+        sources = install(self.workdir / "adapter", self.options.target, self.peers())
+        out = self.workdir / direction
+        config = RunConfig(
+            out=out,
+            checks=families,
+            libraries=[self.options.target.name, *self.peers()],
+            max_examples=self.options.max_examples,
+            adapter_source=sources[direction],
+        )
+        result = run_matrix(config)
+        self.runs[direction] = result
+        self.run_dirs.append(out)
+        self.records.extend(result.records)
+        self.skipped_cells.extend(result.skipped)
+        return result
+
+    # -- expectations and the report -----------------------------------------------------
+    def application(self) -> Application:
+        return apply_expectations(
+            self.options.expectations, self.records, lambda record: installed_version
+        )
+
+    def write_local_run(self, records: list[dict[str, Any]]) -> Path | None:
+        """Journal the in-process (dict-schema) records as a run directory of their own."""
+        if not records:
+            return None
+        import json
+
+        from caiconform.env import capture
+        from caiconform.runner.journal import Journal, utc_now
+
+        out = self.workdir / "local"
+        journal = Journal(out, f"pytest-local-{utc_now().replace(':', '')}")
+        for record in records:
+            journal.record(record)
+        journal.close()
+        (out / "env.json").write_text(json.dumps(capture(), indent=1) + "\n")
+        self.run_dirs.append(out)
+        return out
+
+    def write_report(self) -> Path | None:
+        """Write the merged report of every run into `--cai-report`; None without the option."""
+        if self.options.report is None or not self.run_dirs:
+            return None
+        from caiconform.report.build import write_report
+
+        write_report(self.run_dirs, self.options.report, self.options.expectations or None)
+        return self.options.report / "index.html"
+
+    def close(self) -> None:
+        if self.owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)

@@ -1,0 +1,72 @@
+"""The plugin's terminal summary: what ran, what was skipped and why, what the expectations
+made of the results, where the report is. Without a GPU this is where a maintainer reads that
+the exchanges did not run, and why."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+__all__ = ["summary_lines"]
+
+#: at most this many skip reasons and warnings are listed
+_LIMIT = 12
+
+
+def _limited(lines: list[str]) -> list[str]:
+    if len(lines) <= _LIMIT:
+        return lines
+    return [*lines[:_LIMIT], f"  ... and {len(lines) - _LIMIT} more"]
+
+
+def summary_lines(campaign: Any) -> list[str]:
+    from caiconform.pytest_plugin.schema import FAMILY
+
+    target = campaign.options.target
+    lines = [
+        f"library under test: {target.name} (producer {target.producer or '-'}, "
+        f"consumer {target.consumer or '-'})"
+    ]
+    if campaign.gpu[0]:
+        lines.append("GPU: present; exchanges with other libraries ran through isolated workers")
+    else:
+        lines.append(f"GPU: none ({campaign.gpu[1]})")
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in campaign.skipped_items:
+        by_reason.setdefault(reason, []).append(name)
+    if by_reason:
+        lines.append(f"skipped items ({len(campaign.skipped_items)}), by reason:")
+        for reason, names in by_reason.items():
+            lines.append(f"  {reason}")
+            lines.append(f"    {', '.join(names)}")
+    schema = Counter(r["outcome"] for r in campaign.records if r["check"] == FAMILY)
+    if schema:
+        counts = ", ".join(f"{outcome} {n}" for outcome, n in schema.most_common())
+        lines.append(f"{FAMILY}: {sum(schema.values())} example(s): {counts}")
+    exchanged = Counter(
+        r["outcome"] for r in campaign.records if r["check"] != FAMILY and not r.get("shrunk")
+    )
+    if exchanged:
+        counts = ", ".join(f"{outcome} {n}" for outcome, n in exchanged.most_common())
+        lines.append(f"exchanges: {sum(exchanged.values())} result(s): {counts}")
+    if campaign.skipped_cells:
+        lines.append(f"skipped cells ({len(campaign.skipped_cells)}):")
+        lines += _limited([f"  {key}: {why}" for key, why in campaign.skipped_cells])
+    by_rule: dict[str, list[str]] = {}
+    for found in campaign.warnings.values():
+        for message in sorted(found):
+            rule = message.rsplit("[", 1)[-1].rstrip("]") if message.endswith("]") else "?"
+            by_rule.setdefault(rule, []).append(message)
+    if by_rule:
+        lines.append("warnings (SHOULD/PORTABILITY findings, not failures):")
+        lines += _limited(
+            [
+                f"  {rule}: {len(msgs)} distinct, e.g. {msgs[0]}"
+                for rule, msgs in sorted(by_rule.items())
+            ]
+        )
+    for status in campaign.entry_errors:
+        lines.append(status.describe())
+    if campaign.report_path is not None:
+        lines.append(f"report: {campaign.report_path}")
+    return lines

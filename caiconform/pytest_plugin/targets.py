@@ -1,0 +1,68 @@
+"""The user's side of the exchange: `module:attr` specs, the functions they name, and the name
+the user's library goes by in records, reports and expectation files.
+
+Signatures (docs/ci.md):
+- producer factory: `factory(values: np.ndarray, layout: Layout, typestr: str,
+  stream_scenario: str) -> object` exposing `__cuda_array_interface__` whose logical elements
+  equal `values`, laid out at `layout` where the library can (a contiguous copy is fine where it
+  cannot); raise `caiconform.adapters.base.SkipExchange(reason)` for what it cannot make.
+- consumer function: `function(obj) -> np.ndarray`: import `obj` through the library's own CAI
+  path and return its logical values on the host.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["TargetError", "Target", "parse_spec", "resolve", "default_name"]
+
+_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class TargetError(ValueError):
+    """A `--cai-producer`/`--cai-consumer` value that cannot be used; one line for the user."""
+
+
+def parse_spec(option: str, spec: str) -> str:
+    """Check the `module:attr` form early, so a typo is reported before anything runs."""
+    if not _SPEC.match(spec):
+        raise TargetError(f"{option}: expected 'module:function', got {spec!r}")
+    return spec
+
+
+def resolve(spec: str) -> Callable[..., Any]:
+    """The callable `spec` names (`pkg.mod:attr`, `attr` may be dotted). Raises TargetError
+    naming the spec and what failed."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except Exception as exc:  # whatever the user's import raises, report it as one line
+        raise TargetError(
+            f"{spec}: cannot import {module_name}: {type(exc).__name__}: {exc}"
+        ) from None
+    for part in attr.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise TargetError(f"{spec}: {module_name} has no attribute {attr!r}") from None
+    if not callable(target):
+        raise TargetError(f"{spec}: {type(target).__name__} object is not callable")
+    return target
+
+
+def default_name(spec: str) -> str:
+    """The user's library name: the top-level package of the spec's module."""
+    return spec.partition(":")[0].split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the options say about the user's library: its name and its two functions."""
+
+    name: str
+    producer: str | None = None
+    consumer: str | None = None
