@@ -5,24 +5,27 @@ What cuda.core documents (the `StridedMemoryView` docstring in `cuda/core/_memor
 `StridedMemoryView.from_cuda_array_interface(obj, stream_ptr)` uses the CAI only. For the CAI,
 "a stream order will be established between the consumer stream and the producer stream (from
 `__cuda_array_interface__()["stream"]`), as if `cudaStreamWaitEvent` is called"; `stream_ptr=-1`
-opts out. The view's `strides` are in element counts, not bytes. `copy_to(other, stream)`
-copies a view into another (device-to-host included); `from_array_interface` views a numpy
-array.
+opts out. The view's `strides` are in element counts, not bytes.
 
-The consumer makes a stream of its own on the current device, views the object with that
-stream as the consumer stream, and copies the view into a numpy array on that same stream,
-so the copy is ordered after the producer's work only through the stream order cuda.core
-establishes. cuda.core has no array type of its own, so it does not produce.
+Read-back: `StridedMemoryView.copy_to` raises NotImplementedError ("Sorry, not supported") in
+cuda.core 1.2.0, so the consumer copies the view's byte extent with the `Buffer` API instead —
+`Buffer.from_handle(ptr + lo, hi - lo, owner=view)` copied with `Buffer.copy_to` into a pinned
+host buffer from `LegacyPinnedMemoryResource` — on its own stream, the one handed to the view
+as the consumer stream, and lays the bytes out in numpy at the view's strides. So the copy is
+ordered after the producer's work only through the stream order cuda.core establishes.
+cuda.core has no array type of its own, so it does not produce.
 """
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 import numpy as np
 
 from caiconform.adapters import _staging
-from caiconform.adapters.base import Adapter, SkipExchange
+from caiconform.adapters.base import Adapter
+from caiconform.spec.layout import byte_extent
 
 __all__ = ["CudaCoreAdapter"]
 
@@ -36,7 +39,7 @@ class CudaCoreAdapter(Adapter):
     capabilities = frozenset({"consume"})
 
     def consume(self, obj: Any) -> np.ndarray:
-        from cuda.core import Device
+        from cuda.core import Buffer, Device, LegacyPinnedMemoryResource
         from cuda.core.utils import StridedMemoryView
 
         device = Device()
@@ -45,25 +48,23 @@ class CudaCoreAdapter(Adapter):
         view = StridedMemoryView.from_cuda_array_interface(
             _staging.cai_only(obj), stream_ptr=int(stream.handle)
         )
-        host = np.empty(view.shape, dtype=view.dtype)
-        if host.size == 0:
-            return host
-        if not hasattr(view, "copy_to") or not hasattr(StridedMemoryView, "from_array_interface"):
-            raise SkipExchange(
-                "this cuda.core has no StridedMemoryView.copy_to / from_array_interface to read "
-                "the view back"
-            )
-        view.copy_to(StridedMemoryView.from_array_interface(host), stream=stream)
+        dtype = np.dtype(view.dtype)
+        shape = tuple(view.shape)
+        if int(np.prod(shape)) == 0:
+            return np.empty(shape, dtype=dtype)
+        strides = None if view.strides is None else tuple(s * dtype.itemsize for s in view.strides)
+        lo, hi = byte_extent(shape, strides, dtype.itemsize)
+        source = Buffer.from_handle(int(view.ptr) + lo, hi - lo, owner=view)
+        host = LegacyPinnedMemoryResource().allocate(hi - lo)
+        source.copy_to(host, stream=stream)
         stream.sync()
-        return host
+        raw = np.frombuffer((ctypes.c_uint8 * (hi - lo)).from_address(int(host.handle)), np.uint8)
+        values = np.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=strides).copy()
+        host.close()
+        return values
 
     def repro_consume(self) -> str:
         return (
-            "import numpy as np\n"
-            "from cuda.core import Device\n"
-            "from cuda.core.utils import StridedMemoryView\n"
-            "dev = Device(); dev.set_current(); s = dev.create_stream()\n"
-            "view = StridedMemoryView.from_cuda_array_interface(obj, stream_ptr=int(s.handle))\n"
-            "result = np.empty(view.shape, view.dtype)\n"
-            "view.copy_to(StridedMemoryView.from_array_interface(result), stream=s); s.sync()\n"
+            "from caiconform.adapters.cuda_core_adapter import CudaCoreAdapter\n"
+            "result = CudaCoreAdapter().consume(obj)  # StridedMemoryView + Buffer.copy_to\n"
         )

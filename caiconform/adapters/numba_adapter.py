@@ -12,7 +12,8 @@ What numba-cuda does, read in `numba/cuda/api.py` and `numba/cuda/cudadrv/device
 - kernel launch: an argument exposing the CAI is imported the same way, synchronizing on its
   stream before the launch.
 - `DeviceNDArray.copy_to_host` raises NotImplementedError for negative strides, so host
-  read-back of such an import goes through the copy kernel instead.
+  read-back of such an import copies the array's byte extent (itself imported with
+  `from_cuda_array_interface` as a uint8 array owned by the import) and lays it out in numpy.
 
 Three consumers, three adapter names:
 - `numba`: `cuda.as_cuda_array(obj)`;
@@ -35,7 +36,7 @@ import numpy as np
 from caiconform.adapters import _staging
 from caiconform.adapters._scenarios import produce_staged
 from caiconform.adapters.base import Adapter, SkipExchange
-from caiconform.spec.layout import Layout
+from caiconform.spec.layout import Layout, byte_extent
 
 __all__ = [
     "NumbaAdapter",
@@ -44,6 +45,7 @@ __all__ = [
     "SUPPORTED",
     "KERNEL_NDIMS",
     "launch_shape",
+    "kernels_work",
 ]
 
 #: device arrays hold any numpy dtype as bytes; kernels type every numeric dtype, float16 too.
@@ -108,11 +110,42 @@ def _kernel_copy(src: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarra
 
 
 def _to_host(array: Any) -> np.ndarray:
-    """Read a numba device array back: `copy_to_host`, or the copy kernel for negative strides,
-    which `copy_to_host` does not implement."""
-    if any(s < 0 for s in array.strides):
-        return _kernel_copy(array, tuple(array.shape), array.dtype)
-    return array.copy_to_host()
+    """Read a numba device array back: `copy_to_host`, or, for negative strides (which
+    `copy_to_host` does not implement), a copy of its byte extent laid out in numpy."""
+    if all(s >= 0 for s in array.strides):
+        return array.copy_to_host()
+    from numba import cuda
+
+    shape, strides, dtype = tuple(array.shape), tuple(array.strides), array.dtype
+    lo, hi = byte_extent(shape, strides, dtype.itemsize)
+    extent = {
+        "shape": (hi - lo,),
+        "typestr": "|u1",
+        "data": (array.__cuda_array_interface__["data"][0] + lo, False),
+        "version": 3,
+    }
+    raw = cuda.from_cuda_array_interface(extent, owner=array, sync=False).copy_to_host()
+    return np.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=strides).copy()
+
+
+@functools.cache
+def kernels_work() -> tuple[bool, str]:
+    """(True, "") when numba can compile and launch the copy kernel here, else the reason.
+
+    Checked once by launching the 1-D kernel on a one-element array: numba-cuda can import and
+    move memory yet fail to compile any kernel (numba-cuda 0.30.4 with numpy 2.5 fails on the
+    removed `np.row_stack`), which would otherwise surface as an error in every exchange."""
+    from numba import cuda
+
+    try:
+        src = cuda.to_device(np.zeros(1, np.float32))
+        dst = cuda.device_array(1, np.float32)
+        _copy_kernels()[1][1, 1](src, dst)
+        cuda.synchronize()
+    except Exception as exc:  # any failure to compile or launch is the reason
+        first = (str(exc).strip().splitlines() or [""])[0]
+        return False, f"numba cannot compile/launch kernels here: {type(exc).__name__}: {first}"
+    return True, ""
 
 
 class _NumbaBackend:
@@ -236,6 +269,10 @@ class NumbaKernelAdapter(NumbaAdapter):
 
     name = "numba-kernel"
     capabilities = frozenset({"consume", "write", "kernel"})
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = super().available()
+        return kernels_work() if ok else (ok, why)
 
     def produce(
         self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"

@@ -45,7 +45,7 @@ def sample_values(shape: tuple[int, ...], typestr: str, broadcast_axis: int | No
         values = base * 0.5 - 3.25
     else:
         values = base * 0.5 - 3.25 + 1j * (base % 7)
-    return np.ascontiguousarray(np.asarray(values).astype(dtype))
+    return np.array(values, dtype=dtype, order="C")
 
 
 def layouts(itemsize: int) -> dict[str, tuple[Layout, int | None]]:

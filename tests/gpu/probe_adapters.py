@@ -29,7 +29,7 @@ from _cases import DTYPES, layouts, sample_values
 from caiconform.adapters import registry
 from caiconform.adapters.base import STREAM_SCENARIOS, SkipExchange
 
-SECTION_TIMEOUT_S = 200
+SECTION_TIMEOUT_S = 170
 PRODUCERS = ("reference", "numba", "cupy", "torch", "jax")
 
 
@@ -75,7 +75,8 @@ def _compare(got, values) -> str:
     if got.shape != values.shape:
         return f"mismatch: shape {got.shape} != {values.shape}"
     if got.dtype != values.dtype:
-        return f"mismatch: dtype {got.dtype} != {values.dtype}"
+        same = got.shape == values.shape and np.array_equal(got, values.astype(got.dtype))
+        return f"mismatch: dtype {got.dtype} != {values.dtype} (values {'equal' if same else 'differ'})"
     if np.array_equal(got, values):
         return "pass"
     differ = int(np.sum(got != values))
@@ -134,8 +135,11 @@ def section_exports(journal: Journal) -> None:
         synchronize()
 
 
-def _exchange(journal: Journal, consumer, producer, typestr, layout_name, scenario="none", **kw):
+def _exchange(
+    journal: Journal, consumer, producer, typestr, layout_name, scenario="none", index=None, **kw
+):
     record = {
+        "index": index,
         "kind": "exchange",
         "producer": producer,
         "consumer": consumer,
@@ -170,37 +174,60 @@ def _exchange(journal: Journal, consumer, producer, typestr, layout_name, scenar
         synchronize()
 
 
-def section_consume(journal: Journal, consumer: str) -> None:
-    if not registry.get(consumer).available()[0]:
-        journal.write(
-            kind="unavailable", consumer=consumer, why=registry.get(consumer).available()[1]
-        )
-        return
+def consume_plan(consumer: str) -> list[tuple]:
+    """The consumer section's exchanges, in a fixed order so a restarted child can resume."""
     producers = [p for p in PRODUCERS if registry.get(p).available()[0]]
+    plan: list[tuple] = []
     for producer in producers:
         for layout_name in layouts(4):
             for typestr in ("<f4", "<i2"):
-                _exchange(journal, consumer, producer, typestr, layout_name)
+                plan.append((producer, typestr, layout_name, "none", {}))
         for scenario in STREAM_SCENARIOS[1:]:
-            _exchange(journal, consumer, producer, "<i2", "sliced", scenario)
+            plan.append((producer, "<i2", "sliced", scenario, {}))
     dtype_producer = "reference" if "reference" in producers else "cupy"
-    for typestr in DTYPES:
-        _exchange(journal, consumer, dtype_producer, typestr, "C")
+    plan += [(dtype_producer, typestr, "C", "none", {}) for typestr in DTYPES]
     if "reference" in producers:
-        _exchange(journal, consumer, "reference", "<f4", "C", readonly=True)
-        for version in (0, 1, 2):
-            _exchange(journal, consumer, "reference", "<f4", "C", version=version)
+        plan.append(("reference", "<f4", "C", "none", {"readonly": True}))
+        plan += [("reference", "<f4", "C", "none", {"version": v}) for v in (0, 1, 2)]
+    return plan
 
 
-def child(section: str, out: Path) -> None:
+def section_consume(journal: Journal, consumer: str, start: int) -> None:
+    from caiconform.cuda.device import context_healthy
+
+    adapter = registry.get(consumer)
+    ok, why = adapter.available()
+    if not ok:
+        journal.write(kind="unavailable", consumer=consumer, why=why)
+        return
+    for index, (producer, typestr, layout_name, scenario, kw) in enumerate(consume_plan(consumer)):
+        if index < start:
+            continue
+        _exchange(journal, consumer, producer, typestr, layout_name, scenario, index=index, **kw)
+        healthy, detail = context_healthy()
+        if not healthy:
+            journal.write(kind="poisoned", index=index, detail=detail)
+            sys.exit(3)
+
+
+def child(section: str, out: Path, start: int) -> None:
     journal = Journal(out / f"{section.replace(':', '-').replace('.', '_')}.jsonl", section)
     if section == "env":
         section_env(journal)
     elif section == "exports":
         section_exports(journal)
     else:
-        section_consume(journal, section.split(":", 1)[1])
+        section_consume(journal, section.split(":", 1)[1], start)
     journal.write(kind="done")
+
+
+def _last_started(out: Path, section: str) -> int | None:
+    part = out / f"{section.replace(':', '-').replace('.', '_')}.jsonl"
+    if not part.exists():
+        return None
+    starts = [json.loads(line) for line in part.read_text().splitlines()]
+    indices = [r["index"] for r in starts if r.get("kind") == "start" and "index" in r]
+    return indices[-1] if indices else None
 
 
 def parent(out: Path) -> None:
@@ -210,20 +237,31 @@ def parent(out: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
     def run(section: str) -> dict:
+        """Run the section; when its child dies or poisons its context mid-exchange, record that
+        exchange's fate and start a new child at the next one."""
         started = time.perf_counter()
-        try:
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", section, str(out)],
-                capture_output=True,
-                text=True,
-                timeout=SECTION_TIMEOUT_S,
-                env=env,
-                check=False,
-            )
-            rc, tail = done.returncode, (done.stderr or "")[-1500:]
-        except subprocess.TimeoutExpired:
-            rc, tail = "timeout", ""
+        start, restarts, rc, tail = 0, [], None, ""
+        while time.perf_counter() - started < SECTION_TIMEOUT_S:
+            try:
+                done = subprocess.run(
+                    [sys.executable, __file__, "--child", section, str(out), str(start)],
+                    capture_output=True,
+                    text=True,
+                    timeout=max(1.0, SECTION_TIMEOUT_S - (time.perf_counter() - started)),
+                    env=env,
+                    check=False,
+                )
+                rc, err = done.returncode, done.stderr or ""
+            except subprocess.TimeoutExpired:
+                rc, err = "timeout", ""
+            tail = err[:800] + " ... " + err[-800:] if len(err) > 1600 else err
+            last = _last_started(out, section)
+            if rc == 0 or last is None or not section.startswith("consume:"):
+                break
+            restarts.append({"index": last, "rc": rc, "stderr": tail})
+            start = last + 1
         return {
+            "restarts": restarts,
             "section": section,
             "rc": rc,
             "seconds": round(time.perf_counter() - started, 1),
@@ -246,6 +284,6 @@ def parent(out: Path) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "--child":
-        child(sys.argv[2], Path(sys.argv[3]))
+        child(sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]))
     else:
         parent(Path(sys.argv[1]))

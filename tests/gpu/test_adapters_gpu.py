@@ -28,8 +28,22 @@ CASES = {
     "sliced-int16": (Layout((3, 4), strides=(20, 4), offset=6, pad=4, kind="sliced"), "<i2"),
 }
 
-#: pairs whose consumer refuses a valid layout; each entry says what the library requires
-KNOWN_GAPS: dict[tuple[str, str], str] = {}
+#: (producer, consumer, case) -> what the library requires, for exchanges of valid arrays that
+#: the consumer refuses (seen on numba-cuda 0.30.4, CuPy 14.2, PyTorch 2.11, JAX 0.11.2,
+#: cuda.core 1.2.0); "*" matches any producer or case. Each is asserted to still be refused.
+KNOWN_GAPS: dict[tuple[str, str, str], str] = {
+    ("*", "jax", "sliced-int16"): "jax imports only compact (C or transposed) strides",
+    ("jax", "torch", "*"): "jax exports data[1]=True (read-only); torch refuses read-only CAI",
+    ("torch", "cuda.core", "*"): "cuda.core imports CAI v3 only; torch exports version 2",
+    ("jax", "cuda.core", "*"): "cuda.core imports CAI v3 only; jax exports version 2",
+}
+
+
+def _known_gap(producer: str, consumer: str, case: str) -> str | None:
+    for key in ((producer, consumer, case), (producer, consumer, "*"), ("*", consumer, case)):
+        if key in KNOWN_GAPS:
+            return KNOWN_GAPS[key]
+    return None
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -64,9 +78,10 @@ def test_round_trip(producer, consumer, case):
     values = sample_values(layout.shape, typestr)
     consumer_adapter = _adapter(consumer)
     obj = _produce(producer, values, layout, typestr)
-    gap = KNOWN_GAPS.get((consumer, case))
+    gap = _known_gap(producer, consumer, case)
     if gap:
-        with pytest.raises(Exception):  # noqa: B017  (the library's own refusal, any type)
+        # the library's own refusal, of whatever type; if it starts accepting, drop the entry
+        with pytest.raises(Exception):  # noqa: B017
             consumer_adapter.consume(obj)
         pytest.xfail(gap)
     try:
