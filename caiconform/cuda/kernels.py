@@ -10,7 +10,7 @@ spin      keep a stream busy for a given time (clock64 and the global timer), to
 Strides are signed 64-bit byte counts and may be negative, zero or not a multiple of the item
 size. Each strided kernel exists in typed variants (1, 2, 4, 8, 16-byte words: used when the
 data pointer and every stride are multiples of the item size) and a byte-copy variant for any
-item size up to 32 and any alignment, each with 32-bit and 64-bit linear indexing (64-bit when
+item size (up to MAX_ITEMSIZE) and any alignment, each with 32-bit and 64-bit linear indexing (64-bit when
 the element count reaches 2**31). The source is plain text built here, so a CPU machine can
 check it and its argument packing without a driver.
 """
@@ -45,7 +45,9 @@ __all__ = [
 ]
 
 MAX_NDIM = 8
-MAX_ITEMSIZE = 32
+#: The byte-copy variants loop over an item's bytes, so any size works; this bounds the
+#: per-thread work (a 'U1024' item is 4 KiB).
+MAX_ITEMSIZE = 1 << 12
 BLOCK = 256
 #: Odd 64-bit multiplier (2**64 / golden ratio) that folds an item's 8-byte words into one word.
 WORD_MIX = 0x9E3779B97F4A7C15
