@@ -1,0 +1,435 @@
+"""The pytest plugin, driven through `pytester`: inert without options, the dict-schema items
+against conforming and broken producers, expectations, option errors, the fixtures, the report.
+
+The producers here are pure-Python objects with hand-made interface dicts, so everything but
+the exchanges runs on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+
+import numpy as np
+import pytest
+
+from caiconform.cuda import gpu_available
+
+pytest_plugins = ["pytester"]
+
+GPU, NO_GPU_REASON = gpu_available()
+
+FAKELIB = textwrap.dedent(
+    """
+    from math import prod
+
+
+    class Export:
+        def __init__(self, d):
+            self.__cuda_array_interface__ = d
+
+
+    def make(values, layout, typestr, stream_scenario):
+        empty = prod(layout.shape) == 0
+        return Export({
+            "shape": tuple(layout.shape),
+            "typestr": typestr,
+            "data": (0 if empty else 0x7F0000000000 + layout.offset, False),
+            "strides": None if layout.strides is None else tuple(layout.strides),
+            "version": 3,
+            "stream": None,
+        })
+
+
+    def make_bad_empty(values, layout, typestr, stream_scenario):
+        obj = make(values, layout, typestr, stream_scenario)
+        if prod(layout.shape) == 0:
+            obj.__cuda_array_interface__["data"] = (0x7F0000000000, False)
+        return obj
+
+
+    def make_list_shape(values, layout, typestr, stream_scenario):
+        obj = make(values, layout, typestr, stream_scenario)
+        obj.__cuda_array_interface__["shape"] = list(layout.shape)
+        return obj
+
+
+    def make_wrong_dtype(values, layout, typestr, stream_scenario):
+        obj = make(values, layout, typestr, stream_scenario)
+        obj.__cuda_array_interface__["typestr"] = "|u1" if typestr != "|u1" else "<f4"
+        return obj
+
+
+    def needs_device(values, layout, typestr, stream_scenario):
+        raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
+
+
+    def only_floats(values, layout, typestr, stream_scenario):
+        from caiconform.adapters.base import SkipExchange
+
+        raise SkipExchange(f"fakelib has no {typestr} arrays")
+    """
+)
+
+SCHEMA = ("-k", "dict-schema", "--cai-max-examples", "8", "-p", "no:cacheprovider")
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(fakelib=FAKELIB, test_own="def test_own():\n    assert True\n")
+    pytester.syspathinsert()
+    return pytester
+
+
+# --- inert without options ------------------------------------------------------------------
+
+
+def test_without_options_the_plugin_is_inert(pytester: pytest.Pytester):
+    pytester.makeconftest(
+        textwrap.dedent(
+            """
+            import json, sys
+
+            def pytest_unconfigure(config):
+                loaded = sorted(m for m in sys.modules if m.startswith("caiconform"))
+                with open("loaded.json", "w") as fh:
+                    json.dump(loaded, fh)
+            """
+        )
+    )
+    pytester.makepyfile(test_own="def test_own():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "caiconform-0.1.0" in result.stdout.str()  # listed among the plugins
+    assert not re.search(r"=+ caiconform =+", result.stdout.str())  # but no summary section
+    loaded = set(json.loads((pytester.path / "loaded.json").read_text()))
+    assert "caiconform.pytest_plugin" in loaded  # registered through the pytest11 entry point
+    heavy = {
+        "caiconform.pytest_plugin.campaign",
+        "caiconform.pytest_plugin.schema",
+        "caiconform.expectations",
+        "caiconform.cuda",
+        "caiconform.runner",
+        "caiconform.report",
+        "caiconform.adapters",
+    }
+    assert not loaded & heavy
+
+
+def test_options_are_registered(pytester: pytest.Pytester):
+    out = pytester.runpytest("--help").stdout.str()
+    for option in (
+        "--cai-producer",
+        "--cai-consumer",
+        "--cai-against",
+        "--cai-max-examples",
+        "--cai-expectations",
+        "--cai-report",
+        "--cai-name",
+    ):
+        assert option in out
+
+
+# --- dict-schema items ----------------------------------------------------------------------
+
+
+def test_conforming_producer_passes_every_layout_kind(project):
+    result = project.runpytest("--cai-producer", "fakelib:make", *SCHEMA)
+    result.assert_outcomes(passed=6, deselected=result.parseoutcomes().get("deselected", 0))
+    out = result.stdout.str()
+    assert "library under test: fakelib (producer fakelib:make" in out
+    assert "dict-schema: 48 example(s): pass 48" in out
+    # negative and broadcast layouts are legal but non-portable: warnings, not failures
+    assert "CAI-PORT-NEGATIVE-STRIDES" in out and "CAI-PORT-OVERLAP" in out
+
+
+def test_a_broken_rule_fails_with_its_id_and_the_smallest_example(project):
+    result = project.runpytest("--cai-producer", "fakelib:make_list_shape", *SCHEMA)
+    assert result.parseoutcomes()["failed"] == 6
+    result.stdout.fnmatch_lines(
+        [
+            "*failing example(s) of dict-schema:",
+            "*[[]CAI-SHAPE-TUPLE[]] shape*",
+            "smallest: shape: got *, expected a tuple*[[]CAI-SHAPE-TUPLE[]]",
+        ]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_dict_that_describes_another_dtype_breaks_the_factory_contract(project):
+    result = project.runpytest("--cai-producer", "fakelib:make_wrong_dtype", *SCHEMA)
+    assert result.parseoutcomes()["failed"] == 6
+    result.stdout.fnmatch_lines(["*typestr: got '*', expected '*' (the factory's contract*"])
+
+
+def test_factory_skips_are_reported(project):
+    result = project.runpytest("--cai-producer", "fakelib:only_floats", *SCHEMA)
+    result.assert_outcomes(skipped=6, deselected=result.parseoutcomes().get("deselected", 0))
+    result.stdout.fnmatch_lines(
+        ["skipped items (6), by reason:", "  the factory skipped every example: fakelib has no *"]
+    )
+
+
+def test_factory_that_needs_a_gpu(project):
+    result = project.runpytest("--cai-producer", "fakelib:needs_device", *SCHEMA)
+    outcomes = result.parseoutcomes()
+    if GPU:
+        # with a GPU present, a factory that raises for a valid request is a failure
+        assert outcomes["failed"] == 6
+        result.stdout.fnmatch_lines(["*the factory raised RuntimeError*for a valid request*"])
+    else:
+        assert outcomes["skipped"] == 6
+        result.stdout.fnmatch_lines(
+            [f"GPU: none ({NO_GPU_REASON})", "*the factory raised RuntimeError*no GPU is present*"]
+        )
+
+
+def test_cai_marker_selects_the_generated_items(project):
+    result = project.runpytest(
+        "--cai-producer", "fakelib:make", "-m", "cai", "-k", "dict-schema", "-p", "no:cacheprovider"
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] == 6  # the project's own test_own is not marked `cai`
+    listed = project.runpytest(
+        "--cai-producer", "fakelib:make", "-m", "not cai", "--collect-only", "-q"
+    )
+    assert "test_own.py::test_own" in listed.stdout.str()
+    assert "dict-schema" not in listed.stdout.str()
+
+
+def test_generated_item_ids(project):
+    result = project.runpytest("--cai-producer", "fakelib:make", "--collect-only", "-q")
+    out = result.stdout.str()
+    for kind in ("C", "F", "padded", "sliced", "negative", "broadcast"):
+        assert f"caiconform::dict-schema[{kind}]" in out
+
+
+def test_consumer_only_has_no_dict_schema_items(project):
+    result = project.runpytest("--cai-consumer", "fakelib:make", "--collect-only", "-q")
+    assert "dict-schema" not in result.stdout.str()
+
+
+# --- expectations ---------------------------------------------------------------------------
+
+
+def _expect(project: pytest.Pytester, body: str) -> str:
+    path = project.path / "expect.yaml"
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def test_expected_failures_become_xfail(project):
+    expect = _expect(
+        project,
+        """
+        expectations:
+          - rule: CAI-SHAPE-TUPLE
+            producer: fakelib
+            check: dict-schema
+            reason: fakelib exports shape as a list (issue 12)
+        """,
+    )
+    result = project.runpytest(
+        "--cai-producer", "fakelib:make_list_shape", "--cai-expectations", expect, *SCHEMA
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes["xfailed"] == 6 and "failed" not in outcomes
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_an_expected_failure_that_passes_fails_the_session(project):
+    expect = _expect(
+        project,
+        """
+        expectations:
+          - rule: CAI-SHAPE-TUPLE
+            producer: fakelib
+            reason: fixed since, so this entry is stale
+        """,
+    )
+    result = project.runpytest(
+        "--cai-producer", "fakelib:make", "--cai-expectations", expect, *SCHEMA
+    )
+    assert result.parseoutcomes()["passed"] == 6
+    result.stdout.fnmatch_lines(["error: *entry 1 (CAI-SHAPE-TUPLE, fakelib -> *)*did not happen*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_an_entry_matching_nothing_fails_the_session(project):
+    expect = _expect(
+        project,
+        """
+        expectations:
+          - rule: CAI-SHAPE-TUPLE
+            producer: otherlib
+            reason: a typo in the library name
+        """,
+    )
+    result = project.runpytest(
+        "--cai-producer", "fakelib:make", "--cai-expectations", expect, "--cai-max-examples", "4"
+    )
+    result.stdout.fnmatch_lines(
+        ["error: *entry 1 (CAI-SHAPE-TUPLE, otherlib -> *)*matches no result*"]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+# --- option errors --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--cai-producer", "fakelib.make"), "--cai-producer: expected 'module:function'"),
+        (("--cai-producer", "fakelib:make", "--cai-against", "nolib"), "unknown adapter 'nolib'"),
+        (("--cai-producer", "fakelib:make", "--cai-max-examples", "0"), "must be >= 1, got 0"),
+    ],
+)
+def test_bad_options_are_usage_errors(project, args, message):
+    result = project.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def test_malformed_expectation_file_names_entry_and_field(project):
+    expect = _expect(project, "expectations:\n  - rule: CAI-SHAPE-TUPLE\n    reasn: typo\n")
+    result = project.runpytest("--cai-producer", "fakelib:make", "--cai-expectations", expect)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "entry 1 (CAI-SHAPE-TUPLE): field 'reasn': unknown field" in result.stderr.str()
+
+
+def test_factory_that_cannot_be_imported_fails_its_items(project):
+    result = project.runpytest("--cai-producer", "nolib.sub:make", *SCHEMA)
+    assert result.parseoutcomes()["failed"] == 6
+    result.stdout.fnmatch_lines(["*nolib.sub:make: cannot import nolib.sub: ModuleNotFoundError*"])
+
+
+# --- exchanges ------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(GPU, reason="checks what happens without a GPU; the GPU case is below")
+def test_without_gpu_exchange_items_skip_and_say_why(project):
+    result = project.runpytest(
+        "--cai-consumer", "fakelib:make", "-k", "peers", "-p", "no:cacheprovider"
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("skipped", 0) >= 1 and "passed" not in outcomes
+    result.stdout.fnmatch_lines(
+        ["*exchanges with other libraries need a GPU: *", "*peers->fakelib*"]
+    )
+
+
+@pytest.mark.gpu
+def test_exchange_with_the_reference_library(project):
+    if not GPU:
+        pytest.skip(f"needs a GPU: {NO_GPU_REASON}")
+    project.makepyfile(
+        reflib=textwrap.dedent(
+            """
+            from caiconform.adapters.registry import get
+
+            def make(values, layout, typestr, stream_scenario):
+                return get("reference").produce(values, layout, typestr, stream_scenario)
+            """
+        )
+    )
+    result = project.runpytest(
+        "--cai-producer",
+        "reflib:make",
+        "--cai-against",
+        "reference",
+        "--cai-max-examples",
+        "5",
+        "-k",
+        "roundtrip",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1, deselected=result.parseoutcomes().get("deselected", 0))
+    assert "exchanges: " in result.stdout.str()
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def test_cai_report_writes_runs_and_the_report(project):
+    out = project.path / "cai-report"
+    result = project.runpytest(
+        "--cai-producer", "fakelib:make_bad_empty", "--cai-report", str(out), *SCHEMA
+    )
+    assert result.parseoutcomes().get("failed", 0) >= 1
+    result.stdout.fnmatch_lines([f"report: {out / 'index.html'}"])
+    records = [
+        json.loads(line)
+        for line in (out / "runs" / "local" / "results.jsonl").read_text().splitlines()
+    ]
+    assert len(records) == 48 and {r["check"] for r in records} == {"dict-schema"}
+    matrix = json.loads((out / "matrix.json").read_text())
+    (cell,) = [c for c in matrix["cells"] if c["check"] == "dict-schema"]
+    assert (cell["producer"], cell["consumer"], cell["total"]) == ("fakelib", None, 48)
+    assert any(f["rule"] == "CAI-DATA-ZERO-SIZE-NULL" for f in matrix["findings"])
+    assert (out / "index.html").is_file() and (out / "runs" / "local" / "env.json").is_file()
+
+
+# --- fixtures -------------------------------------------------------------------------------
+
+
+def test_cai_validate_fixture_lists_rule_ids_seen_and_expected(project):
+    project.makepyfile(
+        test_fixture=textwrap.dedent(
+            """
+            import fakelib
+            from caiconform.spec.layout import Layout
+
+            def test_good(cai_validate):
+                report = cai_validate(fakelib.make(None, Layout((2, 3)), "<f4", "none"))
+                assert report.ok
+
+            def test_bad(cai_validate):
+                cai_validate(fakelib.make_bad_empty(None, Layout((0, 3)), "<f4", "none"))
+            """
+        )
+    )
+    result = project.runpytest("test_fixture.py", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*1 CUDA Array Interface violation(s) (judged as version 3):",
+            "*data[[]0[]]: got 0x7f0000000000*expected 0*[[]CAI-DATA-ZERO-SIZE-NULL[]]",
+        ]
+    )
+    assert "assert_conforms" not in result.stdout.str()  # __tracebackhide__ / pytrace=False
+
+
+@pytest.mark.skipif(GPU, reason="checks the no-GPU skip; the GPU case is test_roundtrip_on_gpu")
+def test_cai_roundtrip_fixture_skips_without_gpu(project):
+    project.makepyfile(
+        test_rt=textwrap.dedent(
+            """
+            import fakelib
+            from caiconform.spec.layout import Layout
+
+            def test_rt(cai_roundtrip):
+                cai_roundtrip(fakelib.make(None, Layout((2,)), "<f4", "none"))
+            """
+        )
+    )
+    result = project.runpytest("test_rt.py", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*cai_roundtrip needs a GPU: *"])
+
+
+@pytest.mark.gpu
+def test_roundtrip_on_gpu():
+    if not GPU:
+        pytest.skip(f"needs a GPU: {NO_GPU_REASON}")
+    from caiconform.adapters.registry import get
+    from caiconform.pytest_plugin.fixtures import roundtrip
+    from caiconform.spec.layout import Layout
+
+    values = np.arange(12, dtype="<f4").reshape(3, 4)
+    obj = get("reference").produce(values, Layout((3, 4)), "<f4")
+    np.testing.assert_array_equal(roundtrip(obj, "reference", expected=values), values)
+    with pytest.raises(pytest.fail.Exception, match="read wrong values: 12 of 12 elements differ"):
+        roundtrip(obj, "reference", expected=values + 1)
