@@ -62,8 +62,11 @@ def validate(target: Any, *, version: int | None = None) -> Report:
     unknown); an explicit `version` judges as that version. Returns a `Report`; raises only
     ValueError for a `version` argument outside 0-3 (a caller's mistake, not the producer's).
     """
-    if type(target) is dict and _clean(target, version):
-        return Report("dict", CURRENT_VERSION, [])
+    try:
+        if type(target) is dict and _clean(target, version):
+            return Report("dict", CURRENT_VERSION, [])
+    except Exception:  # a hostile key or value: the full judgement below says what it is
+        pass
     if version is not None and (type(version) is not int or version not in _KEYS):
         raise ValueError(f"version must be one of 0, 1, 2, 3 or None, got {version!r}")
     return _validate(target, version)
@@ -141,16 +144,16 @@ def _clean(d: dict, version: int | None) -> bool:
     """True only when the full judgement would find nothing, checked inline and bailing out at
     the first doubt. This is the path every well-formed v3 exchange takes, so it avoids calls;
     `_validate` is the reference and tests hold the two to agreeing."""
-    if (version is not None and version != 3) or d.get("version") != 3:
+    if version is not None and (type(version) is not int or version != 3):
         return False
-    if type(d.get("version")) is not int or not d.keys() <= _ALL_KEYS:
+    if type(d.get("version")) is not int or d["version"] != 3 or not d.keys() <= _ALL_KEYS:
         return False
     shape = d.get("shape")
     if type(shape) is not tuple:
         return False
     count = 1
     for n in shape:
-        if type(n) is not int or n < 0:
+        if type(n) is not int or not 0 <= n <= _INDEX_MAX:
             return False
         count *= n
     typestr = d.get("typestr")
@@ -480,6 +483,7 @@ def _check_layout(
 ) -> None:
     """Pointer against size, and what consumers make of the strides (portability)."""
     count = prod(shape)
+    overflow = count > _INDEX_MAX or any(n > _INDEX_MAX for n in shape)
     if ptr is not None:
         if count == 0 and ptr != 0 and v >= 2:
             out.append(
@@ -499,7 +503,6 @@ def _check_layout(
                     "a nonzero pointer",
                 )
             )
-    overflow = count > _INDEX_MAX
     if ts is not None and strides is not _MISSING and count:
         itemsize = ts.itemsize
         if strides is not None:

@@ -1,0 +1,121 @@
+"""Properties of the validator over generated inputs: it never raises, it passes every valid
+dict, and each single-rule mutant yields exactly that rule's finding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from caiconform import strategies as cst
+from caiconform import validate
+from caiconform.spec.findings import Report
+from caiconform.spec.rules import RULES, Level
+from caiconform.spec.validate import _validate
+
+SERIOUS = (Level.MUST, Level.SHOULD)
+KEYS = ["shape", "typestr", "data", "version", "strides", "descr", "mask", "stream"]
+
+
+def _hostile(behaviour: str, payload: Any) -> Any:
+    """An object whose `__cuda_array_interface__` does something unhelpful."""
+
+    class Hostile:
+        @property
+        def __cuda_array_interface__(self) -> Any:
+            if behaviour == "raise":
+                raise RuntimeError("hostile")
+            if behaviour == "attribute":
+                raise AttributeError("hostile")
+            if behaviour == "recurse":
+                return {
+                    "shape": (1,),
+                    "typestr": "<f4",
+                    "data": (256, False),
+                    "version": 3,
+                    "mask": self,
+                }
+            return payload
+
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("hostile __eq__")
+
+        __hash__ = object.__hash__
+
+        def __index__(self) -> int:
+            raise RuntimeError("hostile __index__")
+
+        def __len__(self) -> int:
+            raise RuntimeError("hostile __len__")
+
+    return Hostile()
+
+
+_leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=6)
+    | st.binary(max_size=4)
+    | st.sampled_from(["<f4", "|b1", "=i8", "<M8[ns]", "|V4", "<U2"])
+)
+
+
+def _nested(children: st.SearchStrategy) -> st.SearchStrategy:
+    return (
+        st.lists(children, max_size=4)
+        | st.lists(children, max_size=4).map(tuple)
+        | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=3), children, max_size=6)
+        | st.builds(_hostile, st.sampled_from(["raise", "attribute", "recurse", "value"]), children)
+    )
+
+
+anything = st.recursive(_leaves, _nested, max_leaves=20)
+
+#: dicts that look like interface dicts, every entry drawn from `anything`
+near_dicts = st.dictionaries(st.sampled_from(KEYS), anything, min_size=2, max_size=8)
+
+
+def _check_report(report: Report) -> None:
+    assert isinstance(report, Report)
+    assert report.version in (0, 1, 2, 3)
+    for f in report.findings:
+        assert f.rule in RULES and f.message.endswith(f"[{f.rule}]")
+    report.to_dict()
+
+
+@given(anything | near_dicts)
+def test_validate_never_raises(value):
+    _check_report(validate(value))
+
+
+@given(near_dicts, st.sampled_from([None, 0, 1, 2, 3]))
+def test_validate_never_raises_at_any_version(value, version):
+    _check_report(validate(value, version=version))
+
+
+@given(cst.interface_dicts(version=None))
+def test_valid_dicts_conform(d):
+    report = validate(d)
+    assert report.ok
+    assert not [f.message for f in report.findings if f.level in SERIOUS]
+
+
+@given(cst.interface_dicts(version=None).map(cst.CAIExport))
+def test_valid_exports_conform_through_the_attribute(obj):
+    assert not [f.message for f in validate(obj).findings if f.level in SERIOUS]
+
+
+@given(cst.mutants())
+def test_each_mutant_breaks_exactly_its_rule(mutant):
+    report = validate(mutant.interface)
+    serious = {f.rule for f in report.findings if f.level in SERIOUS}
+    assert serious == {mutant.rule}, [f.message for f in report.findings]
+    assert report.ok == (RULES[mutant.rule].level is not Level.MUST)
+
+
+@given(cst.interface_dicts(version=None) | cst.mutants().map(lambda m: m.interface) | near_dicts)
+def test_fast_path_agrees_with_the_full_judgement(d):
+    assert validate(d).findings == _validate(d, None).findings
