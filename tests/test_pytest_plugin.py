@@ -267,12 +267,29 @@ def test_an_entry_matching_nothing_fails_the_session(project):
         """,
     )
     result = project.runpytest(
-        "--cai-producer", "fakelib:make", "--cai-expectations", expect, "--cai-max-examples", "4"
+        "--cai-producer", "fakelib:make", "--cai-expectations", expect, *SCHEMA
     )
     result.stdout.fnmatch_lines(
         ["error: *entry 1 (CAI-SHAPE-TUPLE, otherlib -> *)*matches no result*"]
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_an_entry_about_a_check_that_did_not_run_is_only_a_note(project):
+    expect = _expect(
+        project,
+        """
+        expectations:
+          - rule: CAI-SYNC-CONSUMER
+            check: streams
+            reason: judged only where the streams family runs
+        """,
+    )
+    result = project.runpytest(
+        "--cai-producer", "fakelib:make", "--cai-expectations", expect, *SCHEMA
+    )
+    result.stdout.fnmatch_lines(["note: *entry 1 (CAI-SYNC-CONSUMER, * -> *): not judged*"])
+    assert result.ret == pytest.ExitCode.OK
 
 
 # --- option errors --------------------------------------------------------------------------

@@ -22,7 +22,6 @@ import pytest
 __all__ = ["cai_validate", "cai_roundtrip"]
 
 _KEY = pytest.StashKey[Any]()
-_DESELECTED = pytest.StashKey[int]()
 
 
 # --- options --------------------------------------------------------------------------------
@@ -135,7 +134,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from caiconform.pytest_plugin.campaign import Campaign
 
     config.stash[_KEY] = Campaign.start(_options(config), gpu_available())
-    config.stash[_DESELECTED] = 0
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -331,14 +329,6 @@ def pytest_collection_modifyitems(
         items.extend(_items(session, campaign))
 
 
-def pytest_deselected(items: list[pytest.Item]) -> None:
-    if not items:
-        return
-    config = items[0].config
-    if config.stash.get(_KEY, None) is not None:
-        config.stash[_DESELECTED] += sum(isinstance(item, CaiItem) for item in items)
-
-
 # --- end of session -------------------------------------------------------------------------
 
 
@@ -351,13 +341,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if campaign.options.report is not None:
         campaign.write_local_run([r for r in campaign.records if r["check"] == FAMILY])
         campaign.report_path = campaign.write_report()
-    application = campaign.application()
-    deselected = session.config.stash[_DESELECTED]
-    campaign.entry_errors = [
-        status
-        for status in application.entry_errors
-        if not (deselected and status.status == "unmatched")
-    ]
+    from caiconform.expectations import wildcard_match
+
+    ran = {record["check"] for record in campaign.records}
+    for status in campaign.application().entry_errors:
+        # an entry about checks that did not run here (deselected, or no GPU) is not stale
+        if status.status == "unmatched" and not any(
+            wildcard_match(c, status.entry.check) for c in ran
+        ):
+            campaign.entry_notes.append(
+                f"note: {status.entry.label}: not judged, its check did not run in this session"
+            )
+        else:
+            campaign.entry_errors.append(status)
     if campaign.entry_errors and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

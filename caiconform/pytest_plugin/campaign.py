@@ -92,6 +92,7 @@ class Campaign:
     #: set at the end of the session: the report written, strict expectation entries that failed
     report_path: Path | None = None
     entry_errors: list[Any] = field(default_factory=list)
+    entry_notes: list[str] = field(default_factory=list)
 
     @classmethod
     def start(cls, options: Options, gpu: tuple[bool, str]) -> Campaign:

@@ -67,6 +67,7 @@ def summary_lines(campaign: Any) -> list[str]:
         )
     for status in campaign.entry_errors:
         lines.append(status.describe())
+    lines += campaign.entry_notes
     if campaign.report_path is not None:
         lines.append(f"report: {campaign.report_path}")
     return lines
