@@ -174,7 +174,7 @@ class _Display:
         if self.progress is not None:
             self.progress.stop()
 
-    def planned(self, cells: Sequence[Any], skipped: Sequence[tuple[Any, str]]) -> None:
+    def planned(self, cells: Sequence[Any], skipped: Sequence[tuple[str, str]]) -> None:
         self.total = len(cells)
         self.console.print(
             f"{len(cells)} cells to run, {len(skipped)} skipped here"

@@ -111,7 +111,7 @@ class Listener(Protocol):
     """Progress callbacks; called from the cell threads, so implementations must be
     thread-safe."""
 
-    def planned(self, cells: Sequence[Cell], skipped: Sequence[tuple[Cell, str]]) -> None: ...
+    def planned(self, cells: Sequence[Cell], skipped: Sequence[tuple[str, str]]) -> None: ...
     def cell_started(self, cell: Cell, already: int) -> None: ...
     def example(self, cell: Cell, record: dict[str, Any]) -> None: ...
     def cell_finished(self, cell: Cell, counts: Counter) -> None: ...
@@ -303,9 +303,18 @@ class _CellRun:
 def skip_record(cell: Cell, reason: str) -> dict[str, Any]:
     """The one record of a cell that could not run."""
     return {
+        **family_skip_record(cell.family.name, reason),
         "producer": cell.producer,
         "consumer": cell.consumer,
-        "check": cell.family.name,
+    }
+
+
+def family_skip_record(family: str, reason: str) -> dict[str, Any]:
+    """The one record of a family whose module could not be imported."""
+    return {
+        "producer": None,
+        "consumer": None,
+        "check": family,
         "rule": None,
         "outcome": SKIP,
         "params": {},
@@ -402,7 +411,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     """Run (or resume) the matrix described by `config`. Raises UsageError for an unknown
     check or library; everything an example does becomes a record instead."""
     run_id = _resumed_run_id(config) if config.resume else None
-    families = load_families(config.checks)
+    families, broken = load_families(config.checks)
     try:
         source_names: Callable[[], list[str]] = resolve(f"{config.adapter_source}:names")
         known = list(source_names())
@@ -431,9 +440,14 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         cells, skipped = plan_cells(families, infos, len(gpu_ids), no_gpu_reason)
         done = journal.finished_cells()
         result.resumed_cells = sum(c.key in done for c in cells)
-        result.skipped = [(c.key, why) for c, why in skipped]
+        result.skipped = [(f"{b.name}/*", b.reason) for b in broken]
+        result.skipped += [(c.key, why) for c, why in skipped]
+        for family in broken:
+            if f"{family.name}/*" not in done:
+                journal.record(family_skip_record(family.name, family.reason))
+                journal.cell_done(f"{family.name}/*", skipped=family.reason)
         if listener is not None:
-            listener.planned(cells, skipped)
+            listener.planned(cells, result.skipped)
         for cell, reason in skipped:
             if cell.key not in done:
                 journal.record(skip_record(cell, reason))

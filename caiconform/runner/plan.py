@@ -16,13 +16,30 @@ from types import ModuleType
 
 from caiconform.runner.libraries import LibraryInfo
 
-__all__ = ["Cell", "Family", "UsageError", "load_families", "plan_cells", "default_checks"]
+__all__ = [
+    "BrokenFamily",
+    "Cell",
+    "Family",
+    "UsageError",
+    "load_families",
+    "plan_cells",
+    "default_checks",
+]
 
 ROLES = ("pair", "producer", "consumer")
 
 
 class UsageError(ValueError):
     """A run asked for something that does not exist; the message is one line for the user."""
+
+
+class BrokenFamily(Exception):
+    """A built-in family module that fails to import; its cells are skipped with the reason."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"check family {name} cannot be imported: {reason}")
+        self.name = name
+        self.reason = str(self)
 
 
 @dataclass(frozen=True)
@@ -70,7 +87,10 @@ def _import_family(spec: str) -> ModuleType:
     from caiconform.checks import FAMILIES
 
     if spec in FAMILIES:
-        return importlib.import_module(f"caiconform.checks.{spec}")
+        try:
+            return importlib.import_module(f"caiconform.checks.{spec}")
+        except Exception as exc:  # a broken family costs its cells, not the run
+            raise BrokenFamily(spec, f"{type(exc).__name__}: {exc}") from None
     if "." not in spec:
         raise UsageError(f"unknown check {spec!r} (known: {', '.join(FAMILIES)})")
     try:
@@ -79,12 +99,17 @@ def _import_family(spec: str) -> ModuleType:
         raise UsageError(f"check module {spec!r} cannot be imported: {exc}") from None
 
 
-def load_families(specs: Sequence[str]) -> list[Family]:
-    """The families named by `specs`: a built-in family name ("roundtrip") or the dotted path of
-    a module keeping to the check-family contract (docs/internals.md)."""
+def load_families(specs: Sequence[str]) -> tuple[list[Family], list[BrokenFamily]]:
+    """(families, broken ones) named by `specs`: a built-in family name ("roundtrip") or the
+    dotted path of a module keeping to the check-family contract (docs/internals.md)."""
     families = []
+    broken = []
     for spec in specs:
-        module = _import_family(spec)
+        try:
+            module = _import_family(spec)
+        except BrokenFamily as exc:
+            broken.append(exc)
+            continue
         missing = [a for a in ("FAMILY", "ROLES", "examples", "execute") if not hasattr(module, a)]
         if missing:
             raise UsageError(f"check module {module.__name__} lacks {', '.join(missing)}")
@@ -100,7 +125,7 @@ def load_families(specs: Sequence[str]) -> list[Family]:
                 min_gpus=int(getattr(module, "MIN_GPUS", 1 if needs_gpu else 0)),
             )
         )
-    return families
+    return families, broken
 
 
 def _combinations(roles: str, libraries: Iterable[LibraryInfo]):

@@ -19,7 +19,8 @@ from caiconform.adapters.base import SkipExchange
 from caiconform.runner.outcome import FAIL, PASS, Result
 
 FAMILY = "synthetic"
-ROLES = "pair"
+#: one cell per library keeps the tests quick; `plan_cells` is tested for "pair" separately
+ROLES = "producer"
 #: True so that cells with the synthetic `gpu-only` library are skipped without a GPU; the
 #: other synthetic libraries declare `needs_gpu = False`, so their cells run anywhere
 NEEDS_GPU = True
@@ -41,12 +42,12 @@ THRESHOLD = {
 _poisoned = False
 
 
-def examples(producer: str, consumer: str) -> st.SearchStrategy[dict]:
+def examples(producer: str, consumer: str | None) -> st.SearchStrategy[dict]:
     """`n` in [0, 1000]; shrinks towards 0, so a shrunk failure lands on the threshold."""
     return st.fixed_dictionaries({"n": st.integers(0, 1000)})
 
 
-def execute(params: dict, producer: str, consumer: str) -> Result:
+def execute(params: dict, producer: str, consumer: str | None) -> Result:
     global _poisoned
     n = params["n"]
     if n < THRESHOLD[producer]:
@@ -83,8 +84,27 @@ def healthy() -> tuple[bool, str]:
     return (not _poisoned, "synthetic sticky error left by the last example")
 
 
-def repro(params: dict, producer: str, consumer: str) -> str:
+def repro(params: dict, producer: str, consumer: str | None) -> str:
     return (
         "from tests.synthetic.checks import execute\n"
         f"print(execute({params!r}, {producer!r}, {consumer!r}))\n"
     )
+
+
+def not_a_result(params: dict, producer: str, consumer: str) -> int:
+    """An `execute` with a bug: returns something that is not a Result."""
+    return 42
+
+
+def uses_cuda_bindings(params: dict, producer: str, consumer: str) -> Result:
+    """Loads cuda.bindings and makes device 0's primary context current (GPU tests), or makes
+    an illegal memory access on the GPU when `params["illegal"]`, leaving a sticky error."""
+    from caiconform.cuda import ensure_context, synchronize
+
+    ensure_context(0)
+    if params.get("illegal"):
+        from caiconform.cuda import kernels
+
+        kernels.fill(8, 16, (1024,), (4,), 4)  # writes through a near-null device pointer
+        synchronize()
+    return Result(PASS)

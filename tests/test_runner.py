@@ -1,0 +1,442 @@
+"""The isolated runner: workers that crash, hang, poison or misbehave never cost the run or a
+record; the journal survives a killed run; `--resume` finishes it without duplicates.
+
+Everything here runs on a CPU with the synthetic family and libraries in `tests/synthetic/`;
+the `gpu` tests check the CUDA health check against a real sticky error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import Phase, given, seed
+
+from caiconform.cli import main as cli_main
+from caiconform.env import capture, library_versions, visible_gpus
+from caiconform.runner.driver import RunConfig, _cell_seed, _settings, run_matrix, summarize
+from caiconform.runner.journal import Journal
+from caiconform.runner.outcome import OUTCOMES, Result
+from caiconform.runner.pool import Worker, WorkerPool
+from caiconform.runner.protocol import canonical
+
+ROOT = Path(__file__).resolve().parent.parent
+SYNTHETIC = "tests.synthetic.checks"
+EXECUTE = f"{SYNTHETIC}:execute"
+SOURCE = "tests.synthetic.adapters"
+HOOK = f"{SYNTHETIC}:healthy"
+
+#: producer -> (outcome of an example past its threshold, whether the worker is replaced)
+MISBEHAVIOUR = {
+    "wrong": ("fail", False),
+    "raises": ("rejected", False),
+    "skip": ("skip", False),
+    "abort": ("crash", True),
+    "segfault": ("crash", True),
+    "exit": ("crash", True),
+    "hang": ("hang", True),
+    "poison": ("poisoned", True),
+}
+
+
+@pytest.fixture(autouse=True)
+def _importable_synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers import what the parent can import (its sys.path travels to them)."""
+    monkeypatch.syspath_prepend(str(ROOT))
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = Worker(0, health_hooks=[HOOK])
+    yield w
+    w.close()
+
+
+def _pid(worker: Worker) -> int:
+    exchange = worker.run(EXECUTE, {"n": 0}, "pid", "good", timeout=30)
+    assert exchange.result.outcome == "pass", exchange.result
+    return exchange.result.seen
+
+
+# -- outcome ------------------------------------------------------------------------------
+def test_result_round_trips_and_rejects_unknown_outcomes():
+    result = Result("fail", rule="CAI-SHAPE-TUPLE", message="m [CAI-SHAPE-TUPLE]", seen=1)
+    assert Result.from_dict(json.loads(json.dumps(result.to_dict()))) == result
+    assert set(OUTCOMES) == {
+        "pass",
+        "fail",
+        "rejected",
+        "accepted-invalid",
+        "crash",
+        "hang",
+        "poisoned",
+        "skip",
+    }
+    with pytest.raises(ValueError, match="outcome must be one of"):
+        Result("exploded")
+
+
+# -- one worker ---------------------------------------------------------------------------
+@pytest.mark.parametrize("producer", list(MISBEHAVIOUR))
+def test_each_misbehaviour_gets_its_outcome_and_the_worker_goes_on(worker, producer):
+    outcome, replaced = MISBEHAVIOUR[producer]
+    before = _pid(worker)
+    exchange = worker.run(EXECUTE, {"n": 999}, producer, "good", timeout=1.5, module=SYNTHETIC)
+    assert exchange.result.outcome == outcome, exchange.result
+    assert exchange.worker == f"w0/{before}"
+    after = _pid(worker)
+    assert (after != before) == replaced, (before, after)
+
+
+def test_outcome_details(worker):
+    wrong = worker.run(EXECUTE, {"n": 100}, "wrong", "good", timeout=30).result
+    assert (wrong.rule, wrong.seen, wrong.expected) == ("CAI-DATA-EXTENT-IN-ALLOCATION", 101, 100)
+    raised = worker.run(EXECUTE, {"n": 301}, "raises", "good", timeout=30).result
+    assert raised.message == "ValueError: cannot take n=301"
+    abort = worker.run(EXECUTE, {"n": 500}, "abort", "good", timeout=30).result
+    assert abort.message.startswith("worker died (SIGABRT)")
+    assert "Fatal Python error: Aborted" in abort.message
+    segv = worker.run(EXECUTE, {"n": 500}, "segfault", "good", timeout=30).result
+    assert segv.message.startswith("worker died (SIGSEGV)")
+    exited = worker.run(EXECUTE, {"n": 500}, "exit", "good", timeout=30).result
+    assert exited.message == "worker died (exit status 3)"
+    skipped = worker.run(EXECUTE, {"n": 0}, "skip", "good", timeout=30).result
+    assert skipped.message == "synthetic library has no such capability"
+    poisoned = worker.run(EXECUTE, {"n": 700}, "poison", "good", timeout=30).result
+    assert "synthetic sticky error" in poisoned.message
+
+
+def test_hang_is_cut_at_the_timeout(worker):
+    start = time.monotonic()
+    result = worker.run(EXECUTE, {"n": 950}, "hang", "good", timeout=1.0).result
+    elapsed = time.monotonic() - start
+    assert result.outcome == "hang"
+    assert result.message == "no answer within 1 s; worker killed and replaced"
+    assert 1.0 <= elapsed < 5.0
+
+
+def test_execute_returning_no_result_is_reported_not_fatal(worker):
+    before = _pid(worker)
+    result = worker.run(f"{SYNTHETIC}:not_a_result", {}, None, None, timeout=30).result
+    assert result.outcome == "rejected"
+    assert result.message == "check error: execute returned int, expected a Result"
+    assert _pid(worker) == before
+
+
+def test_pool_pins_one_gpu_per_worker_only_with_several():
+    several = WorkerPool(3, gpu_ids=["0", "1"])
+    one = WorkerPool(2, gpu_ids=["0"])
+    try:
+        assert [w.env.get("CUDA_VISIBLE_DEVICES") for w in several.workers] == ["0", "1", "0"]
+        assert [w.env.get("CUDA_VISIBLE_DEVICES") for w in one.workers] == [None, None]
+    finally:
+        several.close()
+        one.close()
+
+
+# -- journal ------------------------------------------------------------------------------
+def test_journal_drops_a_truncated_tail_and_continues_seq(tmp_path):
+    journal = Journal(tmp_path, "r1")
+    for i in range(3):
+        journal.record({"check": "c", "outcome": "pass", "params": {"n": i}})
+    journal.close()
+    with open(tmp_path / "results.jsonl", "ab") as fh:
+        fh.write(b'{"run_id": "r1", "seq": 3, "check": "c", "outc')  # killed mid-write
+    reopened = Journal(tmp_path, "r1")
+    assert reopened.damaged == 1
+    assert [r["seq"] for r in reopened.results.records] == [0, 1, 2]
+    reopened.record({"check": "c", "outcome": "fail", "params": {"n": 9}})
+    reopened.close()
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert [json.loads(line)["seq"] for line in lines] == [0, 1, 2, 3]
+
+
+# -- the matrix ---------------------------------------------------------------------------
+def _replayed_params(cell_key: str, run_seed: int, max_examples: int) -> set[str]:
+    """The params hypothesis draws for a cell: what the journal must hold, no more, no less."""
+    from tests.synthetic.checks import examples
+
+    drawn: set[str] = set()
+
+    @_settings(max_examples, (Phase.generate,))
+    @seed(_cell_seed(run_seed, cell_key))
+    @given(examples("x", "y"))
+    def draw(params):
+        drawn.add(canonical(params))
+
+    draw()
+    return drawn
+
+
+def _explore_records(records: list[dict]) -> dict[str, list[dict]]:
+    cells: dict[str, list[dict]] = {}
+    for r in records:
+        if not r.get("shrunk") and r.get("index") is not None:
+            key = f"{r['check']}/{r['producer'] or '-'}/{r['consumer'] or '-'}"
+            cells.setdefault(key, []).append(r)
+    return cells
+
+
+def _assert_complete(run_dir: Path, run_seed: int, max_examples: int) -> list[dict]:
+    records = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    seqs = [r["seq"] for r in records]
+    assert seqs == sorted(set(seqs)), "seq must be unique and in file order"
+    for key, cell_records in _explore_records(records).items():
+        params = [canonical(r["params"]) for r in cell_records]
+        assert len(params) == len(set(params)), f"duplicate examples in {key}"
+        assert set(params) == _replayed_params(key, run_seed, max_examples), key
+    return records
+
+
+def test_matrix_survives_every_misbehaviour_and_shrinks_each(tmp_path):
+    producers = ["good", "wrong", "raises", "abort", "segfault", "exit", "poison", "skip"]
+    config = RunConfig(
+        out=tmp_path / "run",
+        checks=[SYNTHETIC],
+        libraries=[*producers, "gpu-only", "missing"],
+        max_examples=15,
+        seed=1234,
+        workers=2,
+        timeout_s=2.0,
+        gpus=0,
+        shrink_budget_s=20.0,
+        health_hooks=[HOOK],
+        adapter_source=SOURCE,
+    )
+    result = run_matrix(config)
+    records = _assert_complete(config.out, 1234, 15)
+    by_producer: dict[str, Counter] = {}
+    for r in records:
+        if not r.get("shrunk") and r["params"]:
+            by_producer.setdefault(r["producer"], Counter())[r["outcome"]] += 1
+    for producer in producers:
+        expected = {"pass"} | ({MISBEHAVIOUR[producer][0]} if producer in MISBEHAVIOUR else set())
+        assert set(by_producer[producer]) <= expected, (producer, by_producer[producer])
+    for producer in ("wrong", "abort", "segfault", "exit", "poison"):
+        assert by_producer[producer][MISBEHAVIOUR[producer][0]] > 0, producer
+
+    # each non-pass class of each cell shrank to the threshold, with a reproducer
+    from tests.synthetic.checks import THRESHOLD
+
+    shrunk = [r for r in records if r.get("shrunk")]
+    assert {r["producer"] for r in shrunk} >= {"wrong", "raises", "abort", "segfault", "exit"}
+    for r in shrunk:
+        assert r["params"] == {"n": THRESHOLD[r["producer"]]}, r
+        assert (config.out / r["repro"]).is_file()
+    for r in records:
+        assert (r["repro"] is None) == (r["outcome"] in ("pass", "skip")), r
+
+    # cells that cannot run here are skipped with the reason, once each
+    reasons = dict(result.skipped)
+    assert reasons == {
+        "synthetic/gpu-only/-": "needs a GPU (--gpus 0)",
+        "synthetic/missing/-": "missing unavailable: missing not importable: ModuleNotFoundError",
+    }
+    skip_records = [r for r in records if r["outcome"] == "skip" and not r["params"]]
+    assert len(skip_records) == len(result.skipped)
+    cells = [
+        json.loads(line)["cell"] for line in (config.out / "cells.jsonl").read_text().splitlines()
+    ]
+    assert len(cells) == len(set(cells)) == 10
+    assert json.loads((config.out / "env.json").read_text())["libraries"]["hypothesis"]
+    assert summarize(records)["synthetic"]["crash"] > 0
+
+
+def test_reproducer_reproduces_the_crash(tmp_path):
+    config = RunConfig(
+        out=tmp_path / "run",
+        checks=[SYNTHETIC],
+        libraries=["segfault", "good"],
+        max_examples=10,
+        seed=7,
+        workers=1,
+        timeout_s=5.0,
+        gpus=0,
+        adapter_source=SOURCE,
+    )
+    records = run_matrix(config).records
+    minimal = next(r for r in records if r.get("shrunk") and r["outcome"] == "crash")
+    script = config.out / minimal["repro"]
+    run = subprocess.run(
+        [sys.executable, str(script)], env=_env(), capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == -signal.SIGSEGV, run.stderr
+
+
+# -- the command --------------------------------------------------------------------------
+def _cli(*args: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "caiconform.cli",
+        "run",
+        "--checks",
+        SYNTHETIC,
+        "--adapter-source",
+        SOURCE,
+        "--gpus",
+        "0",
+        *args,
+    ]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_resume_after_sigkill_finishes_without_duplicates(tmp_path):
+    out = tmp_path / "run"
+    args = ["--libraries", "good,wrong,abort,raises", "--max-examples", "25", "--seed", "99"]
+    args += ["--workers", "2", "--timeout", "5", "--out", str(out)]
+    proc = subprocess.Popen(
+        _cli(*args), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    journal = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if journal.exists() and journal.read_bytes().count(b"\n") >= 30:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, f"run ended before it could be killed: {proc.stderr.read()}"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = [json.loads(line) for line in journal.read_text().splitlines()]
+    cells_before = (out / "cells.jsonl").read_text().count("\n")
+    assert cells_before < 4, "the kill came too late to test a resume"
+
+    # the killed run's workers die with it, even one in the middle of an example
+    worker_pids = {int(r["worker"].split("/")[1]) for r in before if r.get("worker")}
+    time.sleep(1.0)
+    assert not [pid for pid in worker_pids if _alive(pid)]
+
+    with open(journal, "ab") as fh:  # as if killed in the middle of a write
+        fh.write(b'{"run_id": "x", "seq": 99999, "che')
+    resumed = subprocess.run(
+        _cli("--resume", "--out", str(out)),
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "dropped 1 truncated journal line" in resumed.stdout
+    records = _assert_complete(out, 99, 25)
+    assert records[: len(before)] == before, "resume must not rewrite what was journaled"
+    cells = [json.loads(line)["cell"] for line in (out / "cells.jsonl").read_text().splitlines()]
+    assert sorted(cells) == sorted(f"synthetic/{p}/-" for p in args[1].split(","))
+    shrunk = Counter(
+        (r["producer"], r["consumer"], r["outcome"], r["rule"]) for r in records if r["shrunk"]
+    )
+    assert max(shrunk.values()) == 1, "each class of a cell is shrunk once"
+    assert len({r["run_id"] for r in records}) == 1
+
+
+def test_cpu_only_run_says_what_it_skipped(tmp_path):
+    out = tmp_path / "run"
+    run = subprocess.run(
+        _cli("--libraries", "good,gpu-only,missing", "--max-examples", "3", "--out", str(out)),
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "1 cells to run, 2 skipped here" in run.stdout
+    assert "Skipped 2 cells here:" in run.stdout
+    assert "1 x needs a GPU (--gpus 0): synthetic/gpu-only/-" in run.stdout
+    assert "1 x missing unavailable: missing not importable" in run.stdout
+    assert "synthetic/good/-: 3 pass" in run.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--libraries", "good,nope"], "unknown library 'nope' (known: good, pid,"),
+        (["--checks", "nope"], "unknown check 'nope' (known: schema,"),
+        (["--resume"], "--resume needs --out RUN_DIR"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(tmp_path, capsys, args, message):
+    argv = ["run", "--adapter-source", SOURCE, "--checks", SYNTHETIC, "--out", str(tmp_path / "r")]
+    if args[0] == "--resume":
+        argv = ["run", "--adapter-source", SOURCE, "--resume"]
+    assert cli_main([*argv, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_out_holding_a_run_needs_resume(tmp_path, capsys):
+    (tmp_path / "results.jsonl").write_text("")
+    argv = ["run", "--adapter-source", SOURCE, "--checks", SYNTHETIC, "--out", str(tmp_path)]
+    assert cli_main(argv) == 2
+    assert "already holds a run; use --resume" in capsys.readouterr().err
+
+
+# -- environment --------------------------------------------------------------------------
+def test_environment_capture_never_fails_and_imports_nothing_heavy():
+    heavy = ("torch", "jax", "cupy", "numba")
+    loaded = {name for name in heavy if name in sys.modules}
+    env = capture()
+    import numpy
+
+    assert env["libraries"]["numpy"] == numpy.__version__
+    assert set(env["libraries"]) >= {"torch", "jax", "jaxlib", "numba-cuda", "cuda-core"}
+    assert isinstance(env["gpu"]["available"], bool)
+    if not env["gpu"]["available"]:
+        assert env["gpu"]["reason"]
+    assert {name for name in heavy if name in sys.modules} == loaded
+    assert library_versions()["hypothesis"]
+
+
+@pytest.mark.parametrize(
+    ("value", "ids"), [("0,1", ["0", "1"]), ("", []), ("2,-1,0", ["2"]), ("GPU-ab12", ["GPU-ab12"])]
+)
+def test_visible_gpus_follow_cuda_visible_devices(monkeypatch, value, ids):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)
+    assert visible_gpus() == ids
+
+
+# -- on a GPU -----------------------------------------------------------------------------
+def _gpu_or_skip() -> None:
+    from caiconform.cuda import gpu_available
+
+    ok, why = gpu_available()
+    if not ok:
+        pytest.skip(f"needs a GPU: {why}")
+
+
+@pytest.mark.gpu
+def test_sticky_cuda_error_is_poisoned_and_the_worker_replaced():
+    _gpu_or_skip()
+    worker = Worker(0)
+    try:
+        ok = worker.run(f"{SYNTHETIC}:uses_cuda_bindings", {}, None, None, timeout=120)
+        assert ok.result.outcome == "pass", ok.result
+        bad = worker.run(
+            f"{SYNTHETIC}:uses_cuda_bindings", {"illegal": True}, None, None, timeout=120
+        )
+        assert bad.result.outcome == "poisoned", bad.result
+        assert "CUDA context unusable" in bad.result.message
+        again = worker.run(f"{SYNTHETIC}:uses_cuda_bindings", {}, None, None, timeout=120)
+        assert again.result.outcome == "pass", again.result
+        assert again.worker != ok.worker
+    finally:
+        worker.close()
