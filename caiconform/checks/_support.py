@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from caiconform.adapters.base import SkipExchange
 from caiconform.runner.outcome import (
     ACCEPTED_INVALID,
     FAIL,
@@ -28,6 +29,7 @@ from caiconform.spec.layout import Layout
 
 __all__ = [
     "SEED_MAX",
+    "SkipExchange",
     "EXPECT_REJECTION",
     "make_values",
     "values_source",
@@ -282,8 +284,6 @@ def adapter(name: str):
 def produce(name: str, values: np.ndarray, layout: Layout, typestr: str, scenario: str) -> Any:
     """`adapter(name).produce(...)`; SkipExchange passes through (the runner records a skip),
     any other exception is re-raised saying the producer, not the consumer, failed."""
-    from caiconform.adapters.base import SkipExchange
-
     try:
         return adapter(name).produce(values, layout, typestr, scenario)
     except SkipExchange:
@@ -300,8 +300,6 @@ def consume_with(name: str, obj: Any) -> tuple[Any, BaseException | None]:
     SkipExchange is not caught: it means the consumer cannot take part at all, which the runner
     records as a skip with its reason.
     """
-    from caiconform.adapters.base import SkipExchange
-
     try:
         return adapter(name).consume(obj), None
     except SkipExchange:
@@ -329,6 +327,7 @@ def judge_exchange(
     violated: str | None,
     context: str,
     read_rule: str = "CAI-CONSUMER-READS-DESCRIBED",
+    reject_rule: str | None = None,
 ) -> Result:
     """Feed `obj` to `consumer` and classify the answer.
 
@@ -336,7 +335,7 @@ def judge_exchange(
     exception is `rejected` with expected EXPECT_REJECTION (the right answer), anything read
     is `accepted-invalid`. Valid input: the values read must equal `expected` (`fail` against
     `read_rule` otherwise); an exception is `rejected` naming the portability rule that
-    explains it, or `read_rule` (an interop gap).
+    explains it, or `reject_rule` (default `read_rule`): an interop gap.
     """
     values, exc = consume_with(consumer, obj)
     if violated is not None:
@@ -354,7 +353,7 @@ def judge_exchange(
     if exc is not None:
         interface = getattr(obj, "__cuda_array_interface__", None)
         rule = portability_rule(interface) if isinstance(interface, dict) else None
-        return rejected(rule or read_rule, exc, "the values read back", context)
+        return rejected(rule or reject_rule or read_rule, exc, "the values read back", context)
     mismatch = compare_values(np.asarray(values), expected)
     if mismatch is not None:
         return failed(read_rule, mismatch, "the values the dict describes", context)

@@ -1,0 +1,116 @@
+"""A consumer's own device object over an export: for the checks that must hold it or write it.
+
+`Adapter.consume` returns host values, which is all most families need. Lifetime and readonly
+need the library's *view* itself: the object a user keeps (to drop the producer under it) and
+writes through (to see whether a read-only flag is honoured). This module builds that view with
+each library's documented import call, the same one its adapter's `consume` uses, and knows how
+to write through it and where its data lives. Libraries are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from caiconform.adapters.base import SkipExchange
+
+__all__ = ["hold", "write", "view_pointer", "WRITTEN", "READONLY_VIEW"]
+
+#: `write` outcomes other than an exception: the bytes were sent, or the view is read-only by
+#: construction (nothing can be written through it)
+WRITTEN = "written"
+READONLY_VIEW = "read-only view"
+
+
+def hold(consumer: str, obj: Any) -> Any:
+    """The consumer library's object over `obj`, made with its public CAI import call.
+    SkipExchange for a consumer this module does not know."""
+    if consumer == "cupy":
+        import cupy
+
+        return cupy.asarray(obj)
+    if consumer == "torch":
+        import torch
+
+        return torch.as_tensor(obj, device="cuda")
+    if consumer in ("numba", "numba-kernel"):
+        from numba import cuda
+
+        return cuda.as_cuda_array(obj)
+    if consumer == "numba-from-cai":
+        from numba import cuda
+
+        return cuda.from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj)
+    if consumer == "cuda.core":
+        from cuda.core.utils import StridedMemoryView
+
+        return StridedMemoryView.from_cuda_array_interface(obj, stream_ptr=-1)
+    if consumer == "jax":
+        from caiconform.adapters.jax_adapter import _import_jax
+
+        _import_jax()
+        import jax.numpy as jnp
+
+        return jnp.asarray(obj)
+    if consumer == "reference":
+        from caiconform.reference.consumer import consume
+
+        return consume(obj, sync="host")
+    raise SkipExchange(f"no way known to hold a {consumer} view (lifetime/readonly checks)")
+
+
+def view_pointer(view: Any) -> int | None:
+    """Device address of the view's element 0, or None when it holds a copy or cannot say."""
+    try:
+        interface = view.__cuda_array_interface__
+    except Exception:  # not every view exports (jax on some platforms, cuda.core views)
+        interface = None
+    if isinstance(interface, dict):
+        data = interface.get("data")
+        if isinstance(data, tuple) and data and isinstance(data[0], int):
+            return data[0]
+    ptr = getattr(view, "ptr", None)
+    return ptr if isinstance(ptr, int) and not isinstance(ptr, bool) else None
+
+
+def write(consumer: str, view: Any, new: np.ndarray) -> str:
+    """Write `new` (same shape and dtype) through `view` with the library's own API.
+
+    Returns WRITTEN when the library accepted the write, READONLY_VIEW when its view cannot be
+    written by construction; a refusal is the library's exception, propagated. SkipExchange when
+    the consumer has no write path.
+    """
+    if consumer == "cupy":
+        import cupy
+
+        view[...] = cupy.asarray(new)
+        cupy.cuda.Device().synchronize()
+        return WRITTEN
+    if consumer == "torch":
+        import torch
+
+        view.copy_(torch.as_tensor(new, device=view.device))
+        torch.cuda.synchronize()
+        return WRITTEN
+    if consumer in ("numba", "numba-kernel", "numba-from-cai"):
+        from numba import cuda
+
+        view.copy_to_device(np.ascontiguousarray(new))
+        cuda.synchronize()
+        return WRITTEN
+    if consumer == "cuda.core":
+        if view.readonly:
+            return READONLY_VIEW
+        from cuda.core import Device
+        from cuda.core.utils import StridedMemoryView
+
+        device = Device()
+        device.set_current()
+        stream = device.create_stream()
+        view.copy_from(StridedMemoryView.from_array_interface(np.ascontiguousarray(new)), stream)
+        stream.sync()
+        return WRITTEN
+    if consumer == "jax":
+        return READONLY_VIEW
+    raise SkipExchange(f"{consumer} has no write path through its consumed view")

@@ -1,0 +1,245 @@
+"""adversarial: malformed and unusual exports fed to each consumer.
+
+Two sources of examples, both backed by real device memory so that a consumer which wrongly
+accepts a dict reads an allocation rather than a random address:
+
+- *mutants* (`caiconform.strategies.mutants`): a conforming dict with one edit that breaks one
+  named dict-visible rule (stream 0, a list for a tuple, a bad typestr, a negative extent, an
+  unknown version, ...). Its pointer (and its mask's) is moved into a fresh allocation sized to
+  the dict's byte extent, unless the pointer itself is the mutation;
+- *live* mutations the dict alone cannot show: a host pointer (CAI-DATA-DEVICE-ACCESSIBLE), a
+  shape reaching past the allocation (CAI-DATA-EXTENT-IN-ALLOCATION), a stream handle that is
+  no stream (CAI-STREAM-LIVE); and legal-but-unusual layouts (odd strides, negative strides,
+  broadcast zero strides) that must be read correctly or refused for a portability reason.
+
+The exchange itself is classified by `judge_exchange`: input breaking a MUST rule cleanly
+refused is `rejected` with expected EXPECT_REJECTION (the right answer), taken is
+`accepted-invalid`; a legal export (a SHOULD mutant such as an unknown key, whose zeroed memory
+must read as zeros, or an unusual layout) read correctly is `pass`, refused is `rejected`
+naming the rule (an interop gap). Crashes, hangs and poisoned contexts are the runner's to
+record. `Export` is the object class that exposes an arbitrary dict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from caiconform.checks import _support as sup
+from caiconform.runner.outcome import Result
+from caiconform.spec.layout import Layout, c_strides
+
+__all__ = [
+    "FAMILY",
+    "ROLES",
+    "NEEDS_GPU",
+    "LIVE",
+    "Export",
+    "examples",
+    "rebase",
+    "build_live",
+    "execute",
+    "repro",
+]
+
+FAMILY = "adversarial"
+ROLES = "consumer"
+NEEDS_GPU = True
+Export = sup.InterfaceObject
+
+#: live mutation -> the rule it breaks (None: legal, a consumer must read it or refuse it for a
+#: portability reason)
+LIVE: dict[str, str | None] = {
+    "host-pointer": "CAI-DATA-DEVICE-ACCESSIBLE",
+    "extent-past-allocation": "CAI-DATA-EXTENT-IN-ALLOCATION",
+    "stream-bogus": "CAI-STREAM-LIVE",
+    "odd-strides": None,
+    "negative-strides": None,
+    "broadcast": None,
+}
+_LAYOUT_KIND = {"odd-strides": "odd", "negative-strides": "negative", "broadcast": "broadcast"}
+#: mutations that are about the pointer itself: leave it as drawn
+_POINTER_RULES = frozenset(
+    {"CAI-DATA-POINTER-INT", "CAI-DATA-POINTER-RANGE", "CAI-DATA-ZERO-SIZE-NULL"}
+)
+#: a mutant whose extent cannot be computed (or is absurd) points at this many real bytes
+_FALLBACK_BYTES = 4096
+_MAX_EXTENT = 1 << 26
+#: elements a past-the-end shape adds: megabytes beyond the allocation
+_PAST_END = 1 << 20
+_BOGUS_STREAM = 0x7F00DEAD0000
+
+
+def _mutants() -> st.SearchStrategy[dict]:
+    from caiconform import strategies as cst
+
+    return cst.mutants().map(
+        lambda m: {"kind": "mutant", "interface": sup.encode(m.interface), "rule": m.rule}
+    )
+
+
+def _live(mutation: str) -> st.SearchStrategy[dict]:
+    from caiconform import strategies as cst
+    from caiconform.spec.typestr import parse_typestr
+
+    kind = _LAYOUT_KIND.get(mutation, "C")
+    typestrs = cst.typestrs(itemsizes=[2, 4, 8]) if kind == "odd" else cst.typestrs()
+
+    def layouts(typestr: str) -> st.SearchStrategy[dict]:
+        return cst.layouts(
+            shape=cst.shapes(min_dims=1, allow_zero=False),
+            itemsize=parse_typestr(typestr).itemsize,
+            kinds=[kind],
+            portable_only=kind != "odd",
+        ).map(lambda layout: {"typestr": typestr, "layout": layout.to_dict()})
+
+    return st.tuples(typestrs.flatmap(layouts), sup.seeds()).map(
+        lambda ts: {"kind": "live", "mutation": mutation, **ts[0], "seed": ts[1]}
+    )
+
+
+def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
+    """Mutants (every dict-visible MUST/SHOULD rule) or live mutations; shrinks toward the
+    first mutant rule of `caiconform.strategies.MUTATIONS` and the smallest arrays."""
+    return st.one_of(_mutants(), st.sampled_from(list(LIVE)).flatmap(_live))
+
+
+def _extent(d: dict) -> tuple[int, int]:
+    from caiconform.spec.validate import dict_extent
+
+    try:
+        lo, hi = dict_extent(d)
+    except (ValueError, TypeError):
+        return (0, _FALLBACK_BYTES)
+    if hi - lo > _MAX_EXTENT or hi - lo <= 0:
+        return (0, _FALLBACK_BYTES)
+    return (lo, hi)
+
+
+def _allocate(nbytes: int) -> Any:
+    from caiconform.cuda.device import ensure_context
+    from caiconform.cuda.memory import memset
+    from caiconform.reference.tracking import TrackingMemoryManager
+
+    ensure_context(0)
+    allocation = TrackingMemoryManager().allocate(nbytes, tag="adversarial")
+    memset(allocation.ptr, 0, allocation.size)
+    return allocation
+
+
+def rebase(d: Any, rule: str, keep: list[Any]) -> Any:
+    """`d` with its data pointer (and its mask's) moved into a fresh zeroed allocation sized to
+    the dict's extent, aligned to 256 bytes; allocations are appended to `keep`. Pointers that
+    are the mutation (`_POINTER_RULES`), zero or not ints are left alone."""
+    if not isinstance(d, dict):
+        return d
+    out = dict(d)
+    mask = out.get("mask")
+    interface = getattr(mask, "__cuda_array_interface__", None) if mask is not None else None
+    if isinstance(interface, dict):
+        out["mask"] = sup.InterfaceObject(rebase(interface, "", keep))
+    data = out.get("data")
+    if rule in _POINTER_RULES or not isinstance(data, (tuple, list)) or not data:
+        return out
+    ptr = data[0]
+    if type(ptr) is not int or ptr <= 0:
+        return out
+    lo, hi = _extent(out)
+    below = -(-max(-lo, 0) // 256) * 256
+    allocation = _allocate(below + hi + 256)
+    keep.append(allocation)
+    moved = [allocation.ptr + below, *data[1:]]
+    out["data"] = tuple(moved) if isinstance(data, tuple) else moved
+    return out
+
+
+def _values(typestr: str, layout: Layout, seed: int) -> np.ndarray:
+    """Random values; along zero-stride (broadcast) axes they repeat, as the layout requires."""
+    strides = layout.effective_strides(np.dtype(typestr).itemsize)
+    source = tuple(1 if s == 0 else n for n, s in zip(layout.shape, strides, strict=True))
+    return np.ascontiguousarray(
+        np.broadcast_to(sup.make_values(typestr, source, seed), layout.shape)
+    )
+
+
+def build_live(params: dict) -> tuple[Any, np.ndarray, Any]:
+    """(the object to feed, the values it holds, what must stay alive) for a live mutation."""
+    from caiconform.reference.producer import ReferenceArray
+
+    mutation, typestr = params["mutation"], params["typestr"]
+    layout = Layout.from_dict(params["layout"])
+    values = _values(typestr, layout, params["seed"])
+    if mutation == "host-pointer":
+        host = np.ascontiguousarray(values)
+        d = {
+            "shape": tuple(host.shape),
+            "typestr": typestr,
+            "data": (host.ctypes.data, False),
+            "version": 3,
+            "strides": None,
+            "stream": None,
+        }
+        return sup.InterfaceObject(d, keepalive=host), values, host
+    ref = ReferenceArray(values, layout, typestr)
+    if mutation in _LAYOUT_KIND:
+        return ref, values, ref
+    d = dict(ref.__cuda_array_interface__)
+    if mutation == "extent-past-allocation":
+        shape = (d["shape"][0] + _PAST_END, *d["shape"][1:])
+        d["shape"] = shape
+        d["strides"] = c_strides(shape, np.dtype(typestr).itemsize)
+    else:
+        d["stream"] = _BOGUS_STREAM
+    return sup.InterfaceObject(d, keepalive=ref), values, ref
+
+
+def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    if params["kind"] == "live":
+        obj, values, _keep = build_live(params)
+        violated = LIVE[params["mutation"]]
+        context = f"{consumer} fed {params['mutation']} {params['typestr']}"
+        return sup.judge_exchange(consumer, obj, values, violated, context)
+    from caiconform.spec.rules import RULES, Level
+
+    keep: list[Any] = []
+    rule = params["rule"]
+    d = rebase(sup.decode(params["interface"]), rule, keep)
+    obj = sup.InterfaceObject(d, keepalive=keep)
+    context = f"{consumer} fed a mutant breaking {rule}"
+    if RULES[rule].level is Level.MUST:
+        return sup.judge_exchange(consumer, obj, np.empty(0), rule, context)
+    # a SHOULD mutant is still a valid dict: its (zeroed) memory must read as zeros
+    zeros = np.zeros(tuple(d["shape"]), dtype=np.dtype(d["typestr"]))
+    return sup.judge_exchange(consumer, obj, zeros, None, context, reject_rule=rule)
+
+
+def repro(params: dict, producer: str | None, consumer: str | None) -> str:
+    import json
+
+    if params["kind"] == "live":
+        build = (
+            "import json\n\n"
+            "from caiconform.checks.adversarial import build_live\n\n"
+            f"obj, values, keep = build_live(json.loads({json.dumps(params)!r}))\n"
+        )
+        title = f"adversarial: {consumer} fed a {params['mutation']} export"
+    else:
+        build = (
+            "import json\n\n"
+            "from caiconform.checks._support import InterfaceObject, decode\n"
+            "from caiconform.checks.adversarial import rebase\n\n"
+            "keep = []\n"
+            f"d = rebase(decode(json.loads({json.dumps(params['interface'])!r})), "
+            f"{params['rule']!r}, keep)\n"
+            "obj = InterfaceObject(d, keepalive=keep)\n"
+        )
+        title = f"adversarial: {consumer} fed a dict breaking {params['rule']}; it should refuse it"
+    return sup.repro_script(
+        title,
+        build,
+        "print(obj.__cuda_array_interface__)\n",
+        sup.consumer_source(consumer),
+        "print('accepted; read:', result)\n",
+    )

@@ -1,0 +1,75 @@
+"""devices: an array on device 1 consumed while device 0 is current.
+
+The reference producer allocates and fills on device 1; device 0's context is then made current
+and the consumer reads the export. The spec's answer is that a consumer obtains a pointer usable
+in its current context (cuPointerGetAttribute with CU_POINTER_ATTRIBUTE_DEVICE_POINTER)
+[CAI-DATA-POINTER-CONTEXT] and reads the right bytes, or refuses cleanly. Needs two GPUs
+(`MIN_GPUS`): the runner skips the cells on a machine with one, and `execute` skips too.
+
+Outcomes: `pass`; `fail` CAI-DATA-POINTER-CONTEXT (wrong values); `rejected` naming
+CAI-DATA-POINTER-CONTEXT (refused a valid export from another device).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from caiconform.checks import _support as sup
+from caiconform.runner.outcome import Result
+from caiconform.spec.layout import Layout
+
+__all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "MIN_GPUS", "examples", "execute", "repro"]
+
+FAMILY = "devices"
+ROLES = "consumer"
+NEEDS_GPU = True
+MIN_GPUS = 2
+
+
+def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
+    """typestr, a nonzero shape and a seed; shrinks toward '|b1' of shape (1,)."""
+    from caiconform import strategies as cst
+
+    return st.fixed_dictionaries(
+        {
+            "typestr": cst.typestrs(),
+            "shape": cst.shapes(min_dims=1, allow_zero=False).map(list),
+            "seed": sup.seeds(),
+        }
+    )
+
+
+def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    from caiconform.cuda import device_count, ensure_context
+    from caiconform.reference.producer import ReferenceArray
+
+    count = device_count()
+    if count < MIN_GPUS:
+        return sup.skipped(f"devices needs {MIN_GPUS} GPUs; {count} visible")
+    typestr, shape = params["typestr"], tuple(params["shape"])
+    values = sup.make_values(typestr, shape, params["seed"])
+    ref = ReferenceArray(values, Layout(shape), typestr, device=1)
+    ensure_context(0)
+    return sup.judge_exchange(
+        consumer,
+        ref,
+        values,
+        None,
+        f"reference(device 1)->{consumer}(device 0 current) {typestr} {shape}",
+        read_rule="CAI-DATA-POINTER-CONTEXT",
+    )
+
+
+def repro(params: dict, producer: str | None, consumer: str | None) -> str:
+    shape = tuple(params["shape"])
+    return sup.repro_script(
+        f"devices: an array on device 1 read by {consumer} while device 0 is current.",
+        sup.values_source(params["typestr"], shape, params["seed"]),
+        "from caiconform.cuda import ensure_context\n"
+        "from caiconform.reference.producer import ReferenceArray\n"
+        "from caiconform.spec.layout import Layout\n\n"
+        f"obj = ReferenceArray(values, Layout({shape!r}), {params['typestr']!r}, device=1)\n"
+        "ensure_context(0)\n",
+        sup.consumer_source(consumer),
+        sup.COMPARE_SOURCE,
+    )

@@ -1,0 +1,128 @@
+"""lifetime: drop the producer while a consumer holds its data; then drop the consumer.
+
+The reference producer allocates through a tracking memory manager with a log of its own, so
+each free is observed (DESIGN decision 5). The consumer imports the array with its public call
+and keeps the view; we drop our reference to the producer and run the garbage collector. A view
+that aliases the allocation must keep it alive [CAI-LIFETIME-DATA-HELD], and the data must be
+intact; once the view is dropped too, the memory must be freed [CAI-LIFETIME-RELEASED]. A
+consumer that copied on import (its view lies elsewhere) does not need the producer at all.
+
+Outcomes: `pass`; `fail` CAI-LIFETIME-DATA-HELD (freed under an aliasing view, or data changed
+while held) or CAI-LIFETIME-RELEASED (still allocated after every view was dropped); `rejected`
+(CAI-CONSUMER-READS-DESCRIBED) when the consumer refuses a plain array.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from hypothesis import strategies as st
+
+from caiconform.checks import _support as sup
+from caiconform.checks import _views
+from caiconform.runner.outcome import Result
+from caiconform.spec.layout import Layout
+
+__all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "examples", "execute", "repro"]
+
+FAMILY = "lifetime"
+ROLES = "consumer"
+NEEDS_GPU = True
+
+
+def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
+    """typestr, a nonzero C-contiguous shape and a seed; shrinks toward '|b1' of shape (1,)."""
+    from caiconform import strategies as cst
+
+    return st.fixed_dictionaries(
+        {
+            "typestr": cst.typestrs(),
+            "shape": cst.shapes(min_dims=1, allow_zero=False).map(list),
+            "seed": sup.seeds(),
+        }
+    )
+
+
+def _collect() -> None:
+    """Two passes: finalizers run in the first can release objects freed in the second."""
+    gc.collect()
+    gc.collect()
+
+
+def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+    from caiconform.reference.tracking import AllocationLog, TrackingMemoryManager
+
+    typestr, shape = params["typestr"], tuple(params["shape"])
+    values = sup.make_values(typestr, shape, params["seed"])
+    log = AllocationLog()
+    ref = ReferenceArray(values, Layout(shape), typestr, manager=TrackingMemoryManager(log))
+    base, size = ref.allocation.ptr, ref.allocation.size
+    interface = dict(ref.__cuda_array_interface__)
+    context = f"reference->{consumer} {typestr} {shape}"
+    try:
+        view = _views.hold(consumer, ref)
+    except sup.SkipExchange:
+        raise
+    except Exception as exc:  # refusing a plain C array is an interop gap
+        return sup.rejected("CAI-CONSUMER-READS-DESCRIBED", exc, "a view", context)
+    ptr = _views.view_pointer(view)
+    aliased = ptr is not None and base <= ptr < base + size
+    del ref
+    _collect()
+    if not log.is_live(base):
+        if aliased:
+            del view
+            return sup.failed(
+                "CAI-LIFETIME-DATA-HELD",
+                "the allocation was freed while the consumer's view of it was alive",
+                "the owner kept alive by the view",
+                context,
+            )
+        del view
+        return sup.passed(f"{context}: the consumer copied on import; the producer was freed")
+    held = consume(sup.InterfaceObject(interface), sync="host").values
+    mismatch = sup.compare_values(held, values)
+    if mismatch is not None:
+        return sup.failed(
+            "CAI-LIFETIME-DATA-HELD",
+            f"the data changed while held: {mismatch}",
+            "the data intact while the view lives",
+            context,
+        )
+    del view, held
+    _collect()
+    if log.is_live(base):
+        return sup.failed(
+            "CAI-LIFETIME-RELEASED",
+            "the allocation still live after the consumer's view was dropped",
+            "the memory freed once no view holds it",
+            context,
+        )
+    return sup.passed(f"{context}: held while viewed, freed after")
+
+
+def repro(params: dict, producer: str | None, consumer: str | None) -> str:
+    shape = tuple(params["shape"])
+    return sup.repro_script(
+        f"lifetime: {consumer} holds a view of a reference array; the producer is dropped and "
+        f"collected (memory must stay), then the view (memory must be freed).",
+        sup.values_source(params["typestr"], shape, params["seed"]),
+        "import gc\n\n"
+        "from caiconform.checks._views import hold\n"
+        "from caiconform.reference.producer import ReferenceArray\n"
+        "from caiconform.reference.tracking import AllocationLog, TrackingMemoryManager\n"
+        "from caiconform.spec.layout import Layout\n\n"
+        "log = AllocationLog()\n"
+        f"obj = ReferenceArray(values, Layout({shape!r}), {params['typestr']!r}, "
+        "manager=TrackingMemoryManager(log))\n"
+        "base = obj.allocation.ptr\n"
+        f"view = hold({consumer!r}, obj)\n"
+        "del obj\n"
+        "gc.collect()\n"
+        "print('live while the view is held:', log.is_live(base))\n"
+        "del view\n"
+        "gc.collect()\n"
+        "print('live after the view is dropped:', log.is_live(base))\n",
+    )

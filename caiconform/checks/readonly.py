@@ -1,0 +1,96 @@
+"""readonly: a read-only export fed to each consumer: refused, or honoured, never written.
+
+The reference producer exports `data: (ptr, True)`. The consumer imports it with its public
+call and we try to write the complement of every byte through the view with the library's own
+API; then the reference consumer reads the memory. The spec allows two answers
+[CAI-DATA-READONLY-HONOURED]: refuse writable access (an exception on import or on the write)
+or expose the data read-only. A write that reaches the memory is the finding.
+
+Outcomes: `pass` (the write was refused, the view is read-only, or the library wrote to a copy
+and the memory is intact); `fail` CAI-DATA-READONLY-HONOURED (the memory changed); `rejected`
+naming CAI-PORT-READONLY when the import itself refuses the export (legal, and a known
+portability gap); `skip` for a consumer with no write path.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from caiconform.checks import _support as sup
+from caiconform.checks import _views
+from caiconform.runner.outcome import Result
+from caiconform.spec.layout import Layout
+
+__all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "examples", "execute", "repro"]
+
+FAMILY = "readonly"
+ROLES = "consumer"
+NEEDS_GPU = True
+
+
+def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
+    """typestr, a nonzero C-contiguous shape and a seed; shrinks toward '|b1' of shape (1,)."""
+    from caiconform import strategies as cst
+
+    return st.fixed_dictionaries(
+        {
+            "typestr": cst.typestrs(),
+            "shape": cst.shapes(min_dims=1, allow_zero=False).map(list),
+            "seed": sup.seeds(),
+        }
+    )
+
+
+def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray, sentinel_of
+
+    typestr, shape = params["typestr"], tuple(params["shape"])
+    values = sup.make_values(typestr, shape, params["seed"])
+    ref = ReferenceArray(values, Layout(shape), typestr, readonly=True)
+    context = f"reference->{consumer} read-only {typestr} {shape}"
+    try:
+        view = _views.hold(consumer, ref)
+    except sup.SkipExchange:
+        raise
+    except Exception as exc:  # the import refused the read-only export: a legal answer
+        return sup.rejected(
+            "CAI-PORT-READONLY", exc, "a read-only view, or this refusal", f"{context}: import"
+        )
+    try:
+        how = _views.write(consumer, view, sentinel_of(values))
+    except sup.SkipExchange:
+        raise
+    except Exception as exc:  # the library refused the write: the flag is honoured
+        return sup.passed(f"{context}: the write was refused ({sup.describe_exception(exc)})")
+    after = consume(ref, sync="host").values
+    mismatch = sup.compare_values(after, values)
+    if mismatch is not None:
+        return sup.failed(
+            "CAI-DATA-READONLY-HONOURED",
+            f"the write through the {consumer} view reached read-only memory: {mismatch}",
+            "the write refused or the data exposed read-only",
+            context,
+        )
+    if how == _views.READONLY_VIEW:
+        return sup.passed(f"{context}: the {consumer} view is read-only")
+    return sup.passed(f"{context}: the write went to a copy; the read-only memory is intact")
+
+
+def repro(params: dict, producer: str | None, consumer: str | None) -> str:
+    shape = tuple(params["shape"])
+    return sup.repro_script(
+        f"readonly: {consumer} imports a read-only CAI export and is asked to write through it; "
+        f"the read-only memory must not change [CAI-DATA-READONLY-HONOURED].",
+        sup.values_source(params["typestr"], shape, params["seed"]),
+        "from caiconform.checks._views import hold, write\n"
+        "from caiconform.reference.consumer import consume\n"
+        "from caiconform.reference.producer import ReferenceArray, sentinel_of\n"
+        "from caiconform.spec.layout import Layout\n\n"
+        f"obj = ReferenceArray(values, Layout({shape!r}), {params['typestr']!r}, readonly=True)\n"
+        "print(obj.__cuda_array_interface__)\n"
+        f"view = hold({consumer!r}, obj)\n"
+        f"print('write:', write({consumer!r}, view, sentinel_of(values)))\n"
+        "after = consume(obj).values\n"
+        "print('memory intact:', after.tobytes() == values.tobytes())\n",
+    )

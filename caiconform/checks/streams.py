@@ -1,0 +1,192 @@
+"""streams: is pending work on the exported stream waited for, and does that stream cover it?
+
+Stream semantics are tested live (DESIGN decision 4). A producer leaves its final write pending
+behind a spin kernel (20-50 ms); until then the memory holds the *sentinel*, the complement of
+every final byte, so an element read too early differs from the expected value in every byte
+and is recognised as the sentinel.
+
+Which side a cell judges depends on who is known to be right:
+- reference -> consumer: the reference producer exports a `pending` or `multi-stream` stream
+  correctly, so reading the sentinel means the consumer did not synchronize
+  [CAI-SYNC-CONSUMER];
+- producer -> reference: the producer leaves work on its own side stream (adapter scenarios
+  `pending`, `multi-stream`, `legacy`, `per-thread`) and the reference consumer synchronizes on
+  the exported stream on the host; the sentinel means that stream does not cover the work
+  [CAI-SYNC-PRODUCER-SUFFICIENT, CAI-SYNC-PRODUCER-MULTI-STREAM for multi-stream];
+- two third-party libraries: the pair is racy [CAI-SYNC-RACE-FREE], whichever side is at fault.
+
+`race_visible` is the control: it shows, on the machine at hand, that an unsynchronized read
+does see the sentinel (else a pass here would prove nothing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from caiconform.checks import _support as sup
+from caiconform.runner.outcome import Result
+from caiconform.spec.layout import Layout
+
+__all__ = [
+    "FAMILY",
+    "ROLES",
+    "NEEDS_GPU",
+    "DELAYS_US",
+    "examples",
+    "race_rule",
+    "sentinel_count",
+    "execute",
+    "race_visible",
+    "repro",
+]
+
+FAMILY = "streams"
+ROLES = "pair"
+NEEDS_GPU = True
+#: spin lengths of the reference producer (µs); adapters use their own fixed spin
+DELAYS_US = (20_000, 50_000)
+_REFERENCE_SCENARIOS = ("pending", "multi-stream")
+_PRODUCER_SCENARIOS = ("pending", "multi-stream", "legacy", "per-thread")
+
+
+def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
+    """scenario, spin length, typestr, nonzero C shape (at least 2 elements, so multi-stream
+    has two halves), seed; shrinks toward `pending`, 20 ms, '|b1', shape (2,)."""
+    from caiconform import strategies as cst
+
+    scenarios = _REFERENCE_SCENARIOS if producer == "reference" else _PRODUCER_SCENARIOS
+    return st.fixed_dictionaries(
+        {
+            "stream_scenario": st.sampled_from(scenarios),
+            "delay_us": st.sampled_from(DELAYS_US),
+            "typestr": cst.typestrs(),
+            "shape": cst.shapes(min_dims=1, allow_zero=False).map(lambda s: [max(s[0], 2), *s[1:]]),
+            "seed": sup.seeds(),
+        }
+    )
+
+
+def race_rule(producer: str | None, consumer: str | None, scenario: str) -> str:
+    """The rule a sentinel read breaks, given which side is the trusted reference."""
+    if producer == "reference":
+        return "CAI-SYNC-CONSUMER"
+    if consumer == "reference":
+        if scenario == "multi-stream":
+            return "CAI-SYNC-PRODUCER-MULTI-STREAM"
+        return "CAI-SYNC-PRODUCER-SUFFICIENT"
+    return "CAI-SYNC-RACE-FREE"
+
+
+def sentinel_count(read: np.ndarray, values: np.ndarray) -> int:
+    """How many elements of `read` hold the sentinel (the complement of `values`' bytes)."""
+    from caiconform.reference.producer import sentinel_of
+
+    if read.shape != values.shape or read.dtype != values.dtype or values.size == 0:
+        return 0
+    itemsize = values.dtype.itemsize
+    a = np.ascontiguousarray(read).view(np.uint8).reshape(-1, itemsize)
+    b = np.ascontiguousarray(sentinel_of(values)).view(np.uint8).reshape(-1, itemsize)
+    return int((a == b).all(axis=1).sum())
+
+
+def _produce(producer: str, params: dict, values: np.ndarray) -> Any:
+    shape = tuple(params["shape"])
+    if producer == "reference":
+        from caiconform.reference.producer import ReferenceArray
+
+        return ReferenceArray(
+            values,
+            Layout(shape),
+            params["typestr"],
+            stream_scenario=params["stream_scenario"],
+            delay_us=params["delay_us"],
+        )
+    return sup.produce(
+        producer, values, Layout(shape), params["typestr"], params["stream_scenario"]
+    )
+
+
+def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    from caiconform.cuda import synchronize
+
+    typestr, shape = params["typestr"], tuple(params["shape"])
+    scenario = params["stream_scenario"]
+    values = sup.make_values(typestr, shape, params["seed"])
+    obj = _produce(producer, params, values)
+    try:
+        stream = obj.__cuda_array_interface__.get("stream")
+        context = f"{producer}->{consumer} {scenario} (exported stream {stream}) {typestr} {shape}"
+        got, exc = sup.consume_with(consumer, obj)
+    finally:
+        synchronize()  # the pending work must finish before anything is freed
+    if exc is not None:
+        return sup.rejected("CAI-SYNC-CONSUMER", exc, "the values after the pending work", context)
+    got = np.asarray(got)
+    mismatch = sup.compare_values(got, values)
+    if mismatch is None:
+        return sup.passed(f"{context}: read after the pending work")
+    early = sentinel_count(got, values)
+    if early == 0:
+        rule = (
+            "CAI-PRODUCER-DESCRIBES-DATA"
+            if consumer == "reference"
+            else "CAI-CONSUMER-READS-DESCRIBED"
+        )
+        return sup.failed(rule, mismatch, "the values written", context)
+    return sup.failed(
+        race_rule(producer, consumer, scenario),
+        f"{early} of {values.size} elements read before the producer's pending write (sentinel)",
+        "every element after the write",
+        context,
+    )
+
+
+def race_visible(delay_us: int = DELAYS_US[0]) -> dict[str, int]:
+    """The control: sentinel elements seen by (a) the reference consumer ignoring a pending
+    export's stream and (b) it synchronizing on an `unsynced` export (the work on a stream that
+    is not exported). Both must be > 0 for this family's passes to mean anything."""
+    from caiconform.cuda import synchronize
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+
+    values = sup.make_values("<f4", (4096,), 0)
+    seen = {}
+    for name, scenario, sync in (
+        ("ignore_stream", "pending", "ignore"),
+        ("unsynced_export", "unsynced", "host"),
+    ):
+        obj = ReferenceArray(
+            values, Layout(values.shape), "<f4", stream_scenario=scenario, delay_us=delay_us
+        )
+        read = consume(obj, sync=sync).values
+        synchronize()
+        seen[name] = sentinel_count(read, values)
+    seen["elements"] = int(values.size)
+    return seen
+
+
+def repro(params: dict, producer: str | None, consumer: str | None) -> str:
+    shape = tuple(params["shape"])
+    scenario = params["stream_scenario"]
+    if producer == "reference":
+        build = (
+            "from caiconform.reference.producer import ReferenceArray\n"
+            "from caiconform.spec.layout import Layout\n\n"
+            f"obj = ReferenceArray(values, Layout({shape!r}), {params['typestr']!r}, "
+            f"stream_scenario={scenario!r}, delay_us={params['delay_us']})\n"
+        )
+    else:
+        build = sup.producer_source(producer, Layout(shape), params["typestr"], scenario)
+    return sup.repro_script(
+        f"streams: {producer} leaves its final write pending ({scenario}) and {consumer} reads "
+        f"at once; every element must have its final value "
+        f"[{race_rule(producer, consumer, scenario)}].",
+        sup.values_source(params["typestr"], shape, params["seed"]),
+        build,
+        "print(obj.__cuda_array_interface__)\n",
+        sup.consumer_source(consumer),
+        sup.COMPARE_SOURCE,
+    )
