@@ -102,4 +102,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m caiconform.cli`: run the imported module, so that commands raising
+    # caiconform.cli.UsageError are caught here (this file runs as __main__, a separate copy).
+    from caiconform import cli
+
+    sys.exit(cli.main())

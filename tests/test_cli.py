@@ -1,0 +1,292 @@
+"""The CLI through a real subprocess: every input form of `check`, every exit status, and the
+one-line errors (never a traceback)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from caiconform.spec.rules import RULES
+
+VALID = {
+    "shape": [2, 3],
+    "strides": [12, 4],
+    "typestr": "<f4",
+    "data": [140000000000000, False],
+    "version": 3,
+    "stream": 1,
+    "descr": [["", "<f4"]],
+}
+BROKEN = {**VALID, "stream": 0}
+
+MODULE = """
+VALID = {"shape": (2, 3), "strides": (12, 4), "typestr": "<f4",
+         "data": (140000000000000, False), "version": 3}
+
+
+class Array:
+    @property
+    def __cuda_array_interface__(self):
+        return dict(VALID)
+
+
+class Broken:
+    __cuda_array_interface__ = {**VALID, "shape": [2, 3]}
+
+
+class Namespace:
+    array = Array()
+
+
+array = Array()
+broken = Broken()
+ns = Namespace()
+as_dict = dict(VALID)
+
+
+def make():
+    return Array()
+
+
+def fails():
+    raise RuntimeError("no device")
+"""
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cli")
+    (path / "cai_fixture_mod.py").write_text(MODULE)
+    (path / "cai_raises_on_import.py").write_text("raise ValueError('bad import')\n")
+    (path / "valid.json").write_text(json.dumps(VALID))
+    (path / "broken.json").write_text(json.dumps(BROKEN))
+    (path / "lines.jsonl").write_text(f"{json.dumps(VALID)}\n\n{json.dumps(BROKEN)}\n")
+    (path / "bad.json").write_text('{"shape": [2, 3],')
+    (path / "bad_line.jsonl").write_text(f"{json.dumps(VALID)}\n{{nope\n")
+    (path / "array.json").write_text("[1, 2]")
+    (path / "empty.json").write_text("\n")
+    (path / "masked.json").write_text(
+        json.dumps(
+            {**VALID, "mask": {"shape": [3], "typestr": "|b1", "data": [256, False], "version": 3}}
+        )
+    )
+    return path
+
+
+def cli(workdir: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(workdir), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "caiconform.cli", *args],
+        cwd=workdir,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def check_json(workdir: Path, *args: str, stdin: str | None = None) -> tuple[int, dict]:
+    result = cli(workdir, "check", "--json", *args, stdin=stdin)
+    return result.returncode, json.loads(result.stdout)
+
+
+def assert_usage_error(result: subprocess.CompletedProcess, text: str) -> None:
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("caiconform: error: "), result.stderr
+    assert text in lines[0]
+    assert "Traceback" not in result.stderr and not result.stdout
+
+
+# --- check: input forms --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "cai_fixture_mod:array",
+        "cai_fixture_mod:make",
+        "cai_fixture_mod:Array",
+        "cai_fixture_mod:ns.array",
+    ],
+)
+def test_check_live_object_forms_pass(workdir, target):
+    code, out = check_json(workdir, target)
+    assert code == 0 and out["ok"]
+    (result,) = out["results"]
+    assert result["target"] == "cai_fixture_mod.Array" and result["findings"] == []
+    assert result["live_checks"]["ran"] or result["live_checks"]["skipped"]
+
+
+def test_check_module_dict_is_judged_as_the_interface_dict(workdir):
+    code, out = check_json(workdir, "cai_fixture_mod:as_dict")
+    assert code == 0 and out["results"][0]["target"] == "dict"
+    assert "recorded dict" in out["results"][0]["live_checks"]["skipped"]
+
+
+def test_check_broken_object_exits_1_and_names_the_rule(workdir):
+    result = cli(workdir, "check", "cai_fixture_mod:broken")
+    assert result.returncode == 1
+    assert "CAI-SHAPE-TUPLE" in result.stdout and "FAIL" in result.stdout
+    assert "cai-v3#python-interface-specification" in result.stdout
+    assert "live checks: " in result.stdout
+
+
+def test_check_json_file_lists_stand_for_tuples(workdir):
+    result = cli(workdir, "check", "valid.json")
+    assert result.returncode == 0, result.stdout
+    assert "OK" in result.stdout and "TUPLE" not in result.stdout
+    assert "live checks: skipped - recorded dict" in result.stdout
+
+
+def test_check_json_file_with_violation_exits_1(workdir):
+    code, out = check_json(workdir, "broken.json")
+    assert code == 1 and not out["ok"]
+    assert [f["rule"] for f in out["results"][0]["findings"]] == ["CAI-STREAM-ZERO-FORBIDDEN"]
+
+
+def test_check_json_lines_judges_each_line(workdir):
+    code, out = check_json(workdir, "lines.jsonl")
+    assert code == 1
+    assert [r["label"] for r in out["results"]] == ["lines.jsonl:1", "lines.jsonl:3"]
+    assert [r["ok"] for r in out["results"]] == [True, False]
+
+
+def test_check_stdin(workdir):
+    code, out = check_json(workdir, "-", stdin=json.dumps(VALID))
+    assert code == 0 and out["results"][0]["label"] == "<stdin>"
+
+
+def test_check_recorded_mask_is_an_object_exposing_the_interface(workdir):
+    code, out = check_json(workdir, "masked.json")
+    rules = {f["rule"] for f in out["results"][0]["findings"]}
+    assert code == 0 and rules == {"CAI-PORT-MASK", "CAI-PORT-MASK-SHAPE-EXACT"}
+
+
+def test_check_version_option_judges_as_that_version(workdir):
+    code, out = check_json(workdir, "--version", "2", "valid.json")
+    result = out["results"][0]
+    assert result["version"] == 2
+    assert "CAI-V2-STREAM-UNDEFINED" in {f["rule"] for f in result["findings"]}
+    assert code == 0  # a SHOULD finding is a warning
+
+
+def test_check_json_output_fields(workdir):
+    _, out = check_json(workdir, "broken.json")
+    result = out["results"][0]
+    assert set(result) >= {"label", "target", "version", "ok", "findings", "live_checks"}
+    finding = result["findings"][0]
+    assert set(finding) == {"rule", "level", "path", "seen", "expected", "message", "section"}
+    assert finding["message"].endswith("[CAI-STREAM-ZERO-FORBIDDEN]")
+
+
+def test_console_script_runs(workdir):
+    script = shutil.which("caiconform")
+    if script is None:
+        pytest.skip("the caiconform console script is not installed (pip install -e .)")
+    result = subprocess.run(
+        [script, "check", str(workdir / "valid.json")], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0 and "OK" in result.stdout
+
+
+# --- check: usage errors -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, text",
+    [
+        (["no_such_module_xyz:obj"], "cannot import module 'no_such_module_xyz'"),
+        (["cai_fixture_mod:nothing"], "no attribute 'nothing'"),
+        (["cai_fixture_mod:ns.nothing"], "no attribute 'nothing'"),
+        (["cai_raises_on_import:x"], "raised ValueError: bad import"),
+        (["cai_fixture_mod:fails"], "calling cai_fixture_mod:fails() raised RuntimeError"),
+        (["bad.json"], "bad.json: line 1: invalid JSON"),
+        (["bad_line.jsonl"], "bad_line.jsonl: line 2: invalid JSON"),
+        (["missing.json"], "no such file: missing.json"),
+        (["array.json"], "holds a JSON list, expected an object"),
+        (["empty.json"], "no JSON object"),
+        (["just-a-word"], "neither module:attr"),
+        (["--version", "9", "valid.json"], "--version must be 0, 1, 2 or 3"),
+    ],
+)
+def test_check_usage_errors_are_one_line_exit_2(workdir, args, text):
+    assert_usage_error(cli(workdir, "check", *args), text)
+
+
+def test_check_bad_stdin_is_a_usage_error(workdir):
+    assert_usage_error(cli(workdir, "check", "-", stdin="{nope"), "<stdin>: line 1: invalid JSON")
+
+
+def test_no_command_prints_help_and_exits_2(workdir):
+    result = cli(workdir)
+    assert result.returncode == 2 and "check" in result.stderr and "rules" in result.stderr
+
+
+# --- rules ------------------------------------------------------------------------------------
+
+
+def test_rules_json_lists_every_rule_with_its_fields(workdir):
+    result = cli(workdir, "rules", "--json")
+    assert result.returncode == 0
+    rules = json.loads(result.stdout)
+    assert [r["id"] for r in rules] == list(RULES)
+    for r in rules:
+        assert {"id", "level", "versions", "side", "section", "text"} <= set(r)
+
+
+def test_rules_filters_combine(workdir):
+    result = cli(
+        workdir, "rules", "--json", "--level", "must", "--side", "producer", "--version", "0"
+    )
+    rules = json.loads(result.stdout)
+    assert rules and all(
+        r["level"] == "MUST" and r["side"] == "producer" and 0 in r["versions"] for r in rules
+    )
+    assert "CAI-STREAM-TYPE" not in {r["id"] for r in rules}
+
+
+def test_rules_markdown_and_table(workdir):
+    markdown = cli(workdir, "rules", "--markdown", "--level", "PORTABILITY").stdout
+    lines = markdown.strip().splitlines()
+    assert lines[0].startswith("| ID | Level |") and len(lines) == 2 + sum(
+        r.level.value == "PORTABILITY" for r in RULES.values()
+    )
+    table = cli(workdir, "rules", "--side", "plugin").stdout
+    assert "EMM-" in table and "CAI-" not in table
+
+
+@pytest.mark.parametrize(
+    "args, text",
+    [
+        (["--level", "MIGHT"], "--level must be one of"),
+        (["--side", "gpu"], "--side must be"),
+        (["--version", "x"], "--version must be"),
+    ],
+)
+def test_rules_bad_filters_exit_2(workdir, args, text):
+    assert_usage_error(cli(workdir, "rules", *args), text)
+
+
+def test_check_does_not_import_heavy_libraries_for_a_json_file(workdir):
+    code = textwrap.dedent(
+        """
+        import sys
+        from caiconform.cli import main
+        main(["check", "--json", "valid.json"])
+        heavy = [m for m in ("numpy", "hypothesis", "torch", "cupy", "numba") if m in sys.modules]
+        sys.stderr.write(repr(heavy))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True, timeout=60
+    )
+    assert result.stderr == "[]", result.stderr
