@@ -391,23 +391,22 @@ def lookup_version(versions: Mapping[str, str], name: str) -> str | None:
     return prefixed[0] if len(prefixed) == 1 else None
 
 
+@functools.lru_cache(maxsize=1)
+def _installed() -> dict[str, str]:
+    from caiconform.env import library_versions
+
+    return env_versions({"libraries": library_versions()})
+
+
 def installed_version(name: str) -> str | None:
-    """The version of `name` in this Python environment: a distribution name, or the name of a
-    registered adapter (whose `version()` knows its distribution)."""
+    """The version of distribution `name` in this Python environment, found as in a run's
+    env.json (so `cupy` finds `cupy-cuda13x`); any other installed distribution by its name."""
     from importlib import metadata
 
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
-        pass
-    try:
-        from caiconform.adapters import registry
-
-        if name in registry.names():
-            return registry.get(name).version()
-    except ImportError:
-        return None
-    return None
+        return lookup_version(_installed(), name)
 
 
 # --- applying -------------------------------------------------------------------------------

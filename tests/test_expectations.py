@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -366,3 +367,53 @@ def test_report_malformed_expectations_exit_2(tmp_path, capsys):
         err
         == f"caiconform: error: {path}: entry 1 (CAI-SHAPE-TUPLE): field 'reason': missing (every entry needs a rule and a reason)"
     )
+
+
+# --- the documented examples ------------------------------------------------------------------
+
+DOCS = Path(__file__).parent.parent / "docs" / "expectations.md"
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", DOCS.read_text(), re.S)
+
+
+@pytest.mark.parametrize("language", ["yaml", "toml"])
+def test_documented_example_files_parse(tmp_path, language):
+    (block,) = _blocks(language)
+    path = tmp_path / f"example.{language}"
+    path.write_text(block)
+    entries = load_expectations(path)
+    assert entries[0].rule == "CAI-PORT-NEGATIVE-STRIDES"
+    assert entries[0].params == {"layout.kind": "negative"}
+    assert entries[0].when == "torch<2.12"
+
+
+def test_documented_example_applies_to_a_run(tmp_path):
+    path = tmp_path / "example.yaml"
+    path.write_text(_blocks("yaml")[0])
+    application = apply_to_run(load_expectations(path), load_runs([RUN_A]))
+    negative = [v for v in application.records if v.record["rule"] == "CAI-PORT-NEGATIVE-STRIDES"]
+    assert [v.status for v in negative] == ["xfail"]  # torch 2.11 in run-h100's env.json
+    statuses = {s.entry.index: s.status for s in application.entries}
+    assert statuses == {1: "xfail", 2: "unmatched", 3: "xfail"}
+    assert not application.entries[2].is_error  # strict: false
+
+
+def test_documented_error_message_is_the_real_one():
+    text = DOCS.read_text()
+    with pytest.raises(ExpectationError) as info:
+        parse_expectations(
+            {
+                "expectations": [
+                    {"rule": "CAI-SHAPE-TUPLE", "reason": "x"},
+                    {"rule": "CAI-DATA-ZERO-SIZE-NULL", "reason": "x", "when": "torch<<2"},
+                ]
+            },
+            "tests/cai-expectations.yaml",
+        )
+    documented = re.search(
+        r"\(`(tests/cai-expectations\.yaml: entry 2 .*?) \(\.\.\.\)`\)", text, re.S
+    )
+    assert documented is not None
+    assert str(info.value).startswith(" ".join(documented.group(1).split()))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -117,9 +118,13 @@ def test_without_options_the_plugin_is_inert(pytester: pytest.Pytester):
     assert not loaded & heavy
 
 
-def test_options_are_registered(pytester: pytest.Pytester):
+DOCS = Path(__file__).parent.parent / "docs"
+
+
+def test_options_are_registered_and_documented(pytester: pytest.Pytester):
     out = pytester.runpytest("--help").stdout.str()
-    for option in (
+    registered = set(re.findall(r"(--cai-[a-z-]+)", out))
+    assert registered == {
         "--cai-producer",
         "--cai-consumer",
         "--cai-against",
@@ -127,8 +132,22 @@ def test_options_are_registered(pytester: pytest.Pytester):
         "--cai-expectations",
         "--cai-report",
         "--cai-name",
-    ):
-        assert option in out
+    }
+    ci = (DOCS / "ci.md").read_text()
+    assert set(re.findall(r"(--cai-[a-z-]+)", ci)) == registered  # every one, and no other
+    documented = set(re.findall(r"(--cai-[a-z-]+)", (DOCS / "expectations.md").read_text()))
+    assert documented <= registered
+
+
+def test_documented_workflow_is_valid_yaml_using_real_options():
+    import yaml
+
+    (block,) = re.findall(r"```yaml\n(.*?)```", (DOCS / "ci.md").read_text(), re.S)
+    workflow = yaml.safe_load(block)
+    steps = workflow["jobs"]["conformance"]["steps"]
+    (command,) = [s["run"] for s in steps if "pytest" in s.get("run", "")]
+    assert "pytest -m cai" in command
+    assert "--cai-producer mylib.testing:make_array" in command
 
 
 # --- dict-schema items ----------------------------------------------------------------------

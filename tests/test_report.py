@@ -319,3 +319,43 @@ def test_write_report_refuses_a_file_as_output(tmp_path):
     target.write_text("")
     with pytest.raises(ReportInputError, match="not a directory"):
         write_report([RUN_A], target)
+
+
+# --- the user docs stay true to the CLI --------------------------------------------------------
+
+DOCS = Path(__file__).parent.parent / "docs"
+USER_DOCS = ("ci.md", "adapters.md", "reports.md", "expectations.md")
+
+
+def _documented_flags() -> dict[str, set[str]]:
+    """command -> every `--flag` written after `caiconform <command>` in the docs' code: fenced
+    blocks and inline code spans."""
+    found: dict[str, set[str]] = {}
+    for name in USER_DOCS:
+        fenced = False
+        for line in (DOCS / name).read_text().splitlines():
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+                continue
+            for code in [line] if fenced else re.findall(r"`([^`]*)`", line):
+                for command, rest in re.findall(r"^\s*caiconform ([a-z-]+)\b(.*)", code):
+                    flags = re.findall(r"(?<![\w-])--[a-z][a-z-]*", rest.split("#")[0])
+                    found.setdefault(command, set()).update(flags)
+    return found
+
+
+def test_documented_cli_flags_exist():
+    import argparse
+    import importlib
+
+    from caiconform.cli import COMMANDS
+
+    documented = _documented_flags()
+    assert {"report", "run"} <= set(documented)
+    assert {"--out", "--merge", "--expectations", "--title"} <= documented["report"]
+    for command, flags in documented.items():
+        assert command in COMMANDS, f"docs mention `caiconform {command}`, which does not exist"
+        parser = argparse.ArgumentParser()
+        importlib.import_module(COMMANDS[command]).add_arguments(parser)
+        known = {option for action in parser._actions for option in action.option_strings}
+        assert flags <= known, f"caiconform {command}: documented {flags - known} do not exist"
