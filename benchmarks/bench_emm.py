@@ -8,7 +8,8 @@ operation is ``mem = mgr.memalloc(n); del mem`` (the drop runs the plugin's fina
 
 IPC: the exporting side times `IpcExport` (pointer lookup, synchronize, cuIpcGetMemHandle); a
 persistent spawned importer times `IpcImport` (cuIpcOpenMemHandle) and `close`
-(cuIpcCloseMemHandle) for each descriptor it receives.
+(cuIpcCloseMemHandle) for each descriptor it receives. With two GPUs, also device 0 to
+device 1, mapped through peer access and staged through a device-to-device copy.
 
 Usage: ``python benchmarks/bench_emm.py --out DIR`` writes DIR/bench_emm.json and
 DIR/bench_emm.md and prints the table. Needs a GPU and numba-cuda.
@@ -27,20 +28,23 @@ from pathlib import Path
 SIZES = (256, 64 << 10, 1 << 20)
 
 
-def _per_op(fn, ops: int, repeats: int) -> dict:
-    """Median and min over `repeats` of the mean time of one op in a loop of `ops` (µs)."""
-    fn(ops // 10 or 1)
-    runs = []
+def _interleaved(loops: dict, ops: int, repeats: int) -> dict[str, dict]:
+    """Time each loop `repeats` times, round-robin, so drift hits every manager alike.
+
+    Returns, per name, the median and minimum over the runs of the mean time of one op (µs).
+    """
+    for loop in loops.values():
+        loop(ops // 10 or 1)
+    runs: dict[str, list[float]] = {name: [] for name in loops}
     for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn(ops)
-        runs.append((time.perf_counter() - start) / ops * 1e6)
+        for name, loop in loops.items():
+            gc.collect()
+            start = time.perf_counter()
+            loop(ops)
+            runs[name].append((time.perf_counter() - start) / ops * 1e6)
     return {
-        "median_us": statistics.median(runs),
-        "min_us": min(runs),
-        "ops": ops,
-        "repeats": repeats,
+        name: {"median_us": statistics.median(r), "min_us": min(r), "ops": ops, "repeats": repeats}
+        for name, r in runs.items()
     }
 
 
@@ -68,23 +72,28 @@ def bench_managers(ops: int, repeats: int) -> list[dict]:
     for mgr in managers.values():
         mgr.initialize()
 
-    rows = []
-    for size in SIZES:
-
-        def raw(n: int, size: int = size) -> None:
+    def raw_loop(size: int):
+        def loop(n: int) -> None:
             for _ in range(n):
                 ptr = call(cu.cuMemAlloc, size)
                 call(cu.cuMemFree, ptr)
 
-        rows.append({"manager": "cuMemAlloc+cuMemFree", "size": size, **_per_op(raw, ops, repeats)})
-        for name, mgr in managers.items():
+        return loop
 
-            def loop(n: int, mgr=mgr, size: int = size) -> None:
-                for _ in range(n):
-                    mem = mgr.memalloc(size)
-                    del mem
+    def manager_loop(mgr, size: int):
+        def loop(n: int) -> None:
+            for _ in range(n):
+                mem = mgr.memalloc(size)
+                del mem
 
-            rows.append({"manager": name, "size": size, **_per_op(loop, ops, repeats)})
+        return loop
+
+    rows = []
+    for size in SIZES:
+        loops = {"cuMemAlloc+cuMemFree": raw_loop(size)}
+        loops.update({name: manager_loop(mgr, size) for name, mgr in managers.items()})
+        for name, figures in _interleaved(loops, ops, repeats).items():
+            rows.append({"manager": name, "size": size, **figures})
     for mgr in managers.values():
         mgr.reset()
     return rows
@@ -146,6 +155,47 @@ def bench_ipc(count: int) -> dict:
     }
 
 
+def bench_cross_device(rounds: int) -> dict:
+    """Device 0 exports, a spawned importer reads on device 1: mapped through peer access
+    (direct) or copied device-to-device from a mapping on device 0 (staged). Figures are the
+    importer's open+read+close time (µs, median); every round checks the bytes."""
+    import numpy as np
+    from cuda.bindings import driver as cu
+
+    from caiconform.cuda.errors import call
+    from caiconform.cuda.memory import DeviceBuffer
+    from caiconform.reference.ipc import IpcExport, device_identity, read_in_child
+
+    data = (np.arange(1 << 20, dtype=np.uint64) % 249).astype(np.uint8)
+    buf = DeviceBuffer.from_host(data, 0)
+    out: dict = {
+        "devices": [device_identity(0), device_identity(1)],
+        "peer_0_to_1": bool(
+            call(cu.cuDeviceCanAccessPeer, call(cu.cuDeviceGet, 1), call(cu.cuDeviceGet, 0))
+        ),
+        "bytes": (1 << 20) - 256,
+    }
+    try:
+        for path in ("direct", "staged"):
+            times, errors = [], []
+            for _ in range(rounds):
+                export = IpcExport(buf.ptr + 256, (1 << 20) - 256, owner=buf)
+                seen = read_in_child(export, device=1, path=path)
+                if seen.error or not np.array_equal(seen.data, data[256:]):
+                    errors.append(seen.error or "bytes differ")
+                else:
+                    times.append(seen.open_close_s)
+            out[path] = {
+                "rounds": rounds,
+                "ok": len(times),
+                "errors": errors,
+                "open_read_close_median_us": statistics.median(times) * 1e6 if times else None,
+            }
+    finally:
+        buf.close()
+    return out
+
+
 def render(result: dict) -> str:
     lines = [
         f"# EMM benchmark ({result['device']})",
@@ -169,6 +219,21 @@ def render(result: dict) -> str:
         f"{ipc['export_open_close_median_us']:.1f}.",
         "",
     ]
+    cross = result.get("cross_device")
+    if cross:
+        lines.append(
+            f"Cross-device IPC (device 0 exports {cross['bytes']} B at offset 256, a spawned "
+            f"importer reads on device 1; peer access 1->0: {cross['peer_0_to_1']}):"
+        )
+        for path in ("direct", "staged"):
+            row = cross[path]
+            figure = row["open_read_close_median_us"]
+            shown = f"{figure:.1f} µs" if figure is not None else "n/a"
+            lines.append(
+                f"- {path}: {row['ok']}/{row['rounds']} rounds with the right bytes, "
+                f"open+read+close median {shown}; errors: {row['errors'] or 'none'}"
+            )
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -178,9 +243,10 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--ipc-rounds", type=int, default=200)
+    parser.add_argument("--cross-rounds", type=int, default=5, help="per path, two GPUs only")
     args = parser.parse_args()
 
-    from caiconform.cuda.device import device_info
+    from caiconform.cuda.device import device_count, device_info
 
     result = {
         "device": device_info(0)["name"],
@@ -188,6 +254,8 @@ def main() -> None:
         "managers": bench_managers(args.ops, args.repeats),
         "ipc": bench_ipc(args.ipc_rounds),
     }
+    if device_count() >= 2:
+        result["cross_device"] = bench_cross_device(args.cross_rounds)
     text = render(result)
     print(text)
     if args.out:

@@ -240,6 +240,15 @@ def test_usage_errors_are_one_line_exit_2(target, says):
     assert len(lines) == 1 and says in lines[0] and "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize(
+    ("setup", "says"),
+    [("no_colon", "--setup must be 'module:function'"), ("caiconform_nope:fn", "not usable")],
+)
+def test_bad_setup_is_a_usage_error(setup, says):
+    out = _cli("--setup", setup, "caiconform.reference.suballoc:RangeTable")
+    assert out.returncode == 2 and says in out.stderr and "Traceback" not in out.stderr
+
+
 def test_without_numba_the_checker_says_so_and_skips_everything():
     try:
         import numba.cuda  # noqa: F401
@@ -301,7 +310,7 @@ def test_pool_offsets_are_nonzero_aligned_and_blocks_share_a_slab():
 
 def test_pool_reuses_freed_blocks_coalesces_and_returns_empty_slabs():
     drv = FakeDriver()
-    pool = SlabPool(drv.alloc, drv.free, slab_bytes=1 << 20)
+    pool = SlabPool(drv.alloc, drv.free, slab_bytes=1 << 20, retain_empty=0)
     blocks = [pool.allocate(1000) for _ in range(3)]
     pool.release(blocks[1])
     assert pool.allocate(1000) == blocks[1]
@@ -310,12 +319,27 @@ def test_pool_reuses_freed_blocks_coalesces_and_returns_empty_slabs():
     assert drv.live == {} and len(drv.freed) == 1 and pool.slabs == []
 
 
+def test_pool_caches_one_empty_slab_for_the_next_request_by_default():
+    drv = FakeDriver()
+    pool = SlabPool(drv.alloc, drv.free, slab_bytes=1 << 20)
+    first = pool.allocate(10)
+    pool.release(first)
+    assert len(drv.live) == 1 and pool.allocate(10) == first and len(drv.live) == 1
+    second_slab = pool.allocate((1 << 20) - ALIGN)
+    pool.release(second_slab)
+    pool.release(first)
+    assert len(drv.live) == 1 and len(drv.freed) == 1
+
+
 def test_pool_keeps_empty_slabs_while_deferring_until_trim():
     drv = FakeDriver()
     pool = SlabPool(drv.alloc, drv.free, slab_bytes=1 << 20)
     pool.keep_empty = True
-    pool.release(pool.allocate(10))
-    assert len(drv.live) == 1
+    blocks = [pool.allocate((1 << 20) - 2 * ALIGN) for _ in range(3)]
+    for address in blocks:
+        pool.release(address)
+    assert len(drv.live) == 3
+    assert pool.trim(1) == 2 and len(drv.live) == 1
     assert pool.trim() == 1 and drv.live == {}
 
 
@@ -352,4 +376,6 @@ def test_pool_blocks_stay_disjoint_inside_their_slabs(ops):
             assert a + n <= base + size
     for address in list(live):
         pool.release(address)
+    assert len(drv.live) <= pool.retain_empty
+    pool.trim()
     assert drv.live == {}

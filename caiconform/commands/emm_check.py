@@ -27,6 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("targets", nargs="+", metavar="module:Class", help="plugin classes")
     parser.add_argument("--json", action="store_true", help="print the reports as JSON")
     parser.add_argument(
+        "--setup",
+        metavar="module:function",
+        help="call this in each plugin's process first (e.g. to give RMM a pool)",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=600.0, metavar="S", help="seconds per plugin (600)"
     )
 
@@ -71,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
             parse_target(target)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    reports = [check_plugin(t, timeout=args.timeout) for t in args.targets]
+    if args.setup and ":" not in args.setup:
+        raise UsageError(f"--setup must be 'module:function', got {args.setup!r}")
+    reports = [check_plugin(t, timeout=args.timeout, setup=args.setup) for t in args.targets]
     code = exit_code(reports)
     if args.json:
         json.dump(

@@ -136,24 +136,38 @@ def _module_found(module_name: str, send) -> bool:
     return True
 
 
-def _child_main(target: str, conn) -> None:
+def _child_main(target: str, setup: str | None, conn) -> None:
     """Body of the plugin's process: resolve, check statically, then on the GPU."""
 
     def send(kind: str, payload: Any) -> None:
         conn.send((kind, payload))
 
     try:
-        _child_run(target, send)
+        _child_run(target, setup, send)
     finally:
         send("done", None)
         conn.close()
 
 
-def _child_run(target: str, send) -> None:
+def _find_setup(setup: str, send):
+    """The user's "module:function" (e.g. one that gives RMM a pool), or None after sending a
+    `usage` message."""
+    try:
+        module_name, function = parse_target(setup)
+        return getattr(importlib.import_module(module_name), function)
+    except Exception as exc:
+        send("usage", f"setup {setup!r} not usable: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _child_run(target: str, setup: str | None, send) -> None:
     from caiconform.emm.static import NumbaEMM, NumbaUnavailable, static_checks
 
     module_name, qualname = parse_target(target)
     if not _module_found(module_name, send):
+        return
+    prepare = _find_setup(setup, send) if setup else None
+    if setup and prepare is None:
         return
     os.environ["NUMBA_CUDA_MEMORY_MANAGER"] = module_name
     try:
@@ -181,6 +195,12 @@ def _child_run(target: str, send) -> None:
     if api is None:
         send("unavailable", missing)
         return
+    if prepare is not None:
+        try:
+            prepare()
+        except Exception as exc:
+            send("usage", f"setup {setup!r} failed: {type(exc).__name__}: {exc}")
+            return
     via_env = getattr(module, "_numba_memory_manager", None) is plugin
 
     from caiconform.cuda.device import device_info, gpu_available
@@ -190,6 +210,7 @@ def _child_run(target: str, send) -> None:
         "numba_cuda": api.version,
         "plugin_module": module_name,
         "registered_via": "NUMBA_CUDA_MEMORY_MANAGER" if via_env else "set_memory_manager",
+        "setup": setup,
     }
     if gpu:
         env["gpu"] = device_info(0)
@@ -213,9 +234,10 @@ def _child_run(target: str, send) -> None:
         api.restore_manager(previous)
 
 
-def check_plugin(target: str, *, timeout: float = 600.0) -> PluginReport:
+def check_plugin(target: str, *, timeout: float = 600.0, setup: str | None = None) -> PluginReport:
     """Check one plugin class ("module:Class") in a spawned process; never raises for a bad
-    target (the report's status is then "usage")."""
+    target (the report's status is then "usage"). `setup` ("module:function") is called in that
+    process before the plugin is registered, e.g. to configure the plugin's library."""
     report = PluginReport(target)
     try:
         parse_target(target)
@@ -224,7 +246,7 @@ def check_plugin(target: str, *, timeout: float = 600.0) -> PluginReport:
         return report
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(target, child))
+    proc = ctx.Process(target=_child_main, args=(target, setup, child))
     proc.start()
     child.close()
     running: tuple[str, str] | None = None

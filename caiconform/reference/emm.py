@@ -14,11 +14,12 @@ caiconform.reference.emm`` (the mode comes from ``CAICONFORM_EMM_MODE``: ``direc
 default, or ``pool``) or with ``numba.cuda.set_memory_manager(ReferencePoolManager)``.
 
 Deallocation and ``defer_cleanup`` (the spec asks plugins to document this): a finalizer frees
-at once (direct: ``cuMemFree``; pool: the block returns to its slab, and an empty slab goes back
-to the driver). While any ``defer_cleanup`` is active, direct-mode frees are queued and pool
-mode keeps empty slabs; both happen when the outermost ``defer_cleanup`` exits, even if it
-exits with an exception. Host allocations are Numba's (`HostOnlyCUDAMemoryManager`), and their
-cleanup is deferred by the same context manager.
+at once (direct: ``cuMemFree``; pool: the block returns to its slab; one empty slab is kept for
+reuse, further empty ones go back to the driver). While any ``defer_cleanup`` is active, frees
+are queued (the memory stays reserved) and the pool keeps every empty slab; the queued frees
+and the slab trimming happen when the outermost ``defer_cleanup`` exits, even if it exits with
+an exception. Host allocations are Numba's (`HostOnlyCUDAMemoryManager`), and their cleanup is
+deferred by the same context manager.
 
 Every device allocation and free is recorded in an `AllocationLog` (`allocation_log`), so
 lifetime checks can see exactly when memory went back.
@@ -148,8 +149,8 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
 
     @contextlib.contextmanager
     def defer_cleanup(self) -> Iterator[None]:
-        """Queue frees (direct) or keep empty slabs (pool) until the outermost exit; nests, and
-        lets exceptions through. Holds the host-side deferral of the base class too."""
+        """Queue frees (and, in pool mode, keep empty slabs) until the outermost exit; nests,
+        and lets exceptions through. Holds the host-side deferral of the base class too."""
         with super().defer_cleanup():
             with self._lock:
                 self._defer_depth += 1
@@ -234,7 +235,7 @@ class ReferenceDirectManager(_ReferenceManager):
 
 class ReferencePoolManager(_ReferenceManager):
     """Sub-allocations inside slabs (`SlabPool`); every pointer is at a nonzero offset from its
-    slab's base. Blocks return to the pool at once; empty slabs wait while deferred."""
+    slab's base. Blocks return to the pool at once (queued while deferred)."""
 
     mode = "pool"
 
@@ -257,7 +258,7 @@ class ReferencePoolManager(_ReferenceManager):
     def _deferring(self, active: bool) -> None:
         self.pool.keep_empty = active
         if not active:
-            self.pool.trim()
+            self.pool.trim(self.pool.retain_empty)
 
 
 MODES = {"direct": ReferenceDirectManager, "pool": ReferencePoolManager}

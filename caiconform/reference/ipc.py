@@ -18,6 +18,7 @@ it cannot use.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import time
 from dataclasses import dataclass, field
@@ -50,11 +51,13 @@ def _spawn() -> multiprocessing.context.SpawnContext:
     return multiprocessing.get_context("spawn")
 
 
+@functools.cache
 def device_identity(ordinal: int) -> tuple[str, str]:
     """(UUID as 32 hex digits, PCI bus id "0000:xx:yy.z") of device `ordinal`.
 
     Ordinals differ between processes with different CUDA_VISIBLE_DEVICES; the UUID does not,
     so descriptors name the device by UUID and keep the bus id for people reading reports.
+    Cached: a device's identity does not change while the process runs.
     """
     from cuda.bindings import driver as cu
 

@@ -110,8 +110,10 @@ class SlabPool:
     """Sub-allocates from slabs obtained with `alloc(nbytes) -> address` and freed with `free`.
 
     Requests are rounded up to `ALIGN`; a request larger than a standard slab gets a slab of
-    its own (still with the reserved head). Empty slabs go back to the driver at once unless
-    `keep_empty` is set (the plugin sets it while `defer_cleanup` is active); `trim()` frees
+    its own (still with the reserved head). Up to `retain_empty` empty standard slabs stay
+    cached for the next request (so an alloc/free loop does not pay for cuMemAlloc and
+    cuMemFree each time); further empty slabs go back to the driver at once, unless
+    `keep_empty` is set (the plugin sets it while `defer_cleanup` is active) and `trim()` frees
     them later.
     """
 
@@ -120,12 +122,16 @@ class SlabPool:
         alloc: Callable[[int], int],
         free: Callable[[int], None],
         slab_bytes: int = 2 << 20,
+        retain_empty: int = 1,
     ) -> None:
+        if retain_empty < 0:
+            raise ValueError(f"retain_empty must be >= 0, got {retain_empty}")
         if slab_bytes <= ALIGN or slab_bytes % ALIGN:
             raise ValueError(f"slab_bytes must be a multiple of {ALIGN} above it, got {slab_bytes}")
         self._alloc = alloc
         self._free = free
         self.slab_bytes = slab_bytes
+        self.retain_empty = retain_empty
         self.keep_empty = False
         self._slabs: dict[int, Slab] = {}
         self._ranges = RangeTable()
@@ -148,18 +154,22 @@ class SlabPool:
         return base + offset
 
     def release(self, address: int) -> None:
-        """Give the block starting at `address` back; free its slab if it is now empty."""
+        """Give the block starting at `address` back; free its slab if it is now empty and
+        not one of the `retain_empty` kept for reuse."""
         slab = self._slab_of(address)
         slab.give_back(address - slab.base)
         if slab.empty and not self.keep_empty:
-            self._drop(slab)
+            self.trim(self.retain_empty)
 
-    def trim(self) -> int:
-        """Free every empty slab; returns how many were freed."""
+    def trim(self, keep: int = 0) -> int:
+        """Free empty slabs, keeping `keep` standard-size ones; returns how many were freed.
+        Oversized slabs are never kept: they were sized for one request."""
         empty = [s for s in self._slabs.values() if s.empty]
-        for slab in empty:
+        kept = [s for s in empty if s.size == self.slab_bytes][:keep]
+        doomed = [s for s in empty if s not in kept]
+        for slab in doomed:
             self._drop(slab)
-        return len(empty)
+        return len(doomed)
 
     def release_all(self) -> None:
         """Free every slab, live blocks included (the plugin's `reset`)."""

@@ -93,3 +93,28 @@ def test_export_on_device_0_reads_on_device_1(path):
     assert seen.error is None, seen.error
     assert seen.device == 1
     np.testing.assert_array_equal(seen.data, data[256:])
+
+
+@pytest.mark.multigpu
+@pytest.mark.skipif(device_count() < 2, reason="needs two GPUs")
+def test_reference_consumer_reads_a_device_1_array_while_device_0_is_current():
+    from cuda.bindings import driver as cu
+
+    from caiconform.cuda.device import ensure_context
+    from caiconform.cuda.errors import call
+    from caiconform.reference.consumer import consume
+
+    buf, data = _filled(1 << 16, device=1)
+    cai = {
+        "shape": (1 << 16,),
+        "typestr": "|u1",
+        "data": (buf.ptr, False),
+        "version": 3,
+        "strides": None,
+        "stream": None,
+    }
+    ensure_context(0)
+    result = consume(cai)
+    np.testing.assert_array_equal(result.values, data)
+    assert result.allocation[0] <= buf.ptr
+    assert int(call(cu.cuCtxGetDevice)) == 0, "the consumer left another device current"
