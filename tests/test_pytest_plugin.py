@@ -396,16 +396,21 @@ def test_cai_report_writes_runs_and_the_report(project):
     )
     assert result.parseoutcomes().get("failed", 0) >= 1
     result.stdout.fnmatch_lines([f"report: {out / 'index.html'}"])
+    (session,) = (out / "runs").iterdir()  # one directory per session
     records = [
-        json.loads(line)
-        for line in (out / "runs" / "local" / "results.jsonl").read_text().splitlines()
+        json.loads(line) for line in (session / "local" / "results.jsonl").read_text().splitlines()
     ]
     assert len(records) == 48 and {r["check"] for r in records} == {"dict-schema"}
     matrix = json.loads((out / "matrix.json").read_text())
     (cell,) = [c for c in matrix["cells"] if c["check"] == "dict-schema"]
     assert (cell["producer"], cell["consumer"], cell["total"]) == ("fakelib", None, 48)
     assert any(f["rule"] == "CAI-DATA-ZERO-SIZE-NULL" for f in matrix["findings"])
-    assert (out / "index.html").is_file() and (out / "runs" / "local" / "env.json").is_file()
+    assert (out / "index.html").is_file() and (session / "local" / "env.json").is_file()
+    # the same report directory again: a second session directory, a fresh report
+    again = project.runpytest("--cai-producer", "fakelib:make", "--cai-report", str(out), *SCHEMA)
+    assert again.parseoutcomes()["passed"] == 6
+    assert len(list((out / "runs").iterdir())) == 2
+    assert json.loads((out / "matrix.json").read_text())["findings"] == []
 
 
 # --- fixtures -------------------------------------------------------------------------------

@@ -97,7 +97,11 @@ class Campaign:
     @classmethod
     def start(cls, options: Options, gpu: tuple[bool, str]) -> Campaign:
         if options.report is not None:
-            workdir = options.report / "runs"
+            # one directory per session, so a report directory can be reused run after run
+            from caiconform.runner.journal import utc_now
+
+            stamp = utc_now().replace(":", "").replace("-", "")
+            workdir = options.report / "runs" / stamp
             workdir.mkdir(parents=True, exist_ok=True)
             return cls(options, gpu, workdir, owns_workdir=False)
         return cls(options, gpu, Path(tempfile.mkdtemp(prefix="caiconform-pytest-")))
@@ -124,6 +128,7 @@ class Campaign:
             checks=families,
             libraries=[self.options.target.name, *self.peers()],
             max_examples=self.options.max_examples,
+            seed=0,  # the same examples on every CI run
             adapter_source=sources[direction],
         )
         result = run_matrix(config)
@@ -146,10 +151,10 @@ class Campaign:
         import json
 
         from caiconform.env import capture
-        from caiconform.runner.journal import Journal, utc_now
+        from caiconform.runner.journal import Journal
 
         out = self.workdir / "local"
-        journal = Journal(out, f"pytest-local-{utc_now().replace(':', '')}")
+        journal = Journal(out, f"pytest-{self.workdir.name}")
         for record in records:
             journal.record(record)
         journal.close()
