@@ -327,7 +327,7 @@ def test_scenario_none_uploads_the_final_image_and_synchronizes(spins):
         ("pending", "side", None, True),
         ("legacy", "legacy", 1, True),
         ("per-thread", "per-thread", 2, True),
-        ("unsynced", "side", None, False),
+        ("unsynced", "unsynced", None, False),
     ],
 )
 def test_single_stream_scenarios_spin_then_write_on_that_stream(
@@ -444,9 +444,9 @@ def test_numba_kernel_launch_covers_the_shape():
 @pytest.mark.parametrize(
     ("stdout", "returncode", "ok", "reason"),
     [
-        ("cuda-aware\n", 0, True, ""),
-        ("not-cuda-aware\n", 0, False, "not CUDA-aware"),
-        ("no-query\n", 0, False, "cannot be confirmed"),
+        ("Open MPI v5\ncuda-aware\n", 0, True, ""),
+        ("Open MPI v5\nnot-cuda-aware\n", 0, False, "Open MPI v5 is not CUDA-aware"),
+        ("Open MPI v4\nno-query\n", 0, False, "Open MPI v4 offers no Query_cuda_support"),
         ("", 1, False, "could not initialise MPI"),
     ],
 )
@@ -523,3 +523,13 @@ def test_reference_adapter_rejects_bad_requests_before_touching_cuda(fake_refere
     with pytest.raises(ValueError, match=match):
         ReferenceAdapter().produce(np.ones((2, 2)), layout, "<f4", **kwargs)
     assert "produce" not in fake_reference
+
+
+def test_gpu_library_is_available_only_where_the_driver_sees_a_device(monkeypatch):
+    from caiconform.cuda import device
+
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "no NVIDIA driver"))
+    assert _staging.on_gpu((True, "")) == (False, "no usable GPU: no NVIDIA driver")
+    assert _staging.on_gpu((False, "cupy not importable")) == (False, "cupy not importable")
+    monkeypatch.setattr(device, "gpu_available", lambda: (True, ""))
+    assert _staging.on_gpu((True, "")) == (True, "")

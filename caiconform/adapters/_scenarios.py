@@ -13,7 +13,9 @@ is handed to the consumer. `produce_staged` then plays the scenario (DESIGN deci
   stream at all (PyTorch) export what they export — the streams check family judges it.
 - `multi-stream`: the two halves of the final write on two side streams, each after a spin;
   the stream the library exports is made to wait on both (events), as the spec prescribes.
-- `unsynced`: like `pending`, but the stream with the work is deliberately not the exported one.
+- `unsynced`: like `pending`, but the stream with the work is deliberately not the exported one,
+  and made non-blocking where the library allows, so that a consumer working on the legacy
+  default stream is not rescued by that stream's implicit synchronization with blocking ones.
 
 The spin kernel is `caiconform.cuda.spin(stream_handle, us)`, launched on the library's raw
 stream handle, so the delay sits on exactly the stream the library's own copy is queued on.
@@ -48,9 +50,11 @@ class Backend(Protocol):
         """Wait for all work the library queued on the device."""
 
     def stream(self, kind: str) -> Any:
-        """A stream object of the library: kind "side" (a new stream), "legacy", "per-thread"
-        or "export" (the stream the multi-stream scenario exports). Raise SkipExchange where
-        the library cannot name that stream."""
+        """A stream object of the library: kind "side" (a new stream, made the library's
+        default way), "unsynced" (a new stream that does not synchronize implicitly with the
+        legacy default stream, where the library can make one), "legacy", "per-thread" or
+        "export" (the stream the multi-stream scenario exports). Raise SkipExchange where the
+        library cannot name that stream."""
 
     def handle(self, stream: Any) -> int:
         """The raw cudaStream_t of `stream` (1 / 2 for the default streams)."""
@@ -91,7 +95,12 @@ def produce_staged(
         buf = backend.upload(host_image(values, layout, dtype))
         backend.synchronize()
         return backend.view(buf, layout, dtype, None)
-    kind = {"pending": "side", "legacy": "legacy", "per-thread": "per-thread", "unsynced": "side"}
+    kind = {
+        "pending": "side",
+        "legacy": "legacy",
+        "per-thread": "per-thread",
+        "unsynced": "unsynced",
+    }
     if scenario in kind:
         stream = backend.stream(kind[scenario])
         buf, nbytes = _pending(backend, values, layout, dtype)

@@ -36,6 +36,7 @@ __all__ = [
     "CAIOnly",
     "cai_only",
     "distribution_version",
+    "on_gpu",
 ]
 
 #: dtype keys (numpy kind + itemsize) a GPU array library can plausibly hold; the adapters'
@@ -174,6 +175,18 @@ class CAIOnly:
 def cai_only(obj: object) -> CAIOnly:
     """Wrap `obj` (unless it already is wrapped) so a consumer sees only its CAI."""
     return obj if isinstance(obj, CAIOnly) else CAIOnly(obj)
+
+
+def on_gpu(library_available: tuple[bool, str]) -> tuple[bool, str]:
+    """An adapter's availability: its library imports (`library_available`) *and* the CUDA
+    driver sees a device — GPU libraries import fine on machines without one."""
+    ok, why = library_available
+    if not ok:
+        return ok, why
+    from caiconform.cuda.device import gpu_available
+
+    ok, why = gpu_available()
+    return (True, "") if ok else (False, f"no usable GPU: {why}")
 
 
 def distribution_version(top_level: str) -> str | None:

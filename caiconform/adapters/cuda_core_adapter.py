@@ -38,6 +38,9 @@ class CudaCoreAdapter(Adapter):
     distribution = "cuda-core"
     capabilities = frozenset({"consume"})
 
+    def available(self) -> tuple[bool, str]:
+        return _staging.on_gpu(super().available())
+
     def consume(self, obj: Any) -> np.ndarray:
         from cuda.core import Buffer, Device, LegacyPinnedMemoryResource
         from cuda.core.utils import StridedMemoryView

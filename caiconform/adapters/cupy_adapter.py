@@ -49,6 +49,8 @@ class _CupyBackend:
         cuda = self.cupy.cuda
         if kind == "side":
             return cuda.Stream()
+        if kind == "unsynced":
+            return cuda.Stream(non_blocking=True)
         if kind == "legacy":
             return cuda.Stream.null
         if kind == "per-thread":
@@ -79,6 +81,9 @@ class CupyAdapter(Adapter):
     name = "cupy"
     module = "cupy"
     capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write"})
+
+    def available(self) -> tuple[bool, str]:
+        return _staging.on_gpu(super().available())
 
     def version(self) -> str | None:
         return _staging.distribution_version("cupy")

@@ -32,6 +32,7 @@ PROBE_TIMEOUT_S = 60
 
 _PROBE = (
     "from mpi4py import MPI\n"
+    "print(MPI.Get_library_version().strip().splitlines()[0].strip(chr(0)).strip())\n"
     "query = getattr(MPI, 'Query_cuda_support', None)\n"
     "print('cuda-aware' if query is not None and query() else "
     "'no-query' if query is None else 'not-cuda-aware')\n"
@@ -50,17 +51,18 @@ def _probe() -> tuple[bool, str]:
         )
     except subprocess.TimeoutExpired:
         return False, f"MPI_Init without a launcher did not finish in {PROBE_TIMEOUT_S} s"
-    answer = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
-    if done.returncode != 0 or not answer:
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or len(lines) < 2:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return False, f"mpi4py could not initialise MPI without a launcher: {tail}"
+    library, answer = lines[0], lines[-1]
     if answer == "no-query":
         return False, (
-            "this MPI offers no Query_cuda_support, so CUDA-awareness cannot be confirmed; a "
-            "non-CUDA-aware MPI would read device pointers as host memory"
+            f"{library} offers no Query_cuda_support through mpi4py, so CUDA-awareness cannot "
+            f"be confirmed; a non-CUDA-aware MPI would read device pointers as host memory"
         )
     if answer == "not-cuda-aware":
-        return False, "the MPI library is not CUDA-aware (MPI.Query_cuda_support() is False)"
+        return False, f"{library} is not CUDA-aware (MPI.Query_cuda_support() is False)"
     return True, ""
 
 
@@ -72,7 +74,7 @@ class Mpi4pyAdapter(Adapter):
     capabilities = frozenset({"consume"})
 
     def available(self) -> tuple[bool, str]:
-        ok, why = super().available()
+        ok, why = _staging.on_gpu(super().available())
         if not ok:
             return ok, why
         return _probe()

@@ -167,6 +167,8 @@ class _NumbaBackend:
             return self.cuda.legacy_default_stream()
         if kind == "per-thread":
             return self.cuda.per_thread_default_stream()
+        # numba has no non-blocking option: "unsynced" work stays on a blocking stream, which
+        # the legacy default stream waits for implicitly
         return self.cuda.stream()
 
     def handle(self, stream: Any) -> int:

@@ -34,6 +34,9 @@ class PycudaAdapter(Adapter):
     distribution = "pycuda"
     capabilities = frozenset({"produce"})
 
+    def available(self) -> tuple[bool, str]:
+        return _staging.on_gpu(super().available())
+
     def produce(
         self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
     ) -> Any:

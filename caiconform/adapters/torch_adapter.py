@@ -77,7 +77,7 @@ class _TorchBackend:
 
     def stream(self, kind: str) -> Any:
         cuda = self.torch.cuda
-        if kind == "side":
+        if kind in ("side", "unsynced"):
             return cuda.Stream()
         if kind == "legacy":
             return cuda.default_stream()
@@ -126,6 +126,9 @@ class TorchAdapter(Adapter):
     name = "torch"
     module = "torch"
     capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write"})
+
+    def available(self) -> tuple[bool, str]:
+        return _staging.on_gpu(super().available())
 
     def produce(
         self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"

@@ -32,6 +32,9 @@ class WarpAdapter(Adapter):
     distribution = "warp-lang"
     capabilities = frozenset({"produce"})
 
+    def available(self) -> tuple[bool, str]:
+        return _staging.on_gpu(super().available())
+
     def produce(
         self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
     ) -> Any:
