@@ -155,6 +155,11 @@ def test_cells_count_outcomes_per_check_and_pair(matrix):
     assert _cell(matrix, "streams", "jax", "reference")["counts"] == {"hang": 1}
 
 
+def test_families_come_in_the_runs_order(matrix):
+    # caiconform.checks.FAMILIES order (cheap dict-only checks first), not alphabetical
+    assert list(matrix["families"]) == ["schema", "roundtrip", "streams"]
+
+
 def test_single_role_family_has_no_consumer(matrix):
     assert matrix["families"]["schema"]["consumers"] == [None]
     assert len(matrix["families"]["schema"]["producers"]) == 5

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from caiconform.checks import FAMILIES
 from caiconform.expectations import FINDING_OUTCOMES, Application
 from caiconform.report.load import Run
 from caiconform.runner.outcome import OUTCOMES, PASS, SKIP
@@ -110,7 +111,9 @@ def _families(cells: list[dict[str, Any]]) -> dict[str, dict[str, list[str | Non
     for family in families.values():
         for axis in family.values():
             axis.sort(key=lambda name: (name is None, name or ""))
-    return families
+    order = {name: i for i, name in enumerate(FAMILIES)}
+    # the run's own order (cheap dict-only checks first), then any other family by name
+    return dict(sorted(families.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
 
 def _scores(cells: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
