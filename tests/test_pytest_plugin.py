@@ -474,3 +474,82 @@ def test_roundtrip_on_gpu():
     np.testing.assert_array_equal(roundtrip(obj, "reference", expected=values), values)
     with pytest.raises(pytest.fail.Exception, match="read wrong values: 12 of 12 elements differ"):
         roundtrip(obj, "reference", expected=values + 1)
+
+
+# --- the runner sees the user's functions as an adapter (CPU, with test-only families) -------
+
+CPU_FAMILIES = textwrap.dedent(
+    """
+    import numpy as np
+    from hypothesis import strategies as st
+
+    from caiconform.adapters.registry import get
+    from caiconform.runner.outcome import FAIL, PASS, Result
+    from caiconform.spec.layout import Layout
+    from caiconform.spec.validate import validate
+
+    FAMILY = "{name}"
+    ROLES = "{roles}"
+    NEEDS_GPU = False
+
+
+    def examples(producer, consumer):
+        return st.fixed_dictionaries({{"n": st.integers(0, 3)}})
+
+
+    def execute(params, producer, consumer):
+        n = params["n"]
+        obj = get(producer).produce(np.zeros(n, "<f4"), Layout((n,)), "<f4", "none")
+        report = validate(obj)
+        if report.ok:
+            return Result(PASS)
+        first = report.errors[0]
+        return Result(FAIL, first.rule, first.message, first.seen, first.expected)
+
+
+    def repro(params, producer, consumer):
+        return "print('repro')\\n"
+    """
+)
+
+
+def test_runner_runs_the_users_factory_in_its_workers(tmp_path, monkeypatch):
+    from caiconform.adapters import registry
+    from caiconform.pytest_plugin.campaign import Campaign, Options
+    from caiconform.pytest_plugin.targets import Target
+
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    (mods / "fakelib.py").write_text(FAKELIB)
+    (mods / "cpufams").mkdir()
+    (mods / "cpufams" / "__init__.py").write_text("")
+    (mods / "cpufams" / "producer.py").write_text(
+        CPU_FAMILIES.format(name="cpuprod", roles="producer")
+    )
+    (mods / "cpufams" / "pair.py").write_text(CPU_FAMILIES.format(name="cpupair", roles="pair"))
+    monkeypatch.syspath_prepend(str(mods))
+    options = Options(
+        target=Target("fakelib", "fakelib:make_bad_empty", None),
+        peers=["reference"],
+        max_examples=10,
+        expectations=[],
+        report=None,
+    )
+    campaign = Campaign.start(options, (False, "test"))
+    try:
+        result = campaign.run_direction("producer", ["cpufams.producer", "cpufams.pair"])
+        assert "fakelib" in registry.names()  # the generated entry point, seen here too
+    finally:
+        campaign.close()
+    assert "fakelib" not in registry.names()  # and gone after the session
+    assert not campaign.workdir.exists()
+    produced = [r for r in result.records if r["check"] == "cpuprod"]
+    assert {(r["producer"], r["consumer"]) for r in produced} == {("fakelib", None)}
+    by_n = {r["params"]["n"]: r for r in produced if not r["shrunk"]}
+    assert by_n[0]["outcome"] == "fail" and by_n[0]["rule"] == "CAI-DATA-ZERO-SIZE-NULL"
+    assert all(r["outcome"] == "pass" for n, r in by_n.items() if n > 0)
+    # the pair family plans only fakelib -> peers; the reference needs a GPU, so it is skipped
+    pairs = {(r["producer"], r["consumer"]): r for r in result.records if r["check"] == "cpupair"}
+    assert set(pairs) == {("fakelib", "reference")}
+    assert pairs[("fakelib", "reference")]["outcome"] == "skip"
+    assert "reference unavailable" in pairs[("fakelib", "reference")]["message"]

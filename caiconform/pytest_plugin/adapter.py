@@ -15,6 +15,8 @@ against every other peer.
 
 from __future__ import annotations
 
+import importlib
+import secrets
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,14 +27,11 @@ from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.pytest_plugin.targets import Target, TargetError, resolve
 from caiconform.spec.layout import Layout
 
-__all__ = ["FunctionAdapter", "install", "narrowed_probe", "DIRECTIONS"]
+__all__ = ["FunctionAdapter", "install", "uninstall", "narrowed_probe", "DIRECTIONS"]
 
 #: "producer": the user's factory against the peers' consumers (and the producer-only families);
 #: "consumer": the peers' producers against the user's consumer (and consumer-only families).
 DIRECTIONS = ("producer", "consumer")
-
-_MODULE = "_caiconform_pytest_user"
-_DIST = "caiconform_pytest_user-0.dist-info"
 
 
 class FunctionAdapter(Adapter):
@@ -97,9 +96,14 @@ def _source_module(direction: str, target: Target, peers: list[str]) -> str:
 
 def install(directory: Path, target: Target, peers: list[str]) -> dict[str, str]:
     """Write the adapter module, its entry point and one adapter source per direction into
-    `directory`, put it first on `sys.path`, and return direction -> adapter source module."""
+    `directory`, put it first on `sys.path`, and return direction -> adapter source module.
+
+    Module names carry a token unique to this call: runner and import caches are per process,
+    and two sessions in one process (pytester) must not see each other's modules."""
+    token = secrets.token_hex(4)
+    module = f"_caiconform_pytest_user_{token}"
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{_MODULE}.py").write_text(
+    (directory / f"{module}.py").write_text(
         "from caiconform.pytest_plugin.adapter import FunctionAdapter\n\n\n"
         "class UserAdapter(FunctionAdapter):\n"
         f"    name = {target.name!r}\n"
@@ -107,22 +111,33 @@ def install(directory: Path, target: Target, peers: list[str]) -> dict[str, str]
         f"    producer_spec = {target.producer!r}\n"
         f"    consumer_spec = {target.consumer!r}\n"
     )
-    dist = directory / _DIST
-    dist.mkdir(exist_ok=True)
+    dist = directory / f"caiconform_pytest_user_{token}-0.dist-info"
+    dist.mkdir()
     (dist / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: caiconform-pytest-user\nVersion: 0\n"
+        f"Metadata-Version: 2.1\nName: caiconform-pytest-user-{token}\nVersion: 0\n"
     )
     (dist / "entry_points.txt").write_text(
-        f"[caiconform.adapters]\n{target.name} = {_MODULE}:UserAdapter\n"
+        f"[caiconform.adapters]\n{target.name} = {module}:UserAdapter\n"
     )
     sources = {}
     for direction in DIRECTIONS:
-        module = f"_caiconform_pytest_source_{direction}"
-        (directory / f"{module}.py").write_text(_source_module(direction, target, peers))
-        sources[direction] = module
-    if str(directory) not in sys.path:
-        sys.path.insert(0, str(directory))
+        source = f"_caiconform_pytest_source_{direction}_{token}"
+        (directory / f"{source}.py").write_text(_source_module(direction, target, peers))
+        sources[direction] = source
+    importlib.invalidate_caches()
+    sys.path.insert(0, str(directory))
     return sources
+
+
+def uninstall(directory: Path) -> None:
+    """Take `directory` off `sys.path` again and forget adapters loaded from it, so nothing of
+    this session leaks into the rest of the process."""
+    from caiconform.adapters import registry
+
+    while str(directory) in sys.path:
+        sys.path.remove(str(directory))
+    importlib.invalidate_caches()
+    registry.clear_cache()
 
 
 def narrowed_probe(name: str, user: str, direction: str) -> dict[str, Any]:

@@ -93,6 +93,8 @@ class Campaign:
     report_path: Path | None = None
     entry_errors: list[Any] = field(default_factory=list)
     entry_notes: list[str] = field(default_factory=list)
+    #: direction -> adapter source module, once `install` has put the user's adapter in place
+    sources: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def start(cls, options: Options, gpu: tuple[bool, str]) -> Campaign:
@@ -121,7 +123,8 @@ class Campaign:
         from caiconform.pytest_plugin.adapter import install
         from caiconform.runner.driver import RunConfig, run_matrix
 
-        sources = install(self.workdir / "adapter", self.options.target, self.peers())
+        if not self.sources:
+            self.sources = install(self.workdir / "adapter", self.options.target, self.peers())
         out = self.workdir / direction
         config = RunConfig(
             out=out,
@@ -129,7 +132,7 @@ class Campaign:
             libraries=[self.options.target.name, *self.peers()],
             max_examples=self.options.max_examples,
             seed=0,  # the same examples on every CI run
-            adapter_source=sources[direction],
+            adapter_source=self.sources[direction],
         )
         result = run_matrix(config)
         self.runs[direction] = result
@@ -172,5 +175,9 @@ class Campaign:
         return self.options.report / "index.html"
 
     def close(self) -> None:
+        from caiconform.pytest_plugin.adapter import uninstall
+
+        if self.sources:
+            uninstall(self.workdir / "adapter")
         if self.owns_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
