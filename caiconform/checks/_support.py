@@ -334,8 +334,9 @@ def judge_exchange(
     violated: the rule the export breaks (None for a valid export). Invalid input: a clean
     exception is `rejected` with expected EXPECT_REJECTION (the right answer), anything read
     is `accepted-invalid`. Valid input: the values read must equal `expected` (`fail` against
-    `read_rule` otherwise); an exception is `rejected` naming the portability rule that
-    explains it, or `reject_rule` (default `read_rule`): an interop gap.
+    `read_rule` otherwise); an exception is `rejected` naming `reject_rule` (the feature the
+    example is about), else the portability rule that explains it, else `read_rule`: an
+    interop gap.
     """
     values, exc = consume_with(consumer, obj)
     if violated is not None:
@@ -351,9 +352,11 @@ def judge_exchange(
         shape = getattr(values, "shape", None)
         return accepted_invalid(violated, f"accepted, read shape {shape}", context)
     if exc is not None:
-        interface = getattr(obj, "__cuda_array_interface__", None)
-        rule = portability_rule(interface) if isinstance(interface, dict) else None
-        return rejected(rule or reject_rule or read_rule, exc, "the values read back", context)
+        rule = reject_rule
+        if rule is None:
+            interface = getattr(obj, "__cuda_array_interface__", None)
+            rule = portability_rule(interface) if isinstance(interface, dict) else None
+        return rejected(rule or read_rule, exc, "the values read back", context)
     mismatch = compare_values(np.asarray(values), expected)
     if mismatch is not None:
         return failed(read_rule, mismatch, "the values the dict describes", context)

@@ -1,0 +1,506 @@
+"""CPU tests of the check families: their API, their params, their reproducers, and every part
+of their logic that needs no GPU (value comparison, dict encoding, verdicts, classification of
+what a consumer did, the schema family end to end through the runner on synthetic dicts)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from caiconform import strategies as cst
+from caiconform import validate
+from caiconform.adapters.base import SkipExchange
+from caiconform.checks import (
+    FAMILIES,
+    adversarial,
+    agreement,
+    load,
+    mask,
+    schema,
+    streams,
+    versions,
+)
+from caiconform.checks import _support as sup
+from caiconform.runner.outcome import OUTCOMES
+from caiconform.spec.rules import RULES, Level
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKS_DIR = ROOT / "caiconform" / "checks"
+#: a producer/consumer per role, so examples() and repro() see real adapter names
+CELLS = {"pair": ("cupy", "torch"), "producer": ("torch", None), "consumer": (None, "numba")}
+FEW = settings(
+    max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+)
+
+
+# --- the family API -------------------------------------------------------------------------
+
+
+def test_families_list_every_family_module() -> None:
+    modules = {
+        p.stem
+        for p in CHECKS_DIR.glob("*.py")
+        if not p.stem.startswith("_") and p.stem != "synthetic_source"
+    }
+    assert set(FAMILIES) == modules
+
+
+def test_load_rejects_an_unknown_family() -> None:
+    with pytest.raises(ValueError, match="unknown check family 'nope'"):
+        load("nope")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_family_has_the_api(family: str) -> None:
+    module = load(family)
+    assert family == module.FAMILY
+    assert module.ROLES in ("pair", "producer", "consumer")
+    assert isinstance(module.NEEDS_GPU, bool)
+    for name in ("examples", "execute", "repro"):
+        assert callable(getattr(module, name)), f"{family}.{name}"
+    assert set(module.__all__) >= {"FAMILY", "ROLES", "NEEDS_GPU", "examples", "execute", "repro"}
+
+
+def test_devices_declares_two_gpus() -> None:
+    assert load("devices").MIN_GPUS == 2
+
+
+def test_every_rule_id_the_checks_cite_exists() -> None:
+    cited = set()
+    for path in CHECKS_DIR.glob("*.py"):
+        cited |= set(re.findall(r"CAI-[A-Z0-9-]+[A-Z0-9]", path.read_text()))
+    unknown = sorted(cited - set(RULES))
+    assert not unknown, f"rule IDs missing from the catalogue: {unknown}"
+    assert len(cited) >= 20  # the regex really finds them
+
+
+# --- params and reproducers -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_examples_are_json_and_repro_scripts_compile(family: str) -> None:
+    module = load(family)
+    producer, consumer = CELLS[module.ROLES]
+    checked = []
+
+    @FEW
+    @given(module.examples(producer, consumer))
+    def check(params: dict) -> None:
+        text = json.dumps(params)
+        assert json.dumps(json.loads(text)) == text
+        source = module.repro(json.loads(text), producer, consumer)
+        compile(source, f"repro-{family}.py", "exec")
+        assert source.startswith('"""')
+        checked.append(params)
+
+    check()
+    assert checked
+
+
+@pytest.mark.parametrize("family", ["roundtrip", "streams", "zero_size"])
+def test_repro_with_the_reference_on_both_sides_compiles(family: str) -> None:
+    module = load(family)
+
+    @FEW
+    @given(module.examples("reference", "reference"))
+    def check(params: dict) -> None:
+        source = module.repro(params, "reference", "reference")
+        compile(source, "repro.py", "exec")
+        assert "from caiconform.reference.producer import ReferenceArray" in source
+
+    check()
+
+
+def test_synthetic_schema_repro_runs_and_prints_the_verdict(tmp_path: Path) -> None:
+    mutant = cst.Mutant(
+        {"shape": (2,), "typestr": "<f4", "data": (4096, False), "version": 3, "stream": 0},
+        "CAI-STREAM-ZERO-FORBIDDEN",
+    )
+    params = {"interface": sup.encode(mutant.interface), "rule": mutant.rule}
+    script = tmp_path / "repro.py"
+    script.write_text(schema.repro(params, schema.SYNTHETIC, None))
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    assert "[CAI-STREAM-ZERO-FORBIDDEN]" in out
+    assert "ok (no MUST finding): False" in out
+
+
+# --- values and comparison ------------------------------------------------------------------
+
+
+@given(st.sampled_from(["|b1", "|i1", "<u2", "<i4", "<f2", "<f4", "<f8", "<c8", "<c16"]))
+def test_make_values_is_deterministic_and_typed(typestr: str) -> None:
+    a = sup.make_values(typestr, (3, 4), 7)
+    b = sup.make_values(typestr, (3, 4), 7)
+    assert a.shape == (3, 4) and a.dtype == np.dtype(typestr)
+    assert a.tobytes() == b.tobytes()
+    assert sup.make_values(typestr, (3, 4), 8).tobytes() != a.tobytes()
+    if typestr == "|b1":
+        assert set(a.view(np.uint8).ravel()) <= {0, 1}
+
+
+def test_make_values_of_a_zero_size_shape() -> None:
+    assert sup.make_values("<f4", (2, 0, 3), 1).shape == (2, 0, 3)
+
+
+def test_values_source_rebuilds_the_same_values() -> None:
+    namespace: dict = {}
+    exec(sup.values_source("<f8", (5, 2), 11), namespace)
+    assert namespace["values"].tobytes() == sup.make_values("<f8", (5, 2), 11).tobytes()
+
+
+def test_compare_values_is_bitwise_and_nan_aware() -> None:
+    expected = np.array([1.0, np.nan, 0.0], dtype="<f4")
+    other_nan = expected.copy()
+    other_nan.view(np.uint32)[1] = 0x7FC00001  # another NaN payload
+    assert sup.compare_values(other_nan, expected) is None
+    negative_zero = expected.copy()
+    negative_zero[2] = -0.0
+    message = sup.compare_values(negative_zero, expected)
+    assert message is not None and "1 of 3 elements differ; first at (2,)" in message
+    assert "shape (2,)" in sup.compare_values(expected[:2], expected)
+    assert "dtype <f8" in sup.compare_values(expected.astype("<f8"), expected)
+    assert "not a numpy array" in sup.compare_values([1.0], expected)
+
+
+def test_compare_values_complex_nan_and_byte_order() -> None:
+    expected = np.array([complex(np.nan, 1.0), 2 + 3j], dtype="<c8")
+    seen = np.array([complex(np.nan, 1.0), 2 + 3j], dtype="<c8")
+    assert sup.compare_values(seen, expected) is None
+    seen[0] = complex(np.nan, 2.0)
+    assert sup.compare_values(seen, expected) is not None
+    big = np.array([1, 2, 3], dtype=">i4")
+    assert sup.compare_values(big.astype("<i4"), big) is None
+
+
+# --- encoding interface dicts ----------------------------------------------------------------
+
+
+@FEW
+@given(cst.interface_dicts(version=None, valid=True) | cst.mutants().map(lambda m: m.interface))
+def test_encode_decode_keeps_every_finding(d: dict) -> None:
+    encoded = json.loads(json.dumps(sup.encode(d)))
+    decoded = sup.decode(encoded)
+    before = sorted((f.rule, f.path) for f in validate(d).findings)
+    after = sorted((f.rule, f.path) for f in validate(decoded).findings)
+    assert before == after
+
+
+def test_encode_keeps_tuples_lists_bytes_and_odd_objects() -> None:
+    d = {"shape": [2], "data": (256, False), "stream": b"\x01", 3: "x", "mask": object()}
+    back = sup.decode(json.loads(json.dumps(sup.encode(d))))
+    assert back["shape"] == [2] and back["data"] == (256, False) and back["stream"] == b"\x01"
+    assert back[3] == "x" and isinstance(back["mask"], sup.Opaque)
+    with pytest.raises(RuntimeError):
+        sup.RaisingInterface().__cuda_array_interface__  # noqa: B018 -- the raise is the point
+    with pytest.raises(ValueError, match="not an encoded value"):
+        sup.decode({"shape": 1})
+
+
+# --- schema verdicts ------------------------------------------------------------------------
+
+
+@FEW
+@given(schema.examples(schema.SYNTHETIC, None))
+def test_synthetic_schema_examples_pass(params: dict) -> None:
+    result = schema.execute(json.loads(json.dumps(params)), schema.SYNTHETIC, None)
+    assert result.outcome == "pass", result.message
+
+
+@FEW
+@given(cst.interface_dicts(valid=True))
+def test_synthetic_schema_fails_when_the_verdict_differs(valid: dict) -> None:
+    wrong_label = schema.execute(
+        {"interface": sup.encode(valid), "rule": "CAI-STREAM-ZERO-FORBIDDEN"}, "synthetic", None
+    )
+    assert wrong_label.outcome == "fail" and wrong_label.rule == "CAI-STREAM-ZERO-FORBIDDEN"
+    broken = dict(valid, version=3, stream=0)
+    unlabelled = schema.execute({"interface": sup.encode(broken), "rule": None}, "synthetic", None)
+    assert unlabelled.outcome == "fail" and unlabelled.rule == "CAI-STREAM-ZERO-FORBIDDEN"
+
+
+def test_judge_fails_on_must_and_records_warnings_in_a_pass() -> None:
+    negative = {
+        "shape": (3,),
+        "typestr": "<f4",
+        "data": (1 << 20, False),
+        "version": 3,
+        "strides": (-4,),
+    }
+    report = validate(negative)
+    assert report.ok and report.warnings
+    passed = schema.judge(report.findings, "ctx")
+    assert passed.outcome == "pass"
+    assert "CAI-PORT-NEGATIVE-STRIDES" in passed.seen and "warnings:" in passed.message
+    broken = validate(dict(negative, stream=0, shape=[3]))
+    failed = schema.judge(broken.findings, "ctx")
+    assert failed.outcome == "fail"
+    assert failed.rule in {f.rule for f in broken.errors}
+    assert "(+1 more" in failed.message and failed.message.startswith("ctx: ")
+
+
+def test_owner_reachable_finds_the_exporter_in_the_dict() -> None:
+    owner = object()
+    assert schema.owner_reachable({"data": (1, False), "owner": [owner]}, owner)
+    assert not schema.owner_reachable({"data": (1, False)}, owner)
+
+
+# --- exchange classification with fake consumers ----------------------------------------------
+
+
+class FakeConsumer:
+    """Stands in for an adapter: raises `error`, or returns `values`."""
+
+    def __init__(self, values=None, error: BaseException | None = None) -> None:
+        self.values = values
+        self.error = error
+
+    def consume(self, obj):
+        if self.error is not None:
+            raise self.error
+        return self.values
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch):
+    consumers: dict[str, FakeConsumer] = {}
+    monkeypatch.setattr(sup, "adapter", lambda name: consumers[name])
+    return consumers
+
+
+def test_judge_exchange_classifies_every_answer(fake) -> None:
+    values = np.arange(4, dtype="<i4")
+    plain = sup.InterfaceObject(
+        {"shape": (4,), "typestr": "<i4", "data": (256, False), "version": 3}
+    )
+    fake["reads"] = FakeConsumer(values)
+    fake["wrong"] = FakeConsumer(values + 1)
+    fake["raises"] = FakeConsumer(error=TypeError("no"))
+    assert sup.judge_exchange("reads", plain, values, None, "c").outcome == "pass"
+    wrong = sup.judge_exchange("wrong", plain, values, None, "c")
+    assert (wrong.outcome, wrong.rule) == ("fail", "CAI-CONSUMER-READS-DESCRIBED")
+    assert "4 of 4 elements differ" in wrong.message
+    gap = sup.judge_exchange("raises", plain, values, None, "c", reject_rule="CAI-VERSION-KNOWN")
+    assert (gap.outcome, gap.rule) == ("rejected", "CAI-VERSION-KNOWN")
+    assert gap.expected != sup.EXPECT_REJECTION
+    right = sup.judge_exchange("raises", plain, values, "CAI-STREAM-LIVE", "c")
+    assert (right.outcome, right.rule, right.expected) == (
+        "rejected",
+        "CAI-STREAM-LIVE",
+        sup.EXPECT_REJECTION,
+    )
+    taken = sup.judge_exchange("reads", plain, values, "CAI-STREAM-LIVE", "c")
+    assert (taken.outcome, taken.rule) == ("accepted-invalid", "CAI-STREAM-LIVE")
+
+
+def test_a_portable_refusal_names_the_portability_rule(fake) -> None:
+    negative = sup.InterfaceObject(
+        {"shape": (3,), "typestr": "<f4", "data": (1024, False), "version": 3, "strides": (-4,)}
+    )
+    fake["raises"] = FakeConsumer(error=ValueError("negative strides"))
+    result = sup.judge_exchange("raises", negative, np.zeros(3, "<f4"), None, "c")
+    assert (result.outcome, result.rule) == ("rejected", "CAI-PORT-NEGATIVE-STRIDES")
+
+
+def test_skip_exchange_passes_through(fake) -> None:
+    fake["absent"] = FakeConsumer(error=SkipExchange("not here"))
+    with pytest.raises(SkipExchange):
+        sup.consume_with("absent", object())
+
+
+class FakeAllocation:
+    def __init__(self, ptr: int, size: int) -> None:
+        self.ptr, self.size = ptr, size
+
+
+@pytest.fixture
+def fake_memory(monkeypatch: pytest.MonkeyPatch) -> list[FakeAllocation]:
+    made: list[FakeAllocation] = []
+
+    def allocate(nbytes: int) -> FakeAllocation:
+        made.append(FakeAllocation(0x7000_0000 + len(made) * (1 << 24), nbytes))
+        return made[-1]
+
+    monkeypatch.setattr(adversarial, "_allocate", allocate)
+    return made
+
+
+@FEW
+@given(cst.mutants())
+def test_adversarial_classifies_mutants(mutant) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(adversarial, "_allocate", lambda n: FakeAllocation(0x7000_0000, n))
+        params = {"kind": "mutant", "interface": sup.encode(mutant.interface), "rule": mutant.rule}
+        params = json.loads(json.dumps(params))
+        must = RULES[mutant.rule].level is Level.MUST
+        refusing = {"c": FakeConsumer(error=ValueError("bad dict"))}
+        patch.setattr(sup, "adapter", lambda name: refusing[name])
+        refused = adversarial.execute(params, None, "c")
+        assert refused.rule == mutant.rule and refused.outcome == "rejected"
+        assert (refused.expected == sup.EXPECT_REJECTION) == must
+        d = sup.decode(params["interface"])
+        zeros = None if must else np.zeros(tuple(d["shape"]), np.dtype(d["typestr"]))
+        accepting = {"c": FakeConsumer(zeros)}
+        patch.setattr(sup, "adapter", lambda name: accepting[name])
+        taken = adversarial.execute(params, None, "c")
+        assert taken.outcome == ("accepted-invalid" if must else "pass"), taken.message
+
+
+def test_rebase_moves_pointers_into_real_memory(fake_memory) -> None:
+    keep: list = []
+    d = {
+        "shape": (4,),
+        "typestr": "<f8",
+        "data": (256 * 1000 + 24, False),
+        "version": 3,
+        "strides": (-8,),
+        "mask": sup.InterfaceObject(
+            {"shape": (4,), "typestr": "|b1", "data": (512, False), "version": 3}
+        ),
+    }
+    moved = adversarial.rebase(d, "CAI-KEYS-UNKNOWN", keep)
+    assert len(keep) == 2 and len(fake_memory) == 2
+    mask_alloc, data_alloc = fake_memory
+    ptr = moved["data"][0]
+    assert data_alloc.ptr + 24 <= ptr < data_alloc.ptr + data_alloc.size
+    assert ptr - 24 >= data_alloc.ptr and ptr % 256 == 0
+    assert moved["mask"].__cuda_array_interface__["data"][0] == mask_alloc.ptr
+    assert d["data"][0] == 256 * 1000 + 24  # the original is untouched
+    same = adversarial.rebase(dict(d, data=(-5, False)), "CAI-DATA-POINTER-RANGE", keep)
+    assert same["data"] == (-5, False)
+
+
+def test_live_mutations_name_catalogue_rules() -> None:
+    for mutation, rule in adversarial.LIVE.items():
+        assert rule is None or RULES[rule].level is Level.MUST, mutation
+
+
+# --- other families' pure parts --------------------------------------------------------------
+
+
+def test_streams_rules_follow_the_trusted_side() -> None:
+    assert streams.race_rule("reference", "cupy", "pending") == "CAI-SYNC-CONSUMER"
+    assert streams.race_rule("cupy", "reference", "pending") == "CAI-SYNC-PRODUCER-SUFFICIENT"
+    assert (
+        streams.race_rule("cupy", "reference", "multi-stream") == "CAI-SYNC-PRODUCER-MULTI-STREAM"
+    )
+    assert streams.race_rule("cupy", "torch", "legacy") == "CAI-SYNC-RACE-FREE"
+
+
+def test_sentinel_count_counts_complemented_elements() -> None:
+    values = sup.make_values("<i4", (6,), 3)
+    read = values.copy()
+    read[:2] = ~values[:2]
+    assert streams.sentinel_count(read, values) == 2
+    assert streams.sentinel_count(values, values) == 0
+
+
+def test_agreement_compares_what_matters() -> None:
+    d = {"shape": (2, 1, 3), "typestr": "<f4", "data": (4096, False), "version": 3, "strides": None}
+    cai = agreement.describe_cai(d)
+    assert cai["strides"] == (12, 12, 4)
+    assert agreement.compare(cai, dict(cai)) is None
+    assert agreement.compare(cai, dict(cai, strides=(12, 999, 4))) is None  # size-1 dimension
+    assert agreement.compare(cai, dict(cai, strides=(24, 12, 4)))[0] == "strides[0]"
+    assert agreement.compare(cai, dict(cai, pointer=8192))[0] == "pointer"
+    assert agreement.compare(cai, dict(cai, dtype=np.dtype("<i4")))[0] == "dtype"
+    assert agreement.compare(cai, dict(cai, readonly=True))[0] == "readonly"
+    empty = agreement.describe_cai(dict(d, shape=(0, 3), data=(0, False)))
+    assert agreement.compare(empty, dict(empty, pointer=4096)) is None
+
+
+def test_mask_values() -> None:
+    assert mask.mask_values("none", (3,), 1) is None
+    assert mask.mask_values("all-valid", (2, 2), 1).all()
+    random = mask.mask_values("random", (3, 3), 5)
+    assert random.dtype == np.bool_ and not random[0, 0]
+
+
+def test_versions_build_edits_the_reference_dict() -> None:
+    exported = sup.InterfaceObject(
+        {
+            "shape": (2,),
+            "typestr": "<f4",
+            "data": (256, False),
+            "version": 1,
+            "strides": (4,),
+            "mask": None,
+        }
+    )
+    params = {"version": 1, "unknown_version": 99, "extra_key": "owner"}
+    d = versions.build(params, exported)
+    assert d["version"] == 99 and d["owner"] == "caiconform"
+    assert "CAI-VERSION-KNOWN" in {f.rule for f in validate(d).errors}
+    assert exported.__cuda_array_interface__["version"] == 1
+
+
+# --- the suites' verdicts and the runner end to end --------------------------------------------
+
+
+def _suite_conftest():
+    spec = importlib.util.spec_from_file_location("suite_conftest", ROOT / "suites" / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("outcome", "rule", "expected", "problem"),
+    [
+        ("pass", None, None, False),
+        ("skip", None, None, False),
+        ("fail", "CAI-SYNC-CONSUMER", "x", True),
+        ("fail", "CAI-LIFETIME-DATA-HELD", "x", False),  # SHOULD: a warning
+        ("rejected", "CAI-STREAM-LIVE", sup.EXPECT_REJECTION, False),
+        ("rejected", "CAI-PORT-MASK", "x", False),
+        ("rejected", "CAI-CONSUMER-READS-DESCRIBED", "x", True),
+        ("rejected", None, None, True),
+        ("accepted-invalid", "CAI-STREAM-LIVE", sup.EXPECT_REJECTION, True),
+        ("crash", None, None, True),
+        ("poisoned", None, None, True),
+    ],
+)
+def test_suite_problem_verdicts(outcome, rule, expected, problem) -> None:
+    assert outcome in OUTCOMES
+    record = {"outcome": outcome, "rule": rule, "expected": expected}
+    assert _suite_conftest().is_problem(record) is problem
+
+
+def test_suite_cells_follow_roles() -> None:
+    conftest = _suite_conftest()
+    libs = ["reference", "cupy", "cuda.core"]
+    assert ("cupy", "cuda.core") in conftest.cells_for("roundtrip", libs)
+    assert all(p != "cuda.core" for p, _ in conftest.cells_for("roundtrip", libs))
+    assert conftest.cells_for("lifetime", libs) == [(None, n) for n in libs]
+    assert conftest.cell_id(("cupy", "torch")) == "cupy->torch"
+
+
+def test_schema_runs_through_the_runner_without_a_gpu(tmp_path: Path) -> None:
+    from caiconform.runner.driver import RunConfig, run_matrix
+
+    result = run_matrix(
+        RunConfig(
+            out=tmp_path,
+            checks=["schema"],
+            libraries=["synthetic"],
+            max_examples=15,
+            workers=1,
+            seed=1,
+            adapter_source="caiconform.checks.synthetic_source",
+        )
+    )
+    outcomes = [r["outcome"] for r in result.records if r.get("check") == "schema"]
+    assert len(outcomes) >= 10
+    assert set(outcomes) == {"pass"}
+    assert math.isfinite(sum(r["duration_s"] for r in result.records))
