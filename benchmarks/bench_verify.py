@@ -68,7 +68,8 @@ def run(gib: float, repeats: int) -> dict:
     rows = int(gib * 2**30) // row_bytes
     logical = rows * row_bytes
     shape, strides = (rows, ROW_ELEMS), (2 * row_bytes, ITEMSIZE)
-    stream = OwnedStream().handle
+    owned = OwnedStream()  # held for the whole run: collecting it destroys the stream
+    stream = owned.handle
 
     base = DeviceBuffer(2 * logical)
     staging = DeviceBuffer(logical)

@@ -81,8 +81,9 @@ def interface_dict(
 def host_values(values: Any, shape: tuple[int, ...], typestr: str) -> np.ndarray:
     """`values` as a C-contiguous host array of `shape` and dtype `typestr`.
 
-    Broadcasts where numpy would; for void types (e.g. `<V2`) a byte array whose last
-    dimension is the item size is reinterpreted rather than converted.
+    Reshapes when the element count already matches, else broadcasts where numpy would. For
+    void types (e.g. `<V2`) a byte array whose last dimension is the item size is
+    reinterpreted rather than converted.
     """
     dtype = np.dtype(typestr)
     arr = np.asarray(values)
@@ -91,7 +92,9 @@ def host_values(values: Any, shape: tuple[int, ...], typestr: str) -> np.ndarray
             arr = np.ascontiguousarray(arr).view(dtype).reshape(arr.shape[:-1])
         else:
             arr = arr.astype(dtype)
-    return np.ascontiguousarray(np.broadcast_to(arr, shape))
+    if arr.shape != tuple(shape) and arr.size == math.prod(shape):
+        arr = arr.reshape(shape)  # e.g. one value given as a 1-element array for a 0-d shape
+    return np.asarray(np.broadcast_to(arr, shape), order="C")  # asarray keeps 0-d arrays 0-d
 
 
 def check_layout(layout: Layout, itemsize: int, values: np.ndarray) -> None:
@@ -108,7 +111,7 @@ def check_layout(layout: Layout, itemsize: int, values: np.ndarray) -> None:
         raise ValueError(f"strides {strides} do not match shape {layout.shape}")
     if values.size == 0:
         return
-    items = np.ascontiguousarray(values).view(f"V{itemsize}") if itemsize else values
+    items = np.asarray(values, order="C").view(f"V{itemsize}") if itemsize else values
     for axis, (n, s) in enumerate(zip(layout.shape, strides, strict=True)):
         if s == 0 and n > 1:
             first = np.take(items, [0], axis=axis)
@@ -141,7 +144,7 @@ def check_layout(layout: Layout, itemsize: int, values: np.ndarray) -> None:
 def sentinel_of(values: np.ndarray) -> np.ndarray:
     """The bytes a pending array holds before its final write: the complement of every final
     byte, so an element read too early differs from the expected value in every byte."""
-    raw = np.ascontiguousarray(values).view(np.uint8)
+    raw = np.frombuffer(np.asarray(values, order="C").tobytes(), dtype=np.uint8)
     return np.bitwise_not(raw).view(values.dtype).reshape(values.shape)
 
 
