@@ -128,6 +128,25 @@ def test_more_than_2_31_elements_use_64_bit_indexing():
     gc.collect()
 
 
+def test_mask_readonly_and_versions_round_trip():
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+
+    values = np.arange(24, dtype="<i4").reshape(4, 6)
+    mask = (values % 3) != 0
+    arr = ReferenceArray(values, Layout((4, 6)), "<i4", readonly=True, mask=mask)
+    d = arr.__cuda_array_interface__
+    assert d["data"][1] is True and d["mask"] is arr.mask
+    assert d["mask"].__cuda_array_interface__["typestr"] == "|b1"
+    result = consume(arr)
+    assert np.array_equal(result.values, values) and np.array_equal(result.mask, mask)
+    for version in (0, 1, 2):  # no stream to export: the work is finished before export
+        old = ReferenceArray(values, Layout((4, 6)), "<i4", version=version,
+                             stream_scenario="pending", delay_us=50_000)  # fmt: skip
+        assert "stream" not in old.__cuda_array_interface__
+        assert np.array_equal(consume(old, sync="ignore").values, values), version
+
+
 # ---- streams -----------------------------------------------------------------------------
 
 RACE_US = 150_000
