@@ -103,9 +103,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         type=_seconds,
-        default=30.0,
         metavar="S",
-        help="seconds one example may take before it counts as a hang (30)",
+        help="seconds one example may take before it counts as a hang (30; on --resume, the run's)",
     )
     parser.add_argument(
         "--gpus",
@@ -120,9 +119,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shrink-budget",
         type=_seconds,
-        default=60.0,
         metavar="S",
-        help="seconds spent shrinking each kind of non-pass result of a cell (60)",
+        help="seconds spent shrinking each kind of non-pass result of a cell (60; on --resume, the run's)",
     )
     parser.add_argument(
         "--adapter-source",
@@ -136,9 +134,10 @@ class _Display:
     """Live progress: a rich progress bar on a terminal, one plain line per cell otherwise.
     Called from the cell threads, hence the lock."""
 
-    def __init__(self, console: Any, max_examples: int) -> None:
+    def __init__(self, console: Any, config: Any) -> None:
         self.console = console
-        self.max_examples = max_examples
+        self.config = config  # read when the run starts: --resume restores max_examples
+        self.max_examples = 0
         self.lock = threading.Lock()
         self.progress = None
         self.task = None
@@ -176,6 +175,7 @@ class _Display:
 
     def planned(self, cells: Sequence[Any], skipped: Sequence[tuple[str, str]]) -> None:
         self.total = len(cells)
+        self.max_examples = self.config.max_examples
         self.console.print(
             f"{len(cells)} cells to run, {len(skipped)} skipped here"
             + (" (listed at the end)" if skipped else "")
@@ -279,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
     )
     out_console = console()
     try:
-        with _Display(out_console, args.max_examples) as display:
+        with _Display(out_console, config) as display:
             result = driver.run_matrix(config, display)
     except PlanUsageError as exc:
         raise UsageError(str(exc)) from None

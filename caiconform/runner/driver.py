@@ -60,6 +60,10 @@ __all__ = [
 
 #: how long probing one library (importing it) may take in a worker
 PROBE_TIMEOUT_S = 300.0
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_SHRINK_BUDGET_S = 60.0
+#: saved settings a resumed run takes from the command line when given there
+_OVERRIDABLE = ("timeout_s", "shrink_budget_s")
 _THREAD_SAFE_HYPOTHESIS = (6, 136)
 
 
@@ -74,10 +78,12 @@ class RunConfig:
     max_examples: int = 100
     seed: int | None = None
     workers: int = 2
-    timeout_s: float = 30.0
+    #: None: the resumed run's value, else DEFAULT_TIMEOUT_S
+    timeout_s: float | None = None
     gpus: int | None = None
     shrink: bool = True
-    shrink_budget_s: float = 60.0
+    #: None: the resumed run's value, else DEFAULT_SHRINK_BUDGET_S
+    shrink_budget_s: float | None = None
     health_hooks: Sequence[str] = ()
     adapter_source: str = "caiconform.runner.libraries"
     resume: bool = False
@@ -91,6 +97,8 @@ class RunConfig:
             "seed": self.seed,
             "shrink": self.shrink,
             "adapter_source": self.adapter_source,
+            "timeout_s": self.timeout_s,
+            "shrink_budget_s": self.shrink_budget_s,
         }
 
 
@@ -343,10 +351,19 @@ def _resumed_run_id(config: RunConfig) -> str:
     try:
         meta = json.loads(meta_path.read_text())
         for key, value in meta["settings"].items():
+            if key in _OVERRIDABLE and getattr(config, key) is not None:
+                continue  # given again on the command line: the new value wins
             setattr(config, key, value)
         return meta["run_id"]
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{meta_path} is not a caiconform run file: {exc}") from None
+
+
+def _fill_defaults(config: RunConfig) -> None:
+    if config.timeout_s is None:
+        config.timeout_s = DEFAULT_TIMEOUT_S
+    if config.shrink_budget_s is None:
+        config.shrink_budget_s = DEFAULT_SHRINK_BUDGET_S
 
 
 def _new_run(config: RunConfig) -> str:
@@ -411,6 +428,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     """Run (or resume) the matrix described by `config`. Raises UsageError for an unknown
     check or library; everything an example does becomes a record instead."""
     run_id = _resumed_run_id(config) if config.resume else None
+    _fill_defaults(config)
     families, broken = load_families(config.checks)
     try:
         source_names: Callable[[], list[str]] = resolve(f"{config.adapter_source}:names")
@@ -447,7 +465,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
                 journal.record(family_skip_record(family.name, family.reason))
                 journal.cell_done(f"{family.name}/*", skipped=family.reason)
         if listener is not None:
-            listener.planned(cells, result.skipped)
+            listener.planned([c for c in cells if c.key not in done], result.skipped)
         for cell, reason in skipped:
             if cell.key not in done:
                 journal.record(skip_record(cell, reason))
