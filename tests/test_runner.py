@@ -7,6 +7,7 @@ the `gpu` tests check the CUDA health check against a real sticky error.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -23,7 +24,9 @@ from caiconform.cli import main as cli_main
 from caiconform.env import capture, library_versions, visible_gpus
 from caiconform.runner.driver import RunConfig, _cell_seed, _settings, run_matrix, summarize
 from caiconform.runner.journal import Journal
+from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import OUTCOMES, Result
+from caiconform.runner.plan import UsageError, load_families, plan_cells
 from caiconform.runner.pool import Worker, WorkerPool
 from caiconform.runner.protocol import canonical
 
@@ -139,6 +142,54 @@ def test_pool_pins_one_gpu_per_worker_only_with_several():
     finally:
         several.close()
         one.close()
+
+
+# -- planning -----------------------------------------------------------------------------
+def _library(name: str, *caps: str, available: bool = True, needs_gpu: bool = True):
+    return LibraryInfo(
+        name,
+        available,
+        "" if available else f"{name} not importable",
+        capabilities=frozenset(caps),
+        needs_gpu=needs_gpu,
+    )
+
+
+def test_plan_pairs_roles_availability_and_gpus():
+    (synthetic,), _ = load_families([SYNTHETIC])
+    libraries = {
+        "a": _library("a", "produce", "consume"),
+        "b": _library("b", "consume", needs_gpu=False),
+        "c": _library("c", "produce", "consume", available=False),
+    }
+    pair = dataclasses.replace(synthetic, roles="pair", needs_gpu=True, min_gpus=1)
+    cells, skipped = plan_cells([pair], libraries, 0, "no NVIDIA GPU visible")
+    assert cells == []
+    assert {c.key: why for c, why in skipped} == {
+        "synthetic/a/a": "needs a GPU (no NVIDIA GPU visible)",
+        "synthetic/a/b": "needs a GPU (no NVIDIA GPU visible)",
+        "synthetic/a/c": "c unavailable: c not importable",
+        "synthetic/c/a": "c unavailable: c not importable",
+        "synthetic/c/b": "c unavailable: c not importable",
+        "synthetic/c/c": "c unavailable: c not importable",
+    }
+    cells, _ = plan_cells([pair], libraries, 1)
+    assert [c.key for c in cells] == ["synthetic/a/a", "synthetic/a/b"]
+
+    consumer = dataclasses.replace(pair, roles="consumer")
+    cells, skipped = plan_cells([consumer], libraries, 0)
+    assert [(c.key, c.gpus) for c in cells] == [("synthetic/-/b", 0)]  # b needs no GPU
+    no_gpu = dataclasses.replace(pair, needs_gpu=False, min_gpus=0)
+    cells, _ = plan_cells([no_gpu], libraries, 0)
+    assert [c.key for c in cells] == ["synthetic/a/a", "synthetic/a/b"]
+    multi = dataclasses.replace(pair, min_gpus=2)
+    _, skipped = plan_cells([multi], {"a": libraries["a"]}, 1)
+    assert skipped[0][1] == "needs 2 GPUs (1 visible)"
+
+
+def test_a_module_without_the_family_contract_is_a_usage_error():
+    with pytest.raises(UsageError, match="lacks FAMILY, ROLES, examples, execute"):
+        load_families([SOURCE])
 
 
 # -- journal ------------------------------------------------------------------------------
