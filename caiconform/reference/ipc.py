@@ -234,12 +234,12 @@ def _to_host(ptr: int, descriptor: IpcDescriptor, device: int) -> np.ndarray:
     return out
 
 
-def staged_copy(descriptor: IpcDescriptor, device: int) -> tuple[int, np.ndarray]:
+def staged_copy(descriptor: IpcDescriptor, device: int) -> np.ndarray:
     """Open `descriptor` on its own device, copy the bytes device-to-device into a fresh
-    allocation on `device`, close the mapping; returns (the copy's address, its host copy).
+    allocation on `device`, close the mapping; returns a host copy of what landed on `device`.
 
-    The path for devices that are not peers: Numba's `_StagedIpcImpl` does the same. The copy's
-    memory is freed before returning; the host copy is the evidence.
+    The path for devices that are not peers: Numba's `_StagedIpcImpl` does the same. The
+    device copy is freed before returning; the host copy is the evidence.
     """
     from cuda.bindings import driver as cu
 
@@ -263,7 +263,7 @@ def staged_copy(descriptor: IpcDescriptor, device: int) -> tuple[int, np.ndarray
             finally:
                 call(cu.cuDevicePrimaryCtxRelease, call(cu.cuDeviceGet, source))
                 call(cu.cuDevicePrimaryCtxRelease, call(cu.cuDeviceGet, device))
-            return dst, _to_host(dst, descriptor, device)
+            return _to_host(dst, descriptor, device)
         finally:
             ensure_context(device)
             call(cu.cuMemFree, cu.CUdeviceptr(dst))
@@ -287,7 +287,7 @@ def _importer_main(descriptor: IpcDescriptor, device: int | None, path: str, don
         start = time.perf_counter()
         if path == "staged":
             target = 0 if device is None else device
-            _, data = staged_copy(descriptor, target)
+            data = staged_copy(descriptor, target)
             cai, opened_on = None, target
         else:
             with IpcImport(descriptor, device) as opened:

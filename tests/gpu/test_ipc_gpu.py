@@ -102,7 +102,7 @@ def test_reference_consumer_reads_a_device_1_array_while_device_0_is_current():
 
     from caiconform.cuda.device import ensure_context
     from caiconform.cuda.errors import call
-    from caiconform.reference.consumer import consume
+    from caiconform.reference.consumer import ConsumerRefused, consume
 
     buf, data = _filled(1 << 16, device=1)
     cai = {
@@ -113,8 +113,13 @@ def test_reference_consumer_reads_a_device_1_array_while_device_0_is_current():
         "strides": None,
         "stream": None,
     }
+    peer = bool(call(cu.cuDeviceCanAccessPeer, call(cu.cuDeviceGet, 0), call(cu.cuDeviceGet, 1)))
     ensure_context(0)
-    result = consume(cai)
-    np.testing.assert_array_equal(result.values, data)
-    assert result.allocation[0] <= buf.ptr
+    if peer:
+        result = consume(cai)
+        np.testing.assert_array_equal(result.values, data)
+        assert result.allocation[0] <= buf.ptr
+    else:
+        with pytest.raises(ConsumerRefused, match="CAI-DATA-DEVICE-ACCESSIBLE"):
+            consume(cai)
     assert int(call(cu.cuCtxGetDevice)) == 0, "the consumer left another device current"
