@@ -411,8 +411,8 @@ def test_cpu_only_run_says_what_it_skipped(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "1 cells to run, 2 skipped here" in run.stdout
     assert "Skipped 2 cells here:" in run.stdout
-    assert "1 x needs a GPU (--gpus 0): synthetic/gpu-only/-" in run.stdout
-    assert "1 x missing unavailable: missing not importable" in run.stdout
+    assert "  needs a GPU (--gpus 0) (synthetic/gpu-only/-)" in run.stdout
+    assert "  missing unavailable: missing not importable: ModuleNotFoundError" in run.stdout
     assert "synthetic/good/-: 3 pass" in run.stdout
 
 

@@ -234,8 +234,8 @@ def _summary(console: Any, result: Any) -> None:
     if by_reason:
         console.print(f"Skipped {len(result.skipped)} cells here:")
         for reason, keys in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
-            shown = ", ".join(keys[:4]) + (f", ... ({len(keys) - 4} more)" if len(keys) > 4 else "")
-            console.print(f"  {len(keys)} x {reason}: {shown}", markup=False)
+            cells = keys[0] if len(keys) == 1 else f"{len(keys)} cells, e.g. {keys[0]}"
+            console.print(f"  {reason} ({cells})", markup=False)
     ran = sum(totals.values()) - totals.get("skip", 0)
     if ran == 0:
         console.print("Nothing ran here: every cell was skipped (see the reasons above).")

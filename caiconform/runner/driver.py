@@ -370,7 +370,7 @@ def _new_run(config: RunConfig) -> str:
     """Create the run directory and its `run.json`; returns the new run_id."""
     if (config.out / "results.jsonl").exists():
         raise UsageError(f"{config.out} already holds a run; use --resume or another --out")
-    config.out.mkdir(parents=True, exist_ok=True)
+    (config.out / "repro").mkdir(parents=True, exist_ok=True)
     if config.seed is None:
         config.seed = secrets.randbits(32)
     meta = {
