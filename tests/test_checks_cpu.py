@@ -154,10 +154,30 @@ def test_make_values_of_a_zero_size_shape() -> None:
     assert sup.make_values("<f4", (2, 0, 3), 1).shape == (2, 0, 3)
 
 
+@FEW
+@given(
+    cst.typestrs().flatmap(
+        lambda t: st.tuples(
+            st.just(t), cst.layouts(itemsize=np.dtype(t).itemsize, portable_only=False)
+        )
+    )
+)
+def test_make_values_can_be_stored_at_every_layout(typestr_layout) -> None:
+    from caiconform.reference.producer import check_layout
+
+    typestr, layout = typestr_layout
+    values = sup.make_values(typestr, layout.shape, 3, layout.strides)
+    assert values.shape == layout.shape and values.flags.c_contiguous
+    check_layout(layout, values.dtype.itemsize, values)  # raises if broadcast values differ
+
+
 def test_values_source_rebuilds_the_same_values() -> None:
     namespace: dict = {}
     exec(sup.values_source("<f8", (5, 2), 11), namespace)
     assert namespace["values"].tobytes() == sup.make_values("<f8", (5, 2), 11).tobytes()
+    exec(sup.values_source("<i2", (3, 2), 11, (0, 2)), namespace)
+    assert namespace["values"].tobytes() == sup.make_values("<i2", (3, 2), 11, (0, 2)).tobytes()
+    assert (namespace["values"] == namespace["values"][0]).all()
 
 
 def test_compare_values_is_bitwise_and_nan_aware() -> None:

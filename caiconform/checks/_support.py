@@ -64,30 +64,48 @@ SEED_MAX = 2**32 - 1
 EXPECT_REJECTION = "a clean rejection (an exception)"
 
 
-def make_values(typestr: str, shape: list[int] | tuple[int, ...], seed: int) -> np.ndarray:
+def make_values(
+    typestr: str,
+    shape: list[int] | tuple[int, ...],
+    seed: int,
+    strides: list[int] | tuple[int, ...] | None = None,
+) -> np.ndarray:
     """Random element bit patterns for `typestr` and `shape`, the same for the same seed.
 
     Random bytes rather than random numbers: every bit pattern a dtype can hold is exercised
     (NaN payloads, infinities, subnormals, negative zero), which is what a byte-exact exchange
-    must preserve. Booleans are reduced to 0/1, the only patterns a bool may hold.
+    must preserve. Booleans are reduced to 0/1, the only patterns a bool may hold. Along axes
+    whose byte stride in `strides` is 0 (a broadcast layout: one element in memory) the values
+    repeat, as they must to be storable at all.
     """
     dtype = np.dtype(typestr)
+    shape = tuple(int(n) for n in shape)
+    if strides is None:
+        source = shape
+    else:
+        source = tuple(1 if s == 0 else n for n, s in zip(shape, strides, strict=True))
     count = 1
-    for extent in shape:
-        count *= int(extent)
+    for extent in source:
+        count *= extent
     rng = np.random.default_rng(seed)
     raw = rng.integers(0, 256, size=count * dtype.itemsize, dtype=np.uint8)
     if dtype.kind == "b":
         raw &= 1
-    return raw.view(dtype).reshape(tuple(shape))
+    return np.broadcast_to(raw.view(dtype).reshape(source), shape).copy()
 
 
-def values_source(typestr: str, shape: list[int] | tuple[int, ...], seed: int) -> str:
-    """Source lines that rebuild `make_values(typestr, shape, seed)` in a standalone script."""
+def values_source(
+    typestr: str,
+    shape: list[int] | tuple[int, ...],
+    seed: int,
+    strides: list[int] | tuple[int, ...] | None = None,
+) -> str:
+    """Source lines that rebuild `make_values(typestr, shape, seed, strides)` in a script."""
+    strides_arg = "" if strides is None else f", {list(strides)!r}"
     return (
         "import numpy as np\n\n\n"
         + inspect.getsource(make_values)
-        + f"\n\nvalues = make_values({typestr!r}, {list(shape)!r}, {seed!r})\n"
+        + f"\n\nvalues = make_values({typestr!r}, {list(shape)!r}, {seed!r}{strides_arg})\n"
     )
 
 

@@ -9,13 +9,14 @@ to write through it and where its data lives. Libraries are imported inside the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from caiconform.adapters.base import SkipExchange
 
-__all__ = ["hold", "write", "view_pointer", "WRITTEN", "READONLY_VIEW"]
+__all__ = ["hold", "writer", "view_pointer", "WRITTEN", "READONLY_VIEW"]
 
 #: `write` outcomes other than an exception: the bytes were sent, or the view is read-only by
 #: construction (nothing can be written through it)
@@ -74,43 +75,65 @@ def view_pointer(view: Any) -> int | None:
     return ptr if isinstance(ptr, int) and not isinstance(ptr, bool) else None
 
 
-def write(consumer: str, view: Any, new: np.ndarray) -> str:
-    """Write `new` (same shape and dtype) through `view` with the library's own API.
+def writer(consumer: str, view: Any, new: np.ndarray) -> Callable[[], str]:
+    """A function that writes `new` (same shape and dtype) through `view` with the library's
+    own API, everything it needs (a device copy of `new`, a stream) made beforehand.
 
-    Returns WRITTEN when the library accepted the write, READONLY_VIEW when its view cannot be
-    written by construction; a refusal is the library's exception, propagated. SkipExchange when
-    the consumer has no write path.
+    The split matters: an exception while preparing is a harness or library problem and
+    propagates; an exception from the returned function is the library refusing the write. The
+    function returns WRITTEN when the library accepted the write, READONLY_VIEW when its view
+    cannot be written by construction. SkipExchange for a consumer with no write path.
     """
     if consumer == "cupy":
         import cupy
 
-        view[...] = cupy.asarray(new)
-        cupy.cuda.Device().synchronize()
-        return WRITTEN
+        source = cupy.asarray(new)
+
+        def write_cupy() -> str:
+            view[...] = source
+            cupy.cuda.Device().synchronize()
+            return WRITTEN
+
+        return write_cupy
     if consumer == "torch":
         import torch
 
-        view.copy_(torch.as_tensor(new, device=view.device))
-        torch.cuda.synchronize()
-        return WRITTEN
+        source = torch.as_tensor(new, device=view.device)
+
+        def write_torch() -> str:
+            view.copy_(source)
+            torch.cuda.synchronize()
+            return WRITTEN
+
+        return write_torch
     if consumer in ("numba", "numba-kernel", "numba-from-cai"):
         from numba import cuda
 
-        view.copy_to_device(np.ascontiguousarray(new))
-        cuda.synchronize()
-        return WRITTEN
+        host = np.ascontiguousarray(new)
+
+        def write_numba() -> str:
+            view.copy_to_device(host)
+            cuda.synchronize()
+            return WRITTEN
+
+        return write_numba
     if consumer == "cuda.core":
-        if view.readonly:
-            return READONLY_VIEW
         from cuda.core import Device
         from cuda.core.utils import StridedMemoryView
 
         device = Device()
         device.set_current()
         stream = device.create_stream()
-        view.copy_from(StridedMemoryView.from_array_interface(np.ascontiguousarray(new)), stream)
-        stream.sync()
-        return WRITTEN
+        host = StridedMemoryView.from_array_interface(np.ascontiguousarray(new))
+
+        def write_cuda_core() -> str:
+            if view.readonly:
+                return READONLY_VIEW
+            view.copy_from(host, stream)
+            stream.sync()
+            return WRITTEN
+
+        return write_cuda_core
     if consumer == "jax":
-        return READONLY_VIEW
+        return lambda: READONLY_VIEW
     raise SkipExchange(f"{consumer} has no write path through its consumed view")

@@ -155,22 +155,13 @@ def rebase(d: Any, rule: str, keep: list[Any]) -> Any:
     return out
 
 
-def _values(typestr: str, layout: Layout, seed: int) -> np.ndarray:
-    """Random values; along zero-stride (broadcast) axes they repeat, as the layout requires."""
-    strides = layout.effective_strides(np.dtype(typestr).itemsize)
-    source = tuple(1 if s == 0 else n for n, s in zip(layout.shape, strides, strict=True))
-    return np.ascontiguousarray(
-        np.broadcast_to(sup.make_values(typestr, source, seed), layout.shape)
-    )
-
-
 def build_live(params: dict) -> tuple[Any, np.ndarray, Any]:
     """(the object to feed, the values it holds, what must stay alive) for a live mutation."""
     from caiconform.reference.producer import ReferenceArray
 
     mutation, typestr = params["mutation"], params["typestr"]
     layout = Layout.from_dict(params["layout"])
-    values = _values(typestr, layout, params["seed"])
+    values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
     if mutation == "host-pointer":
         host = np.ascontiguousarray(values)
         d = {

@@ -115,7 +115,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    values = sup.make_values(typestr, layout.shape, params["seed"])
+    values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
     obj = sup.produce(producer, values, layout, typestr, "none")
     if not hasattr(obj, "__dlpack__"):
         return sup.skipped(f"{producer} objects do not export __dlpack__")
@@ -148,7 +148,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     return sup.repro_script(
         f"agreement: {producer}'s __cuda_array_interface__ and its DLPack capsule should "
         f"describe the same pointer, shape, strides and dtype [CAI-DLPACK-AGREE].",
-        sup.values_source(params["typestr"], layout.shape, params["seed"]),
+        sup.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
         sup.producer_source(producer, layout, params["typestr"]),
         "from cuda.core.utils import StridedMemoryView\n\n"
         "print('CAI:', obj.__cuda_array_interface__)\n"

@@ -35,9 +35,7 @@ def _params(typestr: str) -> st.SearchStrategy[dict]:
     return st.fixed_dictionaries(
         {
             "typestr": st.just(typestr),
-            "layout": cst.layouts(itemsize=itemsize, portable_only=itemsize == 1).map(
-                Layout.to_dict
-            ),
+            "layout": cst.layouts(itemsize=itemsize, portable_only=False).map(Layout.to_dict),
             "seed": sup.seeds(),
         }
     )
@@ -57,7 +55,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    values = sup.make_values(typestr, layout.shape, params["seed"])
+    values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
     obj = sup.produce(producer, values, layout, typestr, "none")
     context = f"{producer}->{consumer} {typestr} {layout.kind} {layout.shape}"
     report = validate(obj)
@@ -90,7 +88,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"roundtrip: a {typestr} array, layout {layout.kind} {layout.shape} strides "
         f"{layout.strides}, produced by {producer} and read by {consumer}, should read back "
         f"bit for bit.",
-        sup.values_source(typestr, layout.shape, params["seed"]),
+        sup.values_source(typestr, layout.shape, params["seed"], layout.strides),
         sup.producer_source(producer, layout, typestr),
         sup.consumer_source(consumer),
         sup.COMPARE_SOURCE,

@@ -144,7 +144,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr, scenario = params["typestr"], params["stream_scenario"]
-    values = sup.make_values(typestr, layout.shape, params["seed"])
+    values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
     obj = sup.produce(producer, values, layout, typestr, scenario)
     context = f"{producer} {typestr} {layout.kind} {scenario}"
     report = validate(obj)
@@ -192,7 +192,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     return sup.repro_script(
         f"schema: the __cuda_array_interface__ {producer} exports for a {params['typestr']} "
         f"array, layout {layout.kind}, stream scenario {params['stream_scenario']}.",
-        sup.values_source(params["typestr"], layout.shape, params["seed"]),
+        sup.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
         sup.producer_source(producer, layout, params["typestr"], params["stream_scenario"]),
         "print(obj.__cuda_array_interface__)\n",
         judge_lines,

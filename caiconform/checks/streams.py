@@ -109,9 +109,15 @@ def _produce(producer: str, params: dict, values: np.ndarray) -> Any:
     )
 
 
-def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
-    from caiconform.cuda import synchronize
+def _finish() -> None:
+    """Wait for every piece of pending work, so nothing is freed under a running kernel."""
+    from caiconform.cuda import current_device, synchronize
 
+    current_device()
+    synchronize()
+
+
+def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     typestr, shape = params["typestr"], tuple(params["shape"])
     scenario = params["stream_scenario"]
     values = sup.make_values(typestr, shape, params["seed"])
@@ -121,7 +127,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         context = f"{producer}->{consumer} {scenario} (exported stream {stream}) {typestr} {shape}"
         got, exc = sup.consume_with(consumer, obj)
     finally:
-        synchronize()  # the pending work must finish before anything is freed
+        _finish()
     if exc is not None:
         return sup.rejected("CAI-SYNC-CONSUMER", exc, "the values after the pending work", context)
     got = np.asarray(got)
@@ -148,7 +154,6 @@ def race_visible(delay_us: int = DELAYS_US[0]) -> dict[str, int]:
     """The control: sentinel elements seen by (a) the reference consumer ignoring a pending
     export's stream and (b) it synchronizing on an `unsynced` export (the work on a stream that
     is not exported). Both must be > 0 for this family's passes to mean anything."""
-    from caiconform.cuda import synchronize
     from caiconform.reference.consumer import consume
     from caiconform.reference.producer import ReferenceArray
 
@@ -162,7 +167,7 @@ def race_visible(delay_us: int = DELAYS_US[0]) -> dict[str, int]:
             values, Layout(values.shape), "<f4", stream_scenario=scenario, delay_us=delay_us
         )
         read = consume(obj, sync=sync).values
-        synchronize()
+        _finish()
         seen[name] = sentinel_count(read, values)
     seen["elements"] = int(values.size)
     return seen
