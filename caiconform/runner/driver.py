@@ -201,6 +201,7 @@ class _CellRun:
             self.cell.consumer,
             timeout=self.config.timeout_s,
             module=self.cell.family.module.__name__,
+            source=self.config.adapter_source,
         )
 
     def _journal(self, params: dict, exchange: Exchange, index: int | None, tag: str) -> dict:

@@ -97,7 +97,7 @@ class Worker:
         self._log: IO[bytes] | None = None
         self._buffer = b""
         self._next_id = 0
-        self._prepared: set[tuple[str, str | None, str | None]] = set()
+        self._prepared: set[tuple[str, str | None, str | None, str | None]] = set()
 
     # -- process life ----------------------------------------------------------------------
     @property
@@ -251,13 +251,22 @@ class Worker:
                 CRASH, f"worker died ({status})" + (f": {note}" if note else "")
             ) from None
 
-    def prepare(self, module: str, producer: str | None, consumer: str | None) -> None:
-        """Import a check module and warm its adapters once per worker process."""
-        key = (module, producer, consumer)
+    def prepare(
+        self, module: str, producer: str | None, consumer: str | None, source: str | None = None
+    ) -> None:
+        """Import a check module and warm its libraries (through the adapter source `source`)
+        once per worker process."""
+        key = (module, producer, consumer, source)
         if self.alive and key in self._prepared:
             return
         self.request(
-            {"op": "prepare", "module": module, "producer": producer, "consumer": consumer},
+            {
+                "op": "prepare",
+                "module": module,
+                "producer": producer,
+                "consumer": consumer,
+                "source": source,
+            },
             timeout=PREPARE_TIMEOUT_S,
         )
         self._prepared.add(key)
@@ -271,15 +280,22 @@ class Worker:
         *,
         timeout: float,
         module: str | None = None,
+        source: str | None = None,
     ) -> Exchange:
         """Run one example; never raises for anything the example does. A crash, hang or
         poisoned context becomes the outcome, and the worker is replaced for the next one."""
         started = time.monotonic()
+        self.start()
         label = self.label
         try:
             if module is not None:
-                self.prepare(module, producer, consumer)
-            label = self.label
+                try:
+                    self.prepare(module, producer, consumer, source)
+                except WorkerLost as lost:
+                    lost.message = f"while importing {module} and its libraries: {lost.message}"
+                    raise
+                self.start()
+                label = self.label
             answer = self.request(
                 {
                     "op": "run",

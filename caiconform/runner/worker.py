@@ -11,8 +11,9 @@ Requests (`op`):
   "duration_s", "retire"}`. An exception escaping `execute` is classified here (`rejected`, or
   `skip` for `SkipExchange`); it never ends the worker. After the example the worker checks its
   health; if unfit, the result becomes `poisoned` and `retire` tells the parent to replace it.
-- `prepare`: `{"module", "producer", "consumer"}`: import a check module and warm its adapters
-  (the family's `prepare(producer, consumer)` when it has one), so the first example of a cell
+- `prepare`: `{"module", "producer", "consumer", "source"}`: import a check module and warm its
+  libraries (the family's `prepare(producer, consumer)` when it has one, else the adapter
+  source's `probe(name)`, which imports the library), so the first example of a cell
   is not charged for imports.
 - `call`: `{"function", "kwargs"}` -> `{"value"}`: any JSON-returning function (library probes,
   environment capture), run here so the parent never imports a GPU library.
@@ -90,21 +91,19 @@ def run_example(
     return result, time.perf_counter() - start
 
 
-def _prepare(module: str, producer: str | None, consumer: str | None) -> None:
+def _prepare(module: str, producer: str | None, consumer: str | None, source: str | None) -> None:
     family = importlib.import_module(module)
     prepare = getattr(family, "prepare", None)
     if prepare is not None:
         prepare(producer, consumer)
         return
-    try:
-        from caiconform.adapters import registry
-    except ImportError:
+    if source is None:
         return
-    for name in filter(None, {producer, consumer}):
+    for name in filter(None, dict.fromkeys((producer, consumer))):
         try:
-            registry.get(name).available()
+            health.resolve(f"{source}:probe")(name=name)
         except Exception as exc:  # the examples will meet and report the same problem
-            print(f"prepare: adapter {name}: {_describe(exc)}", file=sys.stderr)
+            print(f"prepare: library {name}: {_describe(exc)}", file=sys.stderr)
 
 
 def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
@@ -127,7 +126,12 @@ def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
         return {"result": result.to_dict(), "duration_s": duration, "retire": not ok}
     if op == "prepare":
         try:
-            _prepare(request["module"], request.get("producer"), request.get("consumer"))
+            _prepare(
+                request["module"],
+                request.get("producer"),
+                request.get("consumer"),
+                request.get("source"),
+            )
         except Exception as exc:
             return {"error": _describe(exc)}
         return {}
