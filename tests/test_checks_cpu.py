@@ -39,7 +39,7 @@ CHECKS_DIR = ROOT / "caiconform" / "checks"
 #: a producer/consumer per role, so examples() and repro() see real adapter names
 CELLS = {"pair": ("cupy", "torch"), "producer": ("torch", None), "consumer": (None, "numba")}
 FEW = settings(
-    max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck)
 )
 
 

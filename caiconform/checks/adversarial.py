@@ -136,8 +136,10 @@ def rebase(d: Any, rule: str, keep: list[Any]) -> Any:
     if not isinstance(d, dict):
         return d
     out = dict(d)
-    mask = out.get("mask")
-    interface = getattr(mask, "__cuda_array_interface__", None) if mask is not None else None
+    try:
+        interface = out.get("mask").__cuda_array_interface__
+    except Exception:  # no mask, or one that is no array (the mutation): nothing to move
+        interface = None
     if isinstance(interface, dict):
         out["mask"] = sup.InterfaceObject(rebase(interface, "", keep))
     data = out.get("data")
