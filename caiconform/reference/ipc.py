@@ -282,11 +282,17 @@ class ChildRead:
 
 
 def _importer_main(descriptor: IpcDescriptor, device: int | None, path: str, done, conn) -> None:
-    """Body of the spawned importer: open, read, close, then tell the exporter it is done."""
+    """Body of the spawned importer: open, read, close, then tell the exporter it is done.
+
+    The contexts are made current before the clock starts, so `open_close_s` is the open, read
+    and close alone, not this process's CUDA start-up."""
     try:
+        source = ordinal_for_uuid(descriptor.device_uuid)
+        target = source if device is None else device
+        ensure_context(source)
+        ensure_context(target)
         start = time.perf_counter()
         if path == "staged":
-            target = 0 if device is None else device
             data = staged_copy(descriptor, target)
             cai, opened_on = None, target
         else:
