@@ -44,6 +44,7 @@ MISBEHAVIOUR = {
     "abort": ("crash", True),
     "segfault": ("crash", True),
     "exit": ("crash", True),
+    "kill": ("crash", True),
     "hang": ("hang", True),
     "poison": ("poisoned", True),
 }
@@ -110,6 +111,8 @@ def test_outcome_details(worker):
     assert segv.message.startswith("worker died (SIGSEGV)")
     exited = worker.run(EXECUTE, {"n": 500}, "exit", "good", timeout=30).result
     assert exited.message == "worker died (exit status 3)"
+    killed = worker.run(EXECUTE, {"n": 500}, "kill", "good", timeout=30).result
+    assert killed.message == "worker died (SIGKILL)"
     skipped = worker.run(EXECUTE, {"n": 0}, "skip", "good", timeout=30).result
     assert skipped.message == "synthetic library has no such capability"
     poisoned = worker.run(EXECUTE, {"n": 700}, "poison", "good", timeout=30).result
@@ -298,6 +301,8 @@ def test_matrix_survives_every_misbehaviour_and_shrinks_each(tmp_path):
     assert len(cells) == len(set(cells)) == 10
     assert json.loads((config.out / "env.json").read_text())["libraries"]["hypothesis"]
     assert summarize(records)["synthetic"]["crash"] > 0
+    # cells ran in parallel, one per worker slot
+    assert {r["worker"].split("/")[0] for r in records if r["worker"]} == {"w0", "w1"}
 
 
 def test_reproducer_reproduces_the_crash(tmp_path):

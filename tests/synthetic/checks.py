@@ -2,7 +2,7 @@
 
 Each "library" misbehaves only from `n >= THRESHOLD[name]` on, so shrinking has a known minimum
 to find (the threshold itself). `good` always passes; `wrong` returns a wrong value (a `fail`
-finding); `raises` raises ValueError; `abort`, `segfault`, `exit` take the worker process down;
+finding); `raises` raises ValueError; `abort`, `segfault`, `exit`, `kill` take the worker process down;
 `hang` sleeps forever; `poison` leaves a flag the health hook reads, as a sticky CUDA error would;
 `skip` raises SkipExchange; `pid` passes and reports the worker's pid (to see replacement).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import time
 
 from hypothesis import strategies as st
@@ -33,6 +34,7 @@ THRESHOLD = {
     "abort": 500,
     "segfault": 500,
     "exit": 500,
+    "kill": 500,
     "hang": 900,
     "poison": 700,
     "skip": 0,
@@ -68,6 +70,8 @@ def execute(params: dict, producer: str, consumer: str | None) -> Result:
         ctypes.string_at(0)
     if producer == "exit":
         os._exit(3)
+    if producer == "kill":  # as the OOM killer would
+        os.kill(os.getpid(), signal.SIGKILL)
     if producer == "hang":
         while True:
             time.sleep(60)
