@@ -17,7 +17,9 @@ Without a GPU every family but schema's CPU part (`synthetic` dicts) skips at on
 
 Options: --suite-max-examples N (default 25), --suite-libraries a,b,... (default: every
 adapter), --suite-out DIR (run directories; default a pytest temporary directory),
---suite-workers N (default 2), --suite-timeout S (per example, default 60).
+--suite-workers N (default 2), --suite-timeout S (per example, default 60),
+--suite-shrink-budget S (per failure class and cell, default 30; 0: no shrinking). All the
+session's GPU families run in one runner call, so each library is imported once per worker.
 """
 
 from __future__ import annotations
@@ -68,6 +70,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=60.0,
         metavar="S",
         help="seconds one example may take before it counts as a hang (default 60)",
+    )
+    group.addoption(
+        "--suite-shrink-budget",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds of shrinking per failure class and cell; 0 turns shrinking off (default 30)",
     )
 
 
@@ -153,30 +162,37 @@ def describe(record: dict[str, Any], run_dir: Path) -> str:
 
 
 class Suite:
-    """Runs each family once (per adapter source) and judges cells from the journal."""
+    """Runs the session's families through the runner once (all families in one run, so the
+    libraries are probed and imported once) and judges cells from the journal."""
 
-    def __init__(self, config: pytest.Config, out: Path) -> None:
+    def __init__(self, config: pytest.Config, out: Path, families: list[str]) -> None:
         self.config = config
         self.out = out
+        self.families = families
 
     @functools.cache  # noqa: B019 -- one Suite per session; the cache is the point
-    def run(self, family: str, synthetic: bool) -> Any:
+    def run(self, synthetic: bool) -> Any:
+        from caiconform.checks import load
         from caiconform.runner.driver import RunConfig, run_matrix
 
         if synthetic:
             libraries, source = [SYNTHETIC], "caiconform.checks.synthetic_source"
+            checks = ["schema"]
         else:
             libraries, source = _libraries(self.config), "caiconform.runner.libraries"
-        name = f"{family}-synthetic" if synthetic else family
+            checks = [f for f in self.families if load(f).NEEDS_GPU]
+        budget = self.config.getoption("suite_shrink_budget")
         return run_matrix(
             RunConfig(
-                out=self.out / name,
-                checks=[family],
+                out=self.out / ("synthetic" if synthetic else "libraries"),
+                checks=checks,
                 libraries=libraries,
                 max_examples=self.config.getoption("suite_max_examples"),
                 workers=self.config.getoption("suite_workers"),
                 timeout_s=self.config.getoption("suite_timeout"),
                 seed=0,
+                shrink=budget > 0,
+                shrink_budget_s=budget,
                 adapter_source=source,
             )
         )
@@ -193,7 +209,7 @@ class Suite:
             ok, why = gpu_available()
             if not ok:
                 pytest.skip(f"{family} needs a GPU: {why}")
-        result = self.run(family, synthetic)
+        result = self.run(synthetic)
         producer, consumer = cell
         records = [
             r
@@ -227,4 +243,7 @@ class Suite:
 def suite(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Suite:
     chosen = request.config.getoption("suite_out")
     out = Path(chosen) if chosen else tmp_path_factory.mktemp("suites")
-    return Suite(request.config, out)
+    families = {getattr(item.module, "FAMILY", None) for item in request.session.items}
+    from caiconform.checks import FAMILIES
+
+    return Suite(request.config, out, [f for f in FAMILIES if f in families])

@@ -524,3 +524,55 @@ def test_schema_runs_through_the_runner_without_a_gpu(tmp_path: Path) -> None:
     assert len(outcomes) >= 10
     assert set(outcomes) == {"pass"}
     assert math.isfinite(sum(r["duration_s"] for r in result.records))
+
+
+class _StubRun:
+    def __init__(self, records: list[dict], run_dir: Path) -> None:
+        self.records = records
+        self.run_dir = run_dir
+
+
+def test_suite_failure_message_names_rule_seen_expected_and_reproducer(tmp_path: Path) -> None:
+    conftest = _suite_conftest()
+    base = {"check": "lifetime", "producer": None, "consumer": "cupy", "seq": 1}
+    records = [
+        dict(base, outcome="pass", rule=None, message="ok"),
+        dict(
+            base,
+            outcome="fail",
+            rule="CAI-LIFETIME-DATA-HELD",
+            message="freed [CAI-LIFETIME-DATA-HELD]",
+            seen="freed",
+            expected="kept",
+            repro="repro/a.py",
+        ),
+        dict(
+            base,
+            outcome="crash",
+            rule=None,
+            message="worker died: SIGSEGV",
+            seen=None,
+            expected=None,
+            repro="repro/b.py",
+            seq=2,
+        ),
+    ]
+    suite = conftest.Suite(None, tmp_path, ["lifetime"])
+    suite.run = lambda synthetic: _StubRun(records, tmp_path)  # no runner: judge these records
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("caiconform.cuda.gpu_available", lambda: (True, ""))
+        with (
+            pytest.warns(UserWarning, match=r"fail \[CAI-LIFETIME-DATA-HELD\]"),
+            pytest.raises(pytest.fail.Exception) as failed,
+        ):
+            suite.check("lifetime", (None, "cupy"))
+    text = str(failed.value)
+    assert "lifetime cupy: 1 problem(s) in 3 examples" in text
+    assert "crash [no rule]: worker died: SIGSEGV" in text
+    assert f"reproducer: {tmp_path / 'repro/b.py'}" in text
+    skipped = [dict(base, outcome="skip", rule=None, message="cupy unavailable: not installed")]
+    suite.run = lambda synthetic: _StubRun(skipped, tmp_path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("caiconform.cuda.gpu_available", lambda: (True, ""))
+        with pytest.raises(pytest.skip.Exception, match="cupy unavailable: not installed"):
+            suite.check("lifetime", (None, "cupy"))
