@@ -99,9 +99,10 @@ def writer(consumer: str, view: Any, new: np.ndarray) -> Callable[[], str]:
         import torch
 
         source = torch.as_tensor(new, device=view.device)
+        copy = view.copy_
 
         def write_torch() -> str:
-            view.copy_(source)
+            copy(source)
             torch.cuda.synchronize()
             return WRITTEN
 
@@ -110,9 +111,10 @@ def writer(consumer: str, view: Any, new: np.ndarray) -> Callable[[], str]:
         from numba import cuda
 
         host = np.ascontiguousarray(new)
+        copy = view.copy_to_device
 
         def write_numba() -> str:
-            view.copy_to_device(host)
+            copy(host)
             cuda.synchronize()
             return WRITTEN
 
@@ -125,11 +127,12 @@ def writer(consumer: str, view: Any, new: np.ndarray) -> Callable[[], str]:
         device.set_current()
         stream = device.create_stream()
         host = StridedMemoryView.from_array_interface(np.ascontiguousarray(new))
+        copy = view.copy_from
 
         def write_cuda_core() -> str:
             if view.readonly:
                 return READONLY_VIEW
-            view.copy_from(host, stream)
+            copy(host, stream)
             stream.sync()
             return WRITTEN
 
