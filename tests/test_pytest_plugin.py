@@ -320,6 +320,7 @@ def test_an_entry_about_a_check_that_did_not_run_is_only_a_note(project):
         (("--cai-producer", "fakelib.make"), "--cai-producer: expected 'module:function'"),
         (("--cai-producer", "fakelib:make", "--cai-against", "nolib"), "unknown adapter 'nolib'"),
         (("--cai-producer", "fakelib:make", "--cai-max-examples", "0"), "must be >= 1, got 0"),
+        (("--cai-producer", "fakelib:make", "-n", "2"), "cannot be combined with pytest-xdist"),
     ],
 )
 def test_bad_options_are_usage_errors(project, args, message):

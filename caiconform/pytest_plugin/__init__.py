@@ -91,6 +91,11 @@ def _options(config: pytest.Config) -> Any:
             parse_spec("--cai-consumer", consumer)
     except TargetError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if config.getoption("numprocesses", default=None) not in (None, 0):
+        raise pytest.UsageError(
+            "--cai-producer/--cai-consumer cannot be combined with pytest-xdist's -n: the runner "
+            "already exchanges in parallel worker processes; run the cai items without -n"
+        )
     name = config.getoption("cai_name") or default_name(producer or consumer)
     if name in registry.BUILTIN:
         name = f"{name}-under-test"  # a built-in adapter of the same name would shadow it
