@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -210,6 +211,23 @@ def test_journal_drops_a_truncated_tail_and_continues_seq(tmp_path):
     reopened.close()
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
     assert [json.loads(line)["seq"] for line in lines] == [0, 1, 2, 3]
+
+
+def test_journal_appends_from_threads_stay_whole_and_in_seq_order(tmp_path):
+    journal = Journal(tmp_path, "r1")
+
+    def append(thread: int) -> None:
+        for i in range(100):
+            journal.record({"check": "c", "outcome": "pass", "params": {"t": thread, "i": i}})
+
+    threads = [threading.Thread(target=append, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    journal.close()
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert [json.loads(line)["seq"] for line in lines] == list(range(400))
 
 
 # -- the matrix ---------------------------------------------------------------------------

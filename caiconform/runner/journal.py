@@ -40,6 +40,9 @@ class JsonlFile:
         self.records: list[dict[str, Any]] = []
         self.damaged = 0
         self._lock = threading.Lock()
+        self._sync_lock = threading.Lock()
+        self._written = 0  # lines written by this object
+        self._synced = 0  # of which known to be on disk
         self._load()
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
@@ -63,22 +66,32 @@ class JsonlFile:
             if isinstance(record, dict):
                 self.records.append(record)
 
-    def write(self, record: dict[str, Any]) -> dict[str, Any]:
-        """Write one record as one line (one `write` call on an O_APPEND file); see `sync`."""
+    def write(self, record: dict[str, Any]) -> int:
+        """Write one record as one line (one `write` call on an O_APPEND file); returns the
+        line's number for `sync`."""
         line = (json.dumps(record, default=jsonable, separators=(",", ":")) + "\n").encode()
         with self._lock:
             os.write(self._fd, line)
             self.records.append(record)
-        return record
+            self._written += 1
+            return self._written
 
-    def sync(self) -> None:
-        """Flush what was written to disk."""
-        os.fsync(self._fd)
+    def sync(self, upto: int) -> None:
+        """Return once line `upto` is on disk. Threads syncing at once share one flush (group
+        commit): a thread that finds its line already covered by another's flush skips its own."""
+        with self._sync_lock:
+            if self._synced >= upto:
+                return
+            with self._lock:
+                target = self._written
+            # fdatasync: the appended bytes and the new file size reach the disk (what a
+            # reader after a crash needs), without the mtime update fsync also writes
+            (getattr(os, "fdatasync", None) or os.fsync)(self._fd)
+            self._synced = target
 
     def append(self, record: dict[str, Any]) -> dict[str, Any]:
         """Write one record, then flush it to disk before returning."""
-        self.write(record)
-        self.sync()
+        self.sync(self.write(record))
         return record
 
     def close(self) -> None:
@@ -111,8 +124,8 @@ class Journal:
         with self._seq_lock:  # held over the write, so lines are in `seq` order
             self._seq += 1
             stamped = {"run_id": self.run_id, "seq": self._seq, **record, "time": utc_now()}
-            self.results.write(stamped)
-        self.results.sync()
+            line = self.results.write(stamped)
+        self.results.sync(line)
         return stamped
 
     def finished_cells(self) -> set[str]:
