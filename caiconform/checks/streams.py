@@ -15,6 +15,9 @@ Which side a cell judges depends on who is known to be right:
   [CAI-SYNC-PRODUCER-SUFFICIENT, CAI-SYNC-PRODUCER-MULTI-STREAM for multi-stream];
 - two third-party libraries: the pair is racy [CAI-SYNC-RACE-FREE], whichever side is at fault.
 
+An export of a version before 3 has no stream entry and promises nothing about pending work
+[CAI-V2-NO-SYNC]: a sentinel read from one is recorded as a `skip` saying so, not a finding.
+
 `race_visible` is the control: it shows, on the machine at hand, that an unsynchronized read
 does see the sentinel (else a pass here would prove nothing).
 """
@@ -123,8 +126,12 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     values = sup.make_values(typestr, shape, params["seed"])
     obj = _produce(producer, params, values)
     try:
-        stream = obj.__cuda_array_interface__.get("stream")
-        context = f"{producer}->{consumer} {scenario} (exported stream {stream}) {typestr} {shape}"
+        exported = obj.__cuda_array_interface__
+        stream, version = exported.get("stream"), exported.get("version")
+        context = (
+            f"{producer}->{consumer} {scenario} (v{version}, exported stream {stream}) "
+            f"{typestr} {shape}"
+        )
         got, exc = sup.consume_with(consumer, obj)
     finally:
         _finish()
@@ -135,6 +142,11 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     if mismatch is None:
         return sup.passed(f"{context}: read after the pending work")
     early = sentinel_count(got, values)
+    if early and isinstance(version, int) and version < 3:
+        return sup.skipped(
+            f"{context}: a v{version} export has no stream entry and promises nothing about "
+            f"pending work [CAI-V2-NO-SYNC]; {early} of {values.size} elements were read early"
+        )
     if early == 0:
         rule = (
             "CAI-PRODUCER-DESCRIBES-DATA"
