@@ -356,6 +356,7 @@ def test_report_exit_1_on_unexpected_findings_and_stale_entries(tmp_path, capsys
     out = capsys.readouterr().out
     assert "error: " in out and "matches no result" in out
     assert "0 expected finding(s), 5 unexpected, 1 entry error(s)" in out
+    assert "5 not expected; 1 expectation entry error(s)." in (tmp_path / "matrix.md").read_text()
 
 
 def test_report_malformed_expectations_exit_2(tmp_path, capsys):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from caiconform.expectations import load_expectations
 from caiconform.report.build import write_report
 
 DATA = Path(__file__).parent / "data"
@@ -74,10 +75,25 @@ def _dump_dom(page: Path, profile: Path) -> str:
     return done.stdout
 
 
+EXPECTATIONS = """
+expectations:
+  - rule: CAI-SYNC-CONSUMER
+    producer: torch
+    consumer: cupy
+    reason: cupy does not wait on the exported stream
+    link: https://example.org/issue/7
+  - rule: CAI-SHAPE-TUPLE
+    producer: warp
+    reason: stale
+"""
+
+
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> tuple[_Elements, dict]:
     out = tmp_path_factory.mktemp("report")
-    written = write_report([DATA / "run-h100", DATA / "run-h200"], out)
+    (out / "expect.yaml").write_text(EXPECTATIONS)
+    entries = load_expectations(out / "expect.yaml")
+    written = write_report([DATA / "run-h100", DATA / "run-h200"], out, entries)
     parser = _Elements()
     parser.feed(_dump_dom(out / "index.html", tmp_path_factory.mktemp("profile")))
     return parser, written.matrix
@@ -141,3 +157,22 @@ def test_scores_and_environment_render(rendered):
     assert scores == set(matrix["scores"])
     env_text = " ".join(r["text"] for r in dom.having("tr", "env"))
     assert "NVIDIA H100 80GB HBM3" in env_text and "NVIDIA H200" in env_text
+
+
+def test_expected_findings_and_expectation_entries_render(rendered):
+    dom, _ = rendered
+    expected = [r for r in dom.having("tr", "finding") if "expected" in r["attrs"]["class"].split()]
+    assert [r["attrs"]["data-rule"] for r in expected] == ["CAI-SYNC-CONSUMER"]
+    links = [
+        a
+        for a in dom.elements
+        if a["tag"] == "a" and a["attrs"].get("href", "").startswith("https://example.org")
+    ]
+    assert [a["text"] for a in links] == ["cupy does not wait on the exported stream"]
+    entries = {
+        r["attrs"]["data-status"]: r["attrs"]["data-error"]
+        for r in dom.having("tr", "expectation-entry")
+    }
+    assert entries == {"xfail": "0", "unmatched": "1"}
+    (summary,) = [e for e in dom.elements if e["attrs"].get("id") == "summary"]
+    assert summary["text"].endswith("4 not expected; 1 expectation entry error(s).")

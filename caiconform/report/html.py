@@ -102,7 +102,10 @@ function drawSummary() {
   const parts = Object.entries(s.outcomes).map(([o, n]) => o + " " + n).join(", ");
   document.getElementById("summary").textContent =
     s.results + " results (" + parts + "); pass fraction " + pct(s.pass_fraction) + "; " +
-    s.finding_groups + " finding group(s), " + s.unexpected_groups + " not expected.";
+    s.finding_groups + " finding group(s), " + s.unexpected_groups + " not expected" +
+    (DATA.expectations
+      ? "; " + DATA.expectations.filter((e) => e.error).length + " expectation entry error(s)."
+      : ".");
   const warnings = document.getElementById("warnings");
   for (const w of DATA.warnings) warnings.append(el("p", {class: "warning", text: w}));
 }

@@ -201,7 +201,12 @@ def render_markdown(matrix: dict[str, Any], title: str = "caiconform report") ->
         "",
         f"{summary['results']} results ({outcomes}); pass fraction "
         f"{percent(summary['pass_fraction'])}; {summary['finding_groups']} finding group(s), "
-        f"{summary['unexpected_groups']} not expected.",
+        f"{summary['unexpected_groups']} not expected"
+        + (
+            f"; {sum(s['error'] for s in matrix['expectations'])} expectation entry error(s)."
+            if matrix.get("expectations") is not None
+            else "."
+        ),
         "",
     ]
     for warning in matrix["warnings"]:
