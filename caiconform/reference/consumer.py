@@ -289,7 +289,12 @@ def consume(
     plan, warnings = inspect_dict(d)
     result = ConsumeResult(values=None, owner=obj, interface=d, warnings=warnings)
     if plan.count == 0 or plan.dtype.itemsize == 0:
-        result.values = np.empty(plan.shape, dtype=plan.dtype)
+        # frombuffer keeps a non-native byte order that np.empty drops for some kinds (>m8)
+        empty = np.frombuffer(b"", dtype=plan.dtype) if plan.dtype.itemsize else None
+        result.values = (
+            empty.reshape(plan.shape) if empty is not None and plan.count == 0
+            else np.empty(plan.shape, dtype=plan.dtype)
+        )  # fmt: skip
         return result
     from caiconform.cuda.device import current_device, ensure_context
 
