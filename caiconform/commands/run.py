@@ -126,7 +126,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--adapter-source",
         default="caiconform.runner.libraries",
         metavar="MODULE",
-        help="module providing names() and probe(name) for the libraries (the adapter registry)",
+        help="module providing names() and probe(name) for the libraries "
+        "(default: the adapter registry)",
     )
 
 
