@@ -7,7 +7,7 @@ turns every result into one of:
 
 - `xfail`: a finding an active entry covers (expected);
 - `fail`: a finding no entry covers (unexpected: the run is red);
-- `pass` / `skip`: as recorded;
+- `pass` / `skip`: as recorded (a correct rejection of invalid input is a `pass`);
 
 and every entry into one of `xfail` (it covered at least one finding), `xpass` (results in its
 scope exist, but none failed the way it says: the bug was fixed), `unmatched` (no result is in
@@ -40,6 +40,8 @@ from caiconform.spec.rules import RULES
 
 __all__ = [
     "FINDING_OUTCOMES",
+    "is_finding",
+    "is_correct_rejection",
     "ExpectationError",
     "Expectation",
     "RecordVerdict",
@@ -54,8 +56,23 @@ __all__ = [
     "wildcard_match",
 ]
 
-#: Outcomes that are findings: a result that is neither `pass` nor `skip` needs explaining.
+#: Outcomes that can be findings: a result that is neither `pass` nor `skip` needs explaining,
+#: except a correct rejection (see `is_finding`).
 FINDING_OUTCOMES = (FAIL, REJECTED, ACCEPTED_INVALID, CRASH, HANG, POISONED)
+
+
+def is_correct_rejection(record: Mapping[str, Any]) -> bool:
+    """A `rejected` result whose right answer was a rejection: invalid input refused cleanly
+    (the check records `expected` = `EXPECT_REJECTION`). That is the consumer doing its job."""
+    from caiconform.checks._support import EXPECT_REJECTION
+
+    return record.get("outcome") == REJECTED and record.get("expected") == EXPECT_REJECTION
+
+
+def is_finding(record: Mapping[str, Any]) -> bool:
+    """True for a result a maintainer must look at: a finding outcome, not a correct rejection."""
+    return record.get("outcome") in FINDING_OUTCOMES and not is_correct_rejection(record)
+
 
 _ENTRY_KEYS = frozenset(
     {
@@ -136,7 +153,11 @@ class Expectation:
 
     def matches_finding(self, record: Mapping[str, Any]) -> bool:
         """True when `record` is a finding of the kind this entry expects (scope aside)."""
-        return record.get("outcome") in self.outcomes and _glob(record.get("rule"), self.rule)
+        return (
+            record.get("outcome") in self.outcomes
+            and is_finding(record)
+            and _glob(record.get("rule"), self.rule)
+        )
 
     def active(self, version_of: VersionLookup) -> tuple[bool, str]:
         """Whether the `when` condition holds, and why not (for the report)."""
@@ -490,6 +511,8 @@ def classify(
     entries: Iterable[Expectation], record: Mapping[str, Any], version_of: VersionLookup
 ) -> RecordVerdict:
     """The verdict on one record: the first active entry in scope that expects its finding."""
+    if is_correct_rejection(record):
+        return RecordVerdict(record, "pass")
     outcome = record.get("outcome")
     if outcome not in FINDING_OUTCOMES:
         return RecordVerdict(record, str(outcome))

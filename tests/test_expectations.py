@@ -418,3 +418,14 @@ def test_documented_error_message_is_the_real_one():
     )
     assert documented is not None
     assert str(info.value).startswith(" ".join(documented.group(1).split()))
+
+
+def test_a_correct_rejection_is_a_pass_not_a_finding():
+    from caiconform.checks._support import EXPECT_REJECTION
+
+    (entry,) = _entries({"rule": "CAI-STREAM-ZERO-FORBIDDEN", "reason": "r"})
+    right = _record("rejected", rule="CAI-STREAM-ZERO-FORBIDDEN", expected=EXPECT_REJECTION)
+    application = apply_expectations([entry], [right], _no_versions)
+    assert application.records[0].status == "pass"
+    # the entry expected a finding that did not happen: the consumer refuses correctly
+    assert application.entries[0].status == "xpass"

@@ -364,3 +364,35 @@ def test_documented_cli_flags_exist():
         importlib.import_module(COMMANDS[command]).add_arguments(parser)
         known = {option for action in parser._actions for option in action.option_strings}
         assert flags <= known, f"caiconform {command}: documented {flags - known} do not exist"
+
+
+def test_a_correct_rejection_counts_as_passed_and_is_no_finding(tmp_path):
+    from caiconform.checks._support import EXPECT_REJECTION
+
+    base = {"run_id": "r", "check": "adversarial", "producer": None, "consumer": "cupy"}
+    records = [
+        {**base, "seq": 0, "outcome": "pass"},
+        {
+            **base,
+            "seq": 1,
+            "outcome": "rejected",
+            "rule": "CAI-STREAM-ZERO-FORBIDDEN",
+            "expected": EXPECT_REJECTION,
+        },
+        {
+            **base,
+            "seq": 2,
+            "outcome": "rejected",
+            "rule": "CAI-PORT-NEGATIVE-STRIDES",
+            "expected": "the values read back",
+        },
+    ]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    matrix = build_matrix(load_run(tmp_path), tmp_path)
+    (cell,) = matrix["cells"]
+    assert cell["counts"] == {"pass": 1, "rejected": 2}
+    assert (cell["passed"], cell["tested"], cell["correct_rejections"]) == (2, 3, 1)
+    assert cell["findings"] == {"rejected": 1}
+    assert [f["rule"] for f in matrix["findings"]] == ["CAI-PORT-NEGATIVE-STRIDES"]
+    assert matrix["summary"]["pass_fraction"] == pytest.approx(2 / 3)
+    assert "| **—** | 2/3 rejected:1 |" in render_markdown(matrix)

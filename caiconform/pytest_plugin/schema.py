@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
-from caiconform.expectations import FINDING_OUTCOMES, Expectation, classify, installed_version
+from caiconform.expectations import Expectation, classify, installed_version, is_finding
 from caiconform.runner.outcome import FAIL, PASS, SKIP
 
 __all__ = ["FAMILY", "LAYOUT_KINDS", "SchemaOutcome", "run_schema", "FactoryNeedsGPU"]
@@ -203,7 +203,7 @@ def describe(records: list[Mapping[str, Any]]) -> str:
     smallest failing example."""
     classes: dict[tuple[str | None, str], int] = {}
     for record in records:
-        if record["outcome"] in FINDING_OUTCOMES:
+        if is_finding(record):
             head = record["message"].split(":", 1)[0]
             key = (record["rule"], head)
             classes[key] = classes.get(key, 0) + 1

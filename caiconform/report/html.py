@@ -128,8 +128,9 @@ function drawHeatmaps() {
       const tds = axes.consumers.map((consumer) => {
         const cell = cells.get(JSON.stringify([check, producer, consumer]));
         if (!cell) return el("td", {class: "cell empty", title: "not run"});
-        const counts = Object.entries(cell.counts).map(([o, n]) => o + ": " + n).join("\n");
-        const bad = Object.entries(cell.counts).filter(([o]) => o !== "pass" && o !== "skip");
+        const counts = Object.entries(cell.counts).map(([o, n]) => o + ": " + n).join("\n") +
+          (cell.correct_rejections ? "\n(" + cell.correct_rejections + " rejected correctly)" : "");
+        const bad = Object.entries(cell.findings);
         bad.sort((a, b) => SEVERITY[a[0]] - SEVERITY[b[0]]);
         const label = cell.tested ? cell.passed + "/" + cell.tested : "skip";
         const td = el("td", {

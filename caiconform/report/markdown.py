@@ -37,13 +37,13 @@ def _name(library: str | None) -> str:
 
 
 def cell_text(cell: dict[str, Any] | None) -> str:
-    """`passed/tested` plus the worst non-pass outcome, e.g. `7/10 crash:1`."""
+    """`passed/tested` plus the worst finding outcome, e.g. `7/10 crash:1`."""
     if cell is None:
         return ""
     if cell["tested"] == 0:
         return f"skip:{cell['counts'].get('skip', 0)}"
     text = f"{cell['passed']}/{cell['tested']}"
-    bad = [(o, n) for o, n in cell["counts"].items() if o not in ("pass", "skip")]
+    bad = list(cell["findings"].items())
     if bad:
         outcome, n = min(bad, key=lambda item: SEVERITY.get(item[0], 9))
         text += f" {outcome}:{n}"

@@ -1,9 +1,11 @@
 """The matrix: journal records folded into cells, scores, findings and skips (`matrix.json`).
 
 A cell is one check family x producer x consumer, with a count per outcome. Its pass fraction is
-passes over the results that were not skipped: a skip is a capability the library says it lacks,
-not a verdict, so it neither helps nor hurts (a cell of skips only has no fraction). Findings are
-the results that are neither pass nor skip, grouped by what a maintainer would fix once: the
+successes over the results that were not skipped: a skip is a capability the library says it
+lacks, not a verdict, so it neither helps nor hurts (a cell of skips only has no fraction), and a
+success is a pass or a *correct rejection* (invalid input refused cleanly: outcome `rejected`
+with the check's `expected` saying a rejection was the right answer). Findings are
+the other results that are neither pass nor skip, grouped by what a maintainer would fix once: the
 same rule, outcome, check and pair. The Markdown and HTML renderers read only this structure, so
 `matrix.json` is the one place a report's numbers come from.
 """
@@ -18,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from caiconform.checks import FAMILIES
-from caiconform.expectations import FINDING_OUTCOMES, Application
+from caiconform.expectations import Application, is_correct_rejection, is_finding
 from caiconform.report.load import Run
-from caiconform.runner.outcome import OUTCOMES, PASS, SKIP
+from caiconform.runner.outcome import OUTCOMES, PASS, REJECTED, SKIP
 from caiconform.spec.rules import RULES
 
 __all__ = ["SCHEMA", "build_matrix", "counted", "pass_fraction", "json_safe", "SEVERITY"]
@@ -36,10 +38,16 @@ MAX_REPROS = 5
 MAX_SKIPS = 200
 
 
+#: the pseudo-outcome under which a cell counts its correct rejections (see `_cells`)
+CORRECT_REJECTION = "correct-rejection"
+
+
 def pass_fraction(counts: Mapping[str, int]) -> float | None:
-    """Passes over non-skipped results; None when everything was skipped."""
-    tested = sum(n for outcome, n in counts.items() if outcome != SKIP)
-    return counts.get(PASS, 0) / tested if tested else None
+    """Successes (passes and correct rejections) over non-skipped results; None when
+    everything was skipped. `counts` may hold `CORRECT_REJECTION` beside the outcomes."""
+    tested = sum(n for outcome, n in counts.items() if outcome not in (SKIP, CORRECT_REJECTION))
+    passed = counts.get(PASS, 0) + counts.get(CORRECT_REJECTION, 0)
+    return passed / tested if tested else None
 
 
 def json_safe(value: Any) -> Any:
@@ -81,18 +89,27 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for record in counted(records):
         key = (str(record["check"]), record.get("producer"), record.get("consumer"))
         counts[key][record["outcome"]] += 1
+        if is_correct_rejection(record):
+            counts[key][CORRECT_REJECTION] += 1
     cells = []
     for (check, producer, consumer), counter in counts.items():
-        total = sum(counter.values())
+        total = sum(counter[o] for o in OUTCOMES)
+        right = counter[CORRECT_REJECTION]
+        findings = {o: counter[o] for o in OUTCOMES if o not in (PASS, SKIP) and counter[o]}
+        if right:
+            findings[REJECTED] -= right
+            findings = {o: n for o, n in findings.items() if n}
         cells.append(
             {
                 "check": check,
                 "producer": producer,
                 "consumer": consumer,
                 "counts": {o: counter[o] for o in OUTCOMES if counter[o]},
+                "correct_rejections": right,
+                "findings": findings,
                 "total": total,
                 "tested": total - counter[SKIP],
-                "passed": counter[PASS],
+                "passed": counter[PASS] + right,
                 "pass_fraction": pass_fraction(counter),
             }
         )
@@ -144,7 +161,7 @@ def _findings(
 ) -> list[dict[str, Any]]:
     groups: dict[tuple, dict[str, Any]] = {}
     for record, entry in verdicts:
-        if record["outcome"] not in FINDING_OUTCOMES:
+        if not is_finding(record):
             continue
         rule = record.get("rule")
         key = (
@@ -231,13 +248,15 @@ def build_matrix(
     findings = _findings(run, verdicts, out_dir)
     rule_ids = sorted({f["rule"] for f in findings if f["rule"] in RULES})
     totals = Counter(record["outcome"] for record in counted(run.records))
+    right = sum(is_correct_rejection(record) for record in counted(run.records))
     runs = Counter(str(record["run_id"]) for record in counted(run.records))
     matrix: dict[str, Any] = {
         "schema": SCHEMA,
         "summary": {
             "results": sum(totals.values()),
             "outcomes": {o: totals[o] for o in OUTCOMES if totals[o]},
-            "pass_fraction": pass_fraction(totals),
+            "correct_rejections": right,
+            "pass_fraction": pass_fraction(totals + Counter({CORRECT_REJECTION: right})),
             "finding_groups": len(findings),
             "unexpected_groups": sum(1 for f in findings if f["expectation"] is None),
         },
