@@ -241,6 +241,7 @@ class ExchangeItem(CaiItem):
         verdicts = [classify(campaign.options.expectations, r, installed_version) for r in records]
         unexpected = [v.record for v in verdicts if v.status == "fail"]
         if unexpected:
+            campaign.keep = True  # the reproducers the message points at must survive
             raise CaiFailure(_describe_cells(unexpected, result.run_dir))
         if all(v.status == "skip" for v in verdicts):
             reasons = Counter(v.record.get("message") or "" for v in verdicts)

@@ -93,6 +93,8 @@ class Campaign:
     report_path: Path | None = None
     entry_errors: list[Any] = field(default_factory=list)
     entry_notes: list[str] = field(default_factory=list)
+    #: keep a temporary workdir after the session: it holds reproducers of failures
+    keep: bool = False
     #: direction -> adapter source module, once `install` has put the user's adapter in place
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -179,5 +181,5 @@ class Campaign:
 
         if self.sources:
             uninstall(self.workdir / "adapter")
-        if self.owns_workdir:
+        if self.owns_workdir and not self.keep:
             shutil.rmtree(self.workdir, ignore_errors=True)

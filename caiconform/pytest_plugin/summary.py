@@ -70,4 +70,6 @@ def summary_lines(campaign: Any) -> list[str]:
     lines += campaign.entry_notes
     if campaign.report_path is not None:
         lines.append(f"report: {campaign.report_path}")
+    elif campaign.keep:
+        lines.append(f"runs and reproducers kept in {campaign.workdir} (--cai-report for a report)")
     return lines
