@@ -118,4 +118,11 @@ def test_each_mutant_breaks_exactly_its_rule(mutant):
 
 @given(cst.interface_dicts(version=None) | cst.mutants().map(lambda m: m.interface) | near_dicts)
 def test_fast_path_agrees_with_the_full_judgement(d):
-    assert validate(d).findings == _validate(d, None).findings
+    fast, full = validate(d), _validate(d, None)
+    assert (fast.findings, fast.version) == (full.findings, full.version)
+
+
+@given(cst.interface_dicts(version=None).map(cst.CAIExport), st.sampled_from([None, 0, 1, 2, 3]))
+def test_fast_path_agrees_for_objects_and_explicit_versions(obj, version):
+    fast, full = validate(obj, version=version), _validate(obj, version)
+    assert (fast.findings, fast.version) == (full.findings, full.version)

@@ -45,6 +45,7 @@ _ALL_KEYS = _KEYS[3]
 _MISSING: Any = object()
 _ADDRESS_END = 1 << 64  # pointers and stream handles are below 2**64
 _INDEX_MAX = (1 << 63) - 1  # consumers index with signed 64-bit integers
+_INDEX_MIN = -_INDEX_MAX
 _MAX_ELEMENT_FINDINGS = (
     8  # per entry: a shape of a million floats is one problem, shown a few times
 )
@@ -62,23 +63,29 @@ def validate(target: Any, *, version: int | None = None) -> Report:
     unknown); an explicit `version` judges as that version. Returns a `Report`; raises only
     ValueError for a `version` argument outside 0-3 (a caller's mistake, not the producer's).
     """
-    try:
-        if type(target) is dict and _clean(target, version):
-            return Report("dict", CURRENT_VERSION, [])
-    except Exception:  # a hostile key or value: the full judgement below says what it is
-        pass
+    if type(target) is dict:
+        try:
+            report = _clean(target, version, "dict")
+        except Exception:  # a hostile key or value: the full judgement says what it is
+            report = None
+        if report is not None:
+            return report
     if version is not None and (type(version) is not int or version not in _KEYS):
         raise ValueError(f"version must be one of 0, 1, 2, 3 or None, got {version!r}")
-    return _validate(target, version)
+    return _validate(target, version, fast=type(target) is not dict)
 
 
-def _validate(target: Any, version: int | None) -> Report:
-    """The full judgement (`validate` first tries the fast path `_clean`)."""
+def _validate(target: Any, version: int | None, *, fast: bool = False) -> Report:
+    """The full judgement; with `fast`, the dict read from an object first tries the fast
+    path (`validate` tries it itself for a dict target)."""
     findings: list[Finding] = []
     judged = CURRENT_VERSION if version is None else version
     try:
         d = _interface_dict(target, findings)
         if d is not None:
+            report = _clean_or_none(d, version, target) if fast and type(d) is dict else None
+            if report is not None:
+                return report
             judged = _judged_version(d, version)
             _check_dict(d, judged, findings)
     except Exception as exc:  # last resort: a hostile object slipped past the guards below
@@ -126,11 +133,7 @@ _CLEAN_TYPESTRS: dict[str, tuple[int, int] | None] = {}
 
 def _clean_typestr(s: str) -> tuple[int, int] | None:
     """(itemsize, alignment) of a typestr that draws no finding at all, else None. Memoised in
-    a plain dict: a dict lookup is the cheapest step of the fast path."""
-    try:
-        return _CLEAN_TYPESTRS[s]
-    except KeyError:
-        pass
+    `_CLEAN_TYPESTRS`, a plain dict the fast path reads directly."""
     ts = _parse_cached(s)
     info = None
     if type(ts) is not str and ts.kind in COMMON_KINDS and native_byteorder(ts):
@@ -140,69 +143,124 @@ def _clean_typestr(s: str) -> tuple[int, int] | None:
     return info
 
 
-def _clean(d: dict, version: int | None) -> bool:
-    """True only when the full judgement would find nothing, checked inline and bailing out at
-    the first doubt. This is the path every well-formed v3 exchange takes, so it avoids calls;
-    `_validate` is the reference and tests hold the two to agreeing."""
-    if version is not None and (type(version) is not int or version != 3):
-        return False
-    if type(d.get("version")) is not int or d["version"] != 3 or not d.keys() <= _ALL_KEYS:
-        return False
-    shape = d.get("shape")
+def _no_sync(v: int) -> Finding:
+    return finding(
+        "CAI-V2-NO-SYNC",
+        "version",
+        f"version {v}",
+        "version 3 for stream synchronization (none is promised before it)",
+    )
+
+
+_STRIDES_OMITTED = finding(
+    "CAI-PORT-STRIDES-OMITTED-V01",
+    "strides",
+    "no strides",
+    "explicit strides (C-contiguity of None strides is stated from v2)",
+)
+
+
+def _clean_or_none(d: dict, version: int | None, target: Any) -> Report | None:
+    """The report on a well-formed dict read from `target` (no findings for v3, information
+    for v0-v2), or None when the full judgement is needed. Never raises."""
+    try:
+        return _clean(d, version, _describe(target))
+    except Exception:  # a hostile key or value: the full judgement says what it is
+        return None
+
+
+def _clean(d: dict, version: int | None, target: str) -> Report | None:
+    """The report on a well-formed dict (`target` names what it came from), checked inline and
+    bailing out (None) at the first doubt. Every well-formed exchange takes this path, so it is written
+    for the interpreter: no calls, required entries read by subscript (a missing one raises
+    KeyError, which the caller turns into "take the full path"). `_check_dict` is the
+    reference; tests hold the two to agreeing."""
+    declared = d["version"]
+    if type(declared) is not int or declared < 0 or declared > 3:
+        return None
+    if version is not None and (type(version) is not int or version != declared):
+        return None
+    if not _KEYS[declared].issuperset(d):
+        return None
+    shape = d["shape"]
     if type(shape) is not tuple:
-        return False
+        return None
     count = 1
     for n in shape:
-        if type(n) is not int or not 0 <= n <= _INDEX_MAX:
-            return False
+        if type(n) is not int or n < 0:
+            return None
         count *= n
-    typestr = d.get("typestr")
-    if type(typestr) is not str:
-        return False
-    info = _clean_typestr(typestr)
+    typestr = d["typestr"]
+    info = _CLEAN_TYPESTRS.get(typestr, _MISSING) if type(typestr) is str else None
+    if info is _MISSING:
+        info = _clean_typestr(typestr)
     if info is None:
-        return False
+        return None
     itemsize, align = info
-    data = d.get("data")
+    data = d["data"]
     if type(data) is not tuple or len(data) != 2 or data[1] is not False:
-        return False
+        return None
     ptr = data[0]
     if type(ptr) is not int:
-        return False
-    if count == 0:
-        if ptr != 0:
-            return False
-    elif ptr <= 0 or ptr >= _ADDRESS_END or ptr % align or count > _INDEX_MAX:
-        return False
+        return None
     strides = d.get("strides")
-    if strides is not None:
-        if type(strides) is not tuple or len(strides) != len(shape):
-            return False
-        hi = itemsize
-        for n, s in zip(shape, strides, strict=True):
-            if type(s) is not int:
-                return False
-            if n > 1:
-                if s <= 0 or s % itemsize:
-                    return False
-                hi += (n - 1) * s
-        if hi > _INDEX_MAX:
-            return False
-    elif count and count * itemsize > _INDEX_MAX:
-        return False
-    if d.get("mask") is not None:
-        return False
+    if count == 0:
+        # zero-size: the pointer is 0, no side overflows, strides are left to the full path
+        if ptr != 0 or strides is not None or max(shape) > _INDEX_MAX:
+            return None
+    else:
+        if ptr <= 0 or ptr >= _ADDRESS_END or ptr % align:
+            return None
+        if strides is None:
+            if count * itemsize > _INDEX_MAX:
+                return None
+        else:
+            if type(strides) is not tuple or len(strides) != len(shape):
+                return None
+            hi = itemsize
+            for i, s in enumerate(strides):  # not zip(): a zip costs more than this loop
+                n = shape[i]
+                if type(s) is not int:
+                    return None
+                if n > 1:
+                    if s <= 0 or s % itemsize:
+                        return None
+                    hi += (n - 1) * s
+                elif s > _INDEX_MAX or s < _INDEX_MIN:
+                    return None
+            if hi > _INDEX_MAX:
+                return None
+    if "mask" in d and d["mask"] is not None:
+        return None
     stream = d.get("stream")
     if stream is not None and (type(stream) is not int or stream <= 0 or stream >= _ADDRESS_END):
-        return False
+        return None
     if "descr" in d:
         descr = d["descr"]
         if type(descr) is not list or len(descr) != 1:
-            return False
+            return None
         field = descr[0]
         if type(field) is not tuple or len(field) != 2 or field[0] != "" or field[1] != typestr:
-            return False
-    return True
+            return None
+    if declared == 3:
+        return Report(target, 3, [])
+    return Report(target, declared, [*_KNOWN_FINDINGS[declared, strides is None]])
+
+
+def _known_findings(version: int, strides_omitted: bool) -> tuple[Finding, ...]:
+    """The information findings every well-formed dict of `version` draws (findings are
+    immutable, so one instance serves every report)."""
+    found = []
+    if version < 2 and strides_omitted:
+        found.append(_STRIDES_OMITTED)
+    if version < 3:
+        found.append(_no_sync(version))
+    return tuple(found)
+
+
+_KNOWN_FINDINGS = {
+    (v, omitted): _known_findings(v, omitted) for v in KNOWN_VERSIONS for omitted in (False, True)
+}
 
 
 # --- reading the attribute -----------------------------------------------------------------
@@ -264,14 +322,7 @@ def _check_dict(d: dict, v: int, out: list[Finding]) -> None:
     if "stream" in d:
         _check_stream(d["stream"], v, out)
     elif v < 3:
-        out.append(
-            finding(
-                "CAI-V2-NO-SYNC",
-                "version",
-                f"version {v}",
-                "version 3 for stream synchronization (none is promised before it)",
-            )
-        )
+        out.append(_no_sync(v))
     if len(d) > 4 or not d.keys() <= _ALL_KEYS:
         _check_keys(d, out)
 
@@ -429,14 +480,7 @@ def _check_strides(
     raw = d.get("strides")
     if raw is None:
         if v < 2:
-            out.append(
-                finding(
-                    "CAI-PORT-STRIDES-OMITTED-V01",
-                    "strides",
-                    "no strides",
-                    "explicit strides (C-contiguity of None strides is stated from v2)",
-                )
-            )
+            out.append(_STRIDES_OMITTED)
         return True, None
     if type(raw) is tuple:
         for s in raw:
