@@ -554,3 +554,37 @@ def test_runner_runs_the_users_factory_in_its_workers(tmp_path, monkeypatch):
     assert set(pairs) == {("fakelib", "reference")}
     assert pairs[("fakelib", "reference")]["outcome"] == "skip"
     assert "reference unavailable" in pairs[("fakelib", "reference")]["message"]
+
+
+def test_each_direction_runs_only_the_selected_families(project):
+    project.makeconftest(
+        textwrap.dedent(
+            """
+            import json
+            import pytest
+
+            def pytest_runtest_setup(item):
+                if hasattr(item, "families"):
+                    with open("families.jsonl", "a") as fh:
+                        fh.write(json.dumps([item.name, item.direction, item.families]) + "\\n")
+                    pytest.skip("recorded the families this item's run would cover")
+            """
+        )
+    )
+    result = project.runpytest(
+        "--cai-producer",
+        "fakelib:make",
+        "--cai-consumer",
+        "fakelib:make",
+        "-k",
+        "roundtrip or adversarial",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.parseoutcomes()["skipped"] == 3
+    seen = [json.loads(line) for line in (project.path / "families.jsonl").read_text().splitlines()]
+    assert sorted(seen) == [
+        ["adversarial[fakelib]", "consumer", ["roundtrip", "adversarial"]],
+        ["roundtrip[fakelib->peers]", "producer", ["roundtrip"]],
+        ["roundtrip[peers->fakelib]", "consumer", ["roundtrip", "adversarial"]],
+    ]

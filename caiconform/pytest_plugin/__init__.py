@@ -335,6 +335,20 @@ def pytest_collection_modifyitems(
         items.extend(_items(session, campaign))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Run only the families whose items survived selection (`-k`, `-m`): each direction's run
+    covers exactly the selected items of that direction."""
+    if session.config.stash.get(_KEY, None) is None:
+        return
+    selected: dict[str, list[str]] = {}
+    for item in session.items:
+        if isinstance(item, ExchangeItem):
+            selected.setdefault(item.direction, []).append(item.family)
+    for item in session.items:
+        if isinstance(item, ExchangeItem):
+            item.families = selected[item.direction]
+
+
 # --- end of session -------------------------------------------------------------------------
 
 
