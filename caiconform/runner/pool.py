@@ -123,7 +123,7 @@ class Worker:
         """Start the process if it is not running (a replaced worker starts here)."""
         if self.alive:
             return
-        self.stop()
+        self._discard()
         if self._log is None:
             if self.log_path is not None:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -145,8 +145,9 @@ class Worker:
         self._prepared.clear()
         self.starts += 1
 
-    def _kill(self) -> None:
-        proc = self._proc
+    def _discard(self) -> None:
+        """Kill the process group (if still running), reap it and close its pipes."""
+        proc, self._proc = self._proc, None
         if proc is None:
             return
         if proc.poll() is None:
@@ -154,6 +155,9 @@ class Worker:
                 os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
+        for stream in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
 
     def stop(self) -> None:
         """Ask the process to exit (killing it if it does not within a second) and reap it."""
@@ -166,11 +170,7 @@ class Worker:
                 proc.stdin.flush()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=1)
-        self._kill()
-        for stream in (proc.stdin, proc.stdout):
-            with contextlib.suppress(OSError, ValueError):
-                stream.close()
-        self._proc = None
+        self._discard()
 
     def close(self) -> None:
         """Stop the process and close the stderr log."""
@@ -234,8 +234,7 @@ class Worker:
                 if answer.get("id") == self._next_id:
                     return answer
         except TimeoutError:
-            self._kill()
-            self._proc = None
+            self._discard()
             raise WorkerLost(
                 HANG, f"no answer within {timeout:g} s; worker killed and replaced"
             ) from None
@@ -245,8 +244,7 @@ class Worker:
                 proc.wait(timeout=10)
             status = _signal_name(proc.returncode) if proc.returncode is not None else str(exc)
             note = self._death_note(offset)
-            self._kill()
-            self._proc = None
+            self._discard()
             raise WorkerLost(
                 CRASH, f"worker died ({status})" + (f": {note}" if note else "")
             ) from None
