@@ -8,7 +8,8 @@ them, and every result is journaled at once.
 - `plan`: which cells a run has and which it skips here, and why;
 - `driver`: the matrix (explore, shrink, resume, parallel cells);
 - `journal`, `repro`: `results.jsonl`/`cells.jsonl` and the reproducer scripts;
-- `libraries`: the default adapter source (the adapter registry).
+- `libraries`: the default adapter source (the adapter registry);
+- `protocol`, `resolve`: the wire format, and functions named by "module:function".
 
 Nothing is imported here, so `import caiconform.runner.outcome` stays cheap for the workers
 and the check families.

@@ -39,7 +39,6 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
 from caiconform.env import visible_gpus
-from caiconform.runner.health import resolve
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import PASS, SKIP, Result
@@ -47,6 +46,7 @@ from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
 from caiconform.runner.pool import Exchange, Worker, WorkerLost, WorkerPool
 from caiconform.runner.protocol import canonical
 from caiconform.runner.repro import write_repro
+from caiconform.runner.resolve import resolve
 
 __all__ = [
     "RunConfig",

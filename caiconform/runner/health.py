@@ -14,24 +14,12 @@ sticky error without a GPU.
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-__all__ = ["check", "resolve"]
+from caiconform.runner.resolve import resolve
 
-_resolved: dict[str, Callable] = {}
-
-
-def resolve(spec: str) -> Callable:
-    """The callable named by "package.module:function" (cached per process)."""
-    if spec not in _resolved:
-        module_name, sep, attr = spec.partition(":")
-        if not sep or not module_name or not attr:
-            raise ValueError(f"expected 'module:function', got {spec!r}")
-        _resolved[spec] = getattr(importlib.import_module(module_name), attr)
-    return _resolved[spec]
-
+__all__ = ["check"]
 
 #: modules whose presence means the example may have used a CUDA context
 CUDA_MODULES = ("cuda.bindings", "cupy", "torch", "numba.cuda", "jax")

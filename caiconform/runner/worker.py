@@ -34,6 +34,7 @@ from typing import Any, BinaryIO
 from caiconform.runner import health
 from caiconform.runner.outcome import CRASH, POISONED, REJECTED, SKIP, Result
 from caiconform.runner.protocol import decode, encode
+from caiconform.runner.resolve import resolve
 
 __all__ = ["main", "run_example", "PATH_ENV", "PARENT_ENV"]
 
@@ -80,7 +81,7 @@ def run_example(
     Also what the benchmarks time as the in-process baseline."""
     start = time.perf_counter()
     try:
-        result = _as_result(health.resolve(execute)(params, producer, consumer))
+        result = _as_result(resolve(execute)(params, producer, consumer))
     except SystemExit as exc:
         result = Result(CRASH, message=f"execute tried to exit the process: {_describe(exc)}")
     except Exception as exc:
@@ -101,7 +102,7 @@ def _prepare(module: str, producer: str | None, consumer: str | None, source: st
         return
     for name in filter(None, dict.fromkeys((producer, consumer))):
         try:
-            health.resolve(f"{source}:probe")(name=name)
+            resolve(f"{source}:probe")(name=name)
         except Exception as exc:  # the examples will meet and report the same problem
             print(f"prepare: library {name}: {_describe(exc)}", file=sys.stderr)
 
@@ -137,7 +138,7 @@ def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
         return {}
     if op == "call":
         try:
-            value = health.resolve(request["function"])(**request.get("kwargs", {}))
+            value = resolve(request["function"])(**request.get("kwargs", {}))
         except Exception as exc:
             return {"error": _describe(exc)}
         return {"value": value}
