@@ -4,12 +4,13 @@ CAI exports streams as bare integers (1 legacy, 2 per-thread, else a cudaStream_
 this module works on ints throughout. A cudaStream_t is a pointer to a driver object: handing
 the driver a garbage one can crash the process instead of returning an error. `stream_status`
 therefore never passes an unvetted handle to the driver: it knows which streams this process
-created and destroyed, and for foreign handles it only checks, through the kernel, that the
+created and retired (see `_retired`), and for foreign handles it only checks, through the kernel, that the
 address is readable host memory.
 """
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import errno
 import os
@@ -82,13 +83,26 @@ class OwnedStream:
         return f"<OwnedStream 0x{self.handle:x} device {self.device}>"
 
 
+#: Closed streams are retired, not destroyed at once: while a handle sits here the driver object
+#: still exists, so no other library's new stream can reuse its address, and `stream_status` can
+#: refuse the handle as destroyed without ever mistaking a foreign live stream for it. Only the
+#: oldest retirees beyond the limit are really destroyed, and then forgotten.
+_RETIRED_LIMIT = 256
+_retired: collections.deque[tuple[int, int]] = collections.deque()
+
+
 def _destroy_stream(handle: int, device: int) -> None:
     from cuda.bindings import driver
 
-    ensure_context(device)
     with _registry_lock:
         _live_handles.discard(handle)
         _destroyed_handles.add(handle)
+        _retired.append((handle, device))
+        if len(_retired) <= _RETIRED_LIMIT:
+            return
+        handle, device = _retired.popleft()
+        _destroyed_handles.discard(handle)
+    ensure_context(device)
     call(driver.cuStreamDestroy, _cu_stream(handle))
 
 

@@ -162,17 +162,6 @@ def _check_pointer(plan: _Plan, device: int) -> tuple[Any, tuple[int, int]]:
                 )
             ]
         )
-    if info.memory_type == "device" and info.device != device and not _peer(device, info.device):
-        raise ConsumerRefused(
-            [
-                finding(
-                    "CAI-DATA-DEVICE-ACCESSIBLE",
-                    "data[0]",
-                    f"memory of device {info.device} without peer access from device {device}",
-                    f"memory device {device} can read",
-                )
-            ]
-        )
     found = address_range(first)
     if found is None:
         raise ConsumerRefused(
@@ -201,21 +190,21 @@ def _check_pointer(plan: _Plan, device: int) -> tuple[Any, tuple[int, int]]:
     return info, (base, size)
 
 
-def _peer(device: int, other: int) -> bool:
-    from cuda.bindings import driver
+def _owning_device(ptr: int) -> int | None:
+    """Ordinal of the device whose memory `ptr` is, or None for any other kind of pointer.
 
-    from caiconform.cuda.errors import call
+    The consumer reads device memory on the device that owns it: the address range, the
+    producer's stream and the gather kernel all belong to that device's context, so a device-1
+    array consumed while device 0 is current needs neither peer access nor a wrong-context query.
+    """
+    from caiconform.cuda.errors import CUDAError
+    from caiconform.cuda.memory import pointer_info
 
     try:
-        return bool(
-            call(
-                driver.cuDeviceCanAccessPeer,
-                call(driver.cuDeviceGet, device),
-                call(driver.cuDeviceGet, other),
-            )
-        )
-    except Exception:  # an ordinal the driver does not know: no peer access
-        return False
+        info = pointer_info(ptr)
+    except CUDAError:  # _check_pointer asks again and refuses with the rule
+        return None
+    return info.device if info.memory_type == "device" else None
 
 
 _own_streams = threading.local()
@@ -298,14 +287,20 @@ def consume(
         return result
     from caiconform.cuda.device import current_device, ensure_context
 
-    device = current_device() if device is None else ensure_context(device)
-    result.pointer, result.allocation = _check_pointer(plan, device)
-    mask = None
-    if plan.mask is not None:
-        mask = consume(plan.mask, sync=sync, device=device).values
-    own = _own_stream(device)
-    result.stream = _honour_stream(plan, sync, own, device)
-    use_checksum = checksum_over is not None and plan.count >= checksum_over
-    result.values, result.checksum = _read(plan, own, device, use_checksum)
-    result.mask = mask
+    home = current_device() if device is None else ensure_context(device)
+    owner = _owning_device(plan.ptr)
+    device = home if owner is None or owner == home else ensure_context(owner)
+    try:
+        result.pointer, result.allocation = _check_pointer(plan, device)
+        mask = None
+        if plan.mask is not None:
+            mask = consume(plan.mask, sync=sync, device=device).values
+        own = _own_stream(device)
+        result.stream = _honour_stream(plan, sync, own, device)
+        use_checksum = checksum_over is not None and plan.count >= checksum_over
+        result.values, result.checksum = _read(plan, own, device, use_checksum)
+        result.mask = mask
+    finally:
+        if device != home:
+            ensure_context(home)
     return result
