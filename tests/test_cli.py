@@ -118,12 +118,18 @@ def assert_usage_error(result: subprocess.CompletedProcess, text: str) -> None:
         "cai_fixture_mod:ns.array",
     ],
 )
-def test_check_live_object_forms_pass(workdir, target):
+def test_check_live_object_forms_pass_the_schema(workdir, target):
     code, out = check_json(workdir, target)
-    assert code == 0 and out["ok"]
     (result,) = out["results"]
-    assert result["target"] == "cai_fixture_mod.Array" and result["findings"] == []
-    assert result["live_checks"]["ran"] or result["live_checks"]["skipped"]
+    assert result["target"] == "cai_fixture_mod.Array"
+    schema = [f for f in result["findings"] if RULES[f["rule"]].dict_visible]
+    assert schema == []
+    if result["live_checks"]["ran"]:
+        # on a GPU machine the made-up pointer is no device memory: only live rules may fail
+        assert code == (0 if result["ok"] else 1)
+    else:
+        assert code == 0 and result["ok"] and result["findings"] == []
+        assert result["live_checks"]["skipped"]
 
 
 def test_check_module_dict_is_judged_as_the_interface_dict(workdir):
@@ -134,7 +140,7 @@ def test_check_module_dict_is_judged_as_the_interface_dict(workdir):
 
 def test_check_broken_object_exits_1_and_names_the_rule(workdir):
     result = cli(workdir, "check", "cai_fixture_mod:broken")
-    assert result.returncode == 1
+    assert result.returncode == 1, result.stdout + result.stderr
     assert "CAI-SHAPE-TUPLE" in result.stdout and "FAIL" in result.stdout
     assert "cai-v3#python-interface-specification" in result.stdout
     assert "live checks: " in result.stdout

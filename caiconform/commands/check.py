@@ -73,9 +73,12 @@ def live_checks(obj: Any) -> tuple[list[Finding], str | None]:
     except ImportError:
         return [], "no live checker installed"
     try:
-        return live_check(obj)
+        findings, skipped = live_check(obj)
     except Exception as exc:  # a broken checker must not turn a verdict into a traceback
         return [], f"live checker failed: {type(exc).__name__}: {exc}"
+    if skipped is not None:
+        skipped = skipped.removeprefix("live checks skipped: ")
+    return findings, skipped
 
 
 def run(args: argparse.Namespace) -> int:
