@@ -450,7 +450,15 @@ def test_dict_extent(d, extent):
 
 
 @pytest.mark.parametrize(
-    "d", [v(typestr=4), v(typestr="<f3"), v(shape=(2.0, 3)), v(strides=(4,)), v(strides="C")]
+    "d",
+    [
+        v(typestr=4),
+        v(typestr="<f3"),
+        v(shape=(2.0, 3)),
+        v(shape=(-2, 3)),
+        v(strides=(4,)),
+        v(strides="C"),
+    ],
 )
 def test_dict_extent_refuses_what_has_no_extent(d):
     with pytest.raises(ValueError):

@@ -162,11 +162,7 @@ def native_byteorder(ts: TypeStr) -> bool:
     without multi-byte numbers (b, S, V, O, t). A multi-byte number marked '|' is ambiguous
     (numpy reads it as the host's order), so it is not native.
     """
-    if ts.byteorder == "<":
-        return True
-    if ts.byteorder == ">":
-        return ts.itemsize == 1 or ts.kind in "bSVOt"
-    return ts.itemsize == 1 or ts.kind in "bSVOt"
+    return ts.byteorder == "<" or ts.itemsize == 1 or ts.kind in "bSVOt"
 
 
 def alignment(ts: TypeStr) -> int:

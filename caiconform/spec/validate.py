@@ -46,9 +46,8 @@ _MISSING: Any = object()
 _ADDRESS_END = 1 << 64  # pointers and stream handles are below 2**64
 _INDEX_MAX = (1 << 63) - 1  # consumers index with signed 64-bit integers
 _INDEX_MIN = -_INDEX_MAX
-_MAX_ELEMENT_FINDINGS = (
-    8  # per entry: a shape of a million floats is one problem, shown a few times
-)
+# per entry: a shape of a million floats is one problem, shown a few times
+_MAX_ELEMENT_FINDINGS = 8
 
 
 def keys_for_version(version: int) -> frozenset[str]:
@@ -115,8 +114,10 @@ def dict_extent(d: dict) -> tuple[int, int]:
     parsed = _parse_cached(typestr)
     if type(parsed) is str:
         raise ValueError(f"typestr {typestr!r}: {parsed}")
-    if not isinstance(shape, (tuple, list)) or not all(_int(n) is not None for n in shape):
-        raise ValueError("shape is not a sequence of int")
+    if not isinstance(shape, (tuple, list)) or not all(
+        _int(n) is not None and n >= 0 for n in shape
+    ):
+        raise ValueError("shape is not a sequence of int >= 0")
     if strides is not None and (
         not isinstance(strides, (tuple, list))
         or len(strides) != len(shape)
@@ -323,8 +324,7 @@ def _check_dict(d: dict, v: int, out: list[Finding]) -> None:
         _check_stream(d["stream"], v, out)
     elif v < 3:
         out.append(_no_sync(v))
-    if len(d) > 4 or not d.keys() <= _ALL_KEYS:
-        _check_keys(d, out)
+    _check_keys(d, out)
 
 
 def _check_keys(d: dict, out: list[Finding]) -> None:
