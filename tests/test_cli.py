@@ -69,6 +69,8 @@ def workdir(tmp_path_factory) -> Path:
     (path / "broken.json").write_text(json.dumps(BROKEN))
     (path / "lines.jsonl").write_text(f"{json.dumps(VALID)}\n\n{json.dumps(BROKEN)}\n")
     (path / "bad.json").write_text('{"shape": [2, 3],')
+    (path / "bad_pretty.json").write_text('{\n  "shape": [2, 3],\n  "typestr": <f4\n}\n')
+    (path / "a_dir").mkdir()
     (path / "bad_line.jsonl").write_text(f"{json.dumps(VALID)}\n{{nope\n")
     (path / "array.json").write_text("[1, 2]")
     (path / "empty.json").write_text("\n")
@@ -217,6 +219,8 @@ def test_console_script_runs(workdir):
         (["cai_fixture_mod:fails"], "calling cai_fixture_mod:fails() raised RuntimeError"),
         (["bad.json"], "bad.json: line 1: invalid JSON"),
         (["bad_line.jsonl"], "bad_line.jsonl: line 2: invalid JSON"),
+        (["bad_pretty.json"], "bad_pretty.json: line 3: invalid JSON: Expecting value"),
+        (["a_dir"], "a_dir is not a file"),
         (["missing.json"], "no such file: missing.json"),
         (["array.json"], "holds a JSON list, expected an object"),
         (["empty.json"], "no JSON object"),

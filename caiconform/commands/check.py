@@ -121,7 +121,9 @@ def load_targets(spec: str) -> list[Target]:
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read {spec}: {exc}") from None
         return _parse_json_text(text, spec)
-    if path.suffix.lower() in (".json", ".jsonl") or (path.exists() and not path.is_file()):
+    if path.exists():
+        raise UsageError(f"{spec} is not a file")
+    if path.suffix.lower() in (".json", ".jsonl"):
         raise UsageError(f"no such file: {spec}")
     module_name, colon, attr = spec.partition(":")
     if not colon or not module_name or not attr:
@@ -174,9 +176,11 @@ def _parse_json_text(text: str, source: str) -> list[Target]:
                 continue
             try:
                 values.append((f"{source}:{number}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                error = whole_error if number == 1 and not values else exc
-                raise UsageError(f"{source}: line {number}: invalid JSON: {error.msg}") from None
+            except json.JSONDecodeError as line_error:
+                # before any good line, this is not JSON Lines: the whole-text error says where
+                error = line_error if values else whole_error
+                where = number if values else whole_error.lineno
+                raise UsageError(f"{source}: line {where}: invalid JSON: {error.msg}") from None
     if not values:
         raise UsageError(f"{source}: no JSON object in it")
     targets = []
