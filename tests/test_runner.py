@@ -30,6 +30,7 @@ from caiconform.runner.outcome import OUTCOMES, Result
 from caiconform.runner.plan import UsageError, load_families, plan_cells
 from caiconform.runner.pool import Worker, WorkerPool
 from caiconform.runner.protocol import canonical
+from caiconform.runner.worker import PARENT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNTHETIC = "tests.synthetic.checks"
@@ -135,6 +136,27 @@ def test_execute_returning_no_result_is_reported_not_fatal(worker):
     assert result.outcome == "rejected"
     assert result.message == "check error: execute returned int, expected a Result"
     assert _pid(worker) == before
+
+
+def test_a_spare_worker_replaces_a_crashed_one_without_a_cold_start():
+    from tests.synthetic.adapters import SLOW_IMPORT_S
+
+    spare = Worker(0, spare=True)
+    cell = {"module": SYNTHETIC, "source": SOURCE, "timeout": 30}
+    try:
+        spare.run(EXECUTE, {"n": 0}, "slow-abort", None, **cell)  # cold: imports "slowly"
+        time.sleep(SLOW_IMPORT_S + 0.5)  # meanwhile the spare prepares the same cell
+        crash = spare.run(EXECUTE, {"n": 600}, "slow-abort", None, **cell)
+        start = time.monotonic()
+        after = spare.run(EXECUTE, {"n": 0}, "slow-abort", None, **cell)
+        elapsed = time.monotonic() - start
+    finally:
+        spare.close()
+    assert crash.result.outcome == "crash"
+    assert after.result.outcome == "pass"
+    assert after.worker != crash.worker
+    assert elapsed < SLOW_IMPORT_S, f"the replacement imported again ({elapsed:.2f} s)"
+    assert spare.starts == 3  # the first worker, its spare (now current), the next spare
 
 
 def test_pool_pins_one_gpu_per_worker_only_with_several():
@@ -373,6 +395,21 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _workers_of(parent: int) -> list[int]:
+    """Live worker processes started by `parent` (they carry its pid in their environment)."""
+    mark = f"{PARENT_ENV}={parent}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if mark in environ and _alive(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
 def test_resume_after_sigkill_finishes_without_duplicates(tmp_path):
     out = tmp_path / "run"
     args = ["--libraries", "good,wrong,abort,raises", "--max-examples", "25", "--seed", "99"]
@@ -387,16 +424,16 @@ def test_resume_after_sigkill_finishes_without_duplicates(tmp_path):
             break
         time.sleep(0.05)
     assert proc.poll() is None, f"run ended before it could be killed: {proc.stderr.read()}"
+    assert len(_workers_of(proc.pid)) >= 2  # workers and spares are running
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     before = [json.loads(line) for line in journal.read_text().splitlines()]
     cells_before = (out / "cells.jsonl").read_text().count("\n")
     assert cells_before < 4, "the kill came too late to test a resume"
 
-    # the killed run's workers die with it, even one in the middle of an example
-    worker_pids = {int(r["worker"].split("/")[1]) for r in before if r.get("worker")}
+    # the killed run's workers (and their spares) die with it, even one in an example
     time.sleep(1.0)
-    assert not [pid for pid in worker_pids if _alive(pid)]
+    assert _workers_of(proc.pid) == []
 
     with open(journal, "ab") as fh:  # as if killed in the middle of a write
         fh.write(b'{"run_id": "x", "seq": 99999, "che')

@@ -123,6 +123,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds spent shrinking each kind of non-pass result of a cell (60; on --resume, the run's)",
     )
     parser.add_argument(
+        "--no-spare",
+        action="store_true",
+        help="no prepared spare process per worker (halves the processes; crashes cost more)",
+    )
+    parser.add_argument(
         "--adapter-source",
         default="caiconform.runner.libraries",
         metavar="MODULE",
@@ -277,6 +282,7 @@ def run(args: argparse.Namespace) -> int:
         shrink_budget_s=args.shrink_budget,
         adapter_source=args.adapter_source,
         resume=args.resume,
+        spare_workers=not args.no_spare,
     )
     out_console = console()
     try:

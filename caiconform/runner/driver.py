@@ -88,6 +88,8 @@ class RunConfig:
     adapter_source: str = "caiconform.runner.libraries"
     resume: bool = False
     run_id: str | None = None
+    #: keep a prepared spare process per worker slot (see `Worker`)
+    spare_workers: bool = True
 
     def saved(self) -> dict[str, Any]:
         return {
@@ -449,6 +451,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         gpu_ids=gpu_ids,
         health_hooks=config.health_hooks,
         log_dir=config.out / "workers",
+        spare=config.spare_workers,
     )
     stop = threading.Event()
     result = RunResult(run_id, config.out, journal.results.records, [])

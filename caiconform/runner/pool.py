@@ -61,6 +61,29 @@ class Exchange:
     retired: bool = False
 
 
+#: (check module, producer, consumer, adapter source) a worker has been prepared for
+_PrepareKey = tuple[str, str | None, str | None, str | None]
+
+
+def _prepare_fields(key: _PrepareKey) -> dict[str, str | None]:
+    module, producer, consumer, source = key
+    return {"module": module, "producer": producer, "consumer": consumer, "source": source}
+
+
+def _reap(proc: subprocess.Popen | None) -> None:
+    """Kill a worker's process group (if still running), reap it and close its pipes."""
+    if proc is None:
+        return
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=10)
+    for stream in (proc.stdin, proc.stdout):
+        with contextlib.suppress(OSError, ValueError):
+            stream.close()
+
+
 def _signal_name(returncode: int) -> str:
     if returncode < 0:
         with contextlib.suppress(ValueError):
@@ -78,6 +101,9 @@ class Worker:
     env: variables set in the worker on top of the parent's environment (CUDA_VISIBLE_DEVICES).
     health_hooks: "module:function" health checks run after every example (see `health.py`).
     log_path: where the worker's stderr goes (appended); a temporary file when None.
+    spare: keep a second process started and prepared (same check module, same libraries
+        imported) while the first works, so replacing a crashed, hung or poisoned worker costs
+        a swap instead of a cold start with every library imported again.
     """
 
     def __init__(
@@ -87,17 +113,22 @@ class Worker:
         env: Mapping[str, str] | None = None,
         health_hooks: Sequence[str] = (),
         log_path: Path | None = None,
+        spare: bool = False,
     ) -> None:
         self.slot = slot
         self.env = dict(env or {})
         self.health_hooks = tuple(health_hooks)
         self.log_path = log_path
+        self.spare = spare
         self.starts = 0
         self._proc: subprocess.Popen | None = None
         self._log: IO[bytes] | None = None
         self._buffer = b""
         self._next_id = 0
-        self._prepared: set[tuple[str, str | None, str | None, str | None]] = set()
+        self._prepared: set[_PrepareKey] = set()
+        self._spare: subprocess.Popen | None = None
+        self._spare_prepared: set[_PrepareKey] = set()
+        self._spare_pending: set[int] = set()  # ids of requests the spare has not answered
 
     # -- process life ----------------------------------------------------------------------
     @property
@@ -119,11 +150,7 @@ class Worker:
         env["PYTHONUNBUFFERED"] = "1"
         return env
 
-    def start(self) -> None:
-        """Start the process if it is not running (a replaced worker starts here)."""
-        if self.alive:
-            return
-        self._discard()
+    def _spawn(self) -> subprocess.Popen:
         if self._log is None:
             if self.log_path is not None:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -133,7 +160,8 @@ class Worker:
         command = [sys.executable, "-m", "caiconform.runner.worker"]
         for hook in self.health_hooks:
             command += ["--health-hook", hook]
-        self._proc = subprocess.Popen(
+        self.starts += 1
+        return subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -141,23 +169,61 @@ class Worker:
             env=self._environment(),
             start_new_session=True,
         )
-        self._buffer = b""
-        self._prepared.clear()
-        self.starts += 1
+
+    def start(self) -> None:
+        """Make sure a process is running: the current one, else the spare (once it has
+        finished preparing), else a new one. Then start the next spare."""
+        if self.alive:
+            return
+        self._discard()
+        if not self._promote_spare():
+            self._proc = self._spawn()
+            self._buffer = b""
+            self._prepared.clear()
+        if self.spare:
+            self._spare = self._spawn()
+            self._spare_prepared = set()
+            self._spare_pending = set()
+            for key in self._prepared:
+                self._prepare_spare(key)
+
+    def _promote_spare(self) -> bool:
+        """Make the spare the current process once it has answered what it was sent; False
+        (and the spare discarded) when it has none or it died or hung while preparing."""
+        spare, self._spare = self._spare, None
+        if spare is None or spare.poll() is not None:
+            _reap(spare)
+            return False
+        self._proc, self._buffer = spare, b""
+        deadline = time.monotonic() + PREPARE_TIMEOUT_S
+        try:
+            while self._spare_pending:
+                self._spare_pending.discard(decode(self._read_answer(deadline)).get("id"))
+        except (TimeoutError, EOFError, OSError, ValueError):
+            self._discard()
+            return False
+        self._prepared = self._spare_prepared
+        return True
+
+    def _prepare_spare(self, key: _PrepareKey) -> None:
+        """Send a prepare request to the spare without waiting for its answer."""
+        if self._spare is None or key in self._spare_prepared:
+            return
+        self._next_id += 1
+        try:
+            self._spare.stdin.write(
+                encode({"op": "prepare", **_prepare_fields(key), "id": self._next_id})
+            )
+            self._spare.stdin.flush()
+        except (OSError, ValueError):  # died: start() will find out and cold-start instead
+            return
+        self._spare_prepared.add(key)
+        self._spare_pending.add(self._next_id)
 
     def _discard(self) -> None:
-        """Kill the process group (if still running), reap it and close its pipes."""
+        """Kill the current process group (if still running), reap it and close its pipes."""
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=10)
-        for stream in (proc.stdin, proc.stdout):
-            with contextlib.suppress(OSError, ValueError):
-                stream.close()
+        _reap(proc)
 
     def stop(self) -> None:
         """Ask the process to exit (killing it if it does not within a second) and reap it."""
@@ -173,8 +239,10 @@ class Worker:
         self._discard()
 
     def close(self) -> None:
-        """Stop the process and close the stderr log."""
+        """Stop the process and its spare, and close the stderr log."""
         self.stop()
+        spare, self._spare = self._spare, None
+        _reap(spare)
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -257,17 +325,9 @@ class Worker:
         key = (module, producer, consumer, source)
         if self.alive and key in self._prepared:
             return
-        self.request(
-            {
-                "op": "prepare",
-                "module": module,
-                "producer": producer,
-                "consumer": consumer,
-                "source": source,
-            },
-            timeout=PREPARE_TIMEOUT_S,
-        )
+        self.request({"op": "prepare", **_prepare_fields(key)}, timeout=PREPARE_TIMEOUT_S)
         self._prepared.add(key)
+        self._prepare_spare(key)
 
     def run(
         self,
@@ -344,6 +404,7 @@ class WorkerPool:
         gpu_ids: Sequence[str] = (),
         health_hooks: Sequence[str] = (),
         log_dir: Path | None = None,
+        spare: bool = False,
     ) -> None:
         if size < 1:
             raise ValueError(f"a pool needs at least one worker, got {size}")
@@ -353,7 +414,9 @@ class WorkerPool:
             if len(gpu_ids) > 1:
                 env["CUDA_VISIBLE_DEVICES"] = gpu_ids[slot % len(gpu_ids)]
             log = None if log_dir is None else log_dir / f"worker-{slot}.log"
-            self.workers.append(Worker(slot, env=env, health_hooks=health_hooks, log_path=log))
+            self.workers.append(
+                Worker(slot, env=env, health_hooks=health_hooks, log_path=log, spare=spare)
+            )
         self._free: queue.Queue[Worker] = queue.Queue()
         for worker in self.workers:
             self._free.put(worker)

@@ -1,7 +1,10 @@
 """A synthetic adapter source (the runner's `adapter_source`): the libraries of `checks.py`,
-plus one that needs a GPU and one that is not installed, to test what a run skips and says."""
+plus one that needs a GPU and one that is not installed, to test what a run skips and says.
+`slow-X` behaves as `X` but takes a second to "import" (probe), like a heavy library."""
 
 from __future__ import annotations
+
+import time
 
 from tests.synthetic.checks import THRESHOLD
 
@@ -11,11 +14,17 @@ _EXTRA = {
 }
 
 
+#: seconds a `slow-` library takes to import
+SLOW_IMPORT_S = 1.0
+
+
 def names() -> list[str]:
-    return [*THRESHOLD, *_EXTRA]
+    return [*THRESHOLD, *_EXTRA, *(f"slow-{name}" for name in THRESHOLD)]
 
 
 def probe(name: str) -> dict:
+    if name.startswith("slow-"):
+        time.sleep(SLOW_IMPORT_S)
     info = {
         "name": name,
         "available": True,
