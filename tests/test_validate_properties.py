@@ -126,3 +126,17 @@ def test_fast_path_agrees_with_the_full_judgement(d):
 def test_fast_path_agrees_for_objects_and_explicit_versions(obj, version):
     fast, full = validate(obj, version=version), _validate(obj, version)
     assert (fast.findings, fast.version) == (full.findings, full.version)
+
+
+_ANY_TYPESTR = cst.typestrs(kinds="tbiufcmMOSUV", byteorder="<>|")
+
+
+@given(cst.interface_dicts(version=None, typestr=_ANY_TYPESTR))
+def test_valid_dicts_of_every_kind_and_byte_order_conform(d):
+    assert not [f.message for f in validate(d).findings if f.level in SERIOUS]
+
+
+@given(cst.mutants(typestr=_ANY_TYPESTR, shape=cst.shapes(max_dims=5, max_side=6)))
+def test_mutants_of_every_kind_break_exactly_their_rule(mutant):
+    report = validate(mutant.interface)
+    assert {f.rule for f in report.findings if f.level in SERIOUS} == {mutant.rule}
