@@ -17,6 +17,10 @@ classification the runner uses):
 Fresh process per exchange starts a new worker, runs one exchange and stops it, which is what an
 unpooled design pays; targets: persistent >= 20x faster than fresh, isolated <= 10x in-process.
 
+Replacement: the time from a crashing example (os.abort) to the end of the next numpy exchange,
+with a cold restart (the new worker imports numpy and caiconform first) against a prepared spare
+process (`Worker(spare=True)`), crashes `--gap` seconds apart as if other examples ran between.
+
 Usage: python benchmarks/bench_runner.py [--exchanges 2000] [--fresh 20] [--out bench.json]
        [--family roundtrip --producer reference --consumer reference]
 """
@@ -37,6 +41,18 @@ from typing import Any
 from caiconform.runner.outcome import FAIL, PASS, Result
 
 MODULE = Path(__file__).stem
+
+
+def prepare(producer: str | None, consumer: str | None) -> None:
+    """Check-family hook run once per worker: import what the exchanges use."""
+    import numpy  # noqa: F401
+
+    import caiconform.spec.validate  # noqa: F401
+
+
+def crash(params: dict, producer: str | None, consumer: str | None) -> Result:
+    """An exchange that takes the worker down."""
+    os.abort()
 
 
 def trivial(params: dict, producer: str | None, consumer: str | None) -> Result:
@@ -123,6 +139,28 @@ def _fresh(execute: str, examples: list[dict], n: int, producer, consumer) -> li
     return times
 
 
+def _replacement(spare: bool, crashes: int, gap: float) -> list[float]:
+    """Seconds from a crash to the end of the next exchange, `crashes` times."""
+    from caiconform.runner.pool import Worker
+
+    worker = Worker(0, spare=spare)
+    params = {"n": 4096, "scale": 1}
+    run = {"timeout": 600, "module": MODULE}
+    try:
+        worker.run(f"{MODULE}:numpy_exchange", params, None, None, **run)
+        times = []
+        for _ in range(crashes):
+            time.sleep(gap)
+            start = time.perf_counter()
+            lost = worker.run(f"{MODULE}:crash", {}, None, None, **run)
+            after = worker.run(f"{MODULE}:numpy_exchange", params, None, None, **run)
+            times.append(time.perf_counter() - start)
+            assert lost.result.outcome == "crash" and after.result.outcome == PASS
+        return times
+    finally:
+        worker.close()
+
+
 def _family_examples(family: str, producer: str | None, consumer: str | None, k: int):
     """(execute, `k` examples) of a check family, drawn as a run draws them (fixed seed)."""
     from hypothesis import Phase, given, seed
@@ -178,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", help="also time examples of this check family")
     parser.add_argument("--producer")
     parser.add_argument("--consumer")
+    parser.add_argument("--crashes", type=int, default=10, help="replacements to time")
+    parser.add_argument("--gap", type=float, default=0.5, help="seconds between crashes")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args(argv)
 
@@ -213,6 +253,15 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "(medians; fresh = a new worker process per exchange; overhead = persistent - in-process)"
     )
+    replacement = {
+        mode: _median_us(_replacement(mode == "spare", args.crashes, args.gap)) / 1e3
+        for mode in ("cold", "spare")
+    }
+    print(
+        f"replacing a crashed worker (crash + next numpy exchange, median of {args.crashes}, "
+        f"{args.gap:g} s apart): cold restart {replacement['cold']:.1f} ms, "
+        f"prepared spare {replacement['spare']:.1f} ms"
+    )
     if args.out:
         machine = {
             "python": platform.python_version(),
@@ -220,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
             "cpu_count": os.cpu_count(),
             "load_avg_1m": os.getloadavg()[0],
         }
-        args.out.write_text(json.dumps({"machine": machine, "rows": rows}, indent=1) + "\n")
+        figures = {"machine": machine, "rows": rows, "replacement_ms": replacement}
+        args.out.write_text(json.dumps(figures, indent=1) + "\n")
     return 0
 
 
