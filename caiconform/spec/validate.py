@@ -172,9 +172,9 @@ def _clean_or_none(d: dict, version: int | None, target: Any) -> Report | None:
 
 def _clean(d: dict, version: int | None, target: str) -> Report | None:
     """The report on a well-formed dict (`target` names what it came from), checked inline and
-    bailing out (None) at the first doubt. Every well-formed exchange takes this path, so it is written
-    for the interpreter: no calls, required entries read by subscript (a missing one raises
-    KeyError, which the caller turns into "take the full path"). `_check_dict` is the
+    bailing out (None) at the first doubt. Every well-formed exchange takes this path, so it is
+    written for the interpreter: no calls, required entries read by subscript (a missing one
+    raises KeyError, which the caller turns into "take the full path"). `_check_dict` is the
     reference; tests hold the two to agreeing."""
     declared = d["version"]
     if type(declared) is not int or declared < 0 or declared > 3:
@@ -183,14 +183,6 @@ def _clean(d: dict, version: int | None, target: str) -> Report | None:
         return None
     if not _KEYS[declared].issuperset(d):
         return None
-    shape = d["shape"]
-    if type(shape) is not tuple:
-        return None
-    count = 1
-    for n in shape:
-        if type(n) is not int or n < 0:
-            return None
-        count *= n
     typestr = d["typestr"]
     info = _CLEAN_TYPESTRS.get(typestr, _MISSING) if type(typestr) is str else None
     if info is _MISSING:
@@ -204,33 +196,39 @@ def _clean(d: dict, version: int | None, target: str) -> Report | None:
     ptr = data[0]
     if type(ptr) is not int:
         return None
+    shape = d["shape"]
     strides = d.get("strides")
+    if type(shape) is not tuple:
+        return None
+    count = 1
+    if strides is None:
+        for n in shape:
+            if type(n) is not int or n < 0:
+                return None
+            count *= n
+        hi = count * itemsize
+    else:
+        # one pass over shape and strides (no zip: creating one costs more than this loop)
+        if type(strides) is not tuple or len(strides) != len(shape):
+            return None
+        hi = itemsize
+        for i, n in enumerate(shape):
+            s = strides[i]
+            if type(n) is not int or n < 0 or type(s) is not int:
+                return None
+            count *= n
+            if n > 1:
+                if s <= 0 or s % itemsize:
+                    return None
+                hi += (n - 1) * s
+            elif s > _INDEX_MAX or s < _INDEX_MIN:
+                return None
     if count == 0:
         # zero-size: the pointer is 0, no side overflows, strides are left to the full path
         if ptr != 0 or strides is not None or max(shape) > _INDEX_MAX:
             return None
-    else:
-        if ptr <= 0 or ptr >= _ADDRESS_END or ptr % align:
-            return None
-        if strides is None:
-            if count * itemsize > _INDEX_MAX:
-                return None
-        else:
-            if type(strides) is not tuple or len(strides) != len(shape):
-                return None
-            hi = itemsize
-            for i, s in enumerate(strides):  # not zip(): a zip costs more than this loop
-                n = shape[i]
-                if type(s) is not int:
-                    return None
-                if n > 1:
-                    if s <= 0 or s % itemsize:
-                        return None
-                    hi += (n - 1) * s
-                elif s > _INDEX_MAX or s < _INDEX_MIN:
-                    return None
-            if hi > _INDEX_MAX:
-                return None
+    elif ptr <= 0 or ptr >= _ADDRESS_END or ptr % align or hi > _INDEX_MAX:
+        return None
     if "mask" in d and d["mask"] is not None:
         return None
     stream = d.get("stream")
