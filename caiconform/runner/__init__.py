@@ -4,7 +4,7 @@ them, and every result is journaled at once.
 - `outcome`: the outcome classes and `Result`, the check-family contract;
 - `worker`: the worker process (runs an example, classifies how it ended, checks its health);
 - `health`: the after-example health check (CUDA context, pluggable hooks);
-- `pool`: the parent's side of the workers (crash and hang detection, replacement);
+- `pool`: the parent's side of the workers (crash and hang detection, replacement, spares);
 - `plan`: which cells a run has and which it skips here, and why;
 - `driver`: the matrix (explore, shrink, resume, parallel cells);
 - `journal`, `repro`: `results.jsonl`/`cells.jsonl` and the reproducer scripts;

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import select
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -394,7 +393,7 @@ class Worker:
 
 
 class WorkerPool:
-    """`size` worker slots, handed out one at a time. With several GPUs, slot i sees only GPU
+    """`size` worker slots, one per cell thread. With several GPUs, slot i sees only GPU
     `gpu_ids[i % len(gpu_ids)]` (CUDA_VISIBLE_DEVICES), spreading the cells over the GPUs."""
 
     def __init__(
@@ -417,18 +416,6 @@ class WorkerPool:
             self.workers.append(
                 Worker(slot, env=env, health_hooks=health_hooks, log_path=log, spare=spare)
             )
-        self._free: queue.Queue[Worker] = queue.Queue()
-        for worker in self.workers:
-            self._free.put(worker)
-
-    @contextlib.contextmanager
-    def worker(self) -> Iterator[Worker]:
-        """Borrow a worker slot for a while (a whole cell)."""
-        worker = self._free.get()
-        try:
-            yield worker
-        finally:
-            self._free.put(worker)
 
     def close(self) -> None:
         for worker in self.workers:
