@@ -73,11 +73,14 @@ def _check_int(name: str, value: Any, lo: int, hi: int | None = None) -> None:
         raise InvalidArgument(f"{name}={value!r} must be >= {lo}{upper}")
 
 
-def _check_version(version: Any, allow_none: bool = True) -> None:
-    if version is None and allow_none:
-        return
-    if type(version) is not int or version not in _VERSIONS:
+def _check_version(version: Any) -> None:
+    if version is not None and (type(version) is not int or version not in _VERSIONS):
         raise InvalidArgument(f"version={version!r} must be one of 0, 1, 2, 3 or None")
+
+
+def _check_strategy(name: str, value: Any) -> None:
+    if value is not None and not isinstance(value, st.SearchStrategy):
+        raise InvalidArgument(f"{name}={value!r} must be a strategy or None")
 
 
 def _as_strategy(value: Any, check: Callable[[Any], None]) -> st.SearchStrategy:
@@ -341,6 +344,8 @@ def interface_dicts(
     _check_version(version)
     if type(valid) is not bool:
         raise InvalidArgument(f"valid={valid!r} must be a bool")
+    _check_strategy("shape", shape)
+    _check_strategy("typestr", typestr)
     shape_st = shapes() if shape is None else shape
     typestr_st = typestrs() if typestr is None else typestr
     if not valid:
@@ -674,6 +679,8 @@ def mutants(
     Shrinks toward the first rule in `MUTATIONS` order, then like `interface_dicts`.
     """
     _check_version(version)
+    _check_strategy("shape", shape)
+    _check_strategy("typestr", typestr)
     wanted = list(MUTATIONS) if rules is None else list(dict.fromkeys(rules))
     for rule in wanted:
         if rule not in MUTATIONS:

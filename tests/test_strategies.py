@@ -43,6 +43,8 @@ from caiconform.spec.typestr import parse_typestr
         lambda: cst.layouts(portable_only="yes"),
         lambda: cst.interface_dicts(version=4),
         lambda: cst.interface_dicts(valid="no"),
+        lambda: cst.interface_dicts(shape=(2, 3)),
+        lambda: cst.mutants(typestr="<f4"),
         lambda: cst.mutants(rules=["CAI-NOT-A-RULE"]),
         lambda: cst.mutants(version=3, rules=["CAI-V0-NO-MASK"]),
         lambda: cst.mutants(version="3"),
