@@ -91,7 +91,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, metavar="DIR", help="run directory (default: runs/<run id>)"
     )
     parser.add_argument(
-        "--resume", action="store_true", help="continue the killed or interrupted run in --out"
+        "--resume",
+        action="store_true",
+        help="continue the run in --out with its own libraries, checks, examples and seed",
     )
     parser.add_argument(
         "--workers",
@@ -285,6 +287,10 @@ def run(args: argparse.Namespace) -> int:
         spare_workers=not args.no_spare,
     )
     out_console = console()
+    out_console.print(
+        f"Run directory: {out} (if stopped, continue with: caiconform run --resume --out {out})",
+        markup=False,
+    )
     try:
         with _Display(out_console, config) as display:
             result = driver.run_matrix(config, display)
