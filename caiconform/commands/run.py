@@ -184,6 +184,12 @@ class _Display:
     def planned(self, cells: Sequence[Any], skipped: Sequence[tuple[str, str]]) -> None:
         self.total = len(cells)
         self.max_examples = self.config.max_examples
+        out = self.config.out
+        self.console.print(
+            f"Run directory: {out} (if stopped, continue with: "
+            f"caiconform run --resume --out {out})",
+            markup=False,
+        )
         self.console.print(
             f"{len(cells)} cells to run, {len(skipped)} skipped here"
             + (" (listed at the end)" if skipped else "")
@@ -287,10 +293,6 @@ def run(args: argparse.Namespace) -> int:
         spare_workers=not args.no_spare,
     )
     out_console = console()
-    out_console.print(
-        f"Run directory: {out} (if stopped, continue with: caiconform run --resume --out {out})",
-        markup=False,
-    )
     try:
         with _Display(out_console, config) as display:
             result = driver.run_matrix(config, display)

@@ -373,7 +373,10 @@ def _new_run(config: RunConfig) -> str:
     """Create the run directory and its `run.json`; returns the new run_id."""
     if (config.out / "results.jsonl").exists():
         raise UsageError(f"{config.out} already holds a run; use --resume or another --out")
-    (config.out / "repro").mkdir(parents=True, exist_ok=True)
+    try:
+        (config.out / "repro").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the run directory {config.out}: {exc}") from None
     if config.seed is None:
         config.seed = secrets.randbits(32)
     meta = {
