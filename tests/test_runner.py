@@ -75,6 +75,7 @@ def _pid(worker: Worker) -> int:
 def test_result_round_trips_and_rejects_unknown_outcomes():
     result = Result("fail", rule="CAI-SHAPE-TUPLE", message="m [CAI-SHAPE-TUPLE]", seen=1)
     assert Result.from_dict(json.loads(json.dumps(result.to_dict()))) == result
+    assert result.to_dict() == dataclasses.asdict(result)  # no field left out
     assert set(OUTCOMES) == {
         "pass",
         "fail",
