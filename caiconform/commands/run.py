@@ -220,8 +220,12 @@ class _Display:
             parts = ", ".join(
                 f"[{_OUTCOME_STYLE.get(o, '')}]{n} {o}[/]" for o, n in counts.most_common()
             )
+            from rich.markup import escape
+
             self.console.print(
-                f"[{self.done}/{self.total}] {cell.key}: {parts or 'no examples'} ({elapsed:.1f} s)"
+                escape(f"[{self.done}/{self.total}] {cell.key}: ")
+                + (parts or "no examples")
+                + f" ({elapsed:.1f} s)"
             )
 
 
