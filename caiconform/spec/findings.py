@@ -8,7 +8,7 @@ reports, journals and test failures all show it verbatim.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from caiconform.spec.rules import RULES, Level
 
@@ -72,7 +72,7 @@ class Report:
 
     target: str
     version: int
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding]
 
     @property
     def ok(self) -> bool:
