@@ -300,3 +300,53 @@ def test_check_does_not_import_heavy_libraries_for_a_json_file(workdir):
         [sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True, timeout=60
     )
     assert result.stderr == "[]", result.stderr
+
+
+# --- the live-check hook (in process) ------------------------------------------------------
+
+
+def _fake_live(monkeypatch, live_check) -> None:
+    import types
+
+    module = types.ModuleType("caiconform.reference.live")
+    module.live_check = live_check
+    monkeypatch.setitem(sys.modules, "caiconform.reference.live", module)
+
+
+def test_live_checks_merge_the_live_checkers_findings(monkeypatch):
+    from caiconform.commands.check import live_checks
+    from caiconform.spec.findings import finding
+
+    found = finding("CAI-DATA-DEVICE-ACCESSIBLE", "data[0]", "host memory", "device memory")
+    _fake_live(monkeypatch, lambda obj: ([found], None))
+    assert live_checks(object()) == ([found], None)
+
+
+def test_live_checks_report_skips_and_failures_without_raising(monkeypatch):
+    from caiconform.commands.check import live_checks
+
+    _fake_live(monkeypatch, lambda obj: ([], "live checks skipped: no GPU"))
+    assert live_checks(object()) == ([], "no GPU")
+
+    def broken(obj):
+        raise RuntimeError("driver gone")
+
+    _fake_live(monkeypatch, broken)
+    assert live_checks(object()) == ([], "live checker failed: RuntimeError: driver gone")
+
+
+def test_live_checks_without_a_checker(monkeypatch):
+    from caiconform.commands.check import live_checks
+
+    monkeypatch.setitem(sys.modules, "caiconform.reference.live", None)  # import fails
+    assert live_checks(object()) == ([], "no live checker installed")
+
+
+def test_callable_returning_a_dict_is_judged_as_the_dict(workdir):
+    (workdir / "cai_returns_dict.py").write_text(
+        "def make():\n    return {'shape': (1,), 'typestr': '<f4', 'data': (256, False),"
+        " 'version': 3}\n"
+    )
+    code, out = check_json(workdir, "cai_returns_dict:make")
+    assert code == 0 and out["results"][0]["target"] == "dict"
+    assert out["results"][0]["label"] == "cai_returns_dict:make()"
