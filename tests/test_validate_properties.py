@@ -49,6 +49,10 @@ def _hostile(behaviour: str, payload: Any) -> Any:
         def __len__(self) -> int:
             raise RuntimeError("hostile __len__")
 
+        @property
+        def __class__(self) -> type:
+            raise RuntimeError("hostile __class__")
+
     return Hostile()
 
 

@@ -143,15 +143,16 @@ def _resolve(module_name: str, attr: str, spec: str) -> Target:
             obj = getattr(obj, part)
         except AttributeError:
             raise UsageError(f"{spec}: no attribute {part!r}") from None
-    if isinstance(obj, dict):
+    # type()-based tests: an object's own __class__ may lie or raise
+    if issubclass(type(obj), dict):
         return Target(spec, obj, live=False)
-    if isinstance(obj, type) or (callable(obj) and not _exposes(obj)):
+    if issubclass(type(obj), type) or (callable(obj) and not _exposes(obj)):
         try:
             obj = obj()
         except Exception as exc:
             raise UsageError(f"calling {spec}() raised {type(exc).__name__}: {exc}") from None
         spec = f"{spec}()"
-    return Target(spec, obj, live=not isinstance(obj, dict))
+    return Target(spec, obj, live=not issubclass(type(obj), dict))
 
 
 def _exposes(obj: Any) -> bool:
