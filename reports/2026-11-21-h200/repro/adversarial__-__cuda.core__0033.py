@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer cuda.core
+# the run saw: rejected [CAI-VERSION-REQUIRED]: cuda.core fed a mutant breaking CAI-VERSION-REQUIRED: got BufferError: only CUDA Array Interface v3 or above is supported, expected a clean rejection (an exception) [CAI-VERSION-REQUIRED]
+"""adversarial: cuda.core fed a dict breaking CAI-VERSION-REQUIRED; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": []}], ["typestr", "|i1"], ["data", {"$tuple": [13611116800, true]}], ["strides", {"$tuple": []}], ["descr", [{"$tuple": ["", "|i1"]}]], ["mask", {"$cai": {"$dict": [["shape", {"$tuple": []}], ["typestr", "|b1"], ["data", {"$tuple": [281474976710656, false]}], ["version", 3]]}}], ["stream", 86181]]}')), 'CAI-VERSION-REQUIRED', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+from caiconform.adapters.cuda_core_adapter import CudaCoreAdapter
+result = CudaCoreAdapter().consume(obj)  # StridedMemoryView + Buffer.copy_to
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

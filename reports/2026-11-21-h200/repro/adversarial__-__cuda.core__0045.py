@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer cuda.core
+# the run saw: rejected [CAI-TYPESTR-STR]: cuda.core fed a mutant breaking CAI-TYPESTR-STR: got BufferError: only CUDA Array Interface v3 or above is supported, expected a clean rejection (an exception) [CAI-TYPESTR-STR]
+"""adversarial: cuda.core fed a dict breaking CAI-TYPESTR-STR; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": []}], ["typestr", {"$bytes": "3c6632"}], ["data", {"$tuple": [1024, false]}], ["version", 0], ["strides", {"$tuple": []}]]}')), 'CAI-TYPESTR-STR', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+from caiconform.adapters.cuda_core_adapter import CudaCoreAdapter
+result = CudaCoreAdapter().consume(obj)  # StridedMemoryView + Buffer.copy_to
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer cupy
+# the run saw: rejected [CAI-TYPESTR-GRAMMAR]: cupy fed a mutant breaking CAI-TYPESTR-GRAMMAR: got TypeError: data type '<b2' not understood, expected a clean rejection (an exception) [CAI-TYPESTR-GRAMMAR]
+"""adversarial: cupy fed a dict breaking CAI-TYPESTR-GRAMMAR; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": [2, 2, 2, 4]}], ["typestr", "<b2"], ["data", {"$tuple": [290688, false]}], ["version", 0], ["strides", {"$tuple": [960, 240, 48, 4]}], ["descr", [{"$tuple": ["", "<f4"]}]]]}')), 'CAI-TYPESTR-GRAMMAR', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+import cupy
+result = cupy.asnumpy(cupy.asarray(obj))
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

@@ -1,0 +1,20 @@
+# caiconform reproducer: check adversarial, producer None, consumer jax
+# the run saw: rejected [CAI-PORT-OVERLAP]: jax fed broadcast <c32: got JaxRuntimeError: INVALID_ARGUMENT: Unknown NumPy dtype dtype('complex256') char G kind c itemsize 32, expected the values read back [CAI-PORT-OVERLAP]
+"""adversarial: jax fed a broadcast export
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks.adversarial import build_live
+
+obj, values, keep = build_live(json.loads('{"kind": "live", "mutation": "broadcast", "typestr": "<c32", "layout": {"shape": [4], "strides": [0], "offset": 0, "pad": 0, "kind": "broadcast", "portable": true}, "seed": 4}'))
+
+print(obj.__cuda_array_interface__)
+
+import numpy as np, jax.numpy as jnp
+result = np.asarray(jnp.asarray(obj))
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer jax
+# the run saw: rejected [CAI-STRIDES-NDIM]: jax fed a mutant breaking CAI-STRIDES-NDIM: got JaxRuntimeError: INVALID_ARGUMENT: CUDA Array Interface `shape` and `strides` dimensionalities are inconsistent, expected a clean rejection (an exception) [CAI-STRIDES-NDIM]
+"""adversarial: jax fed a dict breaking CAI-STRIDES-NDIM; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": []}], ["typestr", "|b1"], ["data", {"$tuple": [256, false]}], ["version", 3], ["strides", {"$tuple": [1]}]]}')), 'CAI-STRIDES-NDIM', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+import numpy as np, jax.numpy as jnp
+result = np.asarray(jnp.asarray(obj))
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

@@ -1,0 +1,20 @@
+# caiconform reproducer: check adversarial, producer None, consumer numba-from-cai
+# the run saw: rejected [CAI-DATA-EXTENT-IN-ALLOCATION]: numba-from-cai fed extent-past-allocation |i1: got CudaAPIError: [<CUresult.CUDA_ERROR_INVALID_VALUE: 1>] Call to cuMemcpyDtoH results in CUDA_ERROR_INVALID_VALUE, expected a clean rejection (an exception) [CAI-DATA-EXTENT-IN-ALLOCATION]
+"""adversarial: numba-from-cai fed a extent-past-allocation export
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks.adversarial import build_live
+
+obj, values, keep = build_live(json.loads('{"kind": "live", "mutation": "extent-past-allocation", "typestr": "|i1", "layout": {"shape": [3, 3], "strides": null, "offset": 0, "pad": 0, "kind": "C", "portable": true}, "seed": 148}'))
+
+print(obj.__cuda_array_interface__)
+
+from numba import cuda
+result = cuda.from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj).copy_to_host()
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

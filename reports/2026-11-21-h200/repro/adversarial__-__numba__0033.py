@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer numba
+# the run saw: rejected [CAI-STRIDES-INT]: numba fed a mutant breaking CAI-STRIDES-INT: got SystemError: <built-in function memoryview_get_extents_info> returned a result with an exception set, expected a clean rejection (an exception) [CAI-STRIDES-INT]
+"""adversarial: numba fed a dict breaking CAI-STRIDES-INT; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": [1]}], ["typestr", "|u1"], ["data", {"$tuple": [426358272, true]}], ["version", 1], ["strides", {"$tuple": [3.0]}]]}')), 'CAI-STRIDES-INT', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+from numba import cuda
+result = cuda.as_cuda_array(obj).copy_to_host()
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer numba
+# the run saw: rejected [CAI-DATA-REQUIRED]: numba fed a mutant breaking CAI-DATA-REQUIRED: got KeyError: 'data', expected a clean rejection (an exception) [CAI-DATA-REQUIRED]
+"""adversarial: numba fed a dict breaking CAI-DATA-REQUIRED; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": []}], ["typestr", "|b1"], ["version", 2], ["strides", {"$tuple": []}]]}')), 'CAI-DATA-REQUIRED', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+from numba import cuda
+result = cuda.as_cuda_array(obj).copy_to_host()
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

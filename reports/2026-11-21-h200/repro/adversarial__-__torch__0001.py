@@ -1,0 +1,20 @@
+# caiconform reproducer: check adversarial, producer None, consumer torch
+# the run saw: rejected [CAI-DATA-DEVICE-ACCESSIBLE]: torch fed host-pointer |b1: got RuntimeError: The specified pointer resides on host memory and is not registered with any CUDA device., expected a clean rejection (an exception) [CAI-DATA-DEVICE-ACCESSIBLE]
+"""adversarial: torch fed a host-pointer export
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks.adversarial import build_live
+
+obj, values, keep = build_live(json.loads('{"kind": "live", "mutation": "host-pointer", "typestr": "|b1", "layout": {"shape": [1], "strides": null, "offset": 0, "pad": 0, "kind": "C", "portable": true}, "seed": 0}'))
+
+print(obj.__cuda_array_interface__)
+
+import torch
+result = torch.as_tensor(obj, device='cuda').cpu().numpy()
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

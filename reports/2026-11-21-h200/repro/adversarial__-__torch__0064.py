@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer torch
+# the run saw: rejected [CAI-DATA-NONZERO-SIZE-NONNULL]: torch fed a mutant breaking CAI-DATA-NONZERO-SIZE-NONNULL: got AcceleratorError: CUDA error: invalid argument Search for `cudaErrorInvalidValue' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information. CUDA kernel errors..., expected a clean rejection (an exception) [CAI-DATA-NONZERO-SIZE-NONNULL]
+"""adversarial: torch fed a dict breaking CAI-DATA-NONZERO-SIZE-NONNULL; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": []}], ["typestr", "|u1"], ["data", {"$tuple": [0, false]}], ["version", 1], ["strides", {"$tuple": []}], ["descr", [{"$tuple": ["", "|u1"]}]]]}')), 'CAI-DATA-NONZERO-SIZE-NONNULL', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+import torch
+result = torch.as_tensor(obj, device='cuda').cpu().numpy()
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

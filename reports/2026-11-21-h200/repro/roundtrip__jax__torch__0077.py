@@ -1,0 +1,57 @@
+# caiconform reproducer: check roundtrip, producer jax, consumer torch
+# the run saw: rejected [CAI-PORT-READONLY]: jax->torch <f2 odd (0, 0, 0, 3): got TypeError: the read only flag is not supported, should always be False, expected the values read back [CAI-PORT-READONLY]
+"""roundtrip: a <f2 array, layout odd (0, 0, 0, 3) strides (11, 10, 9, 3), produced by jax and read
+by torch, should read back bit for bit.
+
+Run with: python this_file.py
+"""
+
+import numpy as np
+
+
+def make_values(
+    typestr: str,
+    shape: list[int] | tuple[int, ...],
+    seed: int,
+    strides: list[int] | tuple[int, ...] | None = None,
+) -> np.ndarray:
+    """Random element bit patterns for `typestr` and `shape`, the same for the same seed.
+
+    Random bytes rather than random numbers: every bit pattern a dtype can hold is exercised
+    (NaN payloads, infinities, subnormals, negative zero), which is what a byte-exact exchange
+    must preserve. Booleans are reduced to 0/1, the only patterns a bool may hold. Along axes
+    whose byte stride in `strides` is 0 (a broadcast layout: one element in memory) the values
+    repeat, as they must to be storable at all.
+    """
+    dtype = np.dtype(typestr)
+    shape = tuple(int(n) for n in shape)
+    if strides is None:
+        source = shape
+    else:
+        source = tuple(1 if s == 0 else n for n, s in zip(shape, strides, strict=True))
+    count = 1
+    for extent in source:
+        count *= extent
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, size=count * dtype.itemsize, dtype=np.uint8)
+    if dtype.kind == "b":
+        raw &= 1
+    return np.broadcast_to(raw.view(dtype).reshape(source), shape).copy()
+
+
+values = make_values('<f2', [0, 0, 0, 3], 0, [11, 10, 9, 3])
+
+import jax
+obj = jax.device_put(values, jax.devices('gpu')[0])
+
+import torch
+result = torch.as_tensor(obj, device='cuda').cpu().numpy()
+result = getattr(result, 'values', result)
+
+print("interface:", obj.__cuda_array_interface__)
+import numpy as np
+result = np.asarray(result)
+print("read:", result)
+print("expected:", values)
+same = result.shape == values.shape and result.tobytes() == values.tobytes()
+print("bitwise equal:", same)

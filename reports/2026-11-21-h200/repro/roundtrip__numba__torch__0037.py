@@ -1,0 +1,58 @@
+# caiconform reproducer: check roundtrip, producer numba, consumer torch
+# the run saw: rejected [CAI-CONSUMER-READS-DESCRIBED]: numba->torch <u8 broadcast (3, 4): got AcceleratorError: CUDA error: invalid argument Search for `cudaErrorInvalidValue' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information. CUDA kernel errors..., expected the values read back [CAI-CONSUMER-READS-DESCRIBED]
+"""roundtrip: a <u8 array, layout broadcast (3, 4) strides (0, 8), produced by numba and read by
+torch, should read back bit for bit.
+
+Run with: python this_file.py
+"""
+
+import numpy as np
+
+
+def make_values(
+    typestr: str,
+    shape: list[int] | tuple[int, ...],
+    seed: int,
+    strides: list[int] | tuple[int, ...] | None = None,
+) -> np.ndarray:
+    """Random element bit patterns for `typestr` and `shape`, the same for the same seed.
+
+    Random bytes rather than random numbers: every bit pattern a dtype can hold is exercised
+    (NaN payloads, infinities, subnormals, negative zero), which is what a byte-exact exchange
+    must preserve. Booleans are reduced to 0/1, the only patterns a bool may hold. Along axes
+    whose byte stride in `strides` is 0 (a broadcast layout: one element in memory) the values
+    repeat, as they must to be storable at all.
+    """
+    dtype = np.dtype(typestr)
+    shape = tuple(int(n) for n in shape)
+    if strides is None:
+        source = shape
+    else:
+        source = tuple(1 if s == 0 else n for n, s in zip(shape, strides, strict=True))
+    count = 1
+    for extent in source:
+        count *= extent
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, size=count * dtype.itemsize, dtype=np.uint8)
+    if dtype.kind == "b":
+        raw &= 1
+    return np.broadcast_to(raw.view(dtype).reshape(source), shape).copy()
+
+
+values = make_values('<u8', [3, 4], 15208799, [0, 8])
+
+from caiconform.adapters.registry import get
+from caiconform.spec.layout import Layout
+obj = get('numba').produce(values, Layout.from_dict({'shape': [3, 4], 'strides': [0, 8], 'offset': 0, 'pad': 0, 'kind': 'broadcast', 'portable': True}), '<u8', 'none')
+
+import torch
+result = torch.as_tensor(obj, device='cuda').cpu().numpy()
+result = getattr(result, 'values', result)
+
+print("interface:", obj.__cuda_array_interface__)
+import numpy as np
+result = np.asarray(result)
+print("read:", result)
+print("expected:", values)
+same = result.shape == values.shape and result.tobytes() == values.tobytes()
+print("bitwise equal:", same)

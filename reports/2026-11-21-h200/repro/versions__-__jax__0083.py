@@ -1,0 +1,68 @@
+# caiconform reproducer: check versions, producer None, consumer jax
+# the run saw: rejected [CAI-VERSION-KNOWN]: reference->jax version 99 + key 'flags' <c16 (3, 1, 2, 2): got KeyError: 'stream', expected a clean rejection (an exception) [CAI-VERSION-KNOWN]
+"""versions: a CAI v0 export, version replaced by 99, extra key 'flags', read by jax.
+
+Run with: python this_file.py
+"""
+
+import numpy as np
+
+
+def make_values(
+    typestr: str,
+    shape: list[int] | tuple[int, ...],
+    seed: int,
+    strides: list[int] | tuple[int, ...] | None = None,
+) -> np.ndarray:
+    """Random element bit patterns for `typestr` and `shape`, the same for the same seed.
+
+    Random bytes rather than random numbers: every bit pattern a dtype can hold is exercised
+    (NaN payloads, infinities, subnormals, negative zero), which is what a byte-exact exchange
+    must preserve. Booleans are reduced to 0/1, the only patterns a bool may hold. Along axes
+    whose byte stride in `strides` is 0 (a broadcast layout: one element in memory) the values
+    repeat, as they must to be storable at all.
+    """
+    dtype = np.dtype(typestr)
+    shape = tuple(int(n) for n in shape)
+    if strides is None:
+        source = shape
+    else:
+        source = tuple(1 if s == 0 else n for n, s in zip(shape, strides, strict=True))
+    count = 1
+    for extent in source:
+        count *= extent
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, size=count * dtype.itemsize, dtype=np.uint8)
+    if dtype.kind == "b":
+        raw &= 1
+    return np.broadcast_to(raw.view(dtype).reshape(source), shape).copy()
+
+
+values = make_values('<c16', [3, 1, 2, 2], 2)
+
+from caiconform.reference.producer import ReferenceArray
+from caiconform.spec.layout import Layout
+
+ref = ReferenceArray(values, Layout((3, 1, 2, 2)), '<c16', version=0)
+d = dict(ref.__cuda_array_interface__)
+d['version'] = 99
+d['flags'] = 'caiconform'
+
+
+class Export:
+    __cuda_array_interface__ = d
+
+
+obj = Export()
+
+import numpy as np, jax.numpy as jnp
+result = np.asarray(jnp.asarray(obj))
+result = getattr(result, 'values', result)
+
+print("interface:", obj.__cuda_array_interface__)
+import numpy as np
+result = np.asarray(result)
+print("read:", result)
+print("expected:", values)
+same = result.shape == values.shape and result.tobytes() == values.tobytes()
+print("bitwise equal:", same)
