@@ -46,6 +46,8 @@ FAMILY = "schema"
 ROLES = "producer"
 NEEDS_GPU = True
 SYNTHETIC = "synthetic"
+#: `synthetic` hands out dicts, not objects: only this family can judge it (runner.plan)
+DICT_PRODUCERS = True
 #: every scenario but `unsynced`, which is wrong on purpose
 SCENARIOS = ("none", "legacy", "per-thread", "pending", "multi-stream")
 

@@ -27,6 +27,6 @@ def probe(name: str) -> dict[str, Any]:
         "available": True,
         "reason": "",
         "version": caiconform.__version__,
-        "capabilities": ["produce"],
+        "capabilities": ["produce-dicts"],
         "needs_gpu": False,
     }

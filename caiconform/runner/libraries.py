@@ -38,15 +38,25 @@ class LibraryInfo:
         )
 
 
+#: The pseudo-library that needs no GPU: the schema family judges hypothesis-drawn valid dicts
+#: and single-rule mutants with it, so a run on a machine without a GPU still exercises the
+#: validator, the isolated workers, the journal and the report.
+SYNTHETIC = "synthetic"
+
+
 def names() -> list[str]:
-    """Every adapter the registry knows (built-ins and entry points)."""
+    """Every adapter the registry knows (built-ins and entry points), then `synthetic`."""
     from caiconform.adapters import registry
 
-    return list(registry.names())
+    return [*registry.names(), SYNTHETIC]
 
 
 def probe(name: str) -> dict[str, Any]:
     """Availability, version, capabilities and GPU need of one adapter (run in a worker)."""
+    if name == SYNTHETIC:
+        from caiconform.checks import synthetic_source
+
+        return synthetic_source.probe(name)
     from caiconform.adapters import registry
 
     adapter = registry.get(name)

@@ -51,6 +51,9 @@ class Family:
     roles: str
     needs_gpu: bool
     min_gpus: int
+    #: the family also judges pseudo-producers that only hand out interface dicts (capability
+    #: "produce-dicts", e.g. `synthetic`); every other family needs real objects
+    dict_producers: bool = False
 
     @property
     def execute(self) -> str:
@@ -123,15 +126,18 @@ def load_families(specs: Sequence[str]) -> tuple[list[Family], list[BrokenFamily
                 roles=module.ROLES,
                 needs_gpu=needs_gpu,
                 min_gpus=int(getattr(module, "MIN_GPUS", 1 if needs_gpu else 0)),
+                dict_producers=bool(getattr(module, "DICT_PRODUCERS", False)),
             )
         )
     return families, broken
 
 
-def _combinations(roles: str, libraries: Iterable[LibraryInfo]):
+def _combinations(family: Family, libraries: Iterable[LibraryInfo]):
     libraries = list(libraries)
-    producers = [lib for lib in libraries if "produce" in lib.capabilities]
+    produces = {"produce", "produce-dicts"} if family.dict_producers else {"produce"}
+    producers = [lib for lib in libraries if produces & lib.capabilities]
     consumers = [lib for lib in libraries if "consume" in lib.capabilities]
+    roles = family.roles
     if roles == "pair":
         return [(p, c) for p in producers for c in consumers]
     if roles == "producer":
@@ -151,7 +157,7 @@ def plan_cells(
     runnable: list[Cell] = []
     skipped: list[tuple[Cell, str]] = []
     for family in families:
-        for producer, consumer in _combinations(family.roles, libraries.values()):
+        for producer, consumer in _combinations(family, libraries.values()):
             infos = [lib for lib in (producer, consumer) if lib is not None]
             gpus = family.min_gpus if any(lib.needs_gpu for lib in infos) else 0
             if not family.needs_gpu:
