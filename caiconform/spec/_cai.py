@@ -26,6 +26,8 @@ V2 = "cai-v2#python-interface-specification"
 
 _D = {"dict_visible": True}
 
+# One rule per entry, laid out as a table.
+# fmt: off
 RULES = (
     # --- the attribute and the dict ---------------------------------------------------------
     make("CAI-ATTR-DICT", "MUST", "0-3", "producer", PY,
@@ -280,3 +282,4 @@ RULES = (
          "A v0/v1 export without explicit strides relies on a C-contiguous reading those versions "
          "did not state.", **_D),
 )
+# fmt: on

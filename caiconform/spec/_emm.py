@@ -22,6 +22,8 @@ ENV = "emm#environment-variable"
 FUNC = "emm#function"
 RESET = "emm#resetting-the-memory-manager"
 
+# One rule per entry, laid out as a table.
+# fmt: off
 RULES = (
     make("EMM-NUMBA-NO-DIRECT-ALLOC", "MUST", "", "numba", OVERVIEW,
          "With a plugin in use, Numba allocates and frees device memory only through the plugin, "
@@ -137,3 +139,4 @@ RULES = (
          "numba.cuda.close destroys contexts and invalidates their arrays, streams, events and "
          "modules; @cuda.jit functions must be redefined."),
 )
+# fmt: on
