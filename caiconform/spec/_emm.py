@@ -61,6 +61,9 @@ RULES = (
          "allocation, disjoint from other live allocations; an allocation it cannot make raises."),
     make("EMM-INITIALIZE-BEFORE-USE", "MUST", "", "numba", IMPL,
          "Numba calls initialize before the first use of the plugin object for a context."),
+    make("EMM-INITIALIZE-PREPARES", "SHOULD", "", "plugin", IMPL,
+         "initialize prepares the underlying library for allocations in the current context: "
+         "once it returns, the allocation methods work there."),
     make("EMM-INITIALIZE-IDEMPOTENT", "MUST", "", "plugin", IMPL,
          "initialize may be called many times and does not invalidate earlier state (live "
          "allocations stay valid)."),
