@@ -144,7 +144,7 @@ RULES = (
     # --- synchronization: design ----------------------------------------------------------
     make("CAI-SYNC-RACE-FREE", "MUST", "3", "both", MOTIVE,
          "Producers and consumers exchanging data through the CAI do so without data races."),
-    make("CAI-SYNC-CORRECT-BY-DEFAULT", "MUST", "3", "both", MOTIVE,
+    make("CAI-SYNC-CORRECT-BY-DEFAULT", "SHOULD", "3", "both", MOTIVE,
          "Race freedom holds without the user knowing the CAI: asynchronous producers and "
          "consumers are correct by default."),
     make("CAI-SYNC-EXCEPTION-DOCUMENTED", "MUST", "3", "both", MOTIVE,
