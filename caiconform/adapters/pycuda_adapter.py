@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
-from caiconform.adapters.base import Adapter, SkipExchange
-from caiconform.spec.layout import Layout
+from caiconform.adapters._plain import PlainProducer
 
 __all__ = ["PycudaAdapter", "SUPPORTED"]
 
@@ -26,30 +25,18 @@ __all__ = ["PycudaAdapter", "SUPPORTED"]
 SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS)
 
 
-class PycudaAdapter(Adapter):
+class PycudaAdapter(PlainProducer):
     """PyCUDA GPUArrays in the primary context; producer only."""
 
     name = "pycuda"
     module = "pycuda.autoprimaryctx"
     distribution = "pycuda"
-    capabilities = frozenset({"produce"})
+    supported = SUPPORTED
 
-    def available(self) -> tuple[bool, str]:
-        return _staging.on_gpu(super().available())
-
-    def produce(
-        self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
-    ) -> Any:
-        values, dtype = _staging.check_request(
-            "pycuda", values, layout, typestr, stream_scenario, SUPPORTED
-        )
-        if stream_scenario != "none":
-            raise SkipExchange("the pycuda adapter covers stream scenario 'none' only")
-        if not _staging.is_plain_c(layout, dtype.itemsize):
-            raise SkipExchange("the pycuda adapter produces C-contiguous arrays at offset 0 only")
+    def upload(self, values: np.ndarray) -> Any:
         import pycuda.autoprimaryctx  # makes the primary context current
         from pycuda import gpuarray
 
-        array = gpuarray.to_gpu(np.ascontiguousarray(values))
+        array = gpuarray.to_gpu(values)
         pycuda.autoprimaryctx.context.synchronize()
         return array

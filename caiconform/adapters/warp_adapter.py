@@ -16,37 +16,24 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
-from caiconform.adapters.base import Adapter, SkipExchange
-from caiconform.spec.layout import Layout
+from caiconform.adapters._plain import PlainProducer
 
 __all__ = ["WarpAdapter", "SUPPORTED"]
 
 SUPPORTED = frozenset(k for k in _staging.ALL_DTYPE_KEYS if not k.startswith("c"))
 
 
-class WarpAdapter(Adapter):
+class WarpAdapter(PlainProducer):
     """Warp arrays on the first CUDA device; producer only."""
 
     name = "warp"
     module = "warp"
     distribution = "warp-lang"
-    capabilities = frozenset({"produce"})
+    supported = SUPPORTED
 
-    def available(self) -> tuple[bool, str]:
-        return _staging.on_gpu(super().available())
-
-    def produce(
-        self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
-    ) -> Any:
-        values, dtype = _staging.check_request(
-            "warp", values, layout, typestr, stream_scenario, SUPPORTED
-        )
-        if stream_scenario != "none":
-            raise SkipExchange("the warp adapter covers stream scenario 'none' only")
-        if not _staging.is_plain_c(layout, dtype.itemsize):
-            raise SkipExchange("the warp adapter produces C-contiguous arrays at offset 0 only")
+    def upload(self, values: np.ndarray) -> Any:
         import warp as wp
 
-        array = wp.array(np.ascontiguousarray(values), device="cuda:0")
+        array = wp.array(values, device="cuda:0")
         wp.synchronize_device("cuda:0")
         return array
