@@ -23,6 +23,7 @@ from hypothesis import Phase, given, seed
 
 from caiconform.cli import main as cli_main
 from caiconform.env import capture, library_versions, visible_gpus
+from caiconform.runner.draws import seed_only_draws
 from caiconform.runner.driver import RunConfig, _cell_seed, _settings, run_matrix, summarize
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
@@ -255,7 +256,14 @@ def test_journal_appends_from_threads_stay_whole_and_in_seq_order(tmp_path):
 
 # -- the matrix ---------------------------------------------------------------------------
 def _replayed_params(cell_key: str, run_seed: int, max_examples: int) -> set[str]:
-    """The params hypothesis draws for a cell: what the journal must hold, no more, no less."""
+    """The params hypothesis draws for a cell: what the journal must hold, no more, no less.
+    Drawn as the runner draws, seed-only: this process has imported other modules than the run's
+    (other test files' too), and hypothesis would otherwise draw constants from them."""
+    with seed_only_draws():
+        return _drawn_params(cell_key, run_seed, max_examples)
+
+
+def _drawn_params(cell_key: str, run_seed: int, max_examples: int) -> set[str]:
     from tests.synthetic.checks import examples
 
     drawn: set[str] = set()
@@ -268,6 +276,30 @@ def _replayed_params(cell_key: str, run_seed: int, max_examples: int) -> set[str
 
     draw()
     return drawn
+
+
+def test_seed_only_draws_ignore_modules_imported_since(tmp_path, monkeypatch):
+    """The bug behind a resume that journaled other examples than the killed run: hypothesis
+    draws constants from every local module imported so far, so one seed drew differently once
+    more modules were loaded. Inside `seed_only_draws()` (in any thread) it must not."""
+    from caiconform.runner import draws
+
+    if draws._COLLECT is None:
+        pytest.skip("this hypothesis draws no constants from local modules")
+    key = "synthetic/abort/-"
+    before, before_unpinned = _replayed_params(key, 5, 200), _drawn_params(key, 5, 200)
+    constants = ", ".join(str(n) for n in range(3, 1000, 7))
+    (tmp_path / "caiconform_draws_constants.py").write_text(f"VALUES = [{constants}]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "caiconform_draws_constants", raising=False)
+    __import__("caiconform_draws_constants")
+    assert _drawn_params(key, 5, 200) != before_unpinned, "the import changed no draw"
+    assert _replayed_params(key, 5, 200) == before
+    in_thread: list[set[str]] = []
+    thread = threading.Thread(target=lambda: in_thread.append(_replayed_params(key, 5, 200)))
+    thread.start()
+    thread.join()
+    assert in_thread == [before]
 
 
 def _explore_records(records: list[dict]) -> dict[str, list[dict]]:

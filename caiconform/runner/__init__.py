@@ -7,6 +7,7 @@ them, and every result is journaled at once.
 - `pool`: the parent's side of the workers (crash and hang detection, replacement, spares);
 - `plan`: which cells a run has and which it skips here, and why;
 - `driver`: the matrix (explore, shrink, resume, parallel cells);
+- `draws`: hypothesis draws that depend on the seed alone, so resume and shrink can replay them;
 - `journal`, `repro`: `results.jsonl`/`cells.jsonl` and the reproducer scripts;
 - `libraries`: the default adapter source (the adapter registry);
 - `protocol`, `resolve`: the wire format, and functions named by "module:function".

@@ -2,7 +2,8 @@
 every result.
 
 Each cell is driven in two steps, both seeded from the run's seed and the cell's key so they see
-the same examples in the same order:
+the same examples in the same order (and nothing else: `draws.seed_only_draws` keeps the modules
+a process has imported out of hypothesis's draws):
 
 1. *explore*: `max_examples` examples, no shrinking; every one is run in the cell's worker and
    journaled. The test function never fails, so every example is tried and counted.
@@ -39,6 +40,7 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
 from caiconform.env import visible_gpus
+from caiconform.runner.draws import seed_only_draws
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import PASS, SKIP, Result
@@ -251,7 +253,8 @@ class _CellRun:
             if self.listener is not None:
                 self.listener.example(self.cell, record)
 
-        explore_one()
+        with seed_only_draws():
+            explore_one()
 
     def shrink(self, strategy, target: tuple[str, str | None]) -> dict | None:
         deadline = time.monotonic() + self.config.shrink_budget_s
@@ -278,7 +281,8 @@ class _CellRun:
                 raise _Found(params, exchange)
 
         try:
-            shrink_one()
+            with seed_only_draws():
+                shrink_one()
         except _Found as found:
             tag = "min-" + "-".join(filter(None, target))
             return self._journal(found.params, found.exchange, None, tag)
