@@ -81,9 +81,26 @@ def ensure_context(device: int = 0) -> int:
     from cuda.core import Device
 
     Device(device).set_current()
+    if int(call(driver.cuCtxGetDevice)) != device:
+        # cuda.core keeps its own per-thread record of the current device; when another library
+        # (a runtime-API user such as torch or CuPy) moved the thread's context since, that
+        # record can make set_current a no-op. Make the primary context current directly.
+        call(driver.cuCtxSetCurrent, _primary_context(device))
     _local.device = device
     _local.ctx = int(call(driver.cuCtxGetCurrent))
     return device
+
+
+_primaries: dict[int, object] = {}
+
+
+def _primary_context(device: int):
+    """`device`'s primary context, retained once per process (the context cuda.core uses)."""
+    from cuda.bindings import driver
+
+    if device not in _primaries:
+        _primaries[device] = call(driver.cuDevicePrimaryCtxRetain, call(driver.cuDeviceGet, device))
+    return _primaries[device]
 
 
 def current_device() -> int:

@@ -120,3 +120,30 @@ def test_reference_consumer_reads_a_device_1_array_while_device_0_is_current():
     np.testing.assert_array_equal(result.values, data)
     assert result.allocation[0] <= buf.ptr < result.allocation[0] + result.allocation[1]
     assert int(call(cu.cuCtxGetDevice)) == 0, "the consumer left another device current"
+
+
+@pytest.mark.multigpu
+@pytest.mark.skipif(device_count() < 2, reason="needs two GPUs")
+def test_reference_consumer_reads_device_1_after_another_library_moved_the_context():
+    """The devices family's worker runs other libraries first: a runtime-API user switching
+    devices behind cuda.core's back must not make the consumer look on the wrong device."""
+    torch = pytest.importorskip("torch")
+    from cuda.bindings import driver as cu
+
+    from caiconform.cuda.device import ensure_context
+    from caiconform.cuda.errors import call
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+    from caiconform.spec.layout import Layout
+
+    values = np.arange(24, dtype=np.float32).reshape(4, 6)
+    ref = ReferenceArray(values, Layout((4, 6)), "<f4", device=1)
+    ensure_context(0)
+    torch.cuda.set_device(1)
+    torch.zeros(1, device="cuda:1")
+    torch.cuda.set_device(0)
+    torch.zeros(1, device="cuda:0")
+    ensure_context(0)
+    result = consume(ref)
+    np.testing.assert_array_equal(np.asarray(result.values), values)
+    assert int(call(cu.cuCtxGetDevice)) == 0, "the consumer left another device current"
