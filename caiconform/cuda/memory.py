@@ -150,6 +150,8 @@ def pointer_info(ptr: int) -> PointerInfo:
         detail=f"0x{ptr:x}",
     )
     mem_type, ordinal, ctx, managed, dev_ptr = (_as_int(v) for v in values)
+    if ctx:
+        ordinal = _context_device(ctx)
     return PointerInfo(
         ptr=ptr,
         memory_type=MEMORY_TYPES.get(mem_type, f"type {mem_type}"),
@@ -158,6 +160,22 @@ def pointer_info(ptr: int) -> PointerInfo:
         is_managed=bool(managed),
         device_pointer=dev_ptr,
     )
+
+
+def _context_device(ctx: int) -> int:
+    """Ordinal of the device a context belongs to.
+
+    Seen on 2x H200 (driver 580.159.04, cuda-bindings 13.3): CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    answered 0 for memory allocated in device 1's primary context, while
+    CU_POINTER_ATTRIBUTE_CONTEXT named device 1's context. The context is the reliable answer.
+    """
+    from cuda.bindings import driver
+
+    call(driver.cuCtxPushCurrent, driver.CUcontext(ctx))
+    try:
+        return int(call(driver.cuCtxGetDevice))
+    finally:
+        call(driver.cuCtxPopCurrent)
 
 
 def _as_int(value: object) -> int:
