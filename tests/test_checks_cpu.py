@@ -576,3 +576,11 @@ def test_suite_failure_message_names_rule_seen_expected_and_reproducer(tmp_path:
         patch.setattr("caiconform.cuda.gpu_available", lambda: (True, ""))
         with pytest.raises(pytest.skip.Exception, match="cupy unavailable: not installed"):
             suite.check("lifetime", (None, "cupy"))
+
+
+def test_compare_values_shows_bytes_when_the_values_print_alike() -> None:
+    from caiconform.checks._support import compare_values
+
+    stored_as_two = np.frombuffer(b"\x02\x00", dtype="?").reshape(1, 2).copy()
+    message = compare_values(stored_as_two, np.array([[True, False]]))
+    assert message == "1 of 2 elements differ; first at (0, 0): got 02, expected 01 (bytes)"

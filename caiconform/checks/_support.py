@@ -153,10 +153,16 @@ def compare_values(seen: Any, expected: np.ndarray) -> str | None:
         return None
     wrong = np.argwhere(~same)
     first = tuple(int(i) for i in wrong[0])
-    return (
-        f"{len(wrong)} of {a.size} elements differ; first at {first}: "
-        f"got {b[first]!r}, expected {a[first]!r}"
-    )
+    got, want = repr(b[first]), repr(a[first])
+    if got == want:  # same value, other bytes (a bool stored as 2, a NaN payload): show the bytes
+        got, want = _element_bytes(b, first), f"{_element_bytes(a, first)} (bytes)"
+    return f"{len(wrong)} of {a.size} elements differ; first at {first}: got {got}, expected {want}"
+
+
+def _element_bytes(array: np.ndarray, index: tuple[int, ...]) -> str:
+    """The stored bytes of one element in hex (indexing a scalar would normalise them)."""
+    raw = np.ascontiguousarray(array).view(np.uint8).reshape(*array.shape, array.dtype.itemsize)
+    return raw[index].tobytes().hex()
 
 
 def describe_exception(exc: BaseException, limit: int = 200) -> str:
