@@ -329,6 +329,14 @@ def test_bad_options_are_usage_errors(project, args, message):
     assert message in result.stderr.str()
 
 
+def test_report_directory_that_cannot_be_made_is_a_usage_error(project):
+    (project.path / "a_file").write_text("")
+    result = project.runpytest("--cai-producer", "fakelib:make", "--cai-report", "a_file/report")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--cai-report: cannot create a_file/report/runs/" in result.stderr.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
 def test_malformed_expectation_file_names_entry_and_field(project):
     expect = _expect(project, "expectations:\n  - rule: CAI-SHAPE-TUPLE\n    reasn: typo\n")
     result = project.runpytest("--cai-producer", "fakelib:make", "--cai-expectations", expect)

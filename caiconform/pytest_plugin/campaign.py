@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from caiconform.expectations import (
     Application,
     Expectation,
@@ -106,7 +108,12 @@ class Campaign:
 
             stamp = utc_now().replace(":", "").replace("-", "")
             workdir = options.report / "runs" / stamp
-            workdir.mkdir(parents=True, exist_ok=True)
+            try:
+                workdir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise pytest.UsageError(
+                    f"--cai-report: cannot create {workdir}: {exc.strerror or exc}"
+                ) from None
             return cls(options, gpu, workdir, owns_workdir=False)
         return cls(options, gpu, Path(tempfile.mkdtemp(prefix="caiconform-pytest-")))
 
