@@ -1,4 +1,4 @@
-"""Shared test configuration: hypothesis profiles.
+"""Shared test configuration: hypothesis profiles, and where the spec texts are.
 
 `ci` (the default) keeps the whole CPU suite within about a minute on a 2-core machine: few
 examples, no deadline (shared CI machines stall), no shrink-time surprises. `thorough` is for a
@@ -8,8 +8,12 @@ local hunt: `HYPOTHESIS_PROFILE=thorough python -m pytest tests/test_validate_pr
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from caiconform.spec.rules import SPEC_FILES
 
 settings.register_profile(
     "ci",
@@ -25,3 +29,17 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def spec_dir() -> Path:
+    """The folder holding the spec texts: $CAICONFORM_SPEC_DIR, else the committed docs/spec.
+    A missing text fails the tests that read it rather than skipping them: docs/spec is part of
+    the checkout, so its absence is a broken checkout, not a machine without something."""
+    candidate = Path(
+        os.environ.get("CAICONFORM_SPEC_DIR") or Path(__file__).parent.parent / "docs" / "spec"
+    )
+    missing = [name for name in SPEC_FILES.values() if not (candidate / name).is_file()]
+    if missing:
+        pytest.fail(f"spec texts {missing} not in {candidate} (set CAICONFORM_SPEC_DIR)")
+    return candidate

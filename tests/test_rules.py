@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -14,22 +13,6 @@ from caiconform.spec.rules import RULES, SPEC_FILES, Level, Rule, Side, get, rul
 ID_PATTERN = re.compile(r"^(CAI|EMM)-[A-Z0-9]+(-[A-Z0-9]+)*$")
 _UNDERLINE = re.compile(r'^([=\-~^"`#*+])\1{2,}$')
 _LABEL = re.compile(r"^\.\. _([^:`]+):\s*$")
-
-
-def _spec_dir() -> Path | None:
-    """Where the spec texts are: $CAICONFORM_SPEC_DIR, docs/spec in the checkout, or the
-    shared folder of the development machine."""
-    root = Path(__file__).resolve().parent.parent
-    candidates = [
-        os.environ.get("CAICONFORM_SPEC_DIR"),
-        root / "docs" / "spec",
-        root / "shared" / "spec",
-        "/work/shared/spec",
-    ]
-    for candidate in candidates:
-        if candidate and all((Path(candidate) / name).is_file() for name in SPEC_FILES.values()):
-            return Path(candidate)
-    return None
 
 
 def _slug(title: str) -> str:
@@ -98,10 +81,7 @@ def test_portability_rules_are_named_as_such():
         assert is_port == rule.id.startswith("CAI-PORT-"), rule.id
 
 
-def test_sections_resolve_to_a_heading_or_label_in_the_spec():
-    spec_dir = _spec_dir()
-    if spec_dir is None:
-        pytest.skip("spec texts not found: set CAICONFORM_SPEC_DIR to the folder holding them")
+def test_sections_resolve_to_a_heading_or_label_in_the_spec(spec_dir: Path):
     known = {key: anchors((spec_dir / name).read_text()) for key, name in SPEC_FILES.items()}
     missing = [
         f"{r.id}: {r.section}"

@@ -8,7 +8,6 @@ not normative). A normative sentence the catalogue forgot is reported by its tex
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -119,20 +118,8 @@ def uncovered(units: list[str], quotes: Iterable[str]) -> list[str]:
     return [u for u in units if NORMATIVE.search(u) and not any(q in u or u in q for q in wanted)]
 
 
-def _spec_dir() -> Path | None:
-    """The spec texts: $CAICONFORM_SPEC_DIR, else docs/spec in the checkout."""
-    root = Path(__file__).resolve().parent.parent
-    for candidate in (os.environ.get("CAICONFORM_SPEC_DIR"), root / "docs" / "spec"):
-        if candidate and all((Path(candidate) / n).is_file() for n in SPEC_FILES.values()):
-            return Path(candidate)
-    return None
-
-
 @pytest.fixture(scope="module")
-def texts() -> dict[str, str]:
-    spec_dir = _spec_dir()
-    if spec_dir is None:
-        pytest.skip("spec texts not found: set CAICONFORM_SPEC_DIR to the folder holding them")
+def texts(spec_dir: Path) -> dict[str, str]:
     return {key: (spec_dir / name).read_text() for key, name in SPEC_FILES.items()}
 
 
