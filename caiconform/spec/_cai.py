@@ -10,7 +10,6 @@ from __future__ import annotations
 from caiconform.spec.rules import make
 
 PY = "cai-v3#python-interface-specification"
-SYNC = "cai-v3#cuda-array-interface-synchronization"
 MOTIVE = "cai-v3#design-motivations"
 REQ = "cai-v3#interface-requirements"
 NUMBA_SYNC = "cai-v3#synchronization-in-numba"

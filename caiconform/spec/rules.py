@@ -46,8 +46,6 @@ SPEC_FILES = {
     "emm": "external_memory_management.rst",
 }
 
-ALL_CAI_VERSIONS: tuple[int, ...] = (0, 1, 2, 3)
-
 
 @dataclass(frozen=True, slots=True)
 class Rule:
