@@ -133,7 +133,7 @@ def inspect_dict(d: dict) -> tuple[_Plan, list[Finding]]:
     )
 
 
-def _check_pointer(plan: _Plan, device: int) -> tuple[Any, tuple[int, int]]:
+def _check_pointer(plan: _Plan) -> tuple[Any, tuple[int, int]]:
     """Driver checks on the pointer and the extent; ConsumerRefused with the rule broken."""
     from caiconform.cuda.memory import address_range, pointer_info
 
@@ -291,7 +291,7 @@ def consume(
     owner = _owning_device(plan.ptr)
     device = home if owner is None or owner == home else ensure_context(owner)
     try:
-        result.pointer, result.allocation = _check_pointer(plan, device)
+        result.pointer, result.allocation = _check_pointer(plan)
         mask = None
         if plan.mask is not None:
             mask = consume(plan.mask, sync=sync, device=device).values
