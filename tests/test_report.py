@@ -326,6 +326,14 @@ def test_write_report_refuses_a_file_as_output(tmp_path):
         write_report([RUN_A], target)
 
 
+def test_cli_unwritable_report_file_is_one_line_and_exit_2(tmp_path, capsys):
+    (tmp_path / "matrix.json").mkdir()  # stands for a file the user may not write
+    assert main(["report", str(RUN_A), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("caiconform: error: ") and len(err.splitlines()) == 1
+    assert "matrix.json: cannot write" in err
+
+
 # --- the user docs stay true to the CLI --------------------------------------------------------
 
 DOCS = Path(__file__).parent.parent / "docs"

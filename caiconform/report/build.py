@@ -85,6 +85,9 @@ def write_report(
     files = []
     for name in REPORT_FILES:
         path = out / name
-        path.write_text(contents[name], encoding="utf-8")
+        try:
+            path.write_text(contents[name], encoding="utf-8")
+        except OSError as exc:
+            raise ReportInputError(f"{path}: cannot write ({exc.strerror or exc})") from None
         files.append(path)
     return Written(out, files, matrix, application)
