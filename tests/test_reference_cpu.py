@@ -235,8 +235,10 @@ def test_consumer_reads_zero_size_without_touching_a_device():
 def test_inspect_dict_resolves_strides_and_stream():
     plan, warnings = inspect_dict(_good(shape=(2, 3), stream=5))
     assert plan.strides == (12, 4) and plan.stream == 5 and plan.count == 6
-    plan, _ = inspect_dict(_good(version=2, stream=None) | {"mask": None})
+    # a v2 dict's stream key means nothing: the plan ignores it (and the finding says so)
+    plan, warnings = inspect_dict(_good(version=2, stream=5) | {"mask": None})
     assert plan.stream is None
+    assert [f.rule for f in warnings] == ["CAI-V2-STREAM-UNDEFINED"]
 
 
 @pytest.mark.skipif(HAVE_GPU, reason="needs a machine without a GPU")
