@@ -15,7 +15,7 @@ import os
 import sys
 from types import ModuleType
 
-__all__ = ["COMMANDS", "UsageError", "main", "console"]
+__all__ = ["COMMANDS", "UsageError", "main", "console", "parse_cai_version"]
 
 #: command name -> module implementing it (imported only when that command runs)
 COMMANDS: dict[str, str] = {
@@ -32,6 +32,16 @@ EXIT_USAGE = 2
 class UsageError(Exception):
     """Bad user input (a target that cannot be found or read, a bad option value). The message
     is one line saying what was wrong; the CLI exits 2."""
+
+
+def parse_cai_version(raw: str | None) -> int | None:
+    """The `--version N` option of `check` and `rules`: a CAI version 0-3, or None when not
+    given; UsageError otherwise."""
+    if raw is None:
+        return None
+    if raw not in ("0", "1", "2", "3"):
+        raise UsageError(f"--version must be 0, 1, 2 or 3, got {raw!r}")
+    return int(raw)
 
 
 def console():

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from caiconform.cli import UsageError
+from caiconform.cli import UsageError, parse_cai_version
 from caiconform.cli import console as cli_console
 from caiconform.spec.findings import Finding, Report
 from caiconform.spec.validate import ATTR, validate
@@ -82,7 +82,7 @@ def live_checks(obj: Any) -> tuple[list[Finding], str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    version = _parse_version(args.version)
+    version = parse_cai_version(args.version)
     results = []
     for target in load_targets(args.target):
         report = validate(target.obj, version=version)
@@ -97,14 +97,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_tables(results)
     return 0 if all(report.ok for _, report, _ in results) else 1
-
-
-def _parse_version(raw: str | None) -> int | None:
-    if raw is None:
-        return None
-    if raw not in ("0", "1", "2", "3"):
-        raise UsageError(f"--version must be 0, 1, 2 or 3, got {raw!r}")
-    return int(raw)
 
 
 # --- targets -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from caiconform.cli import UsageError
+from caiconform.cli import UsageError, parse_cai_version
 from caiconform.cli import console as cli_console
 from caiconform.spec.rules import RULES, Level, Rule, Side
 
@@ -55,10 +55,9 @@ def select(level: str | None, side: str | None, version: str | None) -> list[Rul
                 f"--side must be one of {', '.join(x.value for x in Side)}, got {side!r}"
             ) from None
         rules = [r for r in rules if r.side is wanted_side]
-    if version is not None:
-        if version not in ("0", "1", "2", "3"):
-            raise UsageError(f"--version must be 0, 1, 2 or 3, got {version!r}")
-        rules = [r for r in rules if int(version) in r.versions]
+    wanted_version = parse_cai_version(version)
+    if wanted_version is not None:
+        rules = [r for r in rules if wanted_version in r.versions]
     return rules
 
 
