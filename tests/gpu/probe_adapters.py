@@ -174,7 +174,7 @@ def _exchange(
         synchronize()
 
 
-def consume_plan(consumer: str) -> list[tuple]:
+def consume_plan() -> list[tuple]:
     """The consumer section's exchanges, in a fixed order so a restarted child can resume."""
     producers = [p for p in PRODUCERS if registry.get(p).available()[0]]
     plan: list[tuple] = []
@@ -200,7 +200,7 @@ def section_consume(journal: Journal, consumer: str, start: int) -> None:
     if not ok:
         journal.write(kind="unavailable", consumer=consumer, why=why)
         return
-    for index, (producer, typestr, layout_name, scenario, kw) in enumerate(consume_plan(consumer)):
+    for index, (producer, typestr, layout_name, scenario, kw) in enumerate(consume_plan()):
         if index < start:
             continue
         _exchange(journal, consumer, producer, typestr, layout_name, scenario, index=index, **kw)
