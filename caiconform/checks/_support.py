@@ -51,6 +51,7 @@ __all__ = [
     "portability_rule",
     "judge_exchange",
     "seeds",
+    "plain_arrays",
     "producer_source",
     "consumer_source",
     "repro_script",
@@ -392,6 +393,23 @@ def seeds():
     from hypothesis import strategies as st
 
     return st.integers(0, SEED_MAX)
+
+
+def plain_arrays():
+    """Strategy for families whose example is one plain array (lifetime, readonly, devices):
+    typestr, a nonzero C-contiguous shape (as a list, for JSON) and a seed; shrinks toward
+    '|b1' of shape (1,)."""
+    from hypothesis import strategies as st
+
+    from caiconform import strategies as cst
+
+    return st.fixed_dictionaries(
+        {
+            "typestr": cst.typestrs(),
+            "shape": cst.shapes(min_dims=1, allow_zero=False).map(list),
+            "seed": seeds(),
+        }
+    )
 
 
 def layout_source(layout: Layout) -> str:
