@@ -74,6 +74,7 @@ def workdir(tmp_path_factory) -> Path:
     (path / "bad_line.jsonl").write_text(f"{json.dumps(VALID)}\n{{nope\n")
     (path / "array.json").write_text("[1, 2]")
     (path / "empty.json").write_text("\n")
+    (path / "deep.json").write_text('{"shape": ' + "[" * 100_000 + "]" * 100_000 + "}")
     (path / "masked.json").write_text(
         json.dumps(
             {**VALID, "mask": {"shape": [3], "typestr": "|b1", "data": [256, False], "version": 3}}
@@ -224,6 +225,7 @@ def test_console_script_runs(workdir):
         (["missing.json"], "no such file: missing.json"),
         (["array.json"], "holds a JSON list, expected an object"),
         (["empty.json"], "no JSON object"),
+        (["deep.json"], "deep.json: JSON nested too deeply"),
         (["just-a-word"], "neither module:attr"),
         (["--version", "9", "valid.json"], "--version must be 0, 1, 2 or 3"),
     ],

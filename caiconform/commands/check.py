@@ -161,14 +161,14 @@ def _exposes(obj: Any) -> bool:
 
 def _parse_json_text(text: str, source: str) -> list[Target]:
     try:
-        values = [(source, json.loads(text))]
+        values = [(source, _loads(text, source))]
     except json.JSONDecodeError as whole_error:
         values = []
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                values.append((f"{source}:{number}", json.loads(line)))
+                values.append((f"{source}:{number}", _loads(line, f"{source}:{number}")))
             except json.JSONDecodeError as line_error:
                 # before any good line, this is not JSON Lines: the whole-text error says where
                 error = line_error if values else whole_error
@@ -185,6 +185,15 @@ def _parse_json_text(text: str, source: str) -> list[Target]:
             )
         targets.append(Target(label, from_json(value), live=False))
     return targets
+
+
+def _loads(text: str, where: str) -> Any:
+    """json.loads, with a RecursionError (the decoder's answer to very deep nesting) turned
+    into a usage error: no recorded interface dict nests that deep."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise UsageError(f"{where}: JSON nested too deeply to be an interface dict") from None
 
 
 def from_json(d: dict) -> dict:
