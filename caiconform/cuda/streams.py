@@ -4,8 +4,8 @@ CAI exports streams as bare integers (1 legacy, 2 per-thread, else a cudaStream_
 this module works on ints throughout. A cudaStream_t is a pointer to a driver object: handing
 the driver a garbage one can crash the process instead of returning an error. `stream_status`
 therefore never passes an unvetted handle to the driver: it knows which streams this process
-created and retired (see `_retired`), and for foreign handles it only checks, through the kernel, that the
-address is readable host memory.
+created and retired (see `_retired`), and for a foreign handle it only checks that the address
+is readable host memory (`_host_readable`: the operating system, not the driver, is asked).
 """
 
 from __future__ import annotations
