@@ -282,7 +282,11 @@ def load_expectations(path: str | Path) -> list[Expectation]:
     a `when` that is not a version condition.
     """
     path = Path(path)
-    return parse_expectations(_read(path), str(path))
+    try:
+        data = _read(path)
+    except RecursionError:  # the parsers' answer to very deep nesting
+        raise ExpectationError(f"{path}: nested too deeply to be an expectation file") from None
+    return parse_expectations(data, str(path))
 
 
 def parse_expectations(data: Any, source: str = "<expectations>") -> list[Expectation]:

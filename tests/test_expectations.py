@@ -145,6 +145,8 @@ def test_malformed_entries_name_the_entry_and_field(entry, message):
         ("expectations: [\n", ".yaml", "not valid YAML (line"),
         ("expectations = [", ".toml", "not valid TOML"),
         ("{}", ".json", "end in .yaml, .yml or .toml"),
+        ("expectations: " + "[" * 100_000, ".yaml", "nested too deeply"),
+        ("a = " + "[" * 100_000, ".toml", "nested too deeply"),
     ],
 )
 def test_malformed_files_give_one_line(tmp_path, content, suffix, message):

@@ -319,6 +319,16 @@ def test_cli_broken_journal_is_exit_2(tmp_path, capsys):
     assert err.startswith("caiconform: error: ") and "results.jsonl:1: record lacks" in err
 
 
+@pytest.mark.parametrize("name", ["results.jsonl", "env.json"])
+def test_cli_json_nested_too_deeply_is_exit_2(tmp_path, capsys, name):
+    (tmp_path / "results.jsonl").write_text((RUN_A / "results.jsonl").read_text())
+    (tmp_path / name).write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("caiconform: error: ") and len(err.splitlines()) == 1
+    assert f"{name}" in err and "nested too deeply" in err
+
+
 def test_write_report_refuses_a_file_as_output(tmp_path):
     target = tmp_path / "file"
     target.write_text("")

@@ -88,6 +88,8 @@ def read_journal(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             except json.JSONDecodeError as exc:
                 pending = (number, exc.msg, line)
                 continue
+            except RecursionError:
+                raise ReportInputError(f"{path}:{number}: JSON nested too deeply") from None
             records.append(_check_record(record, f"{path}:{number}"))
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         if not records:
@@ -118,6 +120,8 @@ def _read_env(directory: Path) -> tuple[dict[str, Any] | None, list[str]]:
         env = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ReportInputError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ReportInputError(f"{path}: JSON nested too deeply") from None
     if not isinstance(env, dict):
         raise ReportInputError(f"{path}: expected a JSON object, got {type(env).__name__}")
     return env, []
