@@ -57,7 +57,6 @@ class Exchange:
     result: Result
     duration_s: float
     worker: str
-    retired: bool = False
 
 
 #: (check module, producer, consumer, adapter source) a worker has been prepared for
@@ -368,7 +367,6 @@ class Worker:
                 Result(lost.outcome, message=lost.message),
                 time.monotonic() - started,
                 label,
-                retired=True,
             )
         if "error" in answer:
             return Exchange(
@@ -376,12 +374,9 @@ class Worker:
                 time.monotonic() - started,
                 label,
             )
-        retired = bool(answer.get("retire"))
-        if retired:
+        if answer.get("retire"):
             self.stop()
-        return Exchange(
-            Result.from_dict(answer["result"]), float(answer["duration_s"]), label, retired
-        )
+        return Exchange(Result.from_dict(answer["result"]), float(answer["duration_s"]), label)
 
     def call(self, function: str, timeout: float, **kwargs: Any) -> Any:
         """Call a JSON-returning "module:function" in the worker. Raises WorkerLost, or
