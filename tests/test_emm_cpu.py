@@ -194,6 +194,26 @@ def test_judged_rules_exist_and_cover_every_rule_the_checks_cite():
     assert cited - {"EMM-DEVICE-MEMORY"} <= set(JUDGED_RULES), cited - set(JUDGED_RULES)
 
 
+def test_gpu_checks_lists_what_the_child_runs_in_order():
+    """A child that dies before a check reports the checks it never reached from `GPU_CHECKS`
+    (`_add_skips`), so that list must be what `GpuChecks.run` announces, in its order."""
+    from types import SimpleNamespace
+
+    from caiconform.emm.checker import GPU_CHECKS
+    from caiconform.emm.checks import GpuChecks
+
+    checks = object.__new__(GpuChecks)  # no numba here: the check bodies are stubbed below
+    context = SimpleNamespace(memory_manager=None)
+    checks.cuda = SimpleNamespace(current_context=lambda: context)
+    checks.emit = lambda result: None
+    for name in dir(GpuChecks):
+        if name.startswith("_check_"):
+            setattr(checks, name, lambda *args: None)
+    announced: list[tuple[str, str]] = []
+    checks.run(via_env=False, on_start=lambda check, rule: announced.append((check, rule)))
+    assert announced == list(GPU_CHECKS)
+
+
 @pytest.mark.parametrize("target", ["nocolon", ":Cls", "mod:", ""])
 def test_parse_target_rejects_malformed(target):
     with pytest.raises(ValueError, match="module:Class"):
