@@ -57,6 +57,10 @@ def make():
 
 def fails():
     raise RuntimeError("no device")
+
+
+def exits():
+    raise SystemExit(0)
 """
 
 
@@ -65,6 +69,7 @@ def workdir(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("cli")
     (path / "cai_fixture_mod.py").write_text(MODULE)
     (path / "cai_raises_on_import.py").write_text("raise ValueError('bad import')\n")
+    (path / "cai_exits_on_import.py").write_text("raise SystemExit(0)\n")
     (path / "valid.json").write_text(json.dumps(VALID))
     (path / "broken.json").write_text(json.dumps(BROKEN))
     (path / "lines.jsonl").write_text(f"{json.dumps(VALID)}\n\n{json.dumps(BROKEN)}\n")
@@ -218,6 +223,8 @@ def test_console_script_runs(workdir):
         (["cai_fixture_mod:ns.nothing"], "no attribute 'nothing'"),
         (["cai_raises_on_import:x"], "raised ValueError: bad import"),
         (["cai_fixture_mod:fails"], "calling cai_fixture_mod:fails() raised RuntimeError"),
+        (["cai_exits_on_import:x"], "importing 'cai_exits_on_import' raised SystemExit: 0"),
+        (["cai_fixture_mod:exits"], "calling cai_fixture_mod:exits() raised SystemExit: 0"),
         (["bad.json"], "bad.json: line 1: invalid JSON"),
         (["bad_line.jsonl"], "bad_line.jsonl: line 2: invalid JSON"),
         (["bad_pretty.json"], "bad_pretty.json: line 3: invalid JSON: Expecting value"),

@@ -128,7 +128,7 @@ def _resolve(module_name: str, attr: str, spec: str) -> Target:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise UsageError(f"cannot import module {module_name!r}: {exc}") from None
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a script exiting at import is no pass
         raise UsageError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from None
     for part in attr.split("."):
         try:
@@ -141,7 +141,7 @@ def _resolve(module_name: str, attr: str, spec: str) -> Target:
     if issubclass(type(obj), type) or (callable(obj) and not _exposes(obj)):
         try:
             obj = obj()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise UsageError(f"calling {spec}() raised {type(exc).__name__}: {exc}") from None
         spec = f"{spec}()"
     return Target(spec, obj, live=not issubclass(type(obj), dict))
