@@ -75,6 +75,7 @@ CASES: dict[str, tuple[list[Any], list[Fail]]] = {
         [
             Fail(Raising(RuntimeError("device lost")), also=("CAI-ATTR-DICT",)),
             Fail(Raising(NotImplementedError()), also=("CAI-ATTR-DICT",)),
+            Fail(Raising(SystemExit(0)), also=("CAI-ATTR-DICT",)),
         ],
     ),
     "CAI-KEYS-UNKNOWN": (

@@ -275,7 +275,7 @@ def _interface_dict(target: Any, out: list[Finding]) -> dict | None:
         except AttributeError:
             out.append(finding("CAI-ATTR-DICT", "", f"no {ATTR} (AttributeError)", "a dict"))
             return None
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a property is no export either
             name = _type_name(exc)
             out.append(
                 finding(
