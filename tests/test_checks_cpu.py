@@ -584,3 +584,17 @@ def test_compare_values_shows_bytes_when_the_values_print_alike() -> None:
     stored_as_two = np.frombuffer(b"\x02\x00", dtype="?").reshape(1, 2).copy()
     message = compare_values(stored_as_two, np.array([[True, False]]))
     assert message == "1 of 2 elements differ; first at (0, 0): got 02, expected 01 (bytes)"
+
+
+def test_streams_refusals_name_the_rule_that_explains_them() -> None:
+    from caiconform.checks.streams import refusal_rule
+
+    class Refused(Exception):
+        rules = ["CAI-STREAM-LIVE"]
+
+    v3 = {"shape": (2,), "typestr": "<f4", "data": (4096, False), "version": 3, "stream": 7}
+    big_endian = {**v3, "typestr": ">f4"}
+    assert refusal_rule(v3, Refused("stale stream")) == "CAI-STREAM-LIVE"
+    assert refusal_rule(v3, RuntimeError("failed to find stream 7")) == "CAI-SYNC-CONSUMER"
+    assert refusal_rule(big_endian, TypeError("unsupported dtype")) == "CAI-PORT-BYTEORDER"
+    assert refusal_rule(v3, TypeError("unsupported dtype")) == "CAI-CONSUMER-READS-DESCRIBED"

@@ -115,6 +115,23 @@ def _produce(producer: str, params: dict, values: np.ndarray) -> Any:
     )
 
 
+def refusal_rule(exported: Any, exc: BaseException) -> str:
+    """The rule a consumer's refusal of a pending export is recorded under.
+
+    Only a refusal about the stream is a synchronization gap (CAI-SYNC-CONSUMER); the reference
+    consumer names the rule it refused under; a legal but unportable export (an export older
+    than v3, a dtype the consumer lacks) gets the validator's PORTABILITY rule; anything else
+    is a consumer that cannot read what the dict describes.
+    """
+    rules = getattr(exc, "rules", None)
+    if rules:
+        return rules[0]
+    if "stream" in str(exc).lower():
+        return "CAI-SYNC-CONSUMER"
+    rule = sup.portability_rule(exported) if isinstance(exported, dict) else None
+    return rule or "CAI-CONSUMER-READS-DESCRIBED"
+
+
 def _free_garbage() -> None:
     """Free what earlier examples left before the pending work starts: freeing device memory
     (cuMemFree) waits for the whole device, so a free landing inside the pending window would
@@ -172,7 +189,9 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     finally:
         _finish()
     if exc is not None:
-        return sup.rejected("CAI-SYNC-CONSUMER", exc, "the values after the pending work", context)
+        return sup.rejected(
+            refusal_rule(exported, exc), exc, "the values after the pending work", context
+        )
     got = np.asarray(got)
     mismatch = sup.compare_values(got, values)
     if mismatch is None:

@@ -362,7 +362,7 @@ def _resumed_run_id(config: RunConfig) -> str:
                 continue  # given again on the command line: the new value wins
             setattr(config, key, value)
         return meta["run_id"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{meta_path} is not a caiconform run file: {exc}") from None
 
 
