@@ -598,3 +598,13 @@ def test_streams_refusals_name_the_rule_that_explains_them() -> None:
     assert refusal_rule(v3, RuntimeError("failed to find stream 7")) == "CAI-SYNC-CONSUMER"
     assert refusal_rule(big_endian, TypeError("unsupported dtype")) == "CAI-PORT-BYTEORDER"
     assert refusal_rule(v3, TypeError("unsupported dtype")) == "CAI-CONSUMER-READS-DESCRIBED"
+
+
+def test_streams_draw_a_spin_length_only_for_the_reference_producer() -> None:
+    from hypothesis import find
+
+    from caiconform.checks import streams
+
+    assert find(streams.examples("cupy", "torch"), lambda p: True)["delay_us"] == 0
+    longest = find(streams.examples("reference", "torch"), lambda p: p["delay_us"] > 20_000)
+    assert longest["delay_us"] in streams.DELAYS_US
