@@ -44,24 +44,23 @@ def _names(value: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
-    return number
+def _int_at_least(minimum: int, what: str):
+    """An argparse type for integers >= `minimum`, named `what` in its error."""
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            number = minimum - 1
+        if number < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value!r}")
+        return number
+
+    return parse
 
 
-def _count(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}")
-    return number
+_positive_int = _int_at_least(1, "a positive integer")
+_count = _int_at_least(0, "an integer >= 0")
 
 
 def _seconds(value: str) -> float:
