@@ -387,8 +387,9 @@ def test_dtype_keys_are_numpy_types_of_that_size():
 
 def test_torch_table_follows_the_installed_version():
     from caiconform.adapters.torch_adapter import TORCH_DTYPES, supported_keys
+    from caiconform.spec.dtypes import OPAQUE
 
-    assert set(TORCH_DTYPES) == set(_staging.ALL_DTYPE_KEYS)
+    assert set(TORCH_DTYPES) == set(_staging.ALL_DTYPE_KEYS) | set(OPAQUE)
     old_torch = types.SimpleNamespace(
         **{attr: object() for attr in TORCH_DTYPES.values() if attr not in ("uint16", "uint32")}
     )
@@ -422,7 +423,7 @@ def test_warp_has_no_complex_types():
     [
         (Layout((2, 3), strides=f_strides((2, 3), 4), kind="F"), "none", "C-contiguous"),
         (Layout((2, 3), offset=4, kind="sliced"), "none", "C-contiguous"),
-        (Layout((2, 3)), "pending", "no streams"),
+        (Layout((2, 3)), "multi-stream", "no streams"),
     ],
 )
 def test_jax_skips_what_jax_arrays_cannot_be_before_importing_jax(layout, scenario, match):

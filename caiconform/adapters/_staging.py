@@ -68,8 +68,12 @@ def spin_us() -> int:
 
 
 def dtype_key(dtype: np.dtype) -> str:
-    """`kind + itemsize`, e.g. "f4", "c16", "b1": the key of the adapters' typestr tables."""
-    return f"{dtype.kind}{dtype.itemsize}"
+    """`kind + itemsize`, e.g. "f4", "c16", "b1": the key of the adapters' typestr tables;
+    a caiconform dtype name ("bfloat16", "structured", `caiconform.spec.dtypes`) for the
+    types numpy has no typestr code for."""
+    from caiconform.spec.dtypes import dtype_name
+
+    return dtype_name(dtype) or f"{dtype.kind}{dtype.itemsize}"
 
 
 def check_request(
@@ -90,8 +94,10 @@ def check_request(
         raise ValueError(
             f"unknown stream scenario {stream_scenario!r}; expected one of {STREAM_SCENARIOS}"
         )
+    from caiconform.spec.dtypes import numpy_dtype
+
     try:
-        dtype = np.dtype(typestr)
+        dtype = numpy_dtype(typestr)
     except TypeError as exc:
         raise ValueError(f"typestr {typestr!r} is not a numpy type string: {exc}") from None
     values = np.asarray(values)
@@ -99,7 +105,7 @@ def check_request(
         raise ValueError(
             f"values have shape {values.shape}, the layout has shape {tuple(layout.shape)}"
         )
-    if dtype.itemsize > 1 and not dtype.isnative:
+    if dtype.itemsize > 1 and dtype.byteorder not in ("=", "|") and not dtype.isnative:
         raise SkipExchange(
             f"{library} arrays hold native (little-endian) data only; typestr {typestr!r} is "
             f"byte-swapped"

@@ -11,7 +11,10 @@ What CuPy does, read in `cupy/_core/core.pyx`:
 
 Producer views are `cupy.ndarray(shape, dtype, memptr=buf.data + offset, strides=...)` over a
 uint8 allocation, so any byte strides (negative, zero, not a multiple of the item size) are
-CuPy's own to accept or refuse. Side streams are `cupy.cuda.Stream()` (blocking, the default).
+CuPy's own to accept or refuse. Side streams are `cupy.cuda.Stream()` (blocking, the default);
+`nonblocking` is `cupy.cuda.Stream(non_blocking=True)`, `external` a `cupy.cuda.ExternalStream`
+over a raw non-blocking stream, `library-default` `cupy.cuda.Stream.null`; in those three the
+array's interface is read inside `with stream:`, so CuPy exports that stream.
 """
 
 from __future__ import annotations
@@ -21,7 +24,12 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
-from caiconform.adapters._scenarios import LEGACY_HANDLE, produce_staged
+from caiconform.adapters._scenarios import (
+    LEGACY_HANDLE,
+    UnderStream,
+    produce_staged,
+    shared_raw_stream,
+)
 from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.spec.layout import Layout
 
@@ -55,10 +63,21 @@ class _CupyBackend:
             return cuda.Stream.null
         if kind == "per-thread":
             return cuda.Stream.ptds
-        return cuda.get_current_stream()
+        if kind == "nonblocking":
+            return cuda.Stream(non_blocking=True)
+        if kind == "external":
+            return cuda.ExternalStream(shared_raw_stream())
+        if kind == "library-default":
+            return cuda.Stream.null
+        if kind == "export":
+            return cuda.get_current_stream()
+        raise SkipExchange(f"cupy has no stream of kind {kind!r}")
 
     def handle(self, stream: Any) -> int:
         return stream.ptr or LEGACY_HANDLE
+
+    def export_under(self, array: Any, stream: Any) -> Any:
+        return UnderStream(array, lambda: stream)
 
     def copy_range(self, buf: Any, lo: int, hi: int, nbytes: int, stream: Any) -> None:
         with stream:

@@ -10,8 +10,12 @@ What JAX does, read in `jax/_src/array.py` and `jax/_src/numpy/lax_numpy.py`:
   objects directly, not only through DLPack.
 
 JAX arrays are immutable, own their buffers and are always laid out C-contiguously, so the
-producer covers C layouts at offset 0 only, and only the `none` stream scenario: JAX exposes no
-streams to its users, so no other scenario can be expressed (SkipExchange with the reason).
+producer covers C layouts at offset 0 only. JAX exposes no streams to its users; its one way to
+leave work pending is asynchronous dispatch, which is the `pending` scenario here: the array is
+the result of a jitted computation (a chain of matrix products that delays it by milliseconds)
+still running when its interface is read, with no `block_until_ready`. Other scenarios cannot be
+expressed (SkipExchange with the reason). bfloat16 and the float8 formats are exchanged as
+`ml_dtypes` arrays (JAX's own dtypes); what JAX exports for them is recorded, not assumed.
 
 Two settings are made before JAX is first imported in the process, as users of JAX next to
 other GPU libraries do: XLA_PYTHON_CLIENT_PREALLOCATE=false (by default JAX takes 75% of the
@@ -32,8 +36,11 @@ from caiconform.spec.layout import Layout
 
 __all__ = ["JaxAdapter", "SUPPORTED"]
 
-#: with x64 enabled JAX holds every numeric numpy dtype, float16 included.
-SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS)
+#: with x64 enabled JAX holds every numeric numpy dtype, float16 included, and the ml_dtypes
+#: types (bfloat16, float8).
+SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS) | {"bfloat16", "float8_e4m3fn", "float8_e5m2"}
+#: matrix side and product count of the `pending` scenario's delay (tens of ms on an H100)
+_DELAY_N, _DELAY_STEPS = 4096, 64
 
 
 def _import_jax() -> Any:
@@ -42,6 +49,24 @@ def _import_jax() -> Any:
 
     jax.config.update("jax_enable_x64", True)
     return jax
+
+
+_delayed_fn: list[Any] = []
+
+
+def _delayed(jax: Any) -> Any:
+    """A jitted identity that finishes only after a chain of matrix products: its result is
+    still being computed when the caller gets it back (asynchronous dispatch)."""
+    if not _delayed_fn:
+        import jax.numpy as jnp
+
+        def delayed(x: Any) -> Any:
+            m = jnp.full((_DELAY_N, _DELAY_N), 1e-3, dtype=jnp.float32)
+            m = jax.lax.fori_loop(0, _DELAY_STEPS, lambda _, a: a @ m, m)
+            return jnp.where(jnp.sum(m) == -1.5, jnp.zeros_like(x), x)
+
+        _delayed_fn.append(jax.jit(delayed))
+    return _delayed_fn[0]
 
 
 class JaxAdapter(Adapter):
@@ -70,10 +95,10 @@ class JaxAdapter(Adapter):
         values, dtype = _staging.check_request(
             "jax", values, layout, typestr, stream_scenario, SUPPORTED
         )
-        if stream_scenario != "none":
+        if stream_scenario not in ("none", "pending"):
             raise SkipExchange(
                 f"jax exposes no streams to users; stream scenario {stream_scenario!r} cannot be "
-                f"expressed"
+                f"expressed (its pending work is asynchronous dispatch: scenario 'pending')"
             )
         if not _staging.is_plain_c(layout, dtype.itemsize):
             raise SkipExchange(
@@ -81,7 +106,15 @@ class JaxAdapter(Adapter):
                 f"{layout.strides} at offset {layout.offset} cannot be expressed"
             )
         jax = _import_jax()
+        name = _staging.dtype_key(dtype)
+        if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+            import ml_dtypes
+
+            values = np.ascontiguousarray(values).view(getattr(ml_dtypes, name))
         array = jax.device_put(values, jax.devices("gpu")[0])
+        if stream_scenario == "pending":
+            array.block_until_ready()
+            return _delayed(jax)(array)  # dispatched, not waited for
         return array.block_until_ready()
 
     def consume(self, obj: Any) -> np.ndarray:

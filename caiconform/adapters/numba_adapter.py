@@ -167,6 +167,17 @@ class _NumbaBackend:
             return self.cuda.legacy_default_stream()
         if kind == "per-thread":
             return self.cuda.per_thread_default_stream()
+        if kind == "library-default":
+            return self.cuda.default_stream()
+        if kind == "external":
+            from caiconform.adapters._scenarios import shared_raw_stream
+
+            return self.cuda.external_stream(shared_raw_stream())
+        if kind == "nonblocking":
+            raise SkipExchange(
+                "numba makes blocking streams only (cuda.stream()); a non-blocking one is the "
+                "'external' scenario (cuda.external_stream over a raw non-blocking stream)"
+            )
         # numba has no non-blocking option: "unsynced" work stays on a blocking stream, which
         # the legacy default stream waits for implicitly
         return self.cuda.stream()

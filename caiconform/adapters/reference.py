@@ -13,7 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from caiconform.adapters.base import CAPABILITIES, STREAM_SCENARIOS, Adapter
+from caiconform.adapters.base import (
+    CAPABILITIES,
+    LIBRARY_STREAM_SCENARIOS,
+    STREAM_SCENARIOS,
+    Adapter,
+    SkipExchange,
+)
 from caiconform.spec.layout import Layout
 
 __all__ = ["ReferenceAdapter", "CAI_VERSIONS"]
@@ -65,6 +71,11 @@ class ReferenceAdapter(Adapter):
             )
         if mask is not None and np.shape(mask) != values.shape:
             raise ValueError(f"mask has shape {np.shape(mask)}, values have shape {values.shape}")
+        if stream_scenario in LIBRARY_STREAM_SCENARIOS:
+            raise SkipExchange(
+                f"the reference producer has no library streams ({stream_scenario!r}); its own "
+                f"pending work is always on non-blocking streams ('pending')"
+            )
         from caiconform.reference.producer import ReferenceArray
 
         return ReferenceArray(

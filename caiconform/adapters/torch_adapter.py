@@ -14,7 +14,12 @@ Producer tensors are `torch.as_strided` views of a uint8 allocation reinterprete
 `Tensor.view(dtype)`; PyTorch strides are element counts >= 0, so negative strides and byte
 strides that are not a multiple of the item size cannot be expressed (SkipExchange). Side
 streams are `torch.cuda.Stream()`; the final write is `Tensor.copy_` inside
-`torch.cuda.stream(s)`, with `record_stream` so the caching allocator keeps the bytes.
+`torch.cuda.stream(s)`, with `record_stream` so the caching allocator keeps the bytes. In the
+library-stream scenarios the tensor's interface is read inside `torch.cuda.stream(s)` (s a pool
+stream, a `torch.cuda.ExternalStream` over a raw non-blocking stream, or
+`torch.cuda.default_stream()`). bfloat16 and the float8 formats are exchanged as the tensor
+dtypes they are (`Tensor.view(torch.bfloat16)` of the bytes); what PyTorch exports for them is
+recorded, not assumed.
 """
 
 from __future__ import annotations
@@ -24,7 +29,12 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
-from caiconform.adapters._scenarios import LEGACY_HANDLE, produce_staged
+from caiconform.adapters._scenarios import (
+    LEGACY_HANDLE,
+    UnderStream,
+    produce_staged,
+    shared_raw_stream,
+)
 from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.spec.layout import Layout
 
@@ -33,6 +43,9 @@ __all__ = ["TorchAdapter", "TORCH_DTYPES", "supported_keys"]
 #: dtype key -> attribute of the torch module. The unsigned 16/32/64-bit types exist from
 #: PyTorch 2.3 on ("limited support"); older versions lack the attribute, so they drop out.
 TORCH_DTYPES = {
+    "bfloat16": "bfloat16",
+    "float8_e4m3fn": "float8_e4m3fn",
+    "float8_e5m2": "float8_e5m2",
     "b1": "bool",
     "i1": "int8",
     "i2": "int16",
@@ -77,19 +90,26 @@ class _TorchBackend:
 
     def stream(self, kind: str) -> Any:
         cuda = self.torch.cuda
-        if kind in ("side", "unsynced"):
-            return cuda.Stream()
-        if kind == "legacy":
+        if kind in ("side", "unsynced", "nonblocking"):
+            return cuda.Stream()  # pool streams are created cudaStreamNonBlocking
+        if kind == "external":
+            return cuda.ExternalStream(shared_raw_stream())
+        if kind in ("legacy", "library-default"):
             return cuda.default_stream()
         if kind == "per-thread":
             raise SkipExchange(
                 "torch has no public handle on the per-thread default stream (its default "
                 "stream is the legacy one unless built with per-thread default streams)"
             )
-        return cuda.current_stream()
+        if kind == "export":
+            return cuda.current_stream()
+        raise SkipExchange(f"torch has no stream of kind {kind!r}")
 
     def handle(self, stream: Any) -> int:
         return stream.cuda_stream or LEGACY_HANDLE
+
+    def export_under(self, array: Any, stream: Any) -> Any:
+        return UnderStream(array, lambda: self.torch.cuda.stream(stream))
 
     def copy_range(self, buf: Any, lo: int, hi: int, nbytes: int, stream: Any) -> None:
         with self.torch.cuda.stream(stream):

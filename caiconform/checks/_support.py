@@ -25,6 +25,7 @@ from caiconform.runner.outcome import (
     SKIP,
     Result,
 )
+from caiconform.spec.dtypes import numpy_dtype
 from caiconform.spec.layout import Layout
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "portability_rule",
     "judge_exchange",
     "seeds",
+    "named_export",
     "plain_arrays",
     "producer_source",
     "consumer_source",
@@ -79,7 +81,7 @@ def make_values(
     whose byte stride in `strides` is 0 (a broadcast layout: one element in memory) the values
     repeat, as they must to be storable at all.
     """
-    dtype = np.dtype(typestr)
+    dtype = numpy_dtype(typestr)
     shape = tuple(int(n) for n in shape)
     if strides is None:
         source = shape
@@ -104,7 +106,7 @@ def values_source(
     """Source lines that rebuild `make_values(typestr, shape, seed, strides)` in a script."""
     strides_arg = "" if strides is None else f", {list(strides)!r}"
     return (
-        "import numpy as np\n\n\n"
+        "import numpy as np\n\nfrom caiconform.spec.dtypes import numpy_dtype\n\n\n"
         + inspect.getsource(make_values)
         + f"\n\nvalues = make_values({typestr!r}, {list(shape)!r}, {seed!r}{strides_arg})\n"
     )
@@ -145,6 +147,9 @@ def compare_values(seen: Any, expected: np.ndarray) -> str | None:
     if seen.shape != expected.shape:
         return f"shape {seen.shape}, expected {expected.shape}"
     a, b = _native(expected), _native(seen)
+    if "V" in (a.dtype.kind, b.dtype.kind) and a.dtype.itemsize == b.dtype.itemsize:
+        # raw bytes (an opaque or structured type exported as V<n>): compare the bytes
+        a, b = _as_bytes(a), _as_bytes(b)
     if a.dtype != b.dtype:
         return f"dtype {seen.dtype.str}, expected {expected.dtype.str}"
     if a.size == 0:
@@ -158,6 +163,11 @@ def compare_values(seen: Any, expected: np.ndarray) -> str | None:
     if got == want:  # same value, other bytes (a bool stored as 2, a NaN payload): show the bytes
         got, want = _element_bytes(b, first), f"{_element_bytes(a, first)} (bytes)"
     return f"{len(wrong)} of {a.size} elements differ; first at {first}: got {got}, expected {want}"
+
+
+def _as_bytes(array: np.ndarray) -> np.ndarray:
+    """`array` viewed as plain `V<itemsize>` items (field names and metadata dropped)."""
+    return np.ascontiguousarray(array).view(np.dtype(f"V{array.dtype.itemsize}"))
 
 
 def _element_bytes(array: np.ndarray, index: tuple[int, ...]) -> str:
@@ -388,6 +398,59 @@ def judge_exchange(
     return passed(f"{context}: read back exactly")
 
 
+def named_export(obj: Any, typestr: str, context: str) -> tuple[Result | None, list]:
+    """Judge how a producer exports an element type numpy has no typestr code for
+    (`caiconform.spec.dtypes`): (a Result ending the example, or None; extra findings).
+
+    Refusing to export is a PORTABILITY gap when it raises AttributeError
+    [CAI-PORT-OPAQUE-EXPORT] and a failure when it raises anything else, which breaks hasattr()
+    [CAI-ATTR-RAISES-ATTRIBUTEERROR]. An export as raw bytes of the right size carries the
+    CAI-PORT-TYPESTR-OPAQUE warning (the element type is lost); an export under another kind's
+    typestr of the same size (bfloat16 as <f2) describes other elements than the array holds
+    [CAI-PRODUCER-DESCRIBES-DATA].
+    """
+    from caiconform.spec.dtypes import OPAQUE, storage_typestr
+    from caiconform.spec.findings import finding
+
+    if typestr not in OPAQUE:
+        return None, []
+    want = storage_typestr(typestr)
+    try:
+        interface = obj.__cuda_array_interface__
+    except AttributeError as exc:
+        return (
+            rejected("CAI-PORT-OPAQUE-EXPORT", exc, f"an export as raw bytes ({want})", context),
+            [],
+        )
+    except Exception as exc:  # noqa: BLE001 - the exception type is what is judged
+        return (
+            failed(
+                "CAI-ATTR-RAISES-ATTRIBUTEERROR",
+                f"{describe_exception(exc)} when reading the attribute of a {typestr} array",
+                f"AttributeError, or an export as raw bytes ({want})",
+                context,
+            ),
+            [],
+        )
+    got = interface.get("typestr") if isinstance(interface, dict) else None
+    if not isinstance(got, str) or len(got) < 3:
+        return None, []  # the validator reports a missing or malformed typestr
+    if got[1] == "V" and got[2:] == want[2:]:
+        seen = f"{typestr} exported as {got}"
+        return None, [finding("CAI-PORT-TYPESTR-OPAQUE", "typestr", seen, "a typestr naming it")]
+    if got[2:] == want[2:]:
+        return (
+            failed(
+                "CAI-PRODUCER-DESCRIBES-DATA",
+                f"{typestr} exported as {got}: other elements than the array holds",
+                f"raw bytes ({want})",
+                context,
+            ),
+            [],
+        )
+    return None, []
+
+
 def seeds():
     """Strategy for `make_values` seeds; shrinks towards 0."""
     from hypothesis import strategies as st
@@ -433,7 +496,7 @@ def producer_source(name: str, layout: Layout, typestr: str, scenario: str = "no
             f"stream_scenario={scenario!r})\n"
         )
     snippet = adapter(name).repro_produce()
-    if snippet and scenario == "none" and is_plain_c(layout, np.dtype(typestr).itemsize):
+    if snippet and scenario == "none" and is_plain_c(layout, numpy_dtype(typestr).itemsize):
         return snippet
     return (
         "from caiconform.adapters.registry import get\n"

@@ -31,6 +31,13 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     return sup.plain_arrays()
 
 
+def floor(producer: str | None, consumer: str | None) -> list:
+    """One C-contiguous array per dtype class (`checks._floor.plain_floor`)."""
+    from caiconform.checks import _floor
+
+    return _floor.plain_floor()
+
+
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform.cuda import device_count, ensure_context
     from caiconform.reference.producer import ReferenceArray

@@ -45,6 +45,26 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     )
 
 
+def floor(producer: str | None, consumer: str | None) -> list:
+    """Every mask kind x version 1-3 on a float32 array, then every other dtype class with a
+    random mask at version 3."""
+    from caiconform.checks import _floor
+
+    out = [
+        _floor.FloorExample(
+            {**_floor.coverage_of("<f4", "C"), "mask": kind, "version": str(version)},
+            {"mask": kind, "version": version, "typestr": "<f4", "shape": [4, 3], "seed": 0},
+        )
+        for kind in MASKS
+        for version in (3, 2, 1)
+    ]
+    for ex in _floor.plain_floor():
+        if ex.params["typestr"] != "<f4":
+            params = {"mask": MASKS[-1], "version": 3, **ex.params}
+            out.append(_floor.FloorExample({**ex.coverage, "mask": MASKS[-1]}, params))
+    return out
+
+
 def mask_values(kind: str, shape: tuple[int, ...], seed: int) -> np.ndarray | None:
     """The host mask of an example: None, all True, or random with element 0 invalid."""
     if kind == "none":

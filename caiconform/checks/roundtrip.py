@@ -20,7 +20,7 @@ from caiconform.checks import _support as sup
 from caiconform.runner.outcome import FAIL, Result
 from caiconform.spec.layout import Layout
 
-__all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "examples", "execute", "repro"]
+__all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "examples", "floor", "execute", "repro"]
 
 FAMILY = "roundtrip"
 ROLES = "pair"
@@ -49,6 +49,13 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     return cst.typestrs().flatmap(_params)
 
 
+def floor(producer: str | None, consumer: str | None) -> list:
+    """Every layout kind x dtype class x byte order (`checks._floor.data_floor`)."""
+    from caiconform.checks import _floor
+
+    return _floor.data_floor()
+
+
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform import validate
     from caiconform.checks.schema import judge
@@ -58,6 +65,9 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
     obj = sup.produce(producer, values, layout, typestr, "none")
     context = f"{producer}->{consumer} {typestr} {layout.kind} {layout.shape}"
+    ended, _warnings = sup.named_export(obj, typestr, context)
+    if ended is not None:
+        return ended
     report = validate(obj)
     if not report.ok:
         return judge(report.errors, f"{context}: invalid export")

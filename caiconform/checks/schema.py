@@ -49,7 +49,16 @@ SYNTHETIC = "synthetic"
 #: `synthetic` hands out dicts, not objects: only this family can judge it (runner.plan)
 DICT_PRODUCERS = True
 #: every scenario but `unsynced`, which is wrong on purpose
-SCENARIOS = ("none", "legacy", "per-thread", "pending", "multi-stream")
+SCENARIOS = (
+    "none",
+    "legacy",
+    "per-thread",
+    "pending",
+    "multi-stream",
+    "nonblocking",
+    "external",
+    "library-default",
+)
 
 
 def _producer_params(typestr: str) -> st.SearchStrategy[dict]:
@@ -80,6 +89,33 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
         broken = cst.mutants().map(lambda m: {"interface": sup.encode(m.interface), "rule": m.rule})
         return st.one_of(valid, broken)
     return cst.typestrs().flatmap(_producer_params)
+
+
+def floor(producer: str | None, consumer: str | None) -> list:
+    """Every layout kind x dtype class x byte order (scenario none), then every stream scenario
+    on a C float32 array (`checks._floor`); none for `synthetic`, whose dicts are drawn."""
+    from caiconform.checks import _floor
+
+    if producer == SYNTHETIC:
+        return []
+    out = [
+        _floor.FloorExample(ex.coverage, {**ex.params, "stream_scenario": "none"})
+        for ex in _floor.data_floor()
+    ]
+    layout = _floor.floor_layout("C", 4)
+    for scenario in SCENARIOS[1:]:
+        out.append(
+            _floor.FloorExample(
+                _floor.coverage_of("<f4", "C", scenario),
+                {
+                    "typestr": "<f4",
+                    "layout": layout.to_dict(),
+                    "stream_scenario": scenario,
+                    "seed": 0,
+                },
+            )
+        )
+    return out
 
 
 def owner_reachable(interface: Any, owner: Any, depth: int = 4) -> bool:
@@ -149,8 +185,11 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
     obj = sup.produce(producer, values, layout, typestr, scenario)
     context = f"{producer} {typestr} {layout.kind} {scenario}"
+    ended, extra = sup.named_export(obj, typestr, context)
+    if ended is not None:
+        return ended
     report = validate(obj)
-    findings = list(report.findings)
+    findings = list(report.findings) + extra
     try:
         interface = obj.__cuda_array_interface__
     except Exception:  # the validator already reported how reading it failed

@@ -55,7 +55,17 @@ DELAYS_US = (20_000, 50_000)
 #: spin in a fresh worker was over before the unsynchronized read (seen on an H200)
 RACE_CONTROL_US = 150_000
 _REFERENCE_SCENARIOS = ("pending", "multi-stream")
-_PRODUCER_SCENARIOS = ("pending", "multi-stream", "legacy", "per-thread")
+_PRODUCER_SCENARIOS = (
+    "pending",
+    "multi-stream",
+    "legacy",
+    "per-thread",
+    "nonblocking",
+    "external",
+    "library-default",
+)
+#: the dtype classes the floor crosses with every scenario (C layout; see checks._floor)
+_FLOOR_TYPESTRS = ("|b1", "<i4", "<f4", "<c8", "bfloat16")
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
@@ -76,6 +86,28 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
             "seed": sup.seeds(),
         }
     )
+
+
+def floor(producer: str | None, consumer: str | None) -> list:
+    """Every scenario this producer is judged on x five dtype classes, shape (64,)."""
+    from caiconform.checks import _floor
+
+    scenarios = _REFERENCE_SCENARIOS if producer == "reference" else _PRODUCER_SCENARIOS
+    delay = DELAYS_US[0] if producer == "reference" else 0
+    return [
+        _floor.FloorExample(
+            _floor.coverage_of(typestr, "C", scenario),
+            {
+                "stream_scenario": scenario,
+                "delay_us": delay,
+                "typestr": typestr,
+                "shape": [64],
+                "seed": 0,
+            },
+        )
+        for scenario in scenarios
+        for typestr in _FLOOR_TYPESTRS
+    ]
 
 
 def race_rule(producer: str | None, consumer: str | None, scenario: str) -> str:
@@ -175,6 +207,9 @@ def _warm_up(consumer: str, typestr: str) -> None:
 
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    from caiconform import validate
+    from caiconform.checks.schema import judge
+
     typestr, shape = params["typestr"], tuple(params["shape"])
     scenario = params["stream_scenario"]
     values = sup.make_values(typestr, shape, params["seed"])
@@ -182,12 +217,18 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     _free_garbage()
     obj = _produce(producer, params, values)
     try:
+        ended, _warnings = sup.named_export(obj, typestr, f"{producer} {scenario} {typestr}")
+        if ended is not None:
+            return ended
         exported = obj.__cuda_array_interface__
         stream, version = exported.get("stream"), exported.get("version")
         context = (
             f"{producer}->{consumer} {scenario} (v{version}, exported stream {stream}) "
             f"{typestr} {shape}"
         )
+        report = validate(obj)
+        if not report.ok:
+            return judge(report.errors, f"{context}: invalid export")
         got, exc = sup.consume_with(consumer, obj)
     finally:
         _finish()

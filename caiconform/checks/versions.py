@@ -56,6 +56,41 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     )
 
 
+def floor(producer: str | None, consumer: str | None) -> list:
+    """Every version 0-3 plain, every unknown version and every extra key on a v3 export
+    (float32), then each dtype class at version 3."""
+    from caiconform.checks import _floor
+
+    base = {"typestr": "<f4", "shape": [4, 3], "seed": 0}
+    cov = _floor.coverage_of("<f4", "C")
+    out = [
+        _floor.FloorExample(
+            {**cov, "version": str(v)},
+            {"version": v, "unknown_version": None, "extra_key": None, **base},
+        )
+        for v in (3, 2, 1, 0)
+    ]
+    out += [
+        _floor.FloorExample(
+            {**cov, "version": repr(u)},
+            {"version": 3, "unknown_version": u, "extra_key": None, **base},
+        )
+        for u in UNKNOWN_VERSIONS
+    ]
+    out += [
+        _floor.FloorExample(
+            {**cov, "version": f"3+{k}"},
+            {"version": 3, "unknown_version": None, "extra_key": k, **base},
+        )
+        for k in EXTRA_KEYS
+    ]
+    for ex in _floor.plain_floor():
+        if ex.params["typestr"] != "<f4":
+            params = {"version": 3, "unknown_version": None, "extra_key": None, **ex.params}
+            out.append(_floor.FloorExample(ex.coverage, params))
+    return out
+
+
 def build(params: dict, keepalive: object) -> dict:
     """The dict fed to the consumer: the reference export of `params["version"]`, edited."""
     d = dict(keepalive.__cuda_array_interface__)

@@ -59,6 +59,13 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     return cst.typestrs().flatmap(_params)
 
 
+def floor(producer: str | None, consumer: str | None) -> list:
+    """Every zero-size shape x strides None / explicit x four dtype classes."""
+    from caiconform.checks import _floor
+
+    return _floor.zero_size_floor()
+
+
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform import validate
     from caiconform.checks.schema import judge

@@ -41,6 +41,7 @@ def interface_dict(
     readonly: bool = False,
     stream: int | None = None,
     mask: Any = None,
+    descr: list | None = None,
 ) -> dict:
     """The `__cuda_array_interface__` dict of an array whose element 0 is at `ptr`.
 
@@ -71,6 +72,8 @@ def interface_dict(
         "version": version,
         "strides": None if strides is None else tuple(int(s) for s in strides),
     }
+    if descr is not None:
+        d["descr"] = [tuple(field) for field in descr]
     if version >= 1:
         d["mask"] = mask
     if version >= 3:
@@ -88,7 +91,9 @@ def host_values(values: Any, shape: tuple[int, ...], typestr: str) -> np.ndarray
     dtype = np.dtype(typestr)
     arr = np.asarray(values)
     if arr.dtype != dtype:
-        if dtype.kind == "V" and arr.dtype == np.uint8:
+        if dtype.kind == "V" and arr.dtype.itemsize == dtype.itemsize:
+            arr = np.ascontiguousarray(arr).view(dtype)  # a structured or named type's bytes
+        elif dtype.kind == "V" and arr.dtype == np.uint8:
             arr = np.ascontiguousarray(arr).view(dtype).reshape(arr.shape[:-1])
         else:
             arr = arr.astype(dtype)
@@ -190,6 +195,7 @@ class ReferenceArray:
         delay_us: int = DEFAULT_DELAY_US,
         device: int = 0,
         manager: Any = None,
+        descr: list | None = None,
     ) -> None:
         from caiconform.cuda.device import ensure_context
         from caiconform.reference.tracking import TrackingMemoryManager
@@ -212,8 +218,14 @@ class ReferenceArray:
                 device=device,
                 manager=manager,
             )
+        from caiconform.spec.dtypes import descr_of, is_named, storage_typestr
+
+        if is_named(typestr):  # bfloat16, float8, structured: exported as numpy can spell them
+            descr = descr if descr is not None else descr_of(typestr)
+            typestr = storage_typestr(typestr)
         self.layout = layout
         self.typestr = typestr
+        self.descr = descr
         self.version = version
         self.readonly = readonly
         self.mask = mask
@@ -330,6 +342,7 @@ class ReferenceArray:
             self.readonly,
             self.stream,
             self.mask,
+            self.descr,
         )
 
     @property

@@ -43,7 +43,7 @@ from caiconform.env import visible_gpus
 from caiconform.runner.draws import seed_only_draws
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
-from caiconform.runner.outcome import PASS, SKIP, Result
+from caiconform.runner.outcome import CRASH, HANG, PASS, POISONED, SKIP, Result
 from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
 from caiconform.runner.pool import Exchange, Worker, WorkerLost, WorkerPool
 from caiconform.runner.protocol import canonical
@@ -64,9 +64,13 @@ __all__ = [
 PROBE_TIMEOUT_S = 300.0
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_SHRINK_BUDGET_S = 60.0
+#: floor examples of one layout kind that may end in crash/hang/poisoned before the rest of
+#: that kind is skipped (see `_CellRun.run_floor`)
+FLOOR_CRASH_CAP = 2
 #: saved settings a resumed run takes from the command line when given there
 _OVERRIDABLE = ("timeout_s", "shrink_budget_s")
 _THREAD_SAFE_HYPOTHESIS = (6, 136)
+_LOST = (CRASH, HANG, POISONED)
 
 
 @dataclass
@@ -143,6 +147,33 @@ class _Found(Exception):
         self.exchange = exchange
 
 
+def coverage_of_params(params: dict) -> dict[str, str]:
+    """Coverage labels (layout kind, dtype class, byte order, stream scenario) read from a drawn
+    example's params, for the report's coverage tables; only the labels the params name."""
+    from caiconform.spec.dtypes import byte_order, dtype_class
+
+    out: dict[str, str] = {}
+    typestr = params.get("typestr")
+    if isinstance(typestr, str):
+        out["dtype"], out["order"] = dtype_class(typestr), byte_order(typestr)
+    layout = params.get("layout")
+    shape = layout.get("shape") if isinstance(layout, dict) else params.get("shape")
+    if isinstance(layout, dict):
+        out["layout"] = str(layout.get("kind", "C"))
+        if out["layout"] == "C" and layout.get("strides") is not None:
+            out["layout"] = "C-strides"
+    if isinstance(shape, list):
+        if not shape:
+            out["layout"] = "0d"
+        elif 0 in shape:
+            out["layout"] = "zero-size"
+        else:
+            out.setdefault("layout", "C")
+    scenario = params.get("stream_scenario")
+    out["scenario"] = scenario if isinstance(scenario, str) else "none"
+    return out
+
+
 def _cell_seed(run_seed: int, key: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{run_seed}/{key}".encode()).digest()[:8], "little")
 
@@ -189,6 +220,7 @@ class _CellRun:
         self.cache: dict[str, dict] = {}  # params key -> record (or unjournaled shrink attempt)
         self.explored: list[dict] = []
         self.shrunk_classes: set[tuple[str, str | None]] = set()
+        self.floor_planned = 0
         for record in journal.records_of(cell.family.name, cell.producer, cell.consumer):
             if record.get("shrunk"):
                 self.shrunk_classes.add(_class_of(record))
@@ -208,8 +240,16 @@ class _CellRun:
             source=self.config.adapter_source,
         )
 
-    def _journal(self, params: dict, exchange: Exchange, index: int | None, tag: str) -> dict:
+    def _journal(
+        self,
+        params: dict,
+        exchange: Exchange,
+        index: int | None,
+        tag: str,
+        coverage: dict | None = None,
+    ) -> dict:
         result = exchange.result
+        floor = coverage is not None
         record = {
             "producer": self.cell.producer,
             "consumer": self.cell.consumer,
@@ -225,6 +265,8 @@ class _CellRun:
             "worker": exchange.worker,
             "index": index,
             "shrunk": index is None,
+            "coverage": coverage if floor else coverage_of_params(params),
+            "floor": floor,
         }
         if not result.ok:
             record["repro"] = write_repro(
@@ -232,7 +274,42 @@ class _CellRun:
             )
         return self.journal.record(record)
 
-    # -- the two steps -------------------------------------------------------------------
+    # -- the three steps -----------------------------------------------------------------
+    def run_floor(self, examples: Sequence[Any]) -> None:
+        """Run the cell's coverage floor (`checks._floor`): every example, in order, each
+        journaled with its coverage labels and `"floor": true`. After FLOOR_CRASH_CAP crashes
+        (or hangs, or poisoned contexts) on one layout kind, the rest of that kind's examples
+        are journaled as skips saying so rather than run: one root cause should not cost a
+        cold worker start per dtype."""
+        crashes: Counter = Counter()
+        for i, example in enumerate(examples):
+            if self.stop.is_set():
+                raise _Stopped
+            params = example.params
+            key = canonical(params)
+            if key in self.cache:
+                continue
+            kind = example.coverage.get("layout", "")
+            if crashes[kind] >= FLOOR_CRASH_CAP:
+                exchange = Exchange(
+                    Result(
+                        SKIP,
+                        message=f"not run: layout {kind!r} already ended {crashes[kind]} floor "
+                        f"examples of this cell with crash/hang/poisoned",
+                    ),
+                    0.0,
+                    None,
+                )
+            else:
+                exchange = self._exchange(params)
+                if exchange.result.outcome in _LOST:
+                    crashes[kind] += 1
+            record = self._journal(params, exchange, i, f"floor-{i:04d}", example.coverage)
+            self.cache[key] = record
+            self.explored.append(record)
+            if self.listener is not None:
+                self.listener.example(self.cell, record)
+
     def explore(self, strategy) -> None:
         index = 0
 
@@ -290,21 +367,33 @@ class _CellRun:
             return None
         return None
 
+    def floor_examples(self) -> list[Any]:
+        """The family's coverage floor for this cell ([] when it declares none)."""
+        floor = getattr(self.cell.family.module, "floor", None)
+        return list(floor(self.cell.producer, self.cell.consumer)) if floor else []
+
     def run(self) -> Counter:
         family = self.cell.family
         try:
             strategy = family.module.examples(self.cell.producer, self.cell.consumer)
+            floor = self.floor_examples()
         except Exception as exc:
             self._journal_skip(f"examples() failed: {type(exc).__name__}: {exc}")
             return Counter({SKIP: 1})
+        self.floor_planned = len(floor)
+        self.run_floor(floor)
         try:
             self.explore(strategy)
         except Exception as exc:  # hypothesis could not draw (Unsatisfiable, a strategy bug)
             self._journal_skip(f"examples could not be drawn: {type(exc).__name__}: {exc}")
             return Counter(r["outcome"] for r in self.explored) + Counter({SKIP: 1})
         if self.config.shrink:
+            # a class met only in the floor keeps its floor example as the reproducer (the
+            # floor's arrays are already small, and random draws may never meet the class)
             classes = dict.fromkeys(
-                _class_of(r) for r in self.explored if r["outcome"] not in (PASS, SKIP)
+                _class_of(r)
+                for r in self.explored
+                if r["outcome"] not in (PASS, SKIP) and not r.get("floor")
             )
             for target in classes:
                 if target not in self.shrunk_classes:
@@ -562,7 +651,7 @@ def _drive(
             finally:
                 if own:
                     cell_worker.close()
-            journal.cell_done(cell.key, counts=dict(counts))
+            journal.cell_done(cell.key, counts=dict(counts), floor_planned=cell_run.floor_planned)
             if listener is not None:
                 listener.cell_finished(cell, counts)
     finally:

@@ -274,6 +274,13 @@ RULES = (
     make("CAI-PORT-TYPESTR-KIND", "PORTABILITY", "0-3", "producer", PY,
          "Kinds other than b, i, u, f, c (bit fields, datetimes, objects, strings, void) are "
          "legal but few GPU consumers accept them.", **_D),
+    make("CAI-PORT-TYPESTR-OPAQUE", "PORTABILITY", "0-3", "producer", PY,
+         "An element type with no numpy typestr code (bfloat16, float8) can only be exported as "
+         "raw bytes of its size (kind V): legal and byte-exact, but the element type is lost and "
+         "consumers that want numbers refuse it or must be told the type out of band."),
+    make("CAI-PORT-OPAQUE-EXPORT", "PORTABILITY", "0-3", "producer", PY,
+         "A producer holding an element type with no numpy typestr code can still export it as "
+         "raw bytes (<V2, |V1); one that refuses leaves its users no CAI path for that array."),
     make("CAI-PORT-ALIGNMENT", "PORTABILITY", "0-3", "producer", PY,
          "A data pointer not aligned to the item size is legal but misaligned loads fault or "
          "are refused in many consumers.", **_D),

@@ -1,0 +1,266 @@
+"""The coverage floor (checks._floor), the dtype names beyond numpy's typestrs (spec.dtypes),
+how producers' exports of those types are judged, and how the runner runs a floor."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import caiconform
+from caiconform.checks import _floor
+from caiconform.checks import _support as sup
+from caiconform.runner.driver import RunConfig, coverage_of_params, run_matrix
+from caiconform.runner.outcome import FAIL, PASS, REJECTED
+from caiconform.spec import dtypes
+from caiconform.spec.layout import LAYOUT_KINDS
+
+SOURCE = "tests.synthetic.adapters"
+FLOOR_FAMILY = "tests.synthetic.floor_checks"
+
+
+# -- dtype names ----------------------------------------------------------------------------
+def test_named_types_map_to_raw_bytes_of_their_size():
+    assert dtypes.numpy_dtype("bfloat16").itemsize == 2
+    assert dtypes.numpy_dtype("float8_e5m2").itemsize == 1
+    assert dtypes.storage_typestr("bfloat16") == "<V2"
+    assert dtypes.storage_typestr("<f4") == "<f4"
+    structured = dtypes.numpy_dtype("structured")
+    assert structured.names and dtypes.storage_typestr("structured") == f"|V{structured.itemsize}"
+    assert dtypes.descr_of("structured") == dtypes.STRUCTURED_DESCR
+    assert dtypes.dtype_name(dtypes.numpy_dtype("float8_e4m3fn")) == "float8_e4m3fn"
+    assert dtypes.dtype_name(np.dtype("V2")) is None
+
+
+@pytest.mark.parametrize(
+    ("typestr", "cls", "order"),
+    [
+        ("|b1", "bool", "|"),
+        ("<i4", "int", "<"),
+        (">u2", "uint", ">"),
+        ("<f2", "float16", "<"),
+        (">f8", "float64", ">"),
+        ("<c16", "complex", "<"),
+        ("<M8[ns]", "datetime", "<"),
+        ("bfloat16", "bfloat16", "<"),
+        ("float8_e5m2", "float8_e5m2", "|"),
+        ("structured", "structured", "|"),
+    ],
+)
+def test_dtype_class_and_byte_order(typestr, cls, order):
+    assert dtypes.dtype_class(typestr) == cls
+    assert dtypes.byte_order(typestr) == order
+
+
+def test_conforming_exports_of_named_types_are_valid():
+    from caiconform.reference.producer import interface_dict
+    from caiconform.spec.layout import Layout
+
+    for name in ("bfloat16", "float8_e4m3fn", "structured"):
+        d = interface_dict(
+            1 << 20,
+            Layout((3,)),
+            dtypes.storage_typestr(name),
+            descr=dtypes.descr_of(name),
+        )
+        report = caiconform.validate(d)
+        assert report.ok, (name, [f.message for f in report.errors])
+
+
+# -- the floor's plan -----------------------------------------------------------------------
+def test_data_floor_crosses_every_layout_dtype_class_and_byte_order():
+    floor = _floor.data_floor()
+    combos = {(e.coverage["layout"], e.params["typestr"]) for e in floor}
+    assert len(combos) == len(floor), "duplicate floor examples"
+    for kind in _floor.FLOOR_LAYOUTS:
+        for typestr in _floor.FLOOR_TYPESTRS:
+            itemsize = dtypes.numpy_dtype(typestr).itemsize
+            assert ((kind, typestr) in combos) == (kind != "odd" or itemsize > 1), (kind, typestr)
+    classes = {e.coverage["dtype"] for e in floor}
+    assert classes >= {
+        "bool",
+        "int",
+        "uint",
+        "float16",
+        "float32",
+        "float64",
+        "bfloat16",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "complex",
+        "datetime",
+        "structured",
+    }
+    orders = {e.coverage["order"] for e in floor}
+    assert orders == {"<", ">", "|"}
+    # every layout kind the strategies draw has a floor layout
+    assert set(LAYOUT_KINDS) <= {e.params["layout"]["kind"] for e in floor}
+
+
+def test_floor_layouts_are_valid_exports():
+    from caiconform.reference.producer import interface_dict
+    from caiconform.spec.layout import Layout
+
+    for example in _floor.data_floor():
+        layout = Layout.from_dict(example.params["layout"])
+        itemsize = dtypes.numpy_dtype(example.params["typestr"]).itemsize
+        base = 1 << 20
+        d = interface_dict(
+            base + layout.offset, layout, "|u1" if itemsize == 1 else f"<V{itemsize}"
+        )
+        report = caiconform.validate(d)
+        assert report.ok, (example.coverage, [f.message for f in report.errors])
+        assert layout.allocation_bytes(itemsize) > 0
+
+
+def _drawn_keys(module, producer, consumer):
+    keys = []
+
+    @settings(max_examples=1, database=None, suppress_health_check=list(HealthCheck))
+    @given(module.examples(producer, consumer))
+    def draw(params):
+        keys.append(set(params))
+
+    draw()
+    return keys[0]
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        "roundtrip",
+        "schema",
+        "zero_size",
+        "streams",
+        "lifetime",
+        "readonly",
+        "devices",
+        "mask",
+        "versions",
+    ],
+)
+def test_every_family_floor_has_the_params_of_a_drawn_example(family):
+    import importlib
+
+    module = importlib.import_module(f"caiconform.checks.{family}")
+    for producer in ("reference", "cupy"):
+        floor = module.floor(producer, "torch")
+        assert floor, family
+        keys = _drawn_keys(module, producer, "torch")
+        for example in floor:
+            assert set(example.params) == keys, (family, example)
+            assert example.coverage.get("dtype"), example
+        assert len({json.dumps(e.params, sort_keys=True) for e in floor}) == len(floor)
+
+
+def test_coverage_labels_of_drawn_params():
+    layout = {"shape": [2, 3], "strides": [12, 4], "kind": "C"}
+    assert coverage_of_params({"typestr": ">f4", "layout": layout}) == {
+        "dtype": "float32",
+        "order": ">",
+        "layout": "C-strides",
+        "scenario": "none",
+    }
+    assert (
+        coverage_of_params({"typestr": "|b1", "shape": [], "stream_scenario": "pending"})["layout"]
+        == "0d"
+    )
+    assert coverage_of_params({"typestr": "<i2", "shape": [0, 2]})["layout"] == "zero-size"
+
+
+# -- judging exports of named types ---------------------------------------------------------
+class _Exports:
+    def __init__(self, d=None, exc=None):
+        self.d, self.exc = d, exc
+
+    @property
+    def __cuda_array_interface__(self):
+        if self.exc is not None:
+            raise self.exc
+        return self.d
+
+
+def _dict(typestr):
+    return {"shape": (2,), "typestr": typestr, "data": (1 << 20, False), "version": 3}
+
+
+def test_a_producer_refusing_bfloat16_with_attributeerror_is_a_portability_gap():
+    result, extra = sup.named_export(_Exports(exc=AttributeError("no BF16")), "bfloat16", "ctx")
+    assert result.outcome == REJECTED and result.rule == "CAI-PORT-OPAQUE-EXPORT"
+    assert result.expected != sup.EXPECT_REJECTION and not extra
+
+
+def test_a_producer_raising_keyerror_for_float8_breaks_hasattr():
+    result, _ = sup.named_export(_Exports(exc=KeyError("float8")), "float8_e4m3fn", "ctx")
+    assert result.outcome == FAIL and result.rule == "CAI-ATTR-RAISES-ATTRIBUTEERROR"
+    assert "KeyError" in result.message and "[CAI-ATTR-RAISES-ATTRIBUTEERROR]" in result.message
+
+
+def test_raw_bytes_export_warns_that_the_type_is_lost():
+    result, extra = sup.named_export(_Exports(_dict("<V2")), "bfloat16", "ctx")
+    assert result is None and [f.rule for f in extra] == ["CAI-PORT-TYPESTR-OPAQUE"]
+
+
+def test_bfloat16_exported_as_float16_describes_other_elements():
+    result, _ = sup.named_export(_Exports(_dict("<f2")), "bfloat16", "ctx")
+    assert result.outcome == FAIL and result.rule == "CAI-PRODUCER-DESCRIBES-DATA"
+
+
+def test_ordinary_typestrs_are_not_judged_here():
+    assert sup.named_export(_Exports(exc=KeyError("x")), "<f4", "ctx") == (None, [])
+
+
+def test_values_of_named_types_compare_as_bytes():
+    for name in ("bfloat16", "float8_e5m2", "structured"):
+        values = sup.make_values(name, (3, 2), 7)
+        raw = values.view(np.dtype(f"V{values.dtype.itemsize}"))
+        assert sup.compare_values(raw, values) is None
+        other = raw.copy()
+        other.view(np.uint8)[0] ^= 1
+        assert sup.compare_values(other, values) is not None
+
+
+# -- the runner runs the floor first, with a crash cap --------------------------------------
+def test_runner_runs_the_floor_first_and_caps_crashes_per_layout(tmp_path):
+    config = RunConfig(
+        out=tmp_path / "run",
+        checks=[FLOOR_FAMILY],
+        libraries=["good", "abort"],
+        max_examples=5,
+        seed=7,
+        workers=2,
+        timeout_s=5.0,
+        gpus=0,
+        shrink_budget_s=5.0,
+        adapter_source=SOURCE,
+    )
+    run_matrix(config)
+    records = [json.loads(line) for line in (config.out / "results.jsonl").read_text().splitlines()]
+    by_cell = {p: [r for r in records if r["producer"] == p] for p in ("good", "abort")}
+    good_floor = [r for r in by_cell["good"] if r["floor"]]
+    assert [r["params"]["n"] for r in good_floor] == [1, 600, 601, 602, 603, 604]
+    assert {r["outcome"] for r in good_floor} == {PASS}
+    assert all(r["coverage"]["layout"] in ("ok", "x") for r in good_floor)
+    # the floor comes before the drawn examples, which carry coverage labels of their own
+    first_drawn = min(r["seq"] for r in by_cell["good"] if not r["floor"])
+    assert max(r["seq"] for r in good_floor) < first_drawn
+    assert all("coverage" in r for r in by_cell["good"])
+
+    abort_floor = [r for r in by_cell["abort"] if r["floor"]]
+    outcomes = Counter(r["outcome"] for r in abort_floor)
+    assert outcomes == {"pass": 1, "crash": 2, "skip": 3}, outcomes
+    for r in abort_floor:
+        if r["outcome"] == "skip":
+            assert "already ended 2 floor examples" in r["message"] and "'x'" in r["message"]
+    # a class met only in the floor keeps the floor example as its reproducer: no shrinking
+    assert not [r for r in by_cell["abort"] if r["shrunk"]]
+    assert all(r["repro"] for r in abort_floor if r["outcome"] == "crash")
+
+    cells = [json.loads(line) for line in (config.out / "cells.jsonl").read_text().splitlines()]
+    assert {c["cell"]: c.get("floor_planned") for c in cells} == {
+        "synthetic-floor/good/-": 6,
+        "synthetic-floor/abort/-": 6,
+    }
