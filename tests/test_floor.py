@@ -264,3 +264,39 @@ def test_runner_runs_the_floor_first_and_caps_crashes_per_layout(tmp_path):
         "synthetic-floor/good/-": 6,
         "synthetic-floor/abort/-": 6,
     }
+
+
+# -- one culprit per race -------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("control", "rule"),
+    [
+        ("final", "CAI-SYNC-CONSUMER"),
+        ("sentinel", "CAI-SYNC-PRODUCER-SUFFICIENT"),
+        ("raises", "CAI-SYNC-RACE-FREE"),
+    ],
+)
+def test_a_race_between_two_libraries_is_pinned_by_the_reference_control(
+    monkeypatch, control, rule
+):
+    from caiconform.checks import streams
+    from caiconform.reference.producer import sentinel_of
+
+    values = sup.make_values("<f4", (8,), 3)
+    monkeypatch.setattr(streams, "_produce", lambda producer, params, v: object())
+    monkeypatch.setattr(streams, "_finish", lambda: None)
+    monkeypatch.setattr(streams, "_free_garbage", lambda: None)
+
+    def reference_read(name, obj):
+        assert name == "reference"
+        if control == "raises":
+            return None, RuntimeError("cannot read")
+        return (values.copy() if control == "final" else sentinel_of(values)), None
+
+    monkeypatch.setattr(sup, "consume_with", reference_read)
+    result = streams._attribute_race(
+        {"stream_scenario": "nonblocking"}, "cupy", "torch", values, 8, "cupy->torch"
+    )
+    assert result.outcome == FAIL and result.rule == rule
+    assert f"[{rule}]" in result.message
+    if rule == "CAI-SYNC-CONSUMER":
+        assert "torch did not synchronize" in result.message

@@ -50,6 +50,7 @@ __all__ = [
     "produce",
     "consume_with",
     "portability_rule",
+    "refusal_portability_rule",
     "judge_exchange",
     "seeds",
     "named_export",
@@ -355,6 +356,18 @@ def portability_rule(interface: Any) -> str | None:
     return None
 
 
+def refusal_portability_rule(interface: Any, exc: BaseException) -> str | None:
+    """The PORTABILITY rule that explains a consumer refusing the valid export `interface`
+    with `exc`: an older version refused for being one [CAI-PORT-OLDER-VERSION], else the
+    validator's first PORTABILITY finding on the dict, else None."""
+    if not isinstance(interface, dict):
+        return None
+    version = interface.get("version")
+    if version in (0, 1, 2) and "version" in str(exc).lower():
+        return "CAI-PORT-OLDER-VERSION"
+    return portability_rule(interface)
+
+
 def judge_exchange(
     consumer: str,
     obj: Any,
@@ -390,7 +403,7 @@ def judge_exchange(
         rule = reject_rule
         if rule is None:
             interface = getattr(obj, "__cuda_array_interface__", None)
-            rule = portability_rule(interface) if isinstance(interface, dict) else None
+            rule = refusal_portability_rule(interface, exc)
         return rejected(rule or read_rule, exc, "the values read back", context)
     mismatch = compare_values(np.asarray(values), expected)
     if mismatch is not None:

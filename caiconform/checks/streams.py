@@ -163,8 +163,7 @@ def refusal_rule(exported: Any, exc: BaseException) -> str:
         return rules[0]
     if "stream" in str(exc).lower():
         return "CAI-SYNC-CONSUMER"
-    rule = sup.portability_rule(exported) if isinstance(exported, dict) else None
-    return rule or "CAI-CONSUMER-READS-DESCRIBED"
+    return sup.refusal_portability_rule(exported, exc) or "CAI-CONSUMER-READS-DESCRIBED"
 
 
 def _free_garbage() -> None:
@@ -241,11 +240,16 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     if mismatch is None:
         return sup.passed(f"{context}: read after the pending work")
     early = sentinel_count(got, values)
-    if early and isinstance(version, int) and version < 3:
-        return sup.skipped(
-            f"{context}: a v{version} export has no stream entry and promises nothing about "
-            f"pending work [CAI-V2-NO-SYNC]; {early} of {values.size} elements were read early"
+    if isinstance(version, int) and version < 3 and scenario != "none":
+        read = f"{early} of {values.size} elements were the sentinel" if early else mismatch
+        return sup.failed(
+            "CAI-PORT-V2-PENDING",
+            f"unfinished data read from a v{version} export (no stream to wait on): {read}",
+            "an export made after the producer's work, or a v3 export naming its stream",
+            context,
         )
+    if early and producer != "reference" and consumer != "reference":
+        return _attribute_race(params, producer, consumer, values, early, context)
     if early == 0:
         rule = (
             "CAI-PRODUCER-DESCRIBES-DATA"
@@ -256,6 +260,47 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     return sup.failed(
         race_rule(producer, consumer, scenario),
         f"{early} of {values.size} elements read before the producer's pending write (sentinel)",
+        "every element after the write",
+        context,
+    )
+
+
+def _attribute_race(
+    params: dict, producer: str, consumer: str, values: np.ndarray, early: int, context: str
+) -> Result:
+    """Two third-party libraries race: name the one at fault. The same example is produced
+    again and read by the reference consumer, which synchronizes on the exported stream: if it
+    reads every element final, the export covers the work and `consumer` did not wait
+    [CAI-SYNC-CONSUMER]; if it reads the sentinel too, the exported stream does not cover the
+    producer's work [CAI-SYNC-PRODUCER-SUFFICIENT]; if it cannot tell, the race stays
+    unattributed [CAI-SYNC-RACE-FREE]."""
+    seen = f"{early} of {values.size} elements read before the producer's pending write"
+    _free_garbage()
+    try:
+        again = _produce(producer, params, values)
+        got, exc = sup.consume_with("reference", again)
+    finally:
+        _finish()
+    if exc is None and sup.compare_values(np.asarray(got), values) is None:
+        return sup.failed(
+            "CAI-SYNC-CONSUMER",
+            f"{seen} (sentinel), while the reference consumer, waiting on the exported "
+            f"stream, read every element final: {consumer} did not synchronize",
+            "every element after the write",
+            context,
+        )
+    if exc is None and sentinel_count(np.asarray(got), values):
+        return sup.failed(
+            race_rule(producer, "reference", params["stream_scenario"]),
+            f"{seen} (sentinel); the reference consumer, waiting on the exported stream, read "
+            f"the sentinel too: the stream {producer} exports does not cover its work",
+            "an exported stream covering the pending work",
+            context,
+        )
+    why = sup.describe_exception(exc) if exc is not None else "it read other wrong values"
+    return sup.failed(
+        "CAI-SYNC-RACE-FREE",
+        f"{seen} (sentinel); not attributed: the reference consumer's control read failed ({why})",
         "every element after the write",
         context,
     )

@@ -281,6 +281,13 @@ RULES = (
     make("CAI-PORT-OPAQUE-EXPORT", "PORTABILITY", "0-3", "producer", PY,
          "A producer holding an element type with no numpy typestr code can still export it as "
          "raw bytes (<V2, |V1); one that refuses leaves its users no CAI path for that array."),
+    make("CAI-PORT-OLDER-VERSION", "PORTABILITY", "0-2", "consumer", DIFF2,
+         "Exports of versions 0-2 remain legal (the interface defines them), but some consumers "
+         "accept version 3 only and cannot import them."),
+    make("CAI-PORT-V2-PENDING", "PORTABILITY", "0-2", "producer", DIFF2,
+         "A v0-v2 export cannot name a stream, so consumers read it at once; a producer that "
+         "exports one while work on the data is still pending hands out unfinished data (legal, "
+         "as those versions made no statement about synchronization, but wrong data)."),
     make("CAI-PORT-ALIGNMENT", "PORTABILITY", "0-3", "producer", PY,
          "A data pointer not aligned to the item size is legal but misaligned loads fault or "
          "are refused in many consumers.", **_D),
