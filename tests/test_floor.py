@@ -300,3 +300,18 @@ def test_a_race_between_two_libraries_is_pinned_by_the_reference_control(
     assert f"[{rule}]" in result.message
     if rule == "CAI-SYNC-CONSUMER":
         assert "torch did not synchronize" in result.message
+
+
+def test_adversarial_floor_has_every_mutant_rule_and_live_mutation_once():
+    from caiconform import strategies as cst
+    from caiconform.checks import adversarial
+
+    floor = adversarial.floor(None, "cupy")
+    mutants = [e.params for e in floor if e.params["kind"] == "mutant"]
+    live = [e.params["mutation"] for e in floor if e.params["kind"] == "live"]
+    assert sorted(p["rule"] for p in mutants) == sorted(cst.MUTATIONS)
+    assert sorted(live) == sorted(adversarial.LIVE)
+    for params in mutants:  # each mutant breaks exactly the rule it names
+        report = caiconform.validate(sup.decode(params["interface"]))
+        assert params["rule"] in {f.rule for f in report.findings}, params
+    assert [e.params for e in adversarial.floor(None, "torch")] == [e.params for e in floor]

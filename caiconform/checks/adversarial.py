@@ -22,6 +22,7 @@ record. `Export` is the object class that exposes an arbitrary dict.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -104,6 +105,54 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     """Mutants (every dict-visible MUST/SHOULD rule) or live mutations; shrinks toward the
     first mutant rule of `caiconform.strategies.MUTATIONS` and the smallest arrays."""
     return st.one_of(_mutants(), st.sampled_from(list(LIVE)).flatmap(_live))
+
+
+_floor_lock = threading.Lock()
+_floor_cache: list = []
+
+
+def floor(producer: str | None, consumer: str | None) -> list:
+    """Every mutant rule once (hypothesis's minimal mutant breaking it, found the same way in
+    every run) and every live mutation once, on a float32 (3, 4) array. The same for every
+    consumer: found once per process (a few seconds)."""
+    with _floor_lock:
+        if not _floor_cache:
+            _floor_cache.extend(_build_floor())
+        return list(_floor_cache)
+
+
+def _build_floor() -> list:
+    from hypothesis import HealthCheck, Phase, find, settings
+
+    from caiconform import strategies as cst
+    from caiconform.checks import _floor
+    from caiconform.runner.draws import seed_only_draws
+
+    quiet = settings(
+        database=None,
+        max_examples=50,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+    )
+    out = []
+    for rule in cst.MUTATIONS:
+        with seed_only_draws():
+            mutant = find(cst.mutants(rules=[rule]), lambda _: True, settings=quiet)
+        params = {"kind": "mutant", "interface": sup.encode(mutant.interface), "rule": rule}
+        out.append(_floor.FloorExample({"dtype": "mutant", "mutation": rule}, params))
+    for mutation in LIVE:
+        kind = _LAYOUT_KIND.get(mutation, "C")
+        layout = _floor.floor_layout(kind, 4)
+        params = {
+            "kind": "live",
+            "mutation": mutation,
+            "typestr": "<f4",
+            "layout": layout.to_dict(),
+            "seed": 0,
+        }
+        cov = {**_floor.coverage_of("<f4", kind), "mutation": mutation}
+        out.append(_floor.FloorExample(cov, params))
+    return out
 
 
 def _extent(d: dict) -> tuple[int, int]:
