@@ -315,3 +315,13 @@ def test_adversarial_floor_has_every_mutant_rule_and_live_mutation_once():
         report = caiconform.validate(sup.decode(params["interface"]))
         assert params["rule"] in {f.rule for f in report.findings}, params
     assert [e.params for e in adversarial.floor(None, "torch")] == [e.params for e in floor]
+
+
+def test_structured_padding_is_not_data():
+    values = sup.make_values("structured", (4,), 5)
+    seen = values.copy()
+    raw = seen.view(np.uint8).reshape(4, -1)
+    raw[:, 7] ^= 0xFF  # the padding byte of STRUCTURED_DESCR
+    assert sup.compare_values(seen, values) is None
+    raw[:, 0] ^= 1  # field "a"
+    assert "4 of 4 elements differ" in sup.compare_values(seen, values)

@@ -25,7 +25,7 @@ from caiconform.runner.outcome import (
     SKIP,
     Result,
 )
-from caiconform.spec.dtypes import numpy_dtype
+from caiconform.spec.dtypes import numpy_dtype, padding_mask
 from caiconform.spec.layout import Layout
 
 __all__ = [
@@ -149,8 +149,12 @@ def compare_values(seen: Any, expected: np.ndarray) -> str | None:
         return f"shape {seen.shape}, expected {expected.shape}"
     a, b = _native(expected), _native(seen)
     if "V" in (a.dtype.kind, b.dtype.kind) and a.dtype.itemsize == b.dtype.itemsize:
-        # raw bytes (an opaque or structured type exported as V<n>): compare the bytes
+        # raw bytes (an opaque or structured type exported as V<n>): compare the bytes, a
+        # structured type's padding left out (padding is not data)
+        keep = padding_mask(a.dtype)
         a, b = _as_bytes(a), _as_bytes(b)
+        if keep is not None:
+            a, b = _unpadded(a, keep), _unpadded(b, keep)
     if a.dtype != b.dtype:
         return f"dtype {seen.dtype.str}, expected {expected.dtype.str}"
     if a.size == 0:
@@ -169,6 +173,12 @@ def compare_values(seen: Any, expected: np.ndarray) -> str | None:
 def _as_bytes(array: np.ndarray) -> np.ndarray:
     """`array` viewed as plain `V<itemsize>` items (field names and metadata dropped)."""
     return np.ascontiguousarray(array).view(np.dtype(f"V{array.dtype.itemsize}"))
+
+
+def _unpadded(array: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The bytes of each item where `keep` is True, as `V<kept>` items."""
+    raw = array.view(np.uint8).reshape(*array.shape, array.dtype.itemsize)[..., keep]
+    return np.ascontiguousarray(raw).view(np.dtype(f"V{int(keep.sum())}")).reshape(array.shape)
 
 
 def _element_bytes(array: np.ndarray, index: tuple[int, ...]) -> str:

@@ -75,6 +75,9 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     values = sup.make_values(typestr, layout.shape, 0)
     obj = sup.produce(producer, values, layout, typestr, "none")
     context = f"{producer}->{consumer} {typestr} shape {layout.shape} {layout.kind}"
+    ended, _warnings = sup.named_export(obj, typestr, context)
+    if ended is not None:
+        return ended
     report = validate(obj)
     if not report.ok:
         return judge(report.errors, f"{context}: invalid zero-size export")

@@ -27,6 +27,7 @@ __all__ = [
     "numpy_dtype",
     "storage_typestr",
     "descr_of",
+    "padding_mask",
     "dtype_name",
     "dtype_class",
     "byte_order",
@@ -65,6 +66,22 @@ def storage_typestr(typestr: str) -> str:
     if typestr == STRUCTURED:
         return f"|V{np.dtype(STRUCTURED_DESCR).itemsize}"
     return typestr
+
+
+def padding_mask(dtype: np.dtype) -> np.ndarray | None:
+    """For a structured dtype, a bool array over its item's bytes, False where a padding field
+    (named "" in the descr, which numpy renames f<N>) lies: padding is not data, so a consumer
+    need not keep it. None for other dtypes."""
+    if dtype.names is None or dtype.itemsize != np.dtype(STRUCTURED_DESCR).itemsize:
+        return None
+    keep = np.ones(dtype.itemsize, dtype=bool)
+    offset = 0
+    for name, fmt in STRUCTURED_DESCR:
+        size = np.dtype(fmt).itemsize
+        if not name:
+            keep[offset : offset + size] = False
+        offset += size
+    return keep
 
 
 def descr_of(typestr: str) -> list[tuple[str, str]] | None:
