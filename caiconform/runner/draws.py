@@ -13,6 +13,10 @@ thread no local constants; hypothesis's built-in constants stay, as they depend 
 
 The pool is private to hypothesis (`hypothesis.internal.conjecture.providers`), with no setting
 to turn it off; a hypothesis without it has nothing to pin, and the context is then a no-op.
+
+`draw_examples` draws a cell's explore examples up front, so the runner can hand them to several
+workers: the test function never fails and its result does not steer generation, so the list
+is exactly what an explore that ran each example as it was drawn would have seen.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.internal.conjecture import providers
+from hypothesis.strategies import SearchStrategy
 
-__all__ = ["seed_only_draws"]
+__all__ = ["seed_only_draws", "hypothesis_settings", "draw_examples"]
 
 #: hypothesis's collector of local constants (None: this hypothesis has no such pool)
 _COLLECT = getattr(providers, "_get_local_constants", None)
@@ -76,3 +83,42 @@ def seed_only_draws() -> Iterator[None]:
             _open -= 1
             if _open == 0:
                 providers._get_local_constants = _COLLECT
+
+
+def hypothesis_settings(max_examples: int, phases: tuple[Phase, ...]) -> settings:
+    """The settings of every runner test: no database, no deadline, quiet, every health check
+    off (a slow GPU example is not a flaky test)."""
+    return settings(
+        max_examples=max_examples,
+        database=None,
+        deadline=None,
+        phases=phases,
+        derandomize=False,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+    )
+
+
+def draw_examples(
+    strategy: SearchStrategy, run_seed: int, max_examples: int
+) -> tuple[list[Any], Exception | None]:
+    """(examples, error): what hypothesis's generate phase yields for `strategy` under
+    `run_seed`, in order (duplicates included: hypothesis may map two choice sequences to equal
+    params), drawn seed-only. `error` is what stopped hypothesis early (Unsatisfiable, a
+    strategy bug), with the examples drawn before it."""
+    drawn: list[Any] = []
+
+    @hypothesis_settings(max_examples, (Phase.generate,))
+    @seed(run_seed)
+    @given(strategy)
+    def draw(params: Any) -> None:
+        drawn.append(params)
+
+    try:
+        with seed_only_draws():
+            draw()
+    except Exception as exc:
+        return drawn, exc
+    return drawn, None

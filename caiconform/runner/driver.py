@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import queue
 import secrets
 import threading
 import time
@@ -37,10 +36,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis import Phase, given, seed
 
 from caiconform.env import visible_gpus
-from caiconform.runner.draws import seed_only_draws
+from caiconform.runner.draws import draw_examples, hypothesis_settings, seed_only_draws
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import CRASH, HANG, PASS, POISONED, SKIP, Result
@@ -49,6 +48,7 @@ from caiconform.runner.pool import Exchange, Worker, WorkerLost, WorkerPool
 from caiconform.runner.protocol import canonical
 from caiconform.runner.repro import write_repro
 from caiconform.runner.resolve import resolve
+from caiconform.runner.schedule import Scheduler, estimate_cost, load_history, shard_cells
 
 __all__ = [
     "RunConfig",
@@ -96,6 +96,10 @@ class RunConfig:
     run_id: str | None = None
     #: keep a prepared spare process per worker slot (see `Worker`)
     spare_workers: bool = True
+    #: (I, N): run only shard I of N of the matrix (`schedule.shard_cells`)
+    shard: tuple[int, int] | None = None
+    #: an earlier run directory whose cells.jsonl informs the cost estimates
+    costs_from: Path | None = None
 
     def saved(self) -> dict[str, Any]:
         return {
@@ -107,6 +111,7 @@ class RunConfig:
             "adapter_source": self.adapter_source,
             "timeout_s": self.timeout_s,
             "shrink_budget_s": self.shrink_budget_s,
+            "shard": list(self.shard) if self.shard is not None else None,
         }
 
 
@@ -184,38 +189,58 @@ def _class_of(result: Result | dict) -> tuple[str, str | None]:
     return result.outcome, result.rule
 
 
-def _settings(max_examples: int, phases: tuple[Phase, ...]) -> settings:
-    return settings(
-        max_examples=max_examples,
-        database=None,
-        deadline=None,
-        phases=phases,
-        derandomize=False,
-        report_multiple_bugs=False,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        print_blob=False,
-    )
+_settings = hypothesis_settings
+
+
+@dataclass
+class _Job:
+    """One example of a cell: its place in the cell's journal order and what it runs."""
+
+    position: int
+    #: the record's `index` (floor and drawn examples each count from 0)
+    index: int
+    params: dict
+    key: str
+    tag: str
+    #: the floor's coverage labels; None for a drawn example
+    coverage: dict | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.coverage.get("layout", "") if self.coverage is not None else ""
 
 
 class _CellRun:
-    """Drives one cell on one worker."""
+    """One cell: its examples (the floor's, then hypothesis's draws), run by whichever threads
+    take them and journaled in order; then one shrink per non-pass class.
+
+    The examples are independent, so `take()` hands them to any thread that asks (the
+    scheduler's) and `_flush` journals the finished prefix in index order: the journal, and
+    so `--resume`, read the same whoever ran what. The floor's crash cap is decided in that
+    order too (a capped example that ran anyway is journaled as the skip it would have been).
+    """
 
     def __init__(
         self,
         cell: Cell,
-        worker: Worker,
         journal: Journal,
         config: RunConfig,
         listener: Listener | None,
         stop: threading.Event,
+        cost: float = 1.0,
+        changed: Callable[[], None] = lambda: None,
+        notes: list[str] | None = None,
     ) -> None:
         self.cell = cell
-        self.worker = worker
         self.journal = journal
         self.config = config
         self.listener = listener
         self.stop = stop
+        self.cost = cost
+        self.changed = changed
+        self.notes = notes if notes is not None else []
+        #: other threads may run this cell's examples (not a cell with a worker of its own)
+        self.splittable = not cell.gpus >= 2
         self.seed = _cell_seed(int(config.seed or 0), cell.key)
         self.cache: dict[str, dict] = {}  # params key -> record (or unjournaled shrink attempt)
         self.explored: list[dict] = []
@@ -227,10 +252,48 @@ class _CellRun:
             elif record.get("index") is not None:
                 self.cache[canonical(record["params"])] = record
                 self.explored.append(record)
+        self.lock = threading.Lock()
+        self.strategy: Any = None
+        self.jobs: list[_Job] = []
+        self.dispatched = 0
+        self.results: dict[int, Exchange] = {}
+        self.journaled = 0
+        self.ran_crashes: Counter = Counter()  # floor kind -> crashes among finished examples
+        self.journal_crashes: Counter = Counter()  # the same, in journal order (authoritative)
+        self.draw_error: str | None = None
+        self.targets: list[tuple[str, str | None]] = []
+        self.shrinking = 0
+        self.state = "new"  # -> "running" -> "shrinking" -> "done" | "broken"
+        self.started = 0.0
+        self.timing: Counter = Counter()
+
+    # -- what the scheduler asks ---------------------------------------------------------
+    def finished(self) -> bool:
+        return self.state in ("done", "broken")
+
+    def remaining(self) -> float:
+        """Estimated seconds of work not yet handed out."""
+        if self.state == "new":
+            return self.cost
+        if self.state == "running":
+            return self.cost * (len(self.jobs) - self.dispatched) / max(1, len(self.jobs))
+        return self.cost * len(self.targets) / 10 if self.state == "shrinking" else 0.0
+
+    def take(self) -> tuple | None:
+        """The next task of this cell for any thread: an example, or a class to shrink."""
+        with self.lock:
+            if self.state == "running" and self.dispatched < len(self.jobs):
+                job = self.jobs[self.dispatched]
+                self.dispatched += 1
+                return ("example", self, job)
+            if self.state == "shrinking" and self.targets:
+                self.shrinking += 1
+                return ("shrink", self, self.targets.pop(0))
+            return None
 
     # -- one example --------------------------------------------------------------------
-    def _exchange(self, params: dict) -> Exchange:
-        return self.worker.run(
+    def _exchange(self, params: dict, worker: Worker) -> Exchange:
+        return worker.run(
             self.cell.family.execute,
             params,
             self.cell.producer,
@@ -268,72 +331,147 @@ class _CellRun:
             "coverage": coverage if floor else coverage_of_params(params),
             "floor": floor,
         }
+        if exchange.timing:
+            record["timing"] = {k: round(v, 6) for k, v in exchange.timing.items()}
         if not result.ok:
             record["repro"] = write_repro(
                 self.journal.run_dir, self.cell.family.module, record, tag
             )
         return self.journal.record(record)
 
-    # -- the three steps -----------------------------------------------------------------
-    def run_floor(self, examples: Sequence[Any]) -> None:
-        """Run the cell's coverage floor (`checks._floor`): every example, in order, each
-        journaled with its coverage labels and `"floor": true`. After FLOOR_CRASH_CAP crashes
-        (or hangs, or poisoned contexts) on one layout kind, the rest of that kind's examples
-        are journaled as skips saying so rather than run: one root cause should not cost a
-        cold worker start per dtype."""
-        crashes: Counter = Counter()
-        for i, example in enumerate(examples):
-            if self.stop.is_set():
-                raise _Stopped
-            params = example.params
-            key = canonical(params)
-            if key in self.cache:
+    def _capped(self, kind: str, crashes: int) -> Exchange:
+        return Exchange(
+            Result(
+                SKIP,
+                message=f"not run: layout {kind!r} already ended {crashes} floor "
+                f"examples of this cell with crash/hang/poisoned",
+            ),
+            0.0,
+            None,
+        )
+
+    # -- the steps ----------------------------------------------------------------------
+    def floor_examples(self) -> list[Any]:
+        """The family's coverage floor for this cell ([] when it declares none)."""
+        floor = getattr(self.cell.family.module, "floor", None)
+        return list(floor(self.cell.producer, self.cell.consumer)) if floor else []
+
+    def start(self) -> None:
+        """Plan the cell: its floor, then its drawn examples (drawn here, in the parent,
+        seed-only), less those already journaled (`--resume`) or met before in the cell. A
+        floor example of the same params as a drawn one is run once, as the floor's."""
+        self.started = time.monotonic()
+        if self.listener is not None:
+            self.listener.cell_started(self.cell, len(self.explored))
+        family = self.cell.family
+        try:
+            self.strategy = family.module.examples(self.cell.producer, self.cell.consumer)
+            floor = self.floor_examples()
+        except Exception as exc:
+            self.journal.record(
+                skip_record(self.cell, f"examples() failed: {type(exc).__name__}: {exc}")
+            )
+            self._finish(Counter({SKIP: 1}))
+            return
+        self.floor_planned = len(floor)
+        jobs: list[_Job] = []
+        seen = set(self.cache)
+        for i, example in enumerate(floor):
+            key = canonical(example.params)
+            if key in seen:
                 continue
-            kind = example.coverage.get("layout", "")
-            if crashes[kind] >= FLOOR_CRASH_CAP:
-                exchange = Exchange(
-                    Result(
-                        SKIP,
-                        message=f"not run: layout {kind!r} already ended {crashes[kind]} floor "
-                        f"examples of this cell with crash/hang/poisoned",
-                    ),
-                    0.0,
-                    None,
-                )
-            else:
-                exchange = self._exchange(params)
-                if exchange.result.outcome in _LOST:
-                    crashes[kind] += 1
-            record = self._journal(params, exchange, i, f"floor-{i:04d}", example.coverage)
-            self.cache[key] = record
-            self.explored.append(record)
-            if self.listener is not None:
-                self.listener.example(self.cell, record)
-
-    def explore(self, strategy) -> None:
-        index = 0
-
-        @_settings(self.config.max_examples, (Phase.generate,))
-        @seed(self.seed)
-        @given(strategy)
-        def explore_one(params: dict) -> None:
-            nonlocal index
-            if self.stop.is_set():
-                raise _Stopped
+            seen.add(key)
+            jobs.append(_Job(len(jobs), i, example.params, key, f"floor-{i:04d}", example.coverage))
+        began = time.perf_counter()
+        drawn, error = draw_examples(self.strategy, self.seed, self.config.max_examples)
+        self.timing["draw_s"] += time.perf_counter() - began
+        self.timing["drawn"] += len(drawn)
+        if error is not None:  # hypothesis could not draw (Unsatisfiable, a strategy bug)
+            self.draw_error = f"examples could not be drawn: {type(error).__name__}: {error}"
+        for i, params in enumerate(drawn):
             key = canonical(params)
-            index += 1
-            if key in self.cache:
+            if key in seen:
+                continue
+            seen.add(key)
+            jobs.append(_Job(len(jobs), i, params, key, f"{i:04d}"))
+        with self.lock:
+            self.jobs = jobs
+            self.state = "running"
+        self._flush()
+
+    def run_job(self, job: _Job, worker: Worker) -> None:
+        if self.stop.is_set():
+            raise _Stopped
+        if job.coverage is not None:
+            with self.lock:
+                crashes = self.ran_crashes[job.kind]
+            if crashes >= FLOOR_CRASH_CAP:
+                exchange = self._capped(job.kind, FLOOR_CRASH_CAP)
+            else:
+                exchange = self._exchange(job.params, worker)
+        else:
+            exchange = self._exchange(job.params, worker)
+        with self.lock:
+            if job.coverage is not None and exchange.result.outcome in _LOST:
+                self.ran_crashes[job.kind] += 1
+            self.results[job.position] = exchange
+        self._flush()
+
+    def _flush(self) -> None:
+        """Journal the finished examples that come next in order (one thread at a time:
+        the cell lock is held while journaling, so records keep the cell's order)."""
+        with self.lock:
+            if self.state != "running":
                 return
-            record = self._journal(params, self._exchange(params), index - 1, f"{index - 1:04d}")
-            self.cache[key] = record
-            self.explored.append(record)
-            if self.listener is not None:
-                self.listener.example(self.cell, record)
+            while self.journaled < len(self.jobs) and self.journaled in self.results:
+                job = self.jobs[self.journaled]
+                exchange = self.results.pop(self.journaled)
+                if job.coverage is not None:
+                    crashes = self.journal_crashes[job.kind]
+                    if crashes >= FLOOR_CRASH_CAP:
+                        exchange = self._capped(job.kind, crashes)
+                    elif exchange.result.outcome in _LOST:
+                        self.journal_crashes[job.kind] += 1
+                record = self._journal(job.params, exchange, job.index, job.tag, job.coverage)
+                self.cache[job.key] = record
+                self.explored.append(record)
+                self.journaled += 1
+                if self.listener is not None:
+                    self.listener.example(self.cell, record)
+            if self.journaled < len(self.jobs):
+                return
+            if self.draw_error is not None:
+                self.journal.record(skip_record(self.cell, self.draw_error))
+                self._finish(Counter(r["outcome"] for r in self.explored) + Counter({SKIP: 1}))
+            elif self.config.shrink:
+                # a class met only in the floor keeps its floor example as the reproducer
+                # (the floor's arrays are already small, and random draws may never meet it)
+                classes = dict.fromkeys(
+                    _class_of(r)
+                    for r in self.explored
+                    if r["outcome"] not in (PASS, SKIP) and not r.get("floor")
+                )
+                self.targets = [t for t in classes if t not in self.shrunk_classes]
+            if self.state == "running":
+                self.state = "shrinking"
+                if not self.targets:
+                    self._finish(Counter(r["outcome"] for r in self.explored))
+        self.changed()
 
-        with seed_only_draws():
-            explore_one()
+    def run_shrink(self, target: tuple[str, str | None], worker: Worker) -> None:
+        began = time.perf_counter()
+        try:
+            self.shrink(self.strategy, target, worker)
+        finally:
+            with self.lock:
+                self.timing["shrink_s"] += time.perf_counter() - began
+                self.shrinking -= 1
+                last = self.state == "shrinking" and not self.targets and not self.shrinking
+                if last:
+                    self._finish(Counter(r["outcome"] for r in self.explored))
+            self.changed()
 
-    def shrink(self, strategy, target: tuple[str, str | None]) -> dict | None:
+    def shrink(self, strategy, target: tuple[str, str | None], worker: Worker) -> dict | None:
         deadline = time.monotonic() + self.config.shrink_budget_s
         attempts: dict[str, Exchange] = {}
 
@@ -353,7 +491,7 @@ class _CellRun:
             if exchange is None:
                 if time.monotonic() > deadline:
                     return
-                exchange = attempts[key] = self._exchange(params)
+                exchange = attempts[key] = self._exchange(params, worker)
             if _class_of(exchange.result) == target:
                 raise _Found(params, exchange)
 
@@ -367,41 +505,37 @@ class _CellRun:
             return None
         return None
 
-    def floor_examples(self) -> list[Any]:
-        """The family's coverage floor for this cell ([] when it declares none)."""
-        floor = getattr(self.cell.family.module, "floor", None)
-        return list(floor(self.cell.producer, self.cell.consumer)) if floor else []
+    def _finish(self, counts: Counter) -> None:
+        """The cell is complete: its `cells.jsonl` line (with its wall time, for `--costs-from`
+        of a later run) and the listener's call."""
+        self.state = "done"
+        timing = {k: round(v, 6) if isinstance(v, float) else v for k, v in self.timing.items()}
+        self.journal.cell_done(
+            self.cell.key,
+            counts=dict(counts),
+            floor_planned=self.floor_planned,
+            wall_s=round(time.monotonic() - self.started, 3),
+            timing=timing,
+        )
+        if self.listener is not None:
+            self.listener.cell_finished(self.cell, counts)
 
-    def run(self) -> Counter:
-        family = self.cell.family
-        try:
-            strategy = family.module.examples(self.cell.producer, self.cell.consumer)
-            floor = self.floor_examples()
-        except Exception as exc:
-            self._journal_skip(f"examples() failed: {type(exc).__name__}: {exc}")
-            return Counter({SKIP: 1})
-        self.floor_planned = len(floor)
-        self.run_floor(floor)
-        try:
-            self.explore(strategy)
-        except Exception as exc:  # hypothesis could not draw (Unsatisfiable, a strategy bug)
-            self._journal_skip(f"examples could not be drawn: {type(exc).__name__}: {exc}")
-            return Counter(r["outcome"] for r in self.explored) + Counter({SKIP: 1})
-        if self.config.shrink:
-            # a class met only in the floor keeps its floor example as the reproducer (the
-            # floor's arrays are already small, and random draws may never meet the class)
-            classes = dict.fromkeys(
-                _class_of(r)
-                for r in self.explored
-                if r["outcome"] not in (PASS, SKIP) and not r.get("floor")
-            )
-            for target in classes:
-                if target not in self.shrunk_classes:
-                    self.shrink(strategy, target)
-        return Counter(r["outcome"] for r in self.explored)
+    def fail(self, exc: BaseException) -> None:
+        """A runner bug stopped the cell: leave it unfinished for --resume."""
+        with self.lock:
+            if self.state != "broken":
+                self.notes.append(f"cell {self.cell.key} stopped by {type(exc).__name__}: {exc}")
+            self.state = "broken"
+        self.changed()
 
-    def _journal_skip(self, reason: str) -> None:
-        self.journal.record(skip_record(self.cell, reason))
+    def run(self, worker: Worker) -> None:
+        """Run the whole cell on `worker` alone (a cell with a worker of its own)."""
+        self.start()
+        while (task := self.take()) is not None:
+            if task[0] == "example":
+                self.run_job(task[2], worker)
+            else:
+                self.run_shrink(task[2], worker)
 
 
 def skip_record(cell: Cell, reason: str) -> dict[str, Any]:
@@ -556,6 +690,13 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     try:
         infos = _probe(pool.workers[0], config.adapter_source, requested)
         cells, skipped = plan_cells(families, infos, len(gpu_ids), no_gpu_reason)
+        costs = _cell_costs(config, [*cells, *(c for c, _ in skipped)])
+        if config.shard is not None:
+            mine = shard_cells(costs, config.shard)
+            cells = [c for c in cells if c.key in mine]
+            skipped = [(c, why) for c, why in skipped if c.key in mine]
+            if config.shard[0] != 1:
+                broken = []  # a family that cannot be imported is reported by shard 1 alone
         done = journal.finished_cells()
         result.resumed_cells = sum(c.key in done for c in cells)
         result.skipped = [(f"{b.name}/*", b.reason) for b in broken]
@@ -570,24 +711,27 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
             if cell.key not in done:
                 journal.record(skip_record(cell, reason))
                 journal.cell_done(cell.key, skipped=reason)
-        todo: queue.Queue[Cell] = queue.Queue()
-        for cell in cells:
-            if cell.key not in done:
-                todo.put(cell)
-        threads_n = min(len(pool.workers), todo.qsize()) if _hypothesis_threads_ok() else 1
+        scheduler = Scheduler([], stop)
+        runs = [
+            _CellRun(
+                cell,
+                journal,
+                config,
+                listener,
+                stop,
+                cost=costs[cell.key],
+                changed=scheduler.changed,
+                notes=result.notes,
+            )
+            for cell in cells
+            if cell.key not in done
+        ]
+        scheduler.pending = sorted(runs, key=lambda r: -r.cost)
+        threads_n = min(len(pool.workers), len(runs)) if _hypothesis_threads_ok() else 1
         threads = [
             threading.Thread(
                 target=_drive,
-                args=(
-                    todo,
-                    pool.workers[i],
-                    gpu_ids,
-                    journal,
-                    config,
-                    listener,
-                    stop,
-                    result.notes,
-                ),
+                args=(scheduler, pool.workers[i], gpu_ids, config),
                 name=f"cell-driver-{i}",
                 daemon=True,
             )
@@ -610,52 +754,69 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     return result
 
 
-def _drive(
-    todo: queue.Queue[Cell],
-    worker: Worker,
-    gpu_ids: Sequence[str],
-    journal: Journal,
-    config: RunConfig,
-    listener: Listener | None,
-    stop: threading.Event,
-    notes: list[str],
-) -> None:
-    """One cell thread: take cells until none are left, each on this thread's worker (or, for
-    a cell that needs several GPUs, on a worker of its own that sees them all)."""
+def _cell_costs(config: RunConfig, cells: Sequence[Cell]) -> dict[str, float]:
+    """Estimated seconds of each cell (`schedule.estimate_cost`): its floor plus max_examples
+    examples, informed by `config.costs_from` (an earlier run's cells.jsonl) when given."""
+    history = load_history(config.costs_from) if config.costs_from is not None else None
+    costs = {}
+    for cell in cells:
+        floor = getattr(cell.family.module, "floor", None)
+        try:
+            floor_size = len(floor(cell.producer, cell.consumer)) if floor else 0
+        except Exception:  # the cell's run reports it
+            floor_size = 0
+        costs[cell.key] = estimate_cost(
+            cell.family.name,
+            cell.libraries,
+            floor_size + config.max_examples,
+            history,
+            cell.key,
+        )
+    return costs
+
+
+def _drive(scheduler: Scheduler, worker: Worker, gpu_ids: Sequence[str], config: RunConfig) -> None:
+    """One cell thread: take tasks (start a cell, run one of a cell's examples, shrink one of
+    its classes) until none are left, each on this thread's worker; a cell that needs several
+    GPUs runs whole on a worker of its own that sees them all."""
+    me = scheduler.thread()
     try:
-        while not stop.is_set():
+        while (task := scheduler.next(me)) is not None:
+            kind, cell = task[0], task[1]
             try:
-                cell = todo.get_nowait()
-            except queue.Empty:
-                return
-            own = cell.gpus >= 2 and len(gpu_ids) > 1
-            cell_worker = (
-                Worker(
-                    worker.slot,
-                    health_hooks=worker.health_hooks,
-                    log_path=config.out / "workers" / f"worker-{worker.slot}-all-gpus.log",
-                )
-                if own
-                else worker
-            )
-            cell_run = _CellRun(cell, cell_worker, journal, config, listener, stop)
-            if listener is not None:
-                listener.cell_started(cell, len(cell_run.explored))
-            try:
-                counts = cell_run.run()
+                if kind == "start" and not cell.splittable:
+                    _run_own(cell, worker, config, gpu_ids)
+                elif kind == "start":
+                    cell.start()
+                elif kind == "example":
+                    cell.run_job(task[2], worker)
+                else:
+                    cell.run_shrink(task[2], worker)
             except _Stopped:
                 return
             except Exception as exc:  # a runner bug: leave the cell unfinished for --resume
-                notes.append(f"cell {cell.key} stopped by {type(exc).__name__}: {exc}")
-                continue
-            finally:
-                if own:
-                    cell_worker.close()
-            journal.cell_done(cell.key, counts=dict(counts), floor_planned=cell_run.floor_planned)
-            if listener is not None:
-                listener.cell_finished(cell, counts)
+                cell.fail(exc)
     finally:
         worker.close()  # in this thread: a worker dies with the thread that started it
+
+
+def _run_own(cell: _CellRun, slot: Worker, config: RunConfig, gpu_ids: Sequence[str]) -> None:
+    """Run a cell that needs several GPUs whole, on a worker of its own that sees them all."""
+    own = len(gpu_ids) > 1
+    worker = (
+        Worker(
+            slot.slot,
+            health_hooks=slot.health_hooks,
+            log_path=config.out / "workers" / f"worker-{slot.slot}-all-gpus.log",
+        )
+        if own
+        else slot
+    )
+    try:
+        cell.run(worker)
+    finally:
+        if own:
+            worker.close()
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Counter]:

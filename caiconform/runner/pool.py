@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -52,11 +52,18 @@ class WorkerLost(Exception):
 @dataclass
 class Exchange:
     """One example as the parent saw it: the result, how long `execute` ran (the worker's own
-    measure; wall time for a crash or hang) and which worker process ran it."""
+    measure; wall time for a crash or hang), which worker process ran it, and where the
+    parent's time went (`timing`, seconds): `execute_s` (the worker's `execute`), `health_s`
+    (its after-example health check), `transfer_s` (the rest of the request's round trip:
+    pipes, JSON, scheduling), `replace_s` (waiting for a replacement process: a spare to
+    finish preparing, or a cold start), `prepare_s` (importing the cell's module and
+    libraries in this process), `lost_s` (a crash or hang, from the request to its
+    detection). Only the phases that took place are present."""
 
     result: Result
     duration_s: float
-    worker: str
+    worker: str | None
+    timing: dict[str, float] = field(default_factory=dict)
 
 
 #: (check module, producer, consumer, adapter source) a worker has been prepared for
@@ -341,17 +348,29 @@ class Worker:
         """Run one example; never raises for anything the example does. A crash, hang or
         poisoned context becomes the outcome, and the worker is replaced for the next one."""
         started = time.monotonic()
-        self.start()
+        timing: dict[str, float] = {}
+        clock = time.perf_counter()
+        if not self.alive:
+            self.start()
+            timing["replace_s"] = time.perf_counter() - clock
         label = self.label
         try:
             if module is not None:
-                try:
-                    self.prepare(module, producer, consumer, source)
-                except WorkerLost as lost:
-                    lost.message = f"while importing {module} and its libraries: {lost.message}"
-                    raise
-                self.start()
+                key = (module, producer, consumer, source)
+                if key not in self._prepared:
+                    clock = time.perf_counter()
+                    try:
+                        self.prepare(module, producer, consumer, source)
+                    except WorkerLost as lost:
+                        lost.message = f"while importing {module} and its libraries: {lost.message}"
+                        raise
+                    timing["prepare_s"] = time.perf_counter() - clock
+                if not self.alive:
+                    clock = time.perf_counter()
+                    self.start()
+                    timing["replace_s"] = timing.get("replace_s", 0.0) + time.perf_counter() - clock
                 label = self.label
+            clock = time.perf_counter()
             answer = self.request(
                 {
                     "op": "run",
@@ -362,21 +381,32 @@ class Worker:
                 },
                 timeout=timeout,
             )
+            roundtrip = time.perf_counter() - clock
         except WorkerLost as lost:
+            timing["lost_s"] = time.perf_counter() - clock
             return Exchange(
                 Result(lost.outcome, message=lost.message),
                 time.monotonic() - started,
                 label,
+                timing,
             )
         if "error" in answer:
             return Exchange(
                 Result(REJECTED, message=f"runner: {answer['error']}"),
                 time.monotonic() - started,
                 label,
+                timing,
             )
         if answer.get("retire"):
             self.stop()
-        return Exchange(Result.from_dict(answer["result"]), float(answer["duration_s"]), label)
+        execute_s = float(answer["duration_s"])
+        health_s = float(answer.get("health_s", 0.0))
+        timing.update(
+            execute_s=execute_s,
+            health_s=health_s,
+            transfer_s=max(0.0, roundtrip - execute_s - health_s),
+        )
+        return Exchange(Result.from_dict(answer["result"]), execute_s, label, timing)
 
     def call(self, function: str, timeout: float, **kwargs: Any) -> Any:
         """Call a JSON-returning "module:function" in the worker. Raises WorkerLost, or

@@ -8,7 +8,7 @@ per example; imported check modules and adapters stay cached.
 
 Requests (`op`):
 - `run`: `{"execute": "module:function", "params", "producer", "consumer"}` -> `{"result",
-  "duration_s", "retire"}`. An exception escaping `execute` is classified here (`rejected`, or
+  "duration_s", "health_s", "retire"}`. An exception escaping `execute` is classified here (`rejected`, or
   `skip` for `SkipExchange`); it never ends the worker. After the example the worker checks its
   health; if unfit, the result becomes `poisoned` and `retire` tells the parent to replace it.
 - `prepare`: `{"module", "producer", "consumer", "source"}`: import a check module and warm its
@@ -113,7 +113,9 @@ def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
         result, duration = run_example(
             request["execute"], request["params"], request.get("producer"), request.get("consumer")
         )
+        started = time.perf_counter()
         ok, why = health.check(hooks)
+        health_s = time.perf_counter() - started
         if not ok:
             result = Result(
                 POISONED,
@@ -124,7 +126,12 @@ def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
                 seen=result.seen,
                 expected=result.expected,
             )
-        return {"result": result.to_dict(), "duration_s": duration, "retire": not ok}
+        return {
+            "result": result.to_dict(),
+            "duration_s": duration,
+            "health_s": health_s,
+            "retire": not ok,
+        }
     if op == "prepare":
         try:
             _prepare(

@@ -1,0 +1,209 @@
+"""Which cell runs when and where: cost estimates, longest-first order, shards, and the task
+queue the cell threads share.
+
+The wall time of a matrix is set by its longest cells, so cells start longest first (by
+`estimate_cost`), and once no new cell is worth starting a free thread *helps* a cell still
+running: it takes that cell's next undispatched example (the examples of a cell are independent
+and are journaled in index order whoever ran them) or one of its shrink classes (each class is
+shrunk sequentially, but classes are independent).
+
+`shard_cells` splits a matrix over N machines or CI jobs: a greedy longest-first partition by
+the static estimate, over every cell the families and library names give (runnable here or
+not), so every shard computes the same split whatever is installed where.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = [
+    "LIBRARY_START_S",
+    "FAMILY_EXAMPLE_S",
+    "estimate_cost",
+    "load_history",
+    "parse_shard",
+    "shard_cells",
+    "Scheduler",
+    "CellWork",
+]
+
+#: seconds a worker takes to start a library (import, CUDA context, first kernels), measured
+#: on an H100; libraries not listed count DEFAULT_START_S
+LIBRARY_START_S = {
+    "torch": 3.0,
+    "jax": 3.0,
+    "cupy": 1.5,
+    "numba": 1.5,
+    "numba-from-cai": 1.5,
+    "numba-kernel": 1.5,
+    "warp": 2.0,
+}
+DEFAULT_START_S = 0.5
+#: seconds one example of a family costs, roughly (streams spins 20-50 ms per example)
+FAMILY_EXAMPLE_S = {"streams": 0.05, "roundtrip": 0.02, "adversarial": 0.02, "lifetime": 0.02}
+DEFAULT_EXAMPLE_S = 0.01
+
+
+def estimate_cost(
+    family: str,
+    libraries: Sequence[str],
+    examples: int,
+    history: Mapping[str, float] | None = None,
+    key: str | None = None,
+) -> float:
+    """Estimated seconds of one cell: its examples (floor + max_examples) at the family's cost
+    per example, plus starting its libraries. With `history` (cell key -> seconds per example,
+    from an earlier run: `load_history`), the cell's own measured cost per example replaces the
+    family's, which carries what the estimate cannot know: crashes, hangs, slow libraries."""
+    start = sum(LIBRARY_START_S.get(name, DEFAULT_START_S) for name in libraries)
+    per_example = FAMILY_EXAMPLE_S.get(family, DEFAULT_EXAMPLE_S)
+    if history is not None and key is not None and key in history:
+        per_example = history[key]
+    return start + examples * per_example
+
+
+def load_history(run_dir: Path) -> dict[str, float]:
+    """Cell key -> measured seconds per example, from an earlier run's `cells.jsonl` (its
+    `wall_s` over its number of examples). Raises ValueError when the file cannot be read."""
+    path = Path(run_dir) / "cells.jsonl"
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from None
+    history = {}
+    for line in lines:
+        try:
+            cell = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(cell, dict) or "wall_s" not in cell:
+            continue
+        examples = sum((cell.get("counts") or {}).values())
+        if examples:
+            history[str(cell["cell"])] = float(cell["wall_s"]) / examples
+    return history
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`I/N` -> (I, N) with 1 <= I <= N; ValueError otherwise."""
+    index, sep, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        i = n = 0
+    if not sep or n < 1 or not 1 <= i <= n:
+        raise ValueError(f"expected I/N with 1 <= I <= N, got {text!r}")
+    return i, n
+
+
+def shard_cells(costs: Mapping[str, float], shard: tuple[int, int]) -> set[str]:
+    """The cell keys shard (I, N) runs: cells sorted by cost (then key), each given to the
+    least loaded shard so far (the lowest-numbered on a tie). Deterministic in `costs`."""
+    index, count = shard
+    loads = [0.0] * count
+    mine = set()
+    for key in sorted(costs, key=lambda k: (-costs[k], k)):
+        target = min(range(count), key=lambda s: (loads[s], s))
+        loads[target] += costs[key]
+        if target == index - 1:
+            mine.add(key)
+    return mine
+
+
+class CellWork(Protocol):
+    """What the scheduler needs of a cell being run (`driver._CellRun`)."""
+
+    cost: float
+    #: whether other threads may take this cell's examples (False: a cell with its own worker)
+    splittable: bool
+
+    def remaining(self) -> float: ...
+    def take(self) -> Any | None: ...
+    def finished(self) -> bool: ...
+
+
+class _Thread:
+    """A cell thread as the scheduler sees it: the cell it works on."""
+
+    def __init__(self) -> None:
+        self.cell: CellWork | None = None
+
+
+class Scheduler:
+    """The queue of work the cell threads share.
+
+    `next(thread)` hands out, in this order: the next task of the thread's own cell; a new cell
+    (longest first) unless a running cell's remaining work per helper is larger than that whole
+    cell (it is then on the critical path, and the thread helps it instead); any task of a
+    running cell. A new cell comes as the task `("start", cell)`: the thread prepares it (draws
+    its examples) and takes its tasks from then on. It blocks while every cell left is being
+    prepared or its last tasks run elsewhere (they may yet open shrink tasks), and returns None
+    when nothing is left or `stop` is set.
+    """
+
+    def __init__(self, cells: Iterable[CellWork], stop: threading.Event) -> None:
+        self.pending = sorted(cells, key=lambda c: -c.cost)
+        self.active: list[CellWork] = []
+        self.stop = stop
+        self.cond = threading.Condition()
+        self._helpers: dict[int, int] = {}
+
+    def thread(self) -> _Thread:
+        return _Thread()
+
+    def _attach(self, me: _Thread, cell: CellWork | None) -> None:
+        if me.cell is not None:
+            self._helpers[id(me.cell)] -= 1
+        me.cell = cell
+        if cell is not None:
+            self._helpers[id(cell)] = self._helpers.get(id(cell), 0) + 1
+
+    def _pick(self, me: _Thread) -> Any | None:
+        own = me.cell
+        if own is not None and not own.finished():
+            task = own.take()
+            if task is not None:
+                return task
+            if not own.splittable:
+                return None  # wait for its own last tasks
+        self.active = [c for c in self.active if not c.finished()]
+        helpable = [c for c in self.active if c.splittable and c.remaining() > 0]
+        best = max(
+            helpable,
+            key=lambda c: c.remaining() / (self._helpers.get(id(c), 0) + 1),
+            default=None,
+        )
+        share = 0.0 if best is None else best.remaining() / (self._helpers.get(id(best), 0) + 1)
+        if self.pending and not (best is not None and share > self.pending[0].cost):
+            cell = self.pending.pop(0)
+            self.active.append(cell)
+            self._attach(me, cell)
+            return ("start", cell)
+        for cell in sorted(helpable, key=lambda c: -c.remaining()):
+            task = cell.take()
+            if task is not None:
+                self._attach(me, cell)
+                return task
+        return None
+
+    def next(self, me: _Thread) -> Any | None:
+        with self.cond:
+            while not self.stop.is_set():
+                task = self._pick(me)
+                if task is not None:
+                    return task
+                if not self.pending and all(c.finished() for c in self.active):
+                    self._attach(me, None)
+                    self.cond.notify_all()
+                    return None
+                self.cond.wait(0.2)
+            return None
+
+    def changed(self) -> None:
+        """Wake threads waiting for work (a cell was prepared, finished its examples, ...)."""
+        with self.cond:
+            self.cond.notify_all()
