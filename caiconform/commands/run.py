@@ -14,7 +14,6 @@ unknown library or check); 130 interrupted (resume it with --resume).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
 import time
@@ -63,6 +62,15 @@ _positive_int = _int_at_least(1, "a positive integer")
 _count = _int_at_least(0, "an integer >= 0")
 
 
+def _shard(value: str) -> tuple[int, int]:
+    from caiconform.runner.schedule import parse_shard
+
+    try:
+        return parse_shard(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _seconds(value: str) -> float:
     try:
         number = float(value)
@@ -97,9 +105,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers",
         type=_positive_int,
-        default=max(1, min(os.cpu_count() or 1, 8)),
         metavar="N",
-        help="worker processes, one cell each at a time (default: CPU cores, at most 8)",
+        help="worker processes; a free one starts the next longest cell or helps a long one "
+        "(default: the CPU cores available, at least one per GPU)",
+    )
+    parser.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="run only part I of N of the matrix (1 <= I <= N), for N machines or CI jobs; "
+        "join them with: caiconform report RUN_DIR --merge DIR ...",
+    )
+    parser.add_argument(
+        "--costs-from",
+        type=Path,
+        metavar="RUN_DIR",
+        help="an earlier run whose cells.jsonl times order the cells (longest first) and "
+        "balance --shard (give every shard the same one)",
     )
     parser.add_argument(
         "--timeout",
@@ -124,9 +146,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds spent shrinking each kind of non-pass result of a cell (60; on --resume, the run's)",
     )
     parser.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="start every worker process cold instead of forking it from a process that "
+        "imported the libraries once (crashes then cost a restart, or a spare)",
+    )
+    parser.add_argument(
         "--no-spare",
         action="store_true",
-        help="no prepared spare process per worker (halves the processes; crashes cost more)",
+        help="with --no-fork: no prepared spare process per worker (halves the processes; "
+        "crashes cost more)",
     )
     parser.add_argument(
         "--adapter-source",
@@ -294,7 +323,12 @@ def run(args: argparse.Namespace) -> int:
         adapter_source=args.adapter_source,
         resume=args.resume,
         spare_workers=not args.no_spare,
+        fork_workers=not args.no_fork,
+        shard=args.shard,
+        costs_from=args.costs_from,
     )
+    if args.costs_from is not None and not (args.costs_from / "cells.jsonl").is_file():
+        raise UsageError(f"--costs-from {args.costs_from}: no cells.jsonl there")
     out_console = console()
     try:
         with _Display(out_console, config) as display:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import threading
 import time
@@ -57,6 +58,7 @@ __all__ = [
     "run_matrix",
     "summarize",
     "skip_record",
+    "default_workers",
     "UsageError",
 ]
 
@@ -83,7 +85,8 @@ class RunConfig:
     libraries: list[str] | None = None
     max_examples: int = 100
     seed: int | None = None
-    workers: int = 2
+    #: cell threads, one worker slot each; None: `default_workers` (the cores available)
+    workers: int | None = None
     #: None: the resumed run's value, else DEFAULT_TIMEOUT_S
     timeout_s: float | None = None
     gpus: int | None = None
@@ -96,6 +99,9 @@ class RunConfig:
     run_id: str | None = None
     #: keep a prepared spare process per worker slot (see `Worker`)
     spare_workers: bool = True
+    #: each worker slot is a fork server (`forkserver.py`): libraries imported once, a crashed
+    #: worker replaced by a fork (Linux; spare_workers then applies to nothing)
+    fork_workers: bool = True
     #: (I, N): run only shard I of N of the matrix (`schedule.shard_cells`)
     shard: tuple[int, int] | None = None
     #: an earlier run directory whose cells.jsonl informs the cost estimates
@@ -584,6 +590,8 @@ def _resumed_run_id(config: RunConfig) -> str:
             if key in _OVERRIDABLE and getattr(config, key) is not None:
                 continue  # given again on the command line: the new value wins
             setattr(config, key, value)
+        if config.shard is not None:
+            config.shard = tuple(config.shard)
         return meta["run_id"]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{meta_path} is not a caiconform run file: {exc}") from None
@@ -613,6 +621,16 @@ def _new_run(config: RunConfig) -> str:
     }
     (config.out / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta["run_id"]
+
+
+def default_workers(gpus: int = 0) -> int:
+    """One worker per core this process may run on (`os.sched_getaffinity`), and at least one
+    per GPU, so every GPU gets cells."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores, gpus)
 
 
 def _gpu_ids(requested: int | None) -> tuple[list[str], str]:
@@ -676,12 +694,15 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     gpu_ids, no_gpu_reason = _gpu_ids(config.gpus)
     journal = Journal(config.out, run_id)
     _capture_env(config.out)
+    if config.workers is None:
+        config.workers = default_workers(len(gpu_ids))
     pool = WorkerPool(
         max(1, config.workers),
         gpu_ids=gpu_ids,
         health_hooks=config.health_hooks,
         log_dir=config.out / "workers",
         spare=config.spare_workers,
+        fork=config.fork_workers,
     )
     stop = threading.Event()
     result = RunResult(run_id, config.out, journal.results.records, [])

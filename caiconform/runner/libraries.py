@@ -3,7 +3,8 @@ registry.
 
 An adapter source is a module with `names() -> list[str]` (called in the parent; must be cheap)
 and `probe(name) -> dict` (called in a worker, because answering "is it available?" imports the
-library). The runner accepts another source module for synthetic adapters in tests or private
+library), and optionally `preload(name)`: import the library without initialising CUDA, which a
+fork server (`forkserver.py`) does once before it forks the workers that run examples. The runner accepts another source module for synthetic adapters in tests or private
 adapters; `LibraryInfo` is what a probe answers.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LibraryInfo", "names", "probe"]
+__all__ = ["LibraryInfo", "names", "probe", "preload"]
 
 
 @dataclass(frozen=True)
@@ -69,3 +70,26 @@ def probe(name: str) -> dict[str, Any]:
         "capabilities": sorted(adapter.capabilities),
         "needs_gpu": bool(getattr(adapter, "needs_gpu", True)),
     }
+
+
+#: last module components that create a CUDA context when imported: their package is preloaded
+_CONTEXT_ON_IMPORT = ("autoinit", "autoprimaryctx")
+
+
+def preload(name: str) -> None:
+    """Import adapter `name` and its library, without initialising CUDA (so the process can
+    still fork usable workers); a library that fails to import is left to `probe` to report."""
+    if name == SYNTHETIC:
+        return
+    import contextlib
+    import importlib
+
+    from caiconform.adapters import registry
+
+    module = registry.get(name).module
+    package, _, last = module.rpartition(".")
+    if last in _CONTEXT_ON_IMPORT:
+        module = package
+    if module:
+        with contextlib.suppress(Exception):  # probe() reports it, from the worker that runs
+            importlib.import_module(module)

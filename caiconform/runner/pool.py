@@ -109,6 +109,10 @@ class Worker:
     spare: keep a second process started and prepared (same check module, same libraries
         imported) while the first works, so replacing a crashed, hung or poisoned worker costs
         a swap instead of a cold start with every library imported again.
+    fork: start a fork server (`forkserver.py`) instead: it imports the libraries once and
+        forks the processes that run examples, keeping a prepared forked spare, so even
+        back-to-back crashes (shrinking a crash) cost a fork each, not a cold import; `spare`
+        is then not needed. Linux only (elsewhere the flag is ignored).
     """
 
     def __init__(
@@ -119,8 +123,11 @@ class Worker:
         health_hooks: Sequence[str] = (),
         log_path: Path | None = None,
         spare: bool = False,
+        fork: bool = False,
     ) -> None:
         self.slot = slot
+        self.fork = fork and sys.platform.startswith("linux")
+        self._child: int | None = None  # fork mode: pid of the process running examples
         self.env = dict(env or {})
         self.health_hooks = tuple(health_hooks)
         self.log_path = log_path
@@ -143,6 +150,8 @@ class Worker:
     @property
     def label(self) -> str:
         pid = self._proc.pid if self._proc is not None else "-"
+        if self.fork and self._child is not None:
+            pid = self._child
         return f"w{self.slot}/{pid}"
 
     def _environment(self) -> dict[str, str]:
@@ -165,6 +174,8 @@ class Worker:
         command = [sys.executable, "-m", "caiconform.runner.worker"]
         for hook in self.health_hooks:
             command += ["--health-hook", hook]
+        if self.fork:
+            command.append("--fork")
         self.starts += 1
         return subprocess.Popen(
             command,
@@ -181,6 +192,9 @@ class Worker:
         if self.alive:
             return
         self._discard()
+        if self.fork:
+            self._start_fork_server()
+            return
         if not self._promote_spare():
             self._proc = self._spawn()
             self._buffer = b""
@@ -191,6 +205,17 @@ class Worker:
             self._spare_pending = set()
             for key in self._prepared:
                 self._prepare_spare(key)
+
+    def _start_fork_server(self) -> None:
+        """Start the fork server and read its first line (the pid of its first child)."""
+        self._proc = self._spawn()
+        self._buffer = b""
+        self._prepared.clear()
+        try:
+            hello = decode(self._read_answer(time.monotonic() + PREPARE_TIMEOUT_S))
+            self._child = hello.get("child")
+        except (TimeoutError, EOFError, OSError, ValueError):
+            self._child = None  # the first request finds it dead and reports how
 
     def _promote_spare(self) -> bool:
         """Make the spare the current process once it has answered what it was sent; False
@@ -302,12 +327,9 @@ class Worker:
         try:
             self._proc.stdin.write(encode(message))
             self._proc.stdin.flush()
-            while True:
-                answer = decode(self._read_answer(started + timeout))
-                if answer.get("id") == self._next_id:
-                    return answer
+            answer = self._answer_to(self._next_id, started + timeout)
         except TimeoutError:
-            self._discard()
+            self._kill_hung()
             raise WorkerLost(
                 HANG, f"no answer within {timeout:g} s; worker killed and replaced"
             ) from None
@@ -321,6 +343,34 @@ class Worker:
             raise WorkerLost(
                 CRASH, f"worker died ({status})" + (f": {note}" if note else "")
             ) from None
+        if "lost" in answer:  # fork mode: the forked process died; the server lives on
+            note = self._death_note(offset)
+            status = _signal_name(int(answer["lost"]))
+            raise WorkerLost(CRASH, f"worker died ({status})" + (f": {note}" if note else ""))
+        return answer
+
+    def _answer_to(self, request_id: int, deadline: float) -> dict[str, Any]:
+        """Read answers until the one to `request_id` (noting the fork server's child pid)."""
+        while True:
+            answer = decode(self._read_answer(deadline))
+            if "child" in answer:
+                self._child = answer["child"]
+            if answer.get("id") == request_id:
+                return answer
+
+    def _kill_hung(self) -> None:
+        """A request timed out: kill the process running it. A fork server is asked to kill
+        its child (and answers the request as lost once it has); anything else, or a server
+        that does not answer, is killed whole."""
+        if self.fork and self.alive:
+            try:
+                self._proc.stdin.write(encode({"op": "kill"}))
+                self._proc.stdin.flush()
+                self._answer_to(self._next_id, time.monotonic() + 10)
+                return
+            except (TimeoutError, EOFError, OSError, ValueError):
+                pass
+        self._discard()
 
     def prepare(
         self, module: str, producer: str | None, consumer: str | None, source: str | None = None
@@ -397,7 +447,7 @@ class Worker:
                 label,
                 timing,
             )
-        if answer.get("retire"):
+        if answer.get("retire") and not self.fork:  # a fork server replaces its child itself
             self.stop()
         execute_s = float(answer["duration_s"])
         health_s = float(answer.get("health_s", 0.0))
@@ -429,6 +479,7 @@ class WorkerPool:
         health_hooks: Sequence[str] = (),
         log_dir: Path | None = None,
         spare: bool = False,
+        fork: bool = False,
     ) -> None:
         if size < 1:
             raise ValueError(f"a pool needs at least one worker, got {size}")
@@ -439,7 +490,14 @@ class WorkerPool:
                 env["CUDA_VISIBLE_DEVICES"] = gpu_ids[slot % len(gpu_ids)]
             log = None if log_dir is None else log_dir / f"worker-{slot}.log"
             self.workers.append(
-                Worker(slot, env=env, health_hooks=health_hooks, log_path=log, spare=spare)
+                Worker(
+                    slot,
+                    env=env,
+                    health_hooks=health_hooks,
+                    log_path=log,
+                    spare=spare and not fork,
+                    fork=fork,
+                )
             )
 
     def close(self) -> None:

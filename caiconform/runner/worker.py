@@ -36,7 +36,7 @@ from caiconform.runner.outcome import CRASH, POISONED, REJECTED, SKIP, Result
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
 
-__all__ = ["main", "run_example", "PATH_ENV", "PARENT_ENV"]
+__all__ = ["main", "serve", "run_example", "PATH_ENV", "PARENT_ENV"]
 
 #: os.pathsep-joined sys.path of the parent, so the worker imports what the parent imports
 PATH_ENV = "CAICONFORM_WORKER_PATH"
@@ -179,20 +179,13 @@ def _protocol_streams() -> tuple[BinaryIO, BinaryIO]:
     return proto_in, proto_out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="caiconform.runner.worker")
-    parser.add_argument("--health-hook", action="append", default=[], metavar="MODULE:FUNCTION")
-    args = parser.parse_args(argv)
-    _exit_with_parent()
-    faulthandler.enable()
-    extra = os.environ.get(PATH_ENV, "")
-    sys.path[:0] = [p for p in extra.split(os.pathsep) if p and p not in sys.path]
-    proto_in, proto_out = _protocol_streams()
+def serve(proto_in: BinaryIO, proto_out: BinaryIO, hooks: list[str]) -> None:
+    """Answer requests, one line each, until `exit`, end of input, or a retiring example."""
     for line in proto_in:
         request = decode(line)
         if request.get("op") == "exit":
             break
-        answer = _handle(request, args.health_hook)
+        answer = _handle(request, hooks)
         answer["id"] = request.get("id")
         try:
             data = encode(answer)
@@ -202,6 +195,28 @@ def main(argv: list[str] | None = None) -> int:
         proto_out.flush()
         if answer.get("retire"):
             break
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="caiconform.runner.worker")
+    parser.add_argument("--health-hook", action="append", default=[], metavar="MODULE:FUNCTION")
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="be a fork server: import, never run, and fork the processes that run (forkserver)",
+    )
+    args = parser.parse_args(argv)
+    _exit_with_parent()
+    faulthandler.enable()
+    extra = os.environ.get(PATH_ENV, "")
+    sys.path[:0] = [p for p in extra.split(os.pathsep) if p and p not in sys.path]
+    proto_in, proto_out = _protocol_streams()
+    if args.fork:
+        from caiconform.runner.forkserver import ForkServer
+
+        ForkServer(proto_in.fileno(), proto_out.fileno(), args.health_hook).serve()
+    else:
+        serve(proto_in, proto_out, args.health_hook)
     return 0
 
 

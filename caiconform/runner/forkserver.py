@@ -1,0 +1,276 @@
+"""A worker host that forks its workers: the imports are paid once, a crash costs a fork.
+
+Started as `python -m caiconform.runner.worker --fork` (`pool.Worker(fork=True)`). The host never
+runs an example and never touches CUDA (a process that initialised CUDA cannot fork a usable
+child). On `prepare` it only *imports*: the check module, and each library through the adapter
+source's `preload(name)` when it has one (import-only, e.g. `libraries.preload`). The examples
+run in a forked *child*, an ordinary worker (`worker.serve`): the host relays each request to it
+and its answer back, adding `"child": pid`. A second child is kept forked and prepared (every
+`prepare` so far replayed in it: that is where CUDA contexts are made and libraries warmed)
+while the first works.
+
+When the child dies (a crash, a retiring poisoned worker, or killed after a hang) the host
+answers the request it was running with `{"lost": returncode}`, promotes the spare and forks the
+next one: replacing a crashed worker costs a fork and a prepare done in the background, not a
+cold import of torch or CuPy. After new imports the host replaces its children by forks that
+share them, so no child imports a library the host already holds.
+
+Requests besides the worker's: `kill` (SIGKILL the current child's process group; the parent
+sends it when a request timed out) and `exit`. The host's first line is `{"child": pid}`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import importlib
+import os
+import select
+import signal
+import sys
+from typing import Any
+
+from caiconform.runner.protocol import decode, encode
+from caiconform.runner.resolve import resolve
+
+__all__ = ["ForkServer"]
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+class _Child:
+    """A forked worker: its pid, the pipe to it and the lines read from it."""
+
+    def __init__(self, pid: int, to_fd: int, from_fd: int) -> None:
+        self.pid = pid
+        self.to_fd = to_fd
+        self.from_fd = from_fd
+        self.buffer = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):  # dead: its end of file says so
+            _write_all(self.to_fd, encode(message))
+
+    def read_lines(self) -> list[bytes] | None:
+        """The complete lines available now; None at end of file (the child is gone)."""
+        chunk = os.read(self.from_fd, 1 << 16)
+        if not chunk:
+            return None
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return lines
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def reap(self) -> int:
+        """Close the pipes and wait for the process; its returncode (negative: a signal)."""
+        for fd in (self.to_fd, self.from_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            return -int(signal.SIGKILL)
+        return os.waitstatus_to_exitcode(status)
+
+
+def _die_with_host(host: int) -> None:
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != host:
+        os._exit(0)
+
+
+class ForkServer:
+    """The host's loop: relay the parent's requests to the current child, keep a spare."""
+
+    def __init__(self, in_fd: int, out_fd: int, hooks: list[str]) -> None:
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self.hooks = hooks
+        self.buffer = b""
+        self.prepares: list[dict[str, Any]] = []
+        self.imported: set[tuple] = set()
+        self.child: _Child | None = None
+        self.spare: _Child | None = None
+        self.pending: Any = None  # id of the parent's request the child is running
+        self.replayed = 0
+
+    # -- children ---------------------------------------------------------------------------
+    def _fork(self) -> _Child:
+        """A new child, sent every prepare so far (answers swallowed)."""
+        child_in, to_child = os.pipe()
+        from_child, child_out = os.pipe()
+        host = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the child: an ordinary worker on its own pipes
+            try:
+                keep = {child_in, child_out, 2}
+                for fd in self._fds() + [to_child, from_child]:
+                    if fd not in keep:
+                        with contextlib.suppress(OSError):
+                            os.close(fd)
+                os.setpgid(0, 0)
+                _die_with_host(host)
+                faulthandler.enable()
+                from caiconform.runner.worker import serve
+
+                serve(os.fdopen(child_in, "rb"), os.fdopen(child_out, "wb"), self.hooks)
+            except BaseException as exc:
+                print(f"forked worker: {type(exc).__name__}: {exc}", file=sys.stderr)
+            finally:
+                os._exit(0)
+        os.close(child_in)
+        os.close(child_out)
+        child = _Child(pid, to_child, from_child)
+        for request in self.prepares:
+            self.replayed += 1
+            child.send({**request, "id": f"host-{self.replayed}"})
+        return child
+
+    def _fds(self) -> list[int]:
+        fds = [self.in_fd, self.out_fd]
+        for child in (self.child, self.spare):
+            if child is not None:
+                fds += [child.to_fd, child.from_fd]
+        return fds
+
+    def _replace(self, lost: bool) -> None:
+        """The current child is gone (or is to go): reap it, answer the request it was running
+        when `lost`, promote the spare (or fork anew) and fork the next spare."""
+        child, self.child = self.child, None
+        assert child is not None
+        child.kill()
+        returncode = child.reap()
+        if self.spare is not None:
+            self.child, self.spare = self.spare, None
+        else:
+            self.child = self._fork()
+        self.spare = self._fork()
+        if lost and self.pending is not None:
+            self._answer({"id": self.pending, "lost": returncode})
+            self.pending = None
+
+    def _refresh(self) -> None:
+        """New imports in the host: children forked before them would import again, so both
+        are replaced by forks that share them (every earlier prepare replayed in them)."""
+        for child in (self.child, self.spare):
+            if child is not None:
+                child.kill()
+                child.reap()
+        self.child = self._fork()
+        self.spare = self._fork()
+
+    # -- the parent's requests --------------------------------------------------------------
+    def _answer(self, message: dict[str, Any]) -> None:
+        if self.child is not None:
+            message["child"] = self.child.pid
+        _write_all(self.out_fd, encode(message))
+
+    def _import(self, request: dict[str, Any]) -> bool:
+        """Import what a prepare request names, without running anything; True when
+        something new was imported."""
+        key = (request.get("module"), request.get("producer"), request.get("consumer"))
+        if key in self.imported:
+            return False
+        self.imported.add(key)
+        try:
+            importlib.import_module(request["module"])
+            source = request.get("source")
+            preload = None
+            if source:
+                with contextlib.suppress(ImportError, AttributeError, ValueError):
+                    preload = resolve(f"{source}:preload")
+            for name in filter(None, dict.fromkeys(key[1:])):
+                if preload is not None:
+                    preload(name)
+        except Exception as exc:  # the child meets and reports the same problem
+            print(f"fork server: preparing {key}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return True
+
+    def _request(self, request: dict[str, Any]) -> bool:
+        """Handle one request of the parent's; False to stop serving."""
+        op = request.get("op")
+        assert self.child is not None
+        if op == "exit":
+            return False
+        if op == "kill":
+            self.child.kill()
+            return True
+        if op == "prepare":
+            if self._import(request):
+                self._refresh()
+            fields = {k: v for k, v in request.items() if k != "id"}
+            if fields not in self.prepares:
+                self.prepares.append(fields)
+                if self.spare is not None:
+                    self.replayed += 1
+                    self.spare.send({**fields, "id": f"host-{self.replayed}"})
+        self.pending = request.get("id")
+        self.child.send(request)
+        return True
+
+    def _from_child(self) -> None:
+        assert self.child is not None
+        lines = self.child.read_lines()
+        if lines is None:
+            self._replace(lost=True)
+            return
+        for line in lines:
+            answer = decode(line)
+            if str(answer.get("id", "")).startswith("host-"):
+                continue
+            if answer.get("id") == self.pending:
+                self.pending = None
+            if answer.get("retire"):  # unfit: replaced before the next request reaches it
+                self._replace(lost=False)
+                self._answer(answer)
+                return
+            self._answer(answer)
+
+    def _from_spare(self) -> None:
+        assert self.spare is not None
+        if self.spare.read_lines() is None:  # died while preparing: the next one is forked
+            self.spare.reap()  # when it is needed
+            self.spare = None
+
+    def serve(self) -> None:
+        self.child = self._fork()
+        self._answer({"id": None})
+        try:
+            while True:
+                fds = [self.in_fd, self.child.from_fd]
+                if self.spare is not None:
+                    fds.append(self.spare.from_fd)
+                ready, _, _ = select.select(fds, [], [])
+                children = (self.child, self.spare)
+                if self.child.from_fd in ready:
+                    self._from_child()
+                if (self.child, self.spare) != children:
+                    continue  # replaced: fd numbers in `ready` may now name other pipes
+                if self.spare is not None and self.spare.from_fd in ready:
+                    self._from_spare()
+                    continue
+                if self.in_fd in ready:
+                    chunk = os.read(self.in_fd, 1 << 16)
+                    if not chunk:
+                        return
+                    self.buffer += chunk
+                    *lines, self.buffer = self.buffer.split(b"\n")
+                    for line in lines:
+                        if not self._request(decode(line)):
+                            return
+        finally:
+            for child in (self.child, self.spare):
+                if child is not None:
+                    child.kill()
+                    child.reap()
