@@ -60,11 +60,22 @@ ALL_DTYPE_KEYS = (
 
 #: how long the producer's spin kernel delays its final write in pending scenarios (µs): long
 #: enough that a consumer which does not wait reads the sentinel, short enough for many examples.
+#: The runner calibrates it per machine (`runner.calibrate`); this is the uncalibrated value.
 SPIN_US = 20_000
+#: environment variable carrying the calibrated spin (same as `runner.calibrate.SPIN_ENV`)
+_SPIN_ENV = "CAICONFORM_SPIN_US"
 
 
 def spin_us() -> int:
-    return SPIN_US
+    """The spin of this process: the run's calibrated one when the runner set it, else
+    SPIN_US."""
+    import os
+
+    try:
+        value = int(os.environ.get(_SPIN_ENV, ""))
+    except ValueError:
+        return SPIN_US
+    return value if value > 0 else SPIN_US
 
 
 def dtype_key(dtype: np.dtype) -> str:

@@ -43,17 +43,27 @@ __all__ = [
     "sentinel_count",
     "execute",
     "race_visible",
+    "spin_of",
     "repro",
 ]
 
 FAMILY = "streams"
 ROLES = "pair"
 NEEDS_GPU = True
-#: spin lengths of the reference producer (µs); adapters use their own fixed spin
+#: spin lengths of the reference producer (µs) as drawn; what runs is `spin_of` them, scaled to
+#: the run's calibrated spin (`runner.calibrate`); adapters use `_staging.spin_us()`
 DELAYS_US = (20_000, 50_000)
 #: the control's spin: the reference GPU tests show the race at 150 ms on an H200, while a 20 ms
 #: spin in a fresh worker was over before the unsynchronized read (seen on an H200)
 RACE_CONTROL_US = 150_000
+
+
+def spin_of(nominal_us: int) -> int:
+    """The spin run for a drawn `delay_us`: scaled by the calibrated spin over the
+    uncalibrated one (`_staging.spin_us()` / SPIN_US); unchanged when not calibrated."""
+    from caiconform.adapters._staging import SPIN_US, spin_us
+
+    return nominal_us * spin_us() // SPIN_US
 _REFERENCE_SCENARIOS = ("pending", "multi-stream")
 _PRODUCER_SCENARIOS = (
     "pending",
@@ -143,7 +153,7 @@ def _produce(producer: str, params: dict, values: np.ndarray) -> Any:
             Layout(shape),
             params["typestr"],
             stream_scenario=params["stream_scenario"],
-            delay_us=params["delay_us"],
+            delay_us=spin_of(params["delay_us"]),
         )
     return sup.produce(
         producer, values, Layout(shape), params["typestr"], params["stream_scenario"]
@@ -306,12 +316,16 @@ def _attribute_race(
     )
 
 
-def race_visible(delay_us: int = RACE_CONTROL_US) -> dict[str, int]:
+def race_visible(delay_us: int | None = None) -> dict[str, int]:
     """The control: sentinel elements seen by (a) the reference consumer ignoring a pending
     export's stream and (b) it synchronizing on an `unsynced` export (the work on a stream that
-    is not exported). Both must be > 0 for this family's passes to mean anything."""
+    is not exported). Both must be > 0 for this family's passes to mean anything. The spin is
+    `delay_us`, by default `spin_of(RACE_CONTROL_US)`."""
     from caiconform.reference.consumer import consume
     from caiconform.reference.producer import ReferenceArray
+
+    if delay_us is None:
+        delay_us = spin_of(RACE_CONTROL_US)
 
     values = sup.make_values("<f4", (4096,), 0)
     _warm_up("reference", "<f4")

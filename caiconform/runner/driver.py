@@ -40,6 +40,7 @@ import hypothesis
 from hypothesis import Phase, given, seed
 
 from caiconform.env import visible_gpus
+from caiconform.runner.calibrate import SPIN_ENV
 from caiconform.runner.draws import draw_examples, hypothesis_settings, seed_only_draws
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
@@ -99,6 +100,8 @@ class RunConfig:
     run_id: str | None = None
     #: keep a prepared spare process per worker slot (see `Worker`)
     spare_workers: bool = True
+    #: calibrate the streams spin on this machine when streams cells run on a GPU
+    calibrate_spin: bool = True
     #: each worker slot is a fork server (`forkserver.py`): libraries imported once, a crashed
     #: worker replaced by a fork (Linux; spare_workers then applies to nothing)
     fork_workers: bool = True
@@ -719,6 +722,10 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
             if config.shard[0] != 1:
                 broken = []  # a family that cannot be imported is reported by shard 1 alone
         done = journal.finished_cells()
+        if config.calibrate_spin and any(
+            c.family.name == "streams" and c.gpus and c.key not in done for c in cells
+        ):
+            _calibrate_spin(config, pool, result.notes)
         result.resumed_cells = sum(c.key in done for c in cells)
         result.skipped = [(f"{b.name}/*", b.reason) for b in broken]
         result.skipped += [(c.key, why) for c, why in skipped]
@@ -773,6 +780,32 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         pool.close()
         journal.close()
     return result
+
+
+def _calibrate_spin(config: RunConfig, pool: WorkerPool, notes: list[str]) -> None:
+    """Calibrate the streams spin once per run (`runner.calibrate`), in a worker that sees
+    every GPU; saved in run.json (a resumed run reuses it) and given to every worker slot
+    (restarted, so its processes start with it)."""
+    meta_path = config.out / "run.json"
+    meta = json.loads(meta_path.read_text())
+    calibration = meta.get("spin_calibration")
+    if calibration is None:
+        worker = Worker(-1, log_path=config.out / "workers" / "calibrate.log")
+        try:
+            calibration = worker.call("caiconform.runner.calibrate:calibrate_here", PROBE_TIMEOUT_S)
+        except (WorkerLost, RuntimeError) as exc:
+            calibration = {"spin_us": None, "reason": f"calibration failed: {exc}"}
+        finally:
+            worker.close()
+        meta["spin_calibration"] = calibration
+        meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    spin = calibration.get("spin_us")
+    if not spin:
+        notes.append(f"streams spin not calibrated ({calibration.get('reason')}); fixed spins")
+        return
+    for slot in pool.workers:
+        slot.close()
+        slot.env[SPIN_ENV] = str(spin)
 
 
 def _cell_costs(config: RunConfig, cells: Sequence[Cell]) -> dict[str, float]:

@@ -28,12 +28,16 @@ import os
 import select
 import signal
 import sys
+import time
 from typing import Any
 
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
 
 __all__ = ["ForkServer"]
+
+#: an import that took longer is worth replacing the children by forks that share it
+_WORTH_A_FORK_S = 0.02
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -177,12 +181,15 @@ class ForkServer:
         _write_all(self.out_fd, encode(message))
 
     def _import(self, request: dict[str, Any]) -> bool:
-        """Import what a prepare request names, without running anything; True when
-        something new was imported."""
+        """Import what a prepare request names, without running anything; True when that
+        imported something a child would otherwise import again (new modules, or time spent:
+        a preload may load what is not a module)."""
         key = (request.get("module"), request.get("producer"), request.get("consumer"))
         if key in self.imported:
             return False
         self.imported.add(key)
+        modules = len(sys.modules)
+        started = time.perf_counter()
         try:
             importlib.import_module(request["module"])
             source = request.get("source")
@@ -195,7 +202,7 @@ class ForkServer:
                     preload(name)
         except Exception as exc:  # the child meets and reports the same problem
             print(f"fork server: preparing {key}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return True
+        return len(sys.modules) > modules or time.perf_counter() - started > _WORTH_A_FORK_S
 
     def _request(self, request: dict[str, Any]) -> bool:
         """Handle one request of the parent's; False to stop serving."""

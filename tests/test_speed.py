@@ -1,0 +1,244 @@
+"""Matrix speed without changing results: a cell's examples split over workers, longest cells
+first, fork-server workers (a crash costs a fork, not a cold import), per-phase timings, and the
+streams spin calibration logic (with a fake measure: no GPU here)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from caiconform.runner import driver
+from caiconform.runner.calibrate import calibrate_spin
+from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.pool import Worker
+from caiconform.runner.schedule import Scheduler
+from tests.test_runner import MISBEHAVIOUR
+
+ROOT = Path(__file__).resolve().parent.parent
+SYNTHETIC = "tests.synthetic.checks"
+EXECUTE = f"{SYNTHETIC}:execute"
+SOURCE = "tests.synthetic.adapters"
+HOOK = f"{SYNTHETIC}:healthy"
+
+
+@pytest.fixture(autouse=True)
+def _importable_synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))
+
+
+def _outcomes(run_dir: Path) -> tuple[dict, dict]:
+    """Per cell: the explore records in journal order (index, floor, params, outcome, rule),
+    and the shrunk (outcome, rule, params)."""
+    explore: dict = {}
+    shrunk: dict = {}
+    for line in (run_dir / "results.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        cell = (r["check"], r["producer"], r["consumer"])
+        params = json.dumps(r["params"], sort_keys=True)
+        if r.get("shrunk"):
+            shrunk.setdefault(cell, set()).add((r["outcome"], r["rule"], params))
+        else:
+            row = (r["index"], r.get("floor"), params, r["outcome"], r["rule"])
+            explore.setdefault(cell, []).append(row)
+    return explore, shrunk
+
+
+def _run(out: Path, workers: int, fork: bool) -> Path:
+    run_matrix(
+        RunConfig(
+            out=out,
+            checks=[SYNTHETIC, "tests.synthetic.floor_checks"],
+            libraries=["good", "wrong", "raises", "abort", "poison"],
+            max_examples=15,
+            seed=77,
+            workers=workers,
+            timeout_s=5.0,
+            gpus=0,
+            shrink_budget_s=20.0,
+            health_hooks=[HOOK],
+            adapter_source=SOURCE,
+            fork_workers=fork,
+        )
+    )
+    return out
+
+
+def test_same_seed_same_results_however_the_cells_are_split(tmp_path):
+    """One worker running each cell alone (cold-started processes) and three workers that
+    split cells and fork their processes journal the same examples, outcomes and minimal
+    examples, the floor's crash cap included."""
+    one = _outcomes(_run(tmp_path / "one", 1, fork=False))
+    three = _outcomes(_run(tmp_path / "three", 3, fork=True))
+    assert one == three
+    floor_abort = one[0][("synthetic-floor", "abort", None)]
+    assert [row[3] for row in floor_abort if row[1]] == ["pass", "crash", "crash"] + ["skip"] * 3
+
+
+def test_records_and_cells_carry_timings(tmp_path):
+    out = _run(tmp_path / "run", 2, fork=True)
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    passed = [r for r in records if r["outcome"] == "pass"]
+    assert passed and all(
+        {"execute_s", "health_s", "transfer_s"} <= set(r["timing"]) for r in passed
+    )
+    crashed = [r for r in records if r["outcome"] == "crash" and r["timing"]]
+    assert crashed and all("lost_s" in r["timing"] for r in crashed)
+    cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+    assert all(c["wall_s"] >= 0 and c["timing"]["drawn"] == 15 for c in cells)
+
+
+# -- fork-server workers --------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def forked():
+    w = Worker(0, health_hooks=[HOOK], fork=True)
+    yield w
+    w.close()
+
+
+def _pid(worker: Worker) -> int:
+    exchange = worker.run(EXECUTE, {"n": 0}, "pid", "good", timeout=30, module=SYNTHETIC)
+    assert exchange.result.outcome == "pass", exchange.result
+    return exchange.result.seen
+
+
+@pytest.mark.parametrize("producer", list(MISBEHAVIOUR))
+def test_a_fork_server_reports_each_misbehaviour_and_goes_on(forked, producer):
+    outcome, replaced = MISBEHAVIOUR[producer]
+    before = _pid(forked)
+    exchange = forked.run(EXECUTE, {"n": 999}, producer, "good", timeout=1.5, module=SYNTHETIC)
+    assert exchange.result.outcome == outcome, exchange.result
+    assert exchange.worker == f"w0/{before}"
+    after = _pid(forked)
+    assert (after != before) == replaced, (before, after)
+    assert forked.starts == 1, "the fork server itself was restarted"
+
+
+def test_crash_details_survive_the_fork_server(forked):
+    abort = forked.run(EXECUTE, {"n": 500}, "abort", "good", timeout=30).result
+    assert abort.message.startswith("worker died (SIGABRT)")
+    assert "Fatal Python error: Aborted" in abort.message
+    exited = forked.run(EXECUTE, {"n": 500}, "exit", "good", timeout=30).result
+    assert exited.message == "worker died (exit status 3)"
+
+
+def test_back_to_back_crashes_with_a_slow_library_cost_under_half_a_second():
+    """Shrinking a crash crashes again and again: each replacement must not import again."""
+    from tests.synthetic.adapters import SLOW_IMPORT_S
+
+    worker = Worker(0, fork=True)
+    cell = {"module": SYNTHETIC, "source": SOURCE, "timeout": 30}
+    costs = []
+    try:
+        worker.run(EXECUTE, {"n": 0}, "slow-abort", None, **cell)  # the one cold import
+        for _ in range(5):
+            start = time.monotonic()
+            crash = worker.run(EXECUTE, {"n": 600}, "slow-abort", None, **cell)
+            after = worker.run(EXECUTE, {"n": 0}, "slow-abort", None, **cell)
+            costs.append(time.monotonic() - start)
+            assert (crash.result.outcome, after.result.outcome) == ("crash", "pass")
+            assert after.worker != crash.worker
+    finally:
+        worker.close()
+    assert max(costs) < min(0.5, SLOW_IMPORT_S), costs
+    assert worker.starts == 1
+
+
+# -- scheduling -----------------------------------------------------------------------------
+class _FakeCell:
+    def __init__(self, name: str, cost: float, examples: int) -> None:
+        self.name, self.cost, self.splittable = name, cost, True
+        self.left = examples
+        self.started = False
+
+    def remaining(self) -> float:
+        return self.cost if not self.started else float(self.left)
+
+    def take(self):
+        if self.started and self.left:
+            self.left -= 1
+            return ("example", self, self.left)
+        return None
+
+    def finished(self) -> bool:
+        return self.started and not self.left
+
+
+def test_longest_cells_start_first_and_free_threads_help_long_cells():
+    stop = threading.Event()
+    cells = [_FakeCell("short", 1, 1), _FakeCell("long", 50, 50), _FakeCell("mid", 5, 5)]
+    scheduler = Scheduler(cells, stop)
+    a, b = scheduler.thread(), scheduler.thread()
+    first = scheduler.next(a)
+    assert first == ("start", cells[1])  # the longest first
+    cells[1].started = True
+    # b: the long cell's remaining work per helper (50 / 2) outweighs the whole mid cell
+    task = scheduler.next(b)
+    assert task[0] == "example" and task[1] is cells[1]
+    # a helper stays with the cell it helps; once the long cell's share is small, a free
+    # thread starts the next longest cell instead
+    assert scheduler.next(b)[1] is cells[1]
+    cells[1].left = 4
+    assert scheduler.next(scheduler.thread()) == ("start", cells[2])
+
+
+def test_default_workers_are_the_cores_available(monkeypatch):
+    monkeypatch.setattr(driver.os, "sched_getaffinity", lambda pid: set(range(13)))
+    assert driver.default_workers() == 13
+    assert driver.default_workers(gpus=16) == 16
+
+
+# -- spin calibration -----------------------------------------------------------------------
+def _race_seen_from(shortest_us: int, flaky_at: int | None = None):
+    calls: list[int] = []
+
+    def measure(delay_us: int) -> dict:
+        calls.append(delay_us)
+        seen = delay_us >= shortest_us and not (delay_us == flaky_at and calls.count(delay_us) == 2)
+        return {"ignore_stream": 100 if seen else 0, "unsynced_export": 100 if seen else 0}
+
+    return measure, calls
+
+
+def test_calibration_takes_the_shortest_visible_spin_times_the_safety_factor():
+    measure, calls = _race_seen_from(1_000)
+    found = calibrate_spin(measure, candidates=(250, 500, 1_000, 2_000), repeats=3, safety=4)
+    assert (found.shortest_us, found.spin_us) == (1_000, 4_000)
+    assert calls == [250, 500, 1_000, 1_000, 1_000]  # a spin that misses once is not retried
+    assert found.measurements[-1]["delay_us"] == 1_000
+
+
+def test_calibration_needs_every_repeat_and_clamps():
+    measure, _ = _race_seen_from(500, flaky_at=500)  # the second measure at 500 misses
+    found = calibrate_spin(measure, candidates=(500, 1_000), repeats=3, safety=2, lowest=3_000)
+    assert found.shortest_us == 1_000 and found.spin_us == 3_000
+    measure, _ = _race_seen_from(10**9)
+    assert calibrate_spin(measure, candidates=(500,)).spin_us is None
+
+
+def test_calibration_stops_on_a_failing_measure():
+    def broken(delay_us: int) -> dict:
+        raise RuntimeError("no context")
+
+    found = calibrate_spin(broken)
+    assert found.spin_us is None and "no context" in found.reason
+    with pytest.raises(ValueError, match="expected repeats >= 1"):
+        calibrate_spin(broken, repeats=0)
+
+
+def test_calibrated_spin_scales_the_streams_spins(monkeypatch):
+    from caiconform.adapters import _staging
+    from caiconform.checks import streams
+
+    monkeypatch.delenv("CAICONFORM_SPIN_US", raising=False)
+    assert _staging.spin_us() == _staging.SPIN_US
+    assert streams.spin_of(50_000) == 50_000
+    monkeypatch.setenv("CAICONFORM_SPIN_US", "4000")
+    assert _staging.spin_us() == 4_000
+    assert streams.spin_of(streams.DELAYS_US[0]) == 4_000
+    assert streams.spin_of(50_000) == 10_000
+    monkeypatch.setenv("CAICONFORM_SPIN_US", "nonsense")
+    assert _staging.spin_us() == _staging.SPIN_US
