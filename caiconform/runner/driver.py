@@ -109,6 +109,8 @@ class RunConfig:
     shard: tuple[int, int] | None = None
     #: an earlier run directory whose cells.jsonl informs the cost estimates
     costs_from: Path | None = None
+    #: run only the cells with these keys ("family/producer/consumer"; benchmarks)
+    only_cells: Sequence[str] | None = None
 
     def saved(self) -> dict[str, Any]:
         return {
@@ -714,6 +716,9 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     try:
         infos = _probe(pool.workers[0], config.adapter_source, requested)
         cells, skipped = plan_cells(families, infos, len(gpu_ids), no_gpu_reason)
+        if config.only_cells is not None:
+            cells = [c for c in cells if c.key in config.only_cells]
+            skipped = [(c, why) for c, why in skipped if c.key in config.only_cells]
         costs = _cell_costs(config, [*cells, *(c for c, _ in skipped)])
         if config.shard is not None:
             mine = shard_cells(costs, config.shard)
