@@ -455,12 +455,16 @@ class _CellRun:
                 self.journal.record(skip_record(self.cell, self.draw_error))
                 self._finish(Counter(r["outcome"] for r in self.explored) + Counter({SKIP: 1}))
             elif self.config.shrink:
-                # a class met only in the floor keeps its floor example as the reproducer
-                # (the floor's arrays are already small, and random draws may never meet it)
+                # a class the floor met keeps its floor example as the reproducer: the floor's
+                # arrays are already small (adversarial's mutants are hypothesis's minimal
+                # ones), and shrinking it again costs the cell's longest phase
+                in_floor = {_class_of(r) for r in self.explored if r.get("floor")}
                 classes = dict.fromkeys(
                     _class_of(r)
                     for r in self.explored
-                    if r["outcome"] not in (PASS, SKIP) and not r.get("floor")
+                    if r["outcome"] not in (PASS, SKIP)
+                    and not r.get("floor")
+                    and _class_of(r) not in in_floor
                 )
                 self.targets = [t for t in classes if t not in self.shrunk_classes]
             if self.state == "running":
