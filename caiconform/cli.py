@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "check": "caiconform.commands.check",
     "rules": "caiconform.commands.rules",
     "report": "caiconform.commands.report",
+    "compare": "caiconform.commands.compare",
     "emm-check": "caiconform.commands.emm_check",
     "run": "caiconform.commands.run",
 }

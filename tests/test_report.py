@@ -282,10 +282,15 @@ def test_html_title_is_escaped(matrix):
 # --- the command ------------------------------------------------------------------------------
 
 
-def test_cli_writes_the_three_files(tmp_path, capsys):
+def test_cli_writes_the_report_files(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["report", str(RUN_A), "--out", str(out), "--merge", str(RUN_B)]) == 0
-    assert {p.name for p in out.iterdir()} == {"matrix.json", "matrix.md", "index.html"}
+    assert {p.name for p in out.iterdir()} == {
+        "matrix.json",
+        "matrix.md",
+        "index.html",
+        "findings.json",
+    }
     matrix = json.loads((out / "matrix.json").read_text())
     assert len(matrix["runs"]) == 2
     assert "62 results, 5 finding group(s)" in capsys.readouterr().out

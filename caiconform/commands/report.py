@@ -1,4 +1,5 @@
-"""Build the report of one or more run directories: matrix.json, matrix.md, index.html.
+"""Build the report of one or more run directories: matrix.json, matrix.md, index.html and
+findings.json (the catalogue of non-conformances, `caiconform.report.catalogue`).
 
 `caiconform report RUN_DIR [--out DIR] [--merge DIR ...] [--expectations FILE]` turns a run directory (or several, from other machines or CI jobs) into `matrix.json`,
 `matrix.md` and a self-contained `index.html`. Exit status: 0 written; 1 written, but the
@@ -59,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     summary = written.matrix["summary"]
     print(
         f"wrote {', '.join(str(p) for p in written.files)}: {summary['results']} results, "
-        f"{summary['finding_groups']} finding group(s)"
+        f"{summary['finding_groups']} finding group(s), {summary['catalogue_groups']} "
+        f"non-conformance group(s); {summary['not_exercised']} of "
+        f"{summary['required_combinations']} required combinations not exercised"
     )
     application = written.application
     if application is None:

@@ -26,7 +26,7 @@ from caiconform.report.merge import merge_runs
 
 __all__ = ["Written", "write_report", "load_runs", "apply_to_run", "REPORT_FILES"]
 
-REPORT_FILES = ("matrix.json", "matrix.md", "index.html")
+REPORT_FILES = ("matrix.json", "matrix.md", "index.html", "findings.json")
 
 
 @dataclass
@@ -81,6 +81,7 @@ def write_report(
         "matrix.json": json.dumps(matrix, indent=1, ensure_ascii=False) + "\n",
         "matrix.md": render_markdown(matrix, title),
         "index.html": render_html(matrix, title),
+        "findings.json": json.dumps(matrix["catalogue"], indent=1, ensure_ascii=False) + "\n",
     }
     files = []
     for name in REPORT_FILES:

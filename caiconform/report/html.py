@@ -293,10 +293,58 @@ function drawEnvironment() {
   }
 }
 
+function drawCatalogue() {
+  const section = document.getElementById("catalogue");
+  const cat = DATA.catalogue;
+  if (!cat) { section.append(el("p", {class: "muted", text: "This report predates the catalogue."})); return; }
+  section.append(el("p", {class: "muted", text: cat.groups.length + " group(s), " +
+    cat.summary.must_groups + " at MUST level, " + cat.summary.ambiguous_groups +
+    " without a single culprit."}));
+  if (!cat.groups.length) return;
+  const rows = cat.groups.map((g) => {
+    const repro = g.reproducer.href ? el("a", {href: g.reproducer.href, text: "min"}) : NONE;
+    const lib = g.library ? g.library : "? (" + g.why + ")";
+    const cond = [g.condition, g.contrast].filter((x) => x).join("; ");
+    return el("tr", {class: "group"}, el("td", {text: lib}), el("td", {text: g.role || NONE}),
+      el("td", {class: "mono", text: g.rule || NONE}), el("td", {text: g.level || NONE}),
+      el("td", {text: g.outcome}), el("td", {text: g.count}), el("td", {text: g.cells.length}),
+      el("td", {text: g.version || NONE}), el("td", {text: cond || NONE}), el("td", {}, repro));
+  });
+  section.append(table(["library", "role", "rule", "level", "outcome", "n", "cells", "version",
+    "condition", "repro"], rows, "catalogue"));
+}
+
+function drawCoverage() {
+  const section = document.getElementById("coverage");
+  const cov = DATA.coverage;
+  if (!cov || !Object.keys(cov.cells).length) {
+    section.append(el("p", {class: "muted", text: "No coverage-floor records in this run."})); return;
+  }
+  const s = cov.summary;
+  section.append(el("p", {text: s.required + " required combinations in " + s.cells + " cells; " +
+    s.exercised + " exercised, " + s.not_exercised + " not exercised."}));
+  for (const [key, c] of Object.entries(cov.cells)) {
+    const body = [];
+    const labels = Object.entries(c.labels).map(([k, v]) => k + ": " + v.join(", ")).join(" | ");
+    body.push(el("p", {class: "muted", text: labels}));
+    if (c.problems.length) body.push(table(["combination", "outcome", "rule"], c.problems.map((p) =>
+      el("tr", {}, el("td", {class: "mono", text: p.combination}), el("td", {text: p.outcome}),
+        el("td", {class: "mono", text: p.rule || NONE}))), "coverage"));
+    if (c.skips.length) body.push(table(["skipped", "reason", "combinations"], c.skips.map((k) =>
+      el("tr", {}, el("td", {text: k.count}), el("td", {text: k.reason}),
+        el("td", {class: "mono", text: k.combinations.join("; ")}))), "coverage"));
+    section.append(el("details", {}, el("summary", {text: key + ": " + c.exercised + "/" +
+      c.planned + " exercised, " + c.passed + " passed, " + c.not_passed + " not passed, " +
+      c.skipped + " skipped"}), ...body));
+  }
+}
+
 drawSummary();
 drawHeatmaps();
 drawScores();
+drawCatalogue();
 drawFindings();
+drawCoverage();
 drawRules();
 drawExpectations();
 drawSkips();
@@ -321,18 +369,20 @@ PAGE = Template("""<!DOCTYPE html>
 <div id="warnings"></div>
 <noscript><p class="warning">This page draws the report with JavaScript, which is off.
 matrix.md and matrix.json beside this file hold the same data.</p></noscript>
-<nav><a href="#matrix">Matrix</a><a href="#scores">Scores</a><a href="#findings">Findings</a><a href="#rules">Rules</a><a href="#skips">Skipped</a><a href="#environment">Environment</a></nav>
+<nav><a href="#matrix">Matrix</a><a href="#scores">Scores</a><a href="#catalogue">Catalogue</a><a href="#findings">Findings</a><a href="#coverage">Coverage</a><a href="#rules">Rules</a><a href="#skips">Skipped</a><a href="#environment">Environment</a></nav>
 </header>
 <section id="matrix"><h2>Matrix</h2>
 <div class="legend"><span>0%</span><span class="bar"></span><span>100% pass (of results not skipped);
 grey: all skipped; hatched: not run. Click a cell to list its findings.</span></div>
 <div id="heatmaps"></div></section>
 <section id="scores"><h2>Scores</h2><div id="score-table"></div></section>
+<section id="catalogue"><h2>Catalogue of non-conformances</h2></section>
 <section id="findings"><h2>Findings</h2>
 <div class="filter"><input id="finding-filter" type="search" placeholder="filter by rule, library, message">
 <label><input id="hide-expected" type="checkbox"> hide expected failures</label>
 <span id="finding-count" class="muted"></span></div>
 <div id="finding-table"></div></section>
+<section id="coverage"><h2>Coverage floor</h2></section>
 <section id="expectations"><h2>Expectations</h2></section>
 <section id="rules"><h2>Rules cited</h2><div id="rule-list"></div></section>
 <section id="skips"><h2>Skipped</h2></section>

@@ -192,6 +192,73 @@ def _flatten(env: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     return items
 
 
+def _catalogue(matrix: dict[str, Any]) -> list[str]:
+    catalogue = matrix.get("catalogue")
+    if not catalogue:
+        return []
+    groups = catalogue["groups"]
+    lines = [
+        "## Catalogue of non-conformances",
+        "",
+        f"{len(groups)} group(s): one library, one role, one rule, one outcome class each "
+        f"({catalogue['summary']['must_groups']} at MUST level, "
+        f"{catalogue['summary']['ambiguous_groups']} without a single culprit).",
+        "",
+    ]
+    if not groups:
+        return lines
+    rows = []
+    for g in groups:
+        repro = g["reproducer"]
+        link = f"[min]({quote(repro['href'])})" if repro.get("href") else NONE
+        condition = "; ".join(filter(None, [g.get("condition"), g.get("contrast")]))
+        rows.append(
+            [
+                _name(g["library"]) if g["library"] else f"? ({_md(g['why'])})",
+                _md(g["role"]),
+                _md(g["rule"]),
+                _md(g["level"]),
+                g["outcome"],
+                str(g["count"]),
+                str(len(g["cells"])),
+                _md(g["version"]),
+                _md(condition),
+                link,
+            ]
+        )
+    header = ["library", "role", "rule", "level", "outcome", "n", "cells", "version"]
+    return [*lines, *_table([*header, "condition", "repro"], rows)]
+
+
+def _coverage(matrix: dict[str, Any]) -> list[str]:
+    coverage = matrix.get("coverage")
+    if not coverage or not coverage["cells"]:
+        return []
+    summary = coverage["summary"]
+    lines = [
+        "## Coverage floor",
+        "",
+        f"{summary['required']} required combinations in {summary['cells']} cells; "
+        f"{summary['exercised']} exercised, **{summary['not_exercised']} not exercised** "
+        f"(skipped with a reason, or never reached).",
+        "",
+    ]
+    rows = [
+        [
+            key,
+            str(c["planned"]),
+            str(c["exercised"]),
+            str(c["passed"]),
+            str(c["not_passed"]),
+            str(c["skipped"]),
+            _md("; ".join(f"{s['count']}: {s['reason']}" for s in c["skips"][:3])),
+        ]
+        for key, c in coverage["cells"].items()
+    ]
+    header = ["cell", "required", "exercised", "passed", "not passed", "skipped", "why skipped"]
+    return [*lines, *_table(header, rows)]
+
+
 def render_markdown(matrix: dict[str, Any], title: str = "caiconform report") -> str:
     """The whole `matrix.md` text."""
     summary = matrix["summary"]
@@ -213,7 +280,14 @@ def render_markdown(matrix: dict[str, Any], title: str = "caiconform report") ->
         lines.append(f"> warning: {_md(warning)}")
     if matrix["warnings"]:
         lines.append("")
-    for section in (_heatmaps, _scores, _findings):
+    if matrix["summary"].get("required_combinations"):
+        lines += [
+            f"Coverage floor: {matrix['summary']['not_exercised']} of "
+            f"{matrix['summary']['required_combinations']} required combinations not exercised; "
+            f"{matrix['summary'].get('catalogue_groups', 0)} non-conformance group(s).",
+            "",
+        ]
+    for section in (_heatmaps, _scores, _catalogue, _findings, _coverage):
         lines += [*section(matrix), ""]
     for section in (_expectations, _rules, _skips, _environment):
         lines += section(matrix)

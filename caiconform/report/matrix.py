@@ -21,6 +21,8 @@ from typing import Any
 
 from caiconform.checks import FAMILIES
 from caiconform.expectations import Application, is_correct_rejection, is_finding
+from caiconform.report.catalogue import build_catalogue
+from caiconform.report.coverage import build_coverage, planned_from_dirs
 from caiconform.report.load import Run
 from caiconform.runner.outcome import OUTCOMES, PASS, REJECTED, SKIP
 from caiconform.spec.rules import RULES
@@ -250,6 +252,11 @@ def build_matrix(
     totals = Counter(record["outcome"] for record in counted(run.records))
     right = sum(is_correct_rejection(record) for record in counted(run.records))
     runs = Counter(str(record["run_id"]) for record in counted(run.records))
+    catalogue = build_catalogue(run.records, run.envs)
+    for group in catalogue["groups"]:
+        reproducer = group["reproducer"]
+        reproducer["href"] = _repro_href(run, reproducer, out_dir)
+    coverage = build_coverage(run.records, planned_from_dirs(run.dirs))
     matrix: dict[str, Any] = {
         "schema": SCHEMA,
         "summary": {
@@ -259,6 +266,10 @@ def build_matrix(
             "pass_fraction": pass_fraction(totals + Counter({CORRECT_REJECTION: right})),
             "finding_groups": len(findings),
             "unexpected_groups": sum(1 for f in findings if f["expectation"] is None),
+            "catalogue_groups": catalogue["summary"]["groups"],
+            "ambiguous_groups": catalogue["summary"]["ambiguous_groups"],
+            "required_combinations": coverage["summary"]["required"],
+            "not_exercised": coverage["summary"]["not_exercised"],
         },
         "runs": {
             run_id: {"results": runs[run_id], "env": run.envs.get(run_id, {})}
@@ -274,5 +285,7 @@ def build_matrix(
         if application is None
         else [status.to_dict() for status in application.entries],
         "warnings": list(run.warnings),
+        "catalogue": catalogue,
+        "coverage": coverage,
     }
     return json_safe(matrix)

@@ -1,0 +1,87 @@
+"""Compare the findings catalogues of two runs: are the same non-conformances found?
+
+`caiconform compare RUN_A RUN_B [--json] [--min-overlap F]` builds each run's catalogue
+(`caiconform.report.catalogue`: groups of library x role x rule x outcome class) and prints the
+groups found in both, those found in one only, the overlap |A and B| / |A or B| and whether
+every MUST-level group is in both. Two runs with different seeds on one machine should agree
+(issue: stability). Exit status: 0 when every MUST-level group is in both runs and the overlap
+reaches `--min-overlap` (default 0.95); 1 otherwise; 2 when a run cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_a", metavar="RUN_A", help="a run directory (or a findings.json)")
+    parser.add_argument("run_b", metavar="RUN_B", help="another run directory")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument(
+        "--min-overlap",
+        type=float,
+        default=0.95,
+        metavar="F",
+        help="overlap below which the exit status is 1 (default 0.95)",
+    )
+
+
+def _catalogue(path: str) -> dict:
+    from pathlib import Path
+
+    from caiconform.cli import UsageError
+    from caiconform.report.catalogue import build_catalogue
+    from caiconform.report.load import ReportInputError, load_run
+
+    target = Path(path)
+    if target.is_file():
+        try:
+            data = json.loads(target.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
+            raise UsageError(f"{target}: not a findings.json ({exc})") from None
+        if not isinstance(data, dict) or "groups" not in data:
+            raise UsageError(f"{target}: not a findings.json (no 'groups')")
+        return data
+    try:
+        run = load_run(target)
+    except ReportInputError as exc:
+        raise UsageError(str(exc)) from None
+    return build_catalogue(run.records, run.envs)
+
+
+def _line(group: dict) -> str:
+    return (
+        f"  {group['library']} {group['role']} {group['rule']} {group['outcome']} "
+        f"({group['level']}, {group['count']} example(s))"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from caiconform.cli import UsageError
+    from caiconform.report.catalogue import compare
+
+    if not 0.0 <= args.min_overlap <= 1.0:
+        raise UsageError(f"--min-overlap must be between 0 and 1, got {args.min_overlap}")
+    a, b = _catalogue(args.run_a), _catalogue(args.run_b)
+    result = compare(a, b)
+    result["runs"] = {"a": a.get("runs"), "b": b.get("runs")}
+    ok = result["must_in_both"] and result["overlap"] >= args.min_overlap
+    result["ok"] = ok
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0 if ok else 1
+    print(
+        f"{result['in_both']} group(s) in both, {len(result['only_a'])} only in A, "
+        f"{len(result['only_b'])} only in B: overlap {result['overlap']:.1%}; "
+        f"MUST-level groups in both: {'yes' if result['must_in_both'] else 'no'} "
+        f"({result['must_groups']} MUST-level group(s))"
+    )
+    for title, groups in (("only in A", result["only_a"]), ("only in B", result["only_b"])):
+        if groups:
+            print(f"{title}:")
+            for group in groups:
+                print(_line(group))
+    return 0 if ok else 1
