@@ -4,6 +4,10 @@ The producer lays random bit patterns out at a hypothesis-drawn layout (C, F, pa
 negative, broadcast, odd strides) and typestr; the consumer reads them back through its own
 public CAI path; the two must agree bit for bit (NaN-aware: a NaN's payload is not data).
 
+A third-party producer's export is first checked live (pointer attributes, the byte extent
+inside one allocation, `reference.live`): a MUST finding there is the producer's `fail`, so a
+consumer refusing such an export is not blamed for it.
+
 Outcomes: `pass`; `fail` naming CAI-CONSUMER-READS-DESCRIBED when the reference consumer reads
 the same object correctly (the consumer misread it) or CAI-PRODUCER-DESCRIBES-DATA when it does
 not (the dict does not describe the producer's values), or the validator's first MUST finding
@@ -71,6 +75,16 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     report = validate(obj)
     if not report.ok:
         return judge(report.errors, f"{context}: invalid export")
+    if producer != "reference":
+        # what the dict alone cannot show (the extent inside the allocation, a device pointer):
+        # an export failing it is the producer's finding, not the consumer's refusal
+        from caiconform.reference.live import live_check
+        from caiconform.spec.rules import Level
+
+        live, _why = live_check(obj)
+        errors = [f for f in live if f.level is Level.MUST]
+        if errors:
+            return judge(errors, f"{context}: invalid export")
     read_rule = (
         "CAI-PRODUCER-DESCRIBES-DATA" if consumer == "reference" else "CAI-CONSUMER-READS-DESCRIBED"
     )
