@@ -1,0 +1,40 @@
+"""The committed tree holds evidence, not generated bulk: reports keep their summaries, JSON,
+HTML and the shrunk reproducers; the rest of a run's reproducers travel as one archive."""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: a whole committed run with its shrunk reproducers stays well under these
+MAX_REPORT_FILES = 1000
+MAX_FILES_PER_DIRECTORY = 300
+
+
+def _tracked(prefix: str) -> list[str]:
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", prefix], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip(f"not a git checkout: {exc}")
+    return out.splitlines()
+
+
+def test_reports_hold_no_bulk_of_generated_files():
+    files = _tracked("reports")
+    assert files, "reports/ holds no committed run"
+    assert len(files) < MAX_REPORT_FILES, len(files)
+    per_directory = Counter(str(Path(f).parent) for f in files)
+    crowded = {d: n for d, n in per_directory.items() if n > MAX_FILES_PER_DIRECTORY}
+    assert not crowded, crowded
+
+
+def test_committed_reproducers_are_shrunk_ones():
+    scripts = [f for f in _tracked("reports") if "/repro/" in f and f.endswith(".py")]
+    unshrunk = [f for f in scripts if "__min-" not in f]
+    assert not unshrunk, unshrunk[:5]
