@@ -342,6 +342,8 @@ class _CellRun:
             "coverage": coverage if floor else coverage_of_params(params),
             "floor": floor,
         }
+        if result.culprit:
+            record["culprit"] = result.culprit
         if exchange.timing:
             record["timing"] = {k: round(v, 6) for k, v in exchange.timing.items()}
         if not result.ok:

@@ -58,6 +58,8 @@ class Result:
     message: one line; for `fail` it ends in `[RULE-ID]`, for `skip` it is the reason.
     seen, expected: short strings (or JSON-able values) for the report.
     repro: relative path of the reproducer script, filled in by the runner.
+    culprit: {"library", "role", "why"} when the check itself established which library is at
+        fault and that is not the side the rule binds (journaled as the record's `culprit`).
     """
 
     outcome: str
@@ -66,6 +68,7 @@ class Result:
     seen: Any = None
     expected: Any = None
     repro: str | None = None
+    culprit: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
@@ -86,13 +89,14 @@ class Result:
             "seen": self.seen,
             "expected": self.expected,
             "repro": self.repro,
+            "culprit": self.culprit,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
         """Inverse of `to_dict`; unknown keys are ignored so journal records can be passed."""
         return cls(
-            **{k: data.get(k) for k in ("rule", "seen", "expected", "repro")},
+            **{k: data.get(k) for k in ("rule", "seen", "expected", "repro", "culprit")},
             outcome=data["outcome"],
             message=data.get("message") or "",
         )
