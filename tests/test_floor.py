@@ -140,6 +140,7 @@ def _drawn_keys(module, producer, consumer):
         "devices",
         "mask",
         "versions",
+        "agreement",
     ],
 )
 def test_every_family_floor_has_the_params_of_a_drawn_example(family):
