@@ -534,3 +534,16 @@ def test_gpu_library_is_available_only_where_the_driver_sees_a_device(monkeypatc
     assert _staging.on_gpu((False, "cupy not importable")) == (False, "cupy not importable")
     monkeypatch.setattr(device, "gpu_available", lambda: (True, ""))
     assert _staging.on_gpu((True, "")) == (True, "")
+
+
+def test_numpy_shim_restores_only_the_removed_alias(monkeypatch):
+    from caiconform.adapters import numba_adapter
+
+    monkeypatch.setattr(numba_adapter, "NUMPY_SHIM", [])
+    if hasattr(np, "row_stack"):
+        monkeypatch.delattr(np, "row_stack")
+    assert numba_adapter.numpy_shim() == "np.row_stack = np.vstack"
+    assert np.row_stack is np.vstack
+    assert numba_adapter.numpy_shim() == "np.row_stack = np.vstack"  # once per process
+    monkeypatch.setattr(numba_adapter, "NUMPY_SHIM", [])
+    assert numba_adapter.numpy_shim() == ""  # nothing to do once the alias exists

@@ -66,9 +66,30 @@ def launch_shape(shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ..
     return grid, block
 
 
+#: what `numpy_shim` did in this process ("" when nothing was needed)
+NUMPY_SHIM: list[str] = []
+
+
+def numpy_shim() -> str:
+    """numba-cuda 0.30.4 compiles no kernel against numpy 2.5: its typing of numpy functions
+    looks up `np.row_stack`, which numpy deprecated in 2.0 as an alias of `np.vstack` and has
+    since removed (AttributeError at the first kernel compile). Restore that alias, and only
+    that, before caiconform compiles a kernel; the adapter's version string says the shim is
+    active, so every report of numba-kernel states it. Returns what was done ("" if nothing)."""
+    if not NUMPY_SHIM:
+        if hasattr(np, "row_stack"):
+            NUMPY_SHIM.append("")
+        else:
+            np.row_stack = np.vstack
+            NUMPY_SHIM.append("np.row_stack = np.vstack")
+    return NUMPY_SHIM[0]
+
+
 @functools.cache
 def _copy_kernels() -> dict[int, Any]:
-    """The jitted copy kernels, one per rank, compiled lazily per signature by numba."""
+    """The jitted copy kernels, one per rank, compiled lazily per signature by numba (after
+    `numpy_shim`)."""
+    numpy_shim()
     from numba import cuda
 
     @cuda.jit
@@ -286,6 +307,12 @@ class NumbaKernelAdapter(NumbaAdapter):
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()
         return kernels_work() if ok else (ok, why)
+
+    def version(self) -> str | None:
+        """numba-cuda's version, with "+shim(...)" when `numpy_shim` had to act here."""
+        base = super().version()
+        shim = numpy_shim()
+        return f"{base}+shim({shim})" if base and shim else base
 
     def produce(
         self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"

@@ -52,6 +52,7 @@ BUILTIN: dict[str, str] = {
     "mpi4py": "caiconform.adapters.mpi4py_adapter:Mpi4pyAdapter",
     "pycuda": "caiconform.adapters.pycuda_adapter:PycudaAdapter",
     "warp": "caiconform.adapters.warp_adapter:WarpAdapter",
+    "rmm": "caiconform.adapters.rmm_adapter:RmmAdapter",
 }
 
 _lock = threading.Lock()

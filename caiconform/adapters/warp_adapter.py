@@ -1,9 +1,16 @@
-"""NVIDIA Warp as a CAI producer: `wp.array(values, device="cuda:0")`, C-contiguous only.
+"""NVIDIA Warp as a CAI producer (`wp.array(values, device="cuda:0")`, C-contiguous only) and
+consumer (`wp.array(obj, device="cuda:0")` then `.numpy()`).
 
-Warp arrays export `__cuda_array_interface__`. Warp reads other libraries' CAI objects when
-they are passed to `wp.launch` as arguments of concretely typed array parameters (its
-interoperability guide); a consumer would need one kernel per dtype, which is not written here
-because Warp is not installed on any machine this project runs on, so it could not be tested.
+What Warp does, read in `warp/types.py` of warp-lang 1.3.3 (the version carried to the GPU
+machine: newer wheels are too large for one transfer):
+- export: `array.__cuda_array_interface__` gives data (ptr, False), shape, explicit strides,
+  typestr and `version: 2` (no stream); a non-CUDA array raises AttributeError;
+- import: `array(data=obj)` on a CUDA device, when `obj` has `__cuda_array_interface__`, wraps
+  the pointer zero-copy (`_init_from_ptr`) with the dict's shape, strides and the Warp type of
+  `np.dtype(typestr)`, keeping a reference to `obj`; it looks at neither `stream`, the read-only
+  flag nor `mask`. It first refuses any `data` without `__len__` ("Data must be a sequence or
+  array"), which the CAI does not require: the consumer here hands Warp the CAI-only wrapper
+  with a `__len__` added (the first dimension), and that refusal is stated, not re-measured.
 
 Warp has no complex dtypes; its scalar types cover bool, the signed and unsigned integers and
 float16/32/64.
@@ -24,12 +31,13 @@ SUPPORTED = frozenset(k for k in _staging.ALL_DTYPE_KEYS if not k.startswith("c"
 
 
 class WarpAdapter(PlainProducer):
-    """Warp arrays on the first CUDA device; producer only."""
+    """Warp arrays on the first CUDA device."""
 
     name = "warp"
     module = "warp"
     distribution = "warp-lang"
     supported = SUPPORTED
+    capabilities = frozenset({"produce", "consume"})
 
     def upload(self, values: np.ndarray) -> Any:
         import warp as wp
@@ -37,3 +45,26 @@ class WarpAdapter(PlainProducer):
         array = wp.array(values, device="cuda:0")
         wp.synchronize_device("cuda:0")
         return array
+
+    def consume(self, obj: Any) -> np.ndarray:
+        import warp as wp
+
+        array = wp.array(_Sized(_staging.cai_only(obj)), device="cuda:0")
+        return array.numpy()
+
+
+class _Sized:
+    """The CAI-only view of a producer's object with the `__len__` Warp asks for."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return self.inner.__cuda_array_interface__
+
+    def __len__(self) -> int:
+        shape = self.inner.__cuda_array_interface__["shape"]
+        return int(shape[0]) if shape else 1

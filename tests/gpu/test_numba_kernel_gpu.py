@@ -1,0 +1,62 @@
+"""The spec's own example on a real GPU: CAI objects passed straight to a `@cuda.jit` kernel
+launch (`add[1, 32](a, b, out)`, cai-v3 Synchronization section), read and written in place,
+for C, sliced (non-contiguous) and zero-size arrays made by the reference producer. Runs with
+the numba-kernel adapter's numpy shim (`numpy_shim`) where numba-cuda needs it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from caiconform.adapters._staging import cai_only
+from caiconform.adapters.numba_adapter import NumbaKernelAdapter, numpy_shim
+from caiconform.spec.layout import Layout
+
+pytestmark = pytest.mark.gpu
+
+LAYOUTS = {
+    "C": Layout((10,)),
+    "sliced": Layout((10,), strides=(8,), offset=4, pad=4, kind="sliced"),
+    "zero-size": Layout((0,)),
+}
+
+
+@pytest.fixture(scope="module")
+def add():
+    ok, why = NumbaKernelAdapter().available()
+    if not ok:
+        pytest.skip(why)
+    numpy_shim()
+    from numba import cuda
+
+    @cuda.jit
+    def add(x, y, out):
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for i in range(start, x.shape[0], stride):
+            out[i] = x[i] + y[i]
+
+    return add
+
+
+@pytest.mark.parametrize("kind", list(LAYOUTS))
+def test_spec_example_reads_and_writes_cai_objects_in_place(add, kind):
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
+
+    layout = LAYOUTS[kind]
+    n = layout.shape[0]
+    a = ReferenceArray(np.arange(n, dtype="<i4"), layout, "<i4")
+    b = ReferenceArray(np.arange(n, dtype="<i4") * 2, layout, "<i4")
+    out = ReferenceArray(np.zeros(n, dtype="<i4"), layout, "<i4")
+    add[1, 32](cai_only(a), cai_only(b), cai_only(out))
+    got = consume(out, sync="host").values
+    np.testing.assert_array_equal(got, np.arange(n, dtype="<i4") * 3)
+
+
+def test_adapter_version_states_the_shim():
+    adapter = NumbaKernelAdapter()
+    if not adapter.available()[0]:
+        pytest.skip(adapter.available()[1])
+    shim = numpy_shim()
+    assert ("+shim(" in (adapter.version() or "")) == bool(shim)
