@@ -45,37 +45,74 @@ def test_a_read_only_array_sets_the_read_only_flag():
 
 
 class _Capsules:
-    """Hand-built DLPack capsules (legacy and versioned) over a numpy buffer."""
+    """A hand-built DLPack capsule (legacy or versioned) over `buffer`; keeps what it points to.
 
-    def __init__(self, buffer, shape, strides, code, bits, versioned, flags=0):
+    `strides` count elements (None: no strides array); `byte_offset` is added to the buffer's
+    address by a reader; `name` overrides the capsule name (to build foreign or used ones)."""
+
+    def __init__(
+        self,
+        buffer,
+        shape,
+        strides,
+        code,
+        bits,
+        versioned,
+        flags=0,
+        *,
+        device=(2, 0),
+        byte_offset=8,
+        version=(1, 1),
+        name=None,
+        null_shape=False,
+    ):
         n = len(shape)
         self.shape = (ctypes.c_int64 * n)(*shape)
         self.strides = (ctypes.c_int64 * n)(*strides) if strides is not None else None
+        int64p = ctypes.POINTER(ctypes.c_int64)
         tensor = dlpack._Tensor(
             data=buffer.ctypes.data,
-            device=dlpack._Device(2, 0),
+            device=dlpack._Device(*device),
             ndim=n,
             dtype=dlpack._DataType(code, bits, 1),
-            shape=ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64)),
-            strides=ctypes.cast(self.strides, ctypes.POINTER(ctypes.c_int64))
-            if self.strides is not None
-            else None,
-            byte_offset=8,
+            shape=None if null_shape else ctypes.cast(self.shape, int64p),
+            strides=ctypes.cast(self.strides, int64p) if self.strides is not None else None,
+            byte_offset=byte_offset,
         )
         if versioned:
             self.managed = dlpack._ManagedVersioned(
-                version=dlpack._Version(1, 1), flags=flags, dl_tensor=tensor
+                version=dlpack._Version(*version), flags=flags, dl_tensor=tensor
             )
-            name = b"dltensor_versioned"
+            default = b"dltensor_versioned"
         else:
             self.managed = dlpack._Managed(dl_tensor=tensor)
-            name = b"dltensor"
+            default = b"dltensor"
         new = ctypes.pythonapi.PyCapsule_New
         new.restype = ctypes.py_object
         new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-        self.name = name
-        self.capsule = new(ctypes.addressof(self.managed), name, None)
+        self.name = name or default
+        self.capsule = new(ctypes.addressof(self.managed), self.name, None)
         self.buffer = buffer
+
+
+def _capsule_of(array, *, strides=None, code=None, versioned=True, flags=0, device=(2, 0)):
+    """A hand-built capsule describing numpy `array` as a CUDA array would (element strides
+    from the array unless given)."""
+    itemsize = array.dtype.itemsize
+    if strides is None:
+        strides = tuple(s // itemsize for s in array.strides)
+    kind = {"f": 2, "i": 0, "u": 1, "b": 6, "c": 5}[array.dtype.kind]
+    return _Capsules(
+        array,
+        array.shape,
+        strides,
+        kind if code is None else code,
+        8 * itemsize,
+        versioned,
+        flags,
+        device=device,
+        byte_offset=0,
+    )
 
 
 @pytest.mark.parametrize("versioned", [True, False])
@@ -87,19 +124,62 @@ def test_hand_built_capsules_with_negative_strides_and_bfloat16(versioned):
     assert capsule.pointer == buffer.ctypes.data + 8
     assert dlpack.typestr_of(capsule) == "bfloat16" and capsule.device == (2, 0)
     assert capsule.readonly == versioned and capsule.version == ((1, 1) if versioned else None)
+    assert capsule.name == made.name.decode()
+
+
+def test_strides_are_signed_64_bit():
+    buffer = np.zeros(64, dtype=np.uint8)
+    made = _Capsules(buffer, (2, 2), (-(2**62), 2**62 - 4), code=2, bits=32, versioned=True)
+    capsule = dlpack.read_capsule(made.capsule)
+    assert capsule.strides == (-(2**62), 2**62 - 4)
+    assert capsule.byte_strides == (-(2**64), 2**64 - 16)
 
 
 def test_float8_codes_and_missing_strides():
     buffer = np.zeros(16, dtype=np.uint8)
     made = _Capsules(buffer, (2, 3), None, code=12, bits=8, versioned=True)
     capsule = dlpack.read_capsule(made.capsule)
-    assert dlpack.typestr_of(capsule) == "float8_e5m2"
+    assert dlpack.typestr_of(capsule) == "float8_e5m2" == capsule.typestr
     assert capsule.strides is None and capsule.byte_strides == (3, 1)
+    made = _Capsules(buffer, (4,), None, 10, 8, versioned=False)
+    e4m3 = dlpack.read_capsule(made.capsule)
+    assert e4m3.typestr == "float8_e4m3fn" and e4m3.type_name == "float8_e4m3fn8x1"
+
+
+def test_types_without_a_typestr_are_named_by_dlpack():
+    buffer = np.zeros(16, dtype=np.uint8)
+    made = _Capsules(buffer, (4,), None, 13, 8, versioned=True)  # kept alive while read
+    fnuz = dlpack.read_capsule(made.capsule)
+    assert fnuz.typestr == "?" and fnuz.type_name == "float8_e5m2fnuz8x1"
+    made = _Capsules(buffer, (4,), None, 99, 8, versioned=True)
+    unknown = dlpack.read_capsule(made.capsule)
+    assert unknown.typestr == "?" and unknown.type_name == "code 998x1"
+
+
+def test_the_copied_flag_and_a_0d_capsule():
+    buffer = np.zeros(16, dtype=np.uint8)
+    made = _Capsules(buffer, (), None, 2, 64, versioned=True, flags=dlpack.IS_COPIED)
+    capsule = dlpack.read_capsule(made.capsule)
+    assert capsule.copied and not capsule.readonly
+    assert capsule.shape == () and capsule.strides == () and capsule.byte_strides == ()
 
 
 def test_what_is_no_capsule_is_a_clear_error():
-    with pytest.raises(dlpack.DLPackError, match="not a DLPack capsule"):
+    with pytest.raises(dlpack.DLPackError, match="not a DLPack capsule: a object"):
         dlpack.read_capsule(object())
+    buffer = np.zeros(16, dtype=np.uint8)
+    other = _Capsules(buffer, (2,), None, 2, 32, versioned=True, name=b"something_else")
+    with pytest.raises(dlpack.DLPackError, match="named 'something_else'"):
+        dlpack.read_capsule(other.capsule)
+    used = _Capsules(buffer, (2,), None, 2, 32, versioned=False, name=b"used_dltensor")
+    with pytest.raises(dlpack.DLPackError, match="already consumed"):
+        dlpack.read_capsule(used.capsule)
+    null = _Capsules(buffer, (2,), None, 2, 32, versioned=True, null_shape=True)
+    with pytest.raises(dlpack.DLPackError, match="NULL shape"):
+        dlpack.read_capsule(null.capsule)
+    future = _Capsules(buffer, (2,), None, 2, 32, versioned=True, version=(2, 0))
+    with pytest.raises(dlpack.DLPackError, match="version 2.0"):
+        dlpack.read_capsule(future.capsule)
 
     class Refuses:
         def __dlpack__(self, **kwargs):
@@ -109,12 +189,66 @@ def test_what_is_no_capsule_is_a_clear_error():
         dlpack.export(Refuses())
 
 
+def test_reading_does_not_consume_and_the_deleter_runs_once():
+    import gc
+    import sys
+
+    array = np.arange(8.0)
+    before = sys.getrefcount(array)
+    capsule, keep = dlpack.export(array)
+    assert sys.getrefcount(array) == before + 1  # the capsule's manager holds the array
+    assert dlpack.read_capsule(keep) == capsule  # not renamed: readable again
+    del keep
+    gc.collect()
+    assert sys.getrefcount(array) == before  # the capsule's destructor called the deleter
+
+
+class _Records:
+    """A producer recording how `__dlpack__` is called; `refuse` decides which calls raise."""
+
+    def __init__(self, device, refuse=lambda kwargs: None):
+        self.device, self.refuse, self.calls = device, refuse, []
+        self.made = _capsule_of(np.arange(4, dtype="<f4"))
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(kwargs)
+        error = self.refuse(kwargs)
+        if error is not None:
+            raise error
+        return self.made.capsule
+
+
+def test_a_cuda_producer_is_asked_for_no_synchronization_and_a_versioned_capsule():
+    producer = _Records((2, 0))
+    assert dlpack.export(producer)[0].shape == (4,)
+    assert producer.calls == [{"stream": -1, "max_version": (1, 0)}]
+
+
+def test_a_cpu_producer_is_asked_without_a_stream():
+    producer = _Records((1, 0))
+    dlpack.export(producer)
+    assert producer.calls == [{"max_version": (1, 0)}]
+
+
+def test_an_older_signature_gets_the_legacy_call_and_a_refused_stream_none():
+    older = _Records((2, 0), lambda kw: TypeError("max_version") if "max_version" in kw else None)
+    dlpack.export(older)
+    assert older.calls == [{"stream": -1, "max_version": (1, 0)}, {"stream": -1}]
+    no_minus_one = _Records((2, 0), lambda kw: BufferError("-1") if "stream" in kw else None)
+    dlpack.export(no_minus_one)
+    assert no_minus_one.calls == [{"stream": -1, "max_version": (1, 0)}, {"max_version": (1, 0)}]
+
+
 # -- attribution -----------------------------------------------------------------------------
 class _Producer:
-    """A producer whose CAI describes `cai_array` and whose DLPack exports `dl_array`."""
+    """A producer whose CAI describes `cai_array` and whose DLPack exports `dlpack_capsule`
+    (a `_Capsules`, over the same memory, as a CUDA array would)."""
 
-    def __init__(self, cai_array, dl_array):
-        self.cai_array, self.dl_array = cai_array, dl_array
+    def __init__(self, cai_array, dlpack_capsule):
+        self.cai_array, self.dlpack_capsule = cai_array, dlpack_capsule
 
     @property
     def __cuda_array_interface__(self):
@@ -122,19 +256,48 @@ class _Producer:
         return {
             "shape": a.shape,
             "typestr": a.dtype.str,
-            "data": (a.ctypes.data, False),
+            "data": (a.ctypes.data, not a.flags.writeable),
             "version": 3,
             "strides": a.strides,
             "stream": None,
         }
 
+    def __dlpack_device__(self):
+        return (2, 0)
+
     def __dlpack__(self, **kwargs):
-        return self.dl_array.__dlpack__(**kwargs)
+        return self.dlpack_capsule.capsule
 
 
-def _run(monkeypatch, producer_obj, reference_reads):
+class _HostReference:
+    """Stands in for the reference consumer on host memory: refuses (like the real one) a dict
+    reaching outside `allocation`, else reads it with numpy."""
+
+    def __init__(self, allocation):
+        self.allocation = allocation
+
+    def __call__(self, name, obj):
+        from caiconform.spec.layout import byte_extent, c_strides
+
+        assert name == "reference"
+        d = dict(obj.__cuda_array_interface__)
+        dtype = np.dtype(d["typestr"])
+        strides = d.get("strides") or c_strides(tuple(d["shape"]), dtype.itemsize)
+        lo, hi = byte_extent(tuple(d["shape"]), tuple(strides), dtype.itemsize)
+        start = self.allocation.ctypes.data
+        if d["data"][0] + lo < start or d["data"][0] + hi > start + self.allocation.nbytes:
+            return None, ValueError("extent outside the allocation [CAI-DATA-EXTENT-IN-ALLOCATION]")
+        d["strides"] = tuple(strides)
+
+        class Host:
+            __array_interface__ = d
+
+        return np.array(Host(), copy=True), None
+
+
+def _run(monkeypatch, producer_obj, allocation):
     monkeypatch.setattr(sup, "produce", lambda *a: producer_obj)
-    monkeypatch.setattr(sup, "consume_with", lambda name, obj: (reference_reads, None))
+    monkeypatch.setattr(sup, "consume_with", _HostReference(allocation))
     monkeypatch.setattr(
         agreement, "_check_cuda_core", lambda obj, cai, ctx, p: sup.passed("cuda.core skipped")
     )
@@ -142,19 +305,136 @@ def _run(monkeypatch, producer_obj, reference_reads):
     return agreement.execute({"typestr": "<f4", "layout": layout, "seed": 0}, "lib", None)
 
 
-def test_a_producer_whose_capsule_disagrees_with_its_cai_is_the_culprit(monkeypatch):
-    base = np.arange(24, dtype="<f4").reshape(6, 4)
-    values = sup.make_values("<f4", (3, 4), 0)
-    result = _run(monkeypatch, _Producer(base[::2], base[:3]), values)
-    assert result.outcome == FAIL and result.rule == "CAI-DLPACK-AGREE"
-    assert "lib's own DLPack capsule" in result.message and "strides[0]" in result.message
-    assert "the DLPack side is wrong" in result.message and result.culprit is None
+def _memory():
+    """An allocation of 6 x 4 float32 with the example's values in its even rows (zeros in the
+    odd ones): `base[::2]` holds what was written."""
+    base = np.zeros((6, 4), dtype="<f4")
+    base[::2] = sup.make_values("<f4", (3, 4), 0)
+    return base
+
+
+def _disagreeing(field):
+    """(the CAI's array, the capsule) of a producer whose exports differ in `field`; the CAI is
+    the right one except for "strides-cai" (the CAI wrong, the capsule right)."""
+    base = _memory()
+    right = base[::2]
+    if field == "strides":
+        return right, _capsule_of(base[:3])
+    if field == "strides-cai":
+        return base[:3], _capsule_of(right)
+    if field == "wrapped":  # -4 elements written as an unsigned byte count / 4: 2**62 - 4
+        flipped = base[::-1][1::2]
+        return flipped, _capsule_of(flipped, strides=(2**62 - 8, 1))
+    if field == "shape":
+        return right, _capsule_of(base[:4:2])
+    if field == "pointer":
+        return right, _capsule_of(base[1::2])
+    if field == "dtype":
+        return right, _capsule_of(right.view("<i4"))
+    if field == "device":
+        return right, _capsule_of(right, device=(1, 0))
+    if field == "readonly":
+        return right, _capsule_of(right, flags=dlpack.READ_ONLY)
+    raise AssertionError(field)
+
+
+@pytest.mark.parametrize(
+    ("field", "named", "verdict"),
+    [
+        ("strides", "strides[0]", "so the DLPack export is wrong"),
+        ("strides-cai", "strides[0]", "so the CAI export is wrong"),
+        ("wrapped", "strides[0]", "so the DLPack export is wrong"),
+        ("shape", "shape", "so the DLPack export is wrong"),
+        ("pointer", "pointer", "so the DLPack export is wrong"),
+        ("dtype", "dtype", "so the DLPack export is wrong"),
+        ("device", "device", "so the capsule's device type is wrong"),
+        ("readonly", "readonly", "the memory cannot tell which read-only flag is right"),
+    ],
+)
+def test_a_producer_whose_capsule_disagrees_with_its_cai_is_the_culprit(
+    monkeypatch, field, named, verdict
+):
+    cai_array, capsule = _disagreeing(field)
+    if field == "wrapped":  # the CAI's negative stride is right: hand it the reversed rows
+        base = np.zeros((6, 4), dtype="<f4")
+        base[::-1][1::2] = sup.make_values("<f4", (3, 4), 0)
+        cai_array = base[::-1][1::2]
+        capsule = _capsule_of(cai_array, strides=(2**62 - 8, 1))
+        allocation = base
+    else:
+        allocation = cai_array.base if cai_array.base is not None else cai_array
+    result = _run(monkeypatch, _Producer(cai_array, capsule), allocation)
+    assert result.outcome == FAIL and result.rule == "CAI-DLPACK-AGREE", result.message
+    assert result.message.startswith("lib <f4 C (3, 4): lib (the producer) is at fault: got ")
+    assert f"{named} " in result.message and "in lib's own DLPack capsule" in result.message
+    assert verdict in result.message and result.message.endswith("[CAI-DLPACK-AGREE]")
+    assert result.culprit is None  # the rule binds the producer: the catalogue names it
+
+
+def test_the_wrapped_stride_names_both_values(monkeypatch):
+    base = np.zeros((6, 4), dtype="<f4")
+    base[::-1][1::2] = sup.make_values("<f4", (3, 4), 0)
+    cai_array = base[::-1][1::2]
+    capsule = _capsule_of(cai_array, strides=(2**62 - 8, 1))
+    result = _run(monkeypatch, _Producer(cai_array, capsule), base)
+    assert f"({2**64 - 32}, 4)" in result.seen and "(-32, 4) in its CAI" in result.seen
+    assert (
+        "refused it" in result.seen and result.expected == "the CAI's (-32, 4) in the capsule too"
+    )
+
+
+def test_when_neither_export_reads_the_values_the_finding_says_it_cannot_tell(monkeypatch):
+    base = np.zeros((6, 4), dtype="<f4")  # nothing written: neither description reads the values
+    result = _run(monkeypatch, _Producer(base[::2], _capsule_of(base[:3])), base)
+    assert result.outcome == FAIL and "neither reads the values written" in result.message
+    assert "cannot tell which is wrong" in result.message
+    assert result.expected == "the same in both exports"
 
 
 def test_agreeing_exports_pass(monkeypatch):
-    base = np.arange(12, dtype="<f4").reshape(3, 4)
-    result = _run(monkeypatch, _Producer(base, base), None)
-    assert result.outcome == PASS
+    base = _memory()
+    result = _run(monkeypatch, _Producer(base[::2], _capsule_of(base[::2])), base)
+    assert result.outcome == PASS, result.message
+
+
+def test_a_copy_flagged_as_such_may_live_elsewhere(monkeypatch):
+    base = _memory()
+    copy = np.ascontiguousarray(base[::2])
+    made = _capsule_of(copy, flags=dlpack.IS_COPIED)
+    result = _run(monkeypatch, _Producer(base[::2], made), base)
+    assert result.outcome == PASS, result.message
+
+
+@pytest.mark.parametrize(
+    ("cai", "dl", "side"),
+    [
+        ((True, ""), (False, "2 of 12 elements differ"), "DLPack"),
+        ((False, "shape (2,)"), (True, ""), "CAI"),
+        ((None, "refused"), (True, ""), "CAI"),
+        ((True, ""), (True, ""), None),
+        ((False, "a"), (None, "b"), None),
+    ],
+)
+def test_which_is_wrong_follows_the_memory(cai, dl, side):
+    got, words = agreement.which_is_wrong("strides[0]", cai, dl)
+    assert got == side
+    assert ("cannot tell" in words) == (side is None)
+
+
+def test_the_reproducer_parses_the_capsule_with_the_same_code():
+    params = {
+        "typestr": "<f4",
+        "layout": {"shape": [3, 4], "strides": None, "offset": 0, "kind": "C"},
+        "seed": 0,
+    }
+    script = agreement.repro(params, "reference", None)
+    compile(script, "repro.py", "exec")
+    assert "def read_capsule(" in script and "[CAI-DLPACK-AGREE]" in script
+    assert "from caiconform.dlpack" not in script
+    namespace = {"__name__": "__main__"}  # compiled as the script is: no __future__ inherited
+    exec(compile(agreement._reader_source(), "repro", "exec", dont_inherit=True), namespace)
+    capsule, keep = namespace["export"](np.arange(6.0)[::-2])
+    assert capsule.byte_strides == (-16,) and capsule.shape == (3,)
 
 
 def test_cuda_core_misreading_an_agreeing_capsule_is_cuda_cores(monkeypatch):
@@ -172,7 +452,7 @@ def test_cuda_core_misreading_an_agreeing_capsule_is_cuda_cores(monkeypatch):
     fake = types.ModuleType("cuda.core.utils")
     fake.StridedMemoryView = types.SimpleNamespace(from_dlpack=lambda obj, stream_ptr: view)
     monkeypatch.setitem(sys.modules, "cuda.core.utils", fake)
-    cai = agreement.describe_cai(_Producer(base, base).__cuda_array_interface__)
+    cai = agreement.describe_cai(_Producer(base, None).__cuda_array_interface__)
     result = agreement._check_cuda_core(object(), cai, "ctx", "cupy")
     assert result.outcome == FAIL and result.rule == "CAI-DLPACK-AGREE"
     assert result.culprit["library"] == "cuda.core" and result.culprit["role"] == "consumer"

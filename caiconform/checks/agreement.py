@@ -3,19 +3,27 @@
 The producer's object is read twice: its `__cuda_array_interface__` dict, and its own DLPack
 capsule, parsed here with ctypes (`caiconform.dlpack`: no other library in between, so a
 disagreement is the producer's own). Both must give the same data pointer (except for zero-size
-arrays, where the CAI prescribes 0 and DLPack does not), shape, byte strides over every dimension
-longer than 1 (strides of length-1 dimensions address nothing), element type (raw bytes `V<n>`
-in the CAI agree with any type of that size) and read-only flag [CAI-DLPACK-AGREE]. Which of the
-two is wrong is told from the memory: the reference consumer reads the CAI; if it reads the
-values written, the DLPack side is the wrong one.
+arrays, where the CAI prescribes 0 and DLPack does not, and capsules flagged as copies), shape,
+byte strides over every dimension longer than 1 (strides of length-1 dimensions address
+nothing), element type (raw bytes `V<n>` in the CAI agree with any type of that size), a CUDA
+device type and the read-only flag [CAI-DLPACK-AGREE].
+
+A disagreement is the producer's: its two exports of one object differ. Which of the two is wrong
+is then told from the memory, by the reference consumer (`checks._support.consume_with`, which
+checks every byte it reads lies in one allocation before it reads): it reads the CAI, and reads
+the capsule's description given to it as a CAI dict. The one that reads the values written is
+right and the other wrong; when both or neither do, or one cannot be read, or the field is the
+read-only flag (the memory does not say whether it may be written), the finding says that the
+memory cannot tell, and why.
 
 When the capsule agrees with the CAI, cuda.core's public DLPack consumer
 (`StridedMemoryView.from_dlpack`) is checked against the same capsule: a difference there is
 cuda.core's, recorded with cuda.core as the culprit (a consumer reading a correct capsule
 wrongly), whichever producer made it.
 
-Outcomes: `pass`; `fail` CAI-DLPACK-AGREE naming the first field that differs and the library at
-fault; `skip` for an object without `__dlpack__` or whose capsule cannot be had.
+Outcomes: `pass`; `fail` CAI-DLPACK-AGREE naming the first field that differs, both values, the
+library at fault and which export the memory proves wrong; `skip` for an object without
+`__dlpack__` or whose capsule cannot be had.
 """
 
 from __future__ import annotations
@@ -37,7 +45,9 @@ __all__ = [
     "describe_cai",
     "describe_view",
     "describe_capsule",
+    "capsule_interface",
     "compare",
+    "which_is_wrong",
     "execute",
     "repro",
 ]
@@ -45,6 +55,8 @@ __all__ = [
 FAMILY = "agreement"
 ROLES = "producer"
 NEEDS_GPU = True
+#: DLDeviceType values a CAI pointer's memory can have: kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+CUDA_DEVICE_TYPES = (2, 3, 13)
 
 
 def _params(typestr: str) -> st.SearchStrategy[dict]:
@@ -98,6 +110,8 @@ def describe_capsule(capsule: Any) -> dict[str, Any]:
         "dtype": typestr_of(capsule),
         "itemsize": capsule.itemsize,
         "readonly": capsule.readonly,
+        "device": capsule.device,
+        "copied": capsule.copied,
     }
 
 
@@ -118,27 +132,122 @@ def describe_view(view: Any) -> dict[str, Any]:
     }
 
 
+def _same_dtype(cai: dict[str, Any], dlpack: dict[str, Any]) -> bool:
+    """Equal typestrs, or raw bytes (`V<n>`) on either side and the same item size."""
+    raw_bytes = "V" in (cai["dtype"][1:2], dlpack["dtype"][1:2])
+    return cai["dtype"] == dlpack["dtype"] or (raw_bytes and cai["itemsize"] == dlpack["itemsize"])
+
+
 def compare(cai: dict[str, Any], dlpack: dict[str, Any]) -> tuple[str, Any, Any] | None:
-    """(field, DLPack's value, the CAI's value) for the first field that differs, else None."""
+    """(field, DLPack's value, the CAI's value) for the first field that differs, else None.
+
+    `dlpack` may carry `device` ((type, id): a non-CUDA type differs) and `copied` (a copy's
+    pointer, strides and read-only flag are its own, not compared)."""
     if cai["shape"] != dlpack["shape"]:
         return ("shape", dlpack["shape"], cai["shape"])
-    raw_bytes = "V" in (cai["dtype"][1:2], dlpack["dtype"][1:2])
-    if cai["dtype"] != dlpack["dtype"] and not (
-        raw_bytes and cai["itemsize"] == dlpack["itemsize"]
-    ):
+    if not _same_dtype(cai, dlpack):
         return ("dtype", dlpack["dtype"], cai["dtype"])
+    device = dlpack.get("device")
+    if device is not None and device[0] not in CUDA_DEVICE_TYPES:
+        return ("device", f"DLDeviceType {device[0]}", "CUDA memory (DLDeviceType 2, 3 or 13)")
+    copied = bool(dlpack.get("copied"))
     size = 1
     for extent in cai["shape"]:
         size *= extent
-    if size and cai["pointer"] != dlpack["pointer"]:
+    if size and not copied and cai["pointer"] != dlpack["pointer"]:
         return ("pointer", hex(dlpack["pointer"]), hex(cai["pointer"]))
-    if size:
+    if size and not copied:
         for axis, extent in enumerate(cai["shape"]):
             if extent > 1 and cai["strides"][axis] != dlpack["strides"][axis]:
                 return (f"strides[{axis}]", dlpack["strides"], cai["strides"])
-    if cai["readonly"] != dlpack["readonly"]:
+    if not copied and cai["readonly"] != dlpack["readonly"]:
         return ("readonly", dlpack["readonly"], cai["readonly"])
     return None
+
+
+def capsule_interface(capsule: Any, interface: dict) -> dict | None:
+    """The capsule's description as a v3 CAI dict the reference consumer can read, or None when
+    its element type has no typestr. Where the element types agree the CAI's own typestr (and
+    descr) is kept, so named and structured types read into the same container."""
+    from caiconform.dlpack import typestr_of
+
+    cai = describe_cai(interface)
+    seen = describe_capsule(capsule)
+    if _same_dtype(cai, seen):
+        typestr = interface["typestr"]
+    elif typestr_of(capsule)[:1] in ("<", ">", "|"):
+        typestr = typestr_of(capsule)
+    else:
+        return None
+    size = 1
+    for extent in capsule.shape:
+        size *= extent
+    out = {
+        "version": 3,
+        "shape": tuple(capsule.shape),
+        "typestr": typestr,
+        "data": (capsule.pointer if size else 0, capsule.readonly),
+        "strides": capsule.byte_strides,
+        "stream": None,
+    }
+    if typestr == interface["typestr"] and "descr" in interface:
+        out["descr"] = interface["descr"]
+    return out
+
+
+def _reads_values(obj: Any, values: np.ndarray) -> tuple[bool | None, str]:
+    """(True, "") when the reference consumer reads `values` through `obj`; (False, what
+    differs); (None, why it could not read)."""
+    got, exc = sup.consume_with("reference", obj)
+    if exc is not None:
+        return None, f"the reference consumer refused it: {sup.describe_exception(exc)}"
+    wrong = sup.compare_values(np.asarray(got), values)
+    return (True, "") if wrong is None else (False, wrong)
+
+
+def _not_read(why: str) -> str:
+    return f"does not ({why})" if why else "does not"
+
+
+def which_is_wrong(
+    field: str, cai_reads: tuple[bool | None, str], dlpack_reads: tuple[bool | None, str]
+) -> tuple[str | None, str]:
+    """("CAI" | "DLPack" | None, the verdict in words) from what reading each description gave
+    (`_reads_values`). None: the memory cannot tell, the words say why."""
+    if field == "readonly":
+        return None, (
+            "the memory cannot tell which read-only flag is right (both describe the same bytes)"
+        )
+    (cai_ok, cai_why), (dl_ok, dl_why) = cai_reads, dlpack_reads
+    if field == "device":  # a CAI dict has no device type: only the CAI's reading can tell
+        if cai_ok:
+            return "DLPack", (
+                "the CAI's pointer is device memory the reference consumer reads the values "
+                "written from, so the capsule's device type is wrong"
+            )
+        return None, (
+            f"the memory cannot tell which device is right: the reference consumer does not "
+            f"read the values written through the CAI ({cai_why})"
+        )
+    if cai_ok and dl_ok is not True:
+        return "DLPack", (
+            f"the CAI reads the values written and the capsule's description {_not_read(dl_why)}, "
+            f"so the DLPack export is wrong"
+        )
+    if dl_ok and cai_ok is not True:
+        return "CAI", (
+            f"the capsule's description reads the values written and the CAI "
+            f"{_not_read(cai_why)}, so the CAI export is wrong"
+        )
+    if cai_ok and dl_ok:
+        return None, (
+            "both read the values written, so the memory cannot tell which is wrong (the two "
+            "descriptions reach equal values here)"
+        )
+    return None, (
+        f"neither reads the values written (CAI: {cai_why}; DLPack: {dl_why}), so the memory "
+        f"cannot tell which is wrong"
+    )
 
 
 def floor(producer: str | None, consumer: str | None) -> list:
@@ -171,30 +280,46 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         capsule, keep = export(obj)
     except DLPackError as exc:  # no capsule to compare: not a CAI question
         return sup.skipped(f"{context}: DLPack export unreadable: {exc}")
-    cai = describe_cai(obj.__cuda_array_interface__)
+    interface = obj.__cuda_array_interface__
+    cai = describe_cai(interface)
     differs = compare(cai, describe_capsule(capsule))
     if differs is not None:
         field, dlpack_value, cai_value = differs
+        wrong, verdict = _judge_memory(obj, keep, capsule, interface, values, field)
+        expected = {
+            "DLPack": f"the CAI's {cai_value} in the capsule too",
+            "CAI": f"the capsule's {dlpack_value} in the CAI too",
+        }.get(wrong or "", "the same in both exports")
         return sup.failed(
             "CAI-DLPACK-AGREE",
-            f"{producer}'s own DLPack capsule ({capsule.name}) says {field} {dlpack_value}; "
-            f"{_which_is_wrong(obj, values)}",
-            f"the CAI's {cai_value}",
-            context,
+            f"{field} {dlpack_value} in {producer}'s own DLPack capsule ({capsule.name}) and "
+            f"{cai_value} in its CAI; {verdict}",
+            expected,
+            f"{context}: {producer} (the producer) is at fault",
         )
     del keep
     return _check_cuda_core(obj, cai, context, producer)
 
 
-def _which_is_wrong(obj: Any, values: np.ndarray) -> str:
-    """Which of the two exports misdescribes the memory, told by the reference consumer reading
-    the CAI."""
-    got, exc = sup.consume_with("reference", obj)
-    if exc is not None:
-        return f"the reference consumer could not read the CAI ({sup.describe_exception(exc)})"
-    if sup.compare_values(np.asarray(got), values) is None:
-        return "the CAI reads the values written, so the DLPack side is wrong"
-    return "the CAI does not read the values written either"
+def _judge_memory(
+    obj: Any, keep: Any, capsule: Any, interface: dict, values: np.ndarray, field: str
+) -> tuple[str | None, str]:
+    """`which_is_wrong` for one example: the reference consumer reads the CAI, then the
+    capsule's description (`capsule_interface`, the capsule kept alive meanwhile)."""
+    if field == "readonly":
+        return which_is_wrong(field, (None, ""), (None, ""))
+    cai_reads = _reads_values(obj, values)
+    if field == "device":
+        return which_is_wrong(field, cai_reads, (None, ""))
+    described = capsule_interface(capsule, interface)
+    if described is None:
+        dlpack_reads: tuple[bool | None, str] = (
+            None,
+            f"its element type {capsule.type_name} has no typestr to read it with",
+        )
+    else:
+        dlpack_reads = _reads_values(sup.InterfaceObject(described, (obj, keep)), values)
+    return which_is_wrong(field, cai_reads, dlpack_reads)
 
 
 def _check_cuda_core(obj: Any, cai: dict, context: str, producer: str | None) -> Result:
@@ -231,20 +356,50 @@ def _check_cuda_core(obj: Any, cai: dict, context: str, producer: str | None) ->
     return result
 
 
+def _reader_source() -> str:
+    """`caiconform.dlpack` as script lines: the same parser, no caiconform import needed (its
+    docstring and `from __future__` line left out, which Python 3.10+ does without)."""
+    import ast
+    import inspect
+
+    from caiconform import dlpack
+
+    source = inspect.getsource(dlpack)
+    body = ast.parse(source).body
+    lines = source.splitlines()[body[0].end_lineno :]
+    kept = [line for line in lines if line != "from __future__ import annotations"]
+    return (
+        "# --- caiconform.dlpack, verbatim: the capsule parsed with ctypes ---\n"
+        + "\n".join(kept).strip()
+    )
+
+
+_REPRO_BODY = """
+# --- the object's two exports, side by side ---
+print("CAI:", obj.__cuda_array_interface__)
+capsule, keep = export(obj)
+print("its own DLPack capsule:", capsule)
+print("  pointer", hex(capsule.pointer), "byte strides", capsule.byte_strides, "type", capsule.typestr)
+try:
+    from cuda.core.utils import StridedMemoryView
+except ImportError:
+    print("cuda.core not installed: its reading of the capsule is not shown")
+else:
+    view = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)
+    print("cuda.core reads: ptr", hex(view.ptr), "shape", view.shape, "strides (elements)",
+          view.strides, "dtype", view.dtype, "readonly", view.readonly)
+"""
+
+
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     layout = Layout.from_dict(params["layout"])
     return sup.repro_script(
-        f"agreement: {producer}'s __cuda_array_interface__ and its own DLPack capsule should "
-        f"describe the same pointer, shape, strides and dtype [CAI-DLPACK-AGREE]; cuda.core's "
-        f"reading of the capsule is printed beside them.",
+        f"agreement: {producer}'s __cuda_array_interface__ and its own DLPack capsule (parsed "
+        f"here with ctypes, no other library in between) should describe the same pointer, "
+        f"shape, strides, dtype and read-only flag [CAI-DLPACK-AGREE]; cuda.core's reading of "
+        f"the capsule is printed beside them.",
         sup.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
         sup.producer_source(producer, layout, params["typestr"]),
-        "from caiconform.dlpack import export\n\n"
-        "print('CAI:', obj.__cuda_array_interface__)\n"
-        "capsule, keep = export(obj)\n"
-        "print('DLPack capsule:', capsule, 'byte strides', capsule.byte_strides)\n"
-        "from cuda.core.utils import StridedMemoryView\n\n"
-        "view = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)\n"
-        "print('cuda.core: ptr', hex(view.ptr), 'shape', view.shape, 'strides (elements)', "
-        "view.strides, 'dtype', view.dtype, 'readonly', view.readonly)\n",
+        _reader_source(),
+        _REPRO_BODY,
     )
