@@ -277,7 +277,8 @@ def export(obj: Any) -> tuple[Capsule, Any]:
 
 def typestr_of(capsule: Capsule) -> str:
     """The CAI typestr (or caiconform dtype name, `caiconform.spec.dtypes`) the capsule's
-    element type corresponds to on a little-endian machine; "?" when none does."""
+    element type corresponds to, in this machine's byte order (DLPack types are native-endian);
+    "?" when none does."""
     if capsule.lanes != 1:
         return "?"
     named = _NAMED.get((capsule.code, capsule.bits))
