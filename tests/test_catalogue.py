@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from caiconform.checks._support import EXPECT_REJECTION
-from caiconform.report.catalogue import build_catalogue, compare, culprit_of
+from caiconform.report.catalogue import (
+    NO_NEIGHBOUR,
+    build_catalogue,
+    compare,
+    culprit_of,
+    labels_of,
+)
 from caiconform.report.coverage import build_coverage, planned_from_dirs
 
 
@@ -140,39 +146,193 @@ def test_groups_join_cells_count_examples_and_use_the_shrunk_reproducer():
 
 def test_the_condition_contrasts_the_failure_with_its_passing_neighbour():
     # CuPy refuses a zero-size array with pointer 0 only when strides are explicit
-    layout = {"shape": [0, 3], "strides": [12, 4], "offset": 0, "kind": "C"}
+    layout = {"shape": [0, 3], "strides": [12, 4], "offset": 0, "pad": 0, "kind": "C"}
+    refused = rec(
+        "zero_size",
+        "reference",
+        "cupy",
+        "rejected",
+        "CAI-DATA-ZERO-SIZE-NULL",
+        params={"typestr": "<f4", "layout": layout, "seed": 7},
+    )
+    accepted = rec(
+        "zero_size",
+        "reference",
+        "cupy",
+        "pass",
+        params={"typestr": "<f4", "layout": {**layout, "strides": None}, "seed": 1},
+    )
+    further = [
+        rec("zero_size", "reference", "cupy", "pass", params={"typestr": t, "layout": lay})
+        for t, lay in (
+            ("|b1", {**layout, "strides": None, "shape": [0]}),
+            ("<i8", {**layout, "shape": [0, 5], "strides": [40, 8]}),
+        )
+    ]
+    other_cell = rec(
+        "zero_size", "reference", "torch", "pass", params={"typestr": "<f4", "layout": layout}
+    )
+    (group,) = build_catalogue([refused, accepted, *further, other_cell])["groups"]
+    assert (group["library"], group["role"]) == ("cupy", "consumer")
+    assert group["contrast"] == (
+        "fails when layout.strides is explicit (passes with layout.strides: None, same otherwise)"
+    )
+
+
+def test_the_contrast_names_exact_values_when_no_coarse_param_differs():
     records = [
         rec(
-            "zero_size",
+            "roundtrip",
             "reference",
-            "cupy",
+            "jax",
             "rejected",
-            "CAI-DATA-ZERO-SIZE-NULL",
-            params={"typestr": "<f4", "layout": layout},
-            coverage={"layout": "zero-size[0, 3] strides", "dtype": "float32"},
+            "CAI-PORT-READONLY",
+            params={"typestr": "<c32", "layout": {"shape": [2], "strides": None, "kind": "C"}},
         ),
         rec(
-            "zero_size",
+            "roundtrip",
             "reference",
-            "cupy",
+            "jax",
             "pass",
-            params={"typestr": "<f4", "layout": {**layout, "strides": None}},
-            coverage={"layout": "zero-size[0, 3]", "dtype": "float32"},
+            params={"typestr": "<c8", "layout": {"shape": [2], "strides": None, "kind": "C"}},
         ),
         rec(
-            "zero_size",
+            "roundtrip",
             "reference",
-            "cupy",
+            "jax",
             "pass",
-            params={"typestr": "|b1", "layout": {**layout, "strides": None}},
-            coverage={"layout": "zero-size[0, 3]", "dtype": "bool"},
+            params={"typestr": "<c8", "layout": {"shape": [2, 2], "strides": None, "kind": "F"}},
         ),
     ]
     (group,) = build_catalogue(records)["groups"]
-    assert group["contrast"] == (
-        "fails with layout.strides=[12, 4]; passes with layout.strides=null, the rest the same"
+    assert (
+        group["contrast"] == "fails when typestr is <c32 (passes with typestr: <c8, same otherwise)"
     )
-    assert group["condition"] == "layout in {zero-size[0, 3] strides}"
+
+
+def test_without_a_passing_neighbour_the_contrast_says_so():
+    records = [
+        rec("readonly", None, "cupy", "fail", "CAI-DATA-READONLY-HONOURED", params={"shape": [2]}),
+        rec("readonly", None, "torch", "pass", params={"shape": [2]}),
+    ]
+    (group,) = build_catalogue(records)["groups"]
+    assert group["contrast"] == NO_NEIGHBOUR
+
+
+def test_a_mutant_is_contrasted_with_a_correctly_refused_mutant_of_the_same_rule():
+    def mutant(typestr, outcome, rule="CAI-TYPESTR-STR", **extra):
+        interface = {
+            "$dict": [
+                ["shape", {"$tuple": []}],
+                ["typestr", typestr],
+                ["data", {"$tuple": [256, False]}],
+                ["version", 3],
+            ]
+        }
+        return rec(
+            "adversarial",
+            None,
+            "torch",
+            outcome,
+            rule,
+            params={"kind": "mutant", "interface": interface, "rule": rule},
+            **extra,
+        )
+
+    records = [
+        mutant({"$bytes": "7c6231"}, "accepted-invalid"),
+        mutant(1, "rejected", expected=EXPECT_REJECTION),
+        mutant("f4", "rejected", "CAI-TYPESTR-GRAMMAR", expected=EXPECT_REJECTION),
+    ]
+    (group,) = build_catalogue(records)["groups"]
+    assert group["contrast"] == (
+        "fails when interface.typestr is b'|b1' (passes with interface.typestr: 1, same otherwise)"
+    )
+    alone = build_catalogue(records[:1])["groups"][0]
+    assert alone["contrast"].startswith(NO_NEIGHBOUR)
+
+
+def test_a_finding_with_no_rule_is_grouped_by_the_rule_its_input_breaks():
+    def crash(mutation):
+        return rec(
+            "adversarial",
+            None,
+            "cupy",
+            "crash",
+            params={"kind": "live", "mutation": mutation, "typestr": "<f4"},
+        )
+
+    records = [
+        crash("stream-bogus"),
+        crash("stream-bogus"),
+        crash("host-pointer"),
+        crash("negative-strides"),
+    ]
+    groups = {g["input_rule"]: g for g in build_catalogue(records)["groups"]}
+    assert set(groups) == {"CAI-STREAM-LIVE", "CAI-DATA-DEVICE-ACCESSIBLE", None}
+    assert groups["CAI-STREAM-LIVE"]["count"] == 2 and groups["CAI-STREAM-LIVE"]["rule"] is None
+    assert groups["CAI-STREAM-LIVE"]["condition"] is None  # nothing passed to contrast with
+
+
+def test_a_race_between_two_libraries_is_pinned_by_triangulation():
+    records = [
+        rec("streams", "cupy", "jax", "fail", "CAI-SYNC-RACE-FREE"),
+        rec("streams", "numba", "jax", "fail", "CAI-SYNC-RACE-FREE"),
+        rec("streams", "cupy", "torch", "pass"),
+        rec("streams", "numba", "cupy", "pass"),
+    ]
+    (group,) = build_catalogue(records)["groups"]
+    assert (group["library"], group["role"], group["count"]) == ("jax", "consumer", 2)
+    assert "cupy, numba" in group["why"]
+    # one partner only: still two suspects
+    (alone,) = build_catalogue(records[:1] + records[2:])["groups"]
+    assert alone["library"] is None and alone["why"].startswith("ambiguous")
+
+
+def test_a_dlpack_disagreement_read_through_cuda_core_stays_ambiguous():
+    old = rec("agreement", "cupy", None, "fail", "CAI-DLPACK-AGREE", seen="(18446744073709551612,)")
+    new = rec(
+        "agreement",
+        "cupy",
+        None,
+        "fail",
+        "CAI-DLPACK-AGREE",
+        seen="strides (-4,) in cupy's own DLPack capsule (dltensor) and (4,) in its CAI",
+    )
+    named = {**old, "culprit": {"library": "cuda.core", "role": "consumer", "why": "reads it"}}
+    assert culprit_of(old)["library"] is None and "cuda.core" in culprit_of(old)["why"]
+    assert culprit_of(new) == {
+        "library": "cupy",
+        "role": "producer",
+        "why": "the only library in a producer cell",
+    }
+    assert culprit_of(named)["library"] == "cuda.core"
+
+
+def test_labels_come_from_params_in_runs_before_the_floor_and_name_the_partner():
+    records = [
+        rec(
+            "zero_size",
+            p,
+            "cuda.core",
+            "rejected",
+            "CAI-DATA-ZERO-SIZE-NULL",
+            params={"typestr": "|b1", "layout": {"shape": [0], "kind": "C"}},
+        )
+        for p in ("torch", "jax")
+    ] + [
+        rec(
+            "zero_size",
+            p,
+            "cuda.core",
+            "pass",
+            params={"typestr": "|b1", "layout": {"shape": [0], "kind": "C"}},
+        )
+        for p in ("cupy", "reference")
+    ]
+    (group,) = build_catalogue(records)["groups"]
+    assert group["condition"] == "producer in {jax, torch}"
+    assert labels_of(records[0]) == {"dtype": "bool", "order": "|", "layout": "zero-size"}
 
 
 def test_the_condition_names_the_dtype_classes_only_failures_have():
@@ -200,6 +360,10 @@ def test_the_condition_names_the_dtype_classes_only_failures_have():
     ]
     (group,) = build_catalogue(records)["groups"]
     assert group["condition"] == "dtype in {float8_e4m3fn, float8_e5m2}"
+    assert group["contrast"] == (
+        "fails when byte order is |, dtype is float8_e5m2 (passes with byte order: <, dtype: "
+        "float32, same otherwise)"
+    )
 
 
 def test_compare_counts_overlap_and_must_groups():

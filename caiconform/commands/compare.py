@@ -54,7 +54,8 @@ def _catalogue(path: str) -> dict:
 
 def _line(group: dict) -> str:
     return (
-        f"  {group['library']} {group['role']} {group['rule']} {group['outcome']} "
+        f"  {group['library']} {group['role']} "
+        f"{group['rule'] or 'input:' + str(group.get('input_rule'))} {group['outcome']} "
         f"({group['level']}, {group['count']} example(s))"
     )
 

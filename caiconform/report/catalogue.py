@@ -1,36 +1,54 @@
 """The catalogue of non-conformances: a run's records grouped into findings a maintainer acts on.
 
 A *finding group* is one library, in one role, breaking one rule with one outcome class,
-whatever the pair, the check family or the example: `(library, role, rule, outcome)`. It is the
-unit a report lists, a maintainer fixes once, and two runs are compared on (`compare`). Each
-group carries the evidence to defend it: how many examples and cells showed it, its minimal
-reproducer (the example hypothesis shrank the class to, else the smallest one), the library's
-version, the *condition* under which it happens, and one message.
+whatever the pair, the check family or the example: `(library, role, rule, outcome)`. A record
+with no rule of its own (a crash, a refusal the check could not tie to a rule) is grouped by the
+rule its input was built to break (`input_rule`: the adversarial mutant's or live mutation's
+rule), so a segfault on a bogus stream handle and one on a malformed `strides` stay apart. The
+group is the unit a report lists, a maintainer fixes once, and two runs are compared on
+(`compare`). Each group carries the evidence to defend it: how many examples and cells showed
+it, its minimal reproducer (the example hypothesis shrank the class to, else the smallest one),
+the library's version, the *condition* under which it happens, and one message.
 
 Who is at fault (`culprit`), read from the record, the rule and the pair:
-- a record may name it (`"culprit": {"library", "role", "why"}`);
+- a record may name it (`"culprit": {"library", "role", "why"}`, library None when the check
+  established that it cannot be told);
 - `accepted-invalid` and a `rejected` of valid input are the consumer's (it took what it must
   refuse, or refused what it should read), except CAI-PORT-OPAQUE-EXPORT (the producer refused
-  to export);
-- a `fail` is the side the rule binds (`Rule.side`); a rule binding both sides is pinned on the
-  third-party side of a pair with the reference, and stays ambiguous between two libraries;
-- a crash, hang or poisoned context in a one-sided family is that side's; in a pair it is the
-  side that also crashes opposite the reference in the same family, else ambiguous.
+  to export) and a refusal by the reference consumer (the producer's export);
+- in a one-sided family (schema, versions, adversarial, ...) the one library in the cell;
+- a `fail` is the side the rule binds (`Rule.side`); a rule binding both sides, or a crash, hang
+  or poisoned context, is pinned on the third-party side of a pair with the reference. Between
+  two third-party libraries it is pinned by triangulation: on the side that shows the same
+  class opposite the reference, or that shows it opposite two or more partners each of which
+  passes that family with another library; else it stays ambiguous;
+- a CAI-DLPACK-AGREE fail from a run whose check read the capsule through another library
+  (cuda.core) rather than parsing it itself is ambiguous between the producer and that reader.
 A group whose culprit cannot be told is kept, with `library: null` and the reason.
 
-Conditions: the group's coverage labels (layout kind, dtype class, byte order, stream scenario,
-...) are compared with those of the passing examples of the same cells: a label value seen only
-in the group's examples is the condition ("dtype in {float8_e4m3fn}"). The minimal failing
-example is then contrasted with its nearest passing neighbour in the same cell (fewest differing
-params, seeds ignored): "fails with layout.strides=[16, 4]; passes with layout.strides=None,
-the rest the same".
+Conditions, two of them per group:
+- `condition`: coverage labels (layout kind, dtype class, byte order, stream scenario, mutation,
+  mask, version, and the partner library) whose values occur in the group's examples and never
+  in the same family's passing examples of the culprit in the same role: "dtype is
+  float8_e4m3fn", "producer in {jax, torch}". Records without `coverage` (older runs) have their
+  labels read from params.
+- `contrast`: the minimal failing example set against its nearest passing neighbour in the
+  group's cells: the fewest differing *coarse* params (derived ones included: strides explicit or
+  None, dtype class, byte order, zero size, and every categorical param: layout kind, stream
+  scenario, version, mask, mutation, ...), then the fewest differing exact values (typestr,
+  shape, strides, offset). It reads "fails when layout.strides is explicit (passes with
+  layout.strides: None, same otherwise)"; exact values that also differ are named after "also
+  different:". Seeds and spin lengths are ignored. Without one: "no passing neighbour in this
+  run".
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from caiconform.expectations import env_versions, is_correct_rejection, lookup_version
@@ -40,15 +58,23 @@ from caiconform.spec.rules import RULES
 __all__ = [
     "SCHEMA",
     "REFERENCE",
+    "NO_NEIGHBOUR",
+    "Evidence",
     "build_catalogue",
+    "contrast",
     "culprit_of",
     "group_key",
     "compare",
     "finding_records",
+    "input_rule",
+    "labels_of",
+    "outcome_class",
+    "passed",
 ]
 
 SCHEMA = "caiconform-findings/1"
 REFERENCE = "reference"
+NO_NEIGHBOUR = "no passing neighbour in this run"
 #: adapter name -> the distribution its version is read from
 DISTRIBUTION = {
     "numba": "numba-cuda",
@@ -60,10 +86,38 @@ DISTRIBUTION = {
     "rmm": "rmm",
 }
 _LOST = (CRASH, HANG, POISONED)
-#: families whose cells have one side only (see runner.plan ROLES)
+#: params that vary an example without changing what it exchanges
 _PARAM_NOISE = ("seed", "delay_us")
-#: params differences a condition may name (more is not a condition, it is another example)
+#: params compared by exact value only (their coarse reading is derived: dtype class, byte
+#: order, zero size, strides explicit or None); every other param is categorical
+_EXACT = frozenset(
+    {
+        "typestr",
+        "shape",
+        "layout.shape",
+        "layout.strides",
+        "layout.offset",
+        "layout.pad",
+        "interface.data",
+        "interface.shape",
+        "interface.strides",
+    }
+)
+#: exact params a coarse difference already accounts for
+_IMPLIES = {
+    "dtype": ("typestr",),
+    "byte order": ("typestr",),
+    "size": ("shape", "layout.shape"),
+    "layout.strides explicit": ("layout.strides",),
+    "layout.kind": ("layout.strides", "layout.offset", "layout.pad"),
+    "layout.portable": ("layout.strides",),
+}
+#: coarse differences a contrast may name (more is not a condition, it is another example)
 _MAX_DIFF = 3
+#: coverage labels a condition is read from, in the order it names them
+_LABELS = ("layout", "dtype", "order", "scenario", "mutation", "mask", "version")
+#: what a CAI-DLPACK-AGREE fail says when the check parsed the producer's capsule itself
+_CAPSULE_PARSED_HERE = "own DLPack capsule"
 
 
 def outcome_class(record: Mapping[str, Any]) -> str | None:
@@ -77,9 +131,36 @@ def outcome_class(record: Mapping[str, Any]) -> str | None:
     return str(outcome)
 
 
+def passed(record: Mapping[str, Any]) -> bool:
+    """A pass, or a correct rejection of invalid input (what the report counts as passed)."""
+    outcome = record.get("outcome")
+    return outcome == PASS or (outcome == REJECTED and is_correct_rejection(record))
+
+
 def finding_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The records that are findings (shrunk reproducers included)."""
     return [r for r in records if outcome_class(r) is not None]
+
+
+@functools.cache
+def _live_mutation_rules() -> dict[str, str | None]:
+    from caiconform.checks.adversarial import LIVE  # imports hypothesis: only when needed
+
+    return dict(LIVE)
+
+
+def input_rule(record: Mapping[str, Any]) -> str | None:
+    """For a record without a rule: the rule its input was built to break (an adversarial
+    mutant's `rule`, a live mutation's), else None."""
+    if record.get("rule"):
+        return None
+    params = record.get("params") or {}
+    if isinstance(params.get("rule"), str) and params["rule"] in RULES:
+        return params["rule"]
+    mutation = params.get("mutation")
+    if isinstance(mutation, str) and record.get("check") == "adversarial":
+        return _live_mutation_rules().get(mutation)
+    return None
 
 
 def _side(rule: str | None) -> str | None:
@@ -96,15 +177,89 @@ def _one_sided(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-def culprit_of(
-    record: Mapping[str, Any], lost_opposite_reference: set[tuple[str, str, str]] | None = None
-) -> dict[str, Any]:
+def _cell(record: Mapping[str, Any]) -> str:
+    return f"{record.get('check')}/{record.get('producer') or '-'}/{record.get('consumer') or '-'}"
+
+
+@dataclass
+class Evidence:
+    """What the whole run says about pairs, for pinning a finding between two libraries.
+
+    lost_opposite_reference: (family, role, library) that crashed/hung/poisoned opposite the
+        reference producer or consumer.
+    partners: (family, rule, class, role, library) -> the libraries opposite which `library`,
+        in `role`, showed that class (pair cells only).
+    passes_with: (family, role, library) -> the libraries opposite which it passed.
+    """
+
+    lost_opposite_reference: set[tuple[str, str, str]] = field(default_factory=set)
+    partners: dict[tuple, set[str]] = field(default_factory=lambda: defaultdict(set))
+    passes_with: dict[tuple, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    @classmethod
+    def of(cls, records: Iterable[Mapping[str, Any]]) -> Evidence:
+        evidence = cls()
+        for r in records:
+            family, producer, consumer = r.get("check"), r.get("producer"), r.get("consumer")
+            if not producer or not consumer:
+                continue
+            if passed(r):
+                evidence.passes_with[(family, "producer", producer)].add(consumer)
+                evidence.passes_with[(family, "consumer", consumer)].add(producer)
+                continue
+            cls_ = outcome_class(r)
+            if cls_ is None:
+                continue
+            rule = r.get("rule") or input_rule(r)
+            evidence.partners[(family, rule, cls_, "producer", producer)].add(consumer)
+            evidence.partners[(family, rule, cls_, "consumer", consumer)].add(producer)
+            if cls_ in _LOST:
+                if producer == REFERENCE:
+                    evidence.lost_opposite_reference.add((family, "consumer", consumer))
+                if consumer == REFERENCE:
+                    evidence.lost_opposite_reference.add((family, "producer", producer))
+        return evidence
+
+    def triangulate(self, record: Mapping[str, Any]) -> tuple[str, str] | None:
+        """(role, why) of the side a finding between two third-party libraries is pinned on:
+        the one whose partners each pass this family with a third library while it shows the
+        same class opposite two or more of them. None when the pair cannot be split."""
+        family, producer, consumer = (
+            record.get("check"),
+            record.get("producer"),
+            record.get("consumer"),
+        )
+        if not producer or not consumer:
+            return None
+        rule, cls_ = record.get("rule") or input_rule(record), outcome_class(record)
+        for role, library, other_role in (
+            ("consumer", consumer, "producer"),
+            ("producer", producer, "consumer"),
+        ):
+            partners = self.partners.get((family, rule, cls_, role, library), set())
+            if len(partners) < 2:
+                continue
+            clean = all(
+                self.partners.get((family, rule, cls_, other_role, p), set()) == {library}
+                and self.passes_with.get((family, other_role, p), set()) - {library}
+                for p in partners
+            )
+            if clean:
+                named = ", ".join(sorted(partners))
+                return role, (
+                    f"{library} shows it opposite {named}, and each of those passes "
+                    f"{family} with other libraries"
+                )
+        return None
+
+
+def culprit_of(record: Mapping[str, Any], evidence: Evidence | None = None) -> dict[str, Any]:
     """{"library", "role", "why"} of the library at fault for `record` (library None when it
-    cannot be told, `why` saying why). `lost_opposite_reference` holds (family, role, library)
-    for libraries that crashed/hung/poisoned opposite the reference producer or consumer."""
+    cannot be told, `why` saying why). `evidence` (`Evidence.of(all records)`) lets a finding
+    between two third-party libraries be pinned on one of them."""
     named = record.get("culprit")
-    if isinstance(named, dict) and named.get("library"):
-        return {"library": named["library"], "role": named.get("role"), "why": named.get("why")}
+    if isinstance(named, dict) and (named.get("library") or named.get("why")):
+        return {"library": named.get("library"), "role": named.get("role"), "why": named.get("why")}
     cls = outcome_class(record)
     producer, consumer = record.get("producer"), record.get("consumer")
     rule = record.get("rule")
@@ -116,6 +271,13 @@ def culprit_of(
             return {"library": None, "role": role, "why": f"ambiguous: no {role} in this cell"}
         return {"library": library, "role": role, "why": why}
 
+    if rule == "CAI-DLPACK-AGREE" and _CAPSULE_PARSED_HERE not in str(record.get("seen")):
+        return {
+            "library": None,
+            "role": None,
+            "why": f"ambiguous: {producer}'s DLPack capsule was read through another library "
+            "(cuda.core's from_dlpack), so either may have written the value",
+        }
     if cls in ("accepted-invalid", "rejected-valid"):
         if rule == "CAI-PORT-OPAQUE-EXPORT":
             return blame("producer", "the producer refused to export")
@@ -126,103 +288,236 @@ def culprit_of(
         return blame("consumer", "the consumer refused a valid export")
     if one is not None:
         return blame(one, f"the only library in a {one} cell")
-    if cls in _LOST:
-        family = record.get("check")
-        known = lost_opposite_reference or set()
-        if producer == REFERENCE:
-            return blame("consumer", "opposite the reference producer")
-        if consumer == REFERENCE:
-            return blame("producer", "opposite the reference consumer")
-        if (family, "consumer", consumer) in known:
-            return blame("consumer", f"{consumer} also dies opposite the reference producer")
-        if (family, "producer", producer) in known:
-            return blame("producer", f"{producer} also dies opposite the reference consumer")
-        return {
-            "library": None,
-            "role": None,
-            "why": f"ambiguous: {producer} and {consumer} share the worker that died, and "
-            f"neither dies opposite the reference in {family}",
-        }
-    side = _side(rule)
+    side = None if cls in _LOST else _side(rule)
     if side in ("producer", "consumer"):
         return blame(side, f"{rule} binds the {side}")
     if producer == REFERENCE:
         return blame("consumer", "opposite the reference producer")
     if consumer == REFERENCE:
         return blame("producer", "opposite the reference consumer")
-    return {
-        "library": None,
-        "role": None,
-        "why": f"ambiguous: {rule or 'the rule'} binds both sides and neither is the reference",
-    }
+    evidence = evidence or Evidence()
+    family = record.get("check")
+    if cls in _LOST:
+        if (family, "consumer", consumer) in evidence.lost_opposite_reference:
+            return blame("consumer", f"{consumer} also dies opposite the reference producer")
+        if (family, "producer", producer) in evidence.lost_opposite_reference:
+            return blame("producer", f"{producer} also dies opposite the reference consumer")
+    pinned = evidence.triangulate(record)
+    if pinned is not None:
+        return blame(*pinned)
+    if cls in _LOST:
+        why = (
+            f"{producer} and {consumer} share the worker that died, and neither dies opposite "
+            f"the reference or opposite several partners in {family}"
+        )
+    else:
+        why = (
+            f"{rule or 'the rule'} binds both sides, and neither {producer} nor {consumer} "
+            f"shows it opposite the reference or opposite several partners in {family}"
+        )
+    return {"library": None, "role": None, "why": f"ambiguous: {why}"}
 
 
 def group_key(record: Mapping[str, Any], culprit: Mapping[str, Any]) -> tuple:
-    """(library, role, rule, outcome class): what a maintainer fixes once."""
-    return (culprit.get("library"), culprit.get("role"), record.get("rule"), outcome_class(record))
+    """(library, role, rule, outcome class): what a maintainer fixes once. A record without a
+    rule is keyed by its input's rule (`input_rule`), marked so it is no rule of the record."""
+    rule = record.get("rule")
+    if not rule:
+        found = input_rule(record)
+        rule = f"input:{found}" if found else None
+    return (culprit.get("library"), culprit.get("role"), rule, outcome_class(record))
 
 
-def _lost_opposite_reference(records: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
-    out = set()
-    for r in records:
-        if r.get("outcome") in _LOST:
-            if r.get("producer") == REFERENCE and r.get("consumer"):
-                out.add((r.get("check"), "consumer", r["consumer"]))
-            if r.get("consumer") == REFERENCE and r.get("producer"):
-                out.add((r.get("check"), "producer", r["producer"]))
-    return out
-
-
-def _cell(record: Mapping[str, Any]) -> str:
-    return f"{record.get('check')}/{record.get('producer') or '-'}/{record.get('consumer') or '-'}"
-
-
-def _flat(value: Any, prefix: str = "") -> dict[str, str]:
-    """params flattened to dotted keys with JSON values (seeds and spins left out)."""
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    """params flattened to dotted keys (seeds and spins left out); an adversarial mutant's
+    encoded dict is flattened by its keys, each value shown as Python writes it."""
     if isinstance(value, dict):
-        out: dict[str, str] = {}
+        out: dict[str, Any] = {}
         for key, inner in value.items():
             if key in _PARAM_NOISE:
                 continue
+            if key == "interface" and isinstance(inner, dict) and "$dict" in inner:
+                for entry in inner["$dict"]:
+                    name = entry[0] if isinstance(entry[0], str) else _shown(entry[0])
+                    out[f"{prefix}interface.{name}"] = _Shown(_shown(entry[1]))
+                continue
             out.update(_flat(inner, f"{prefix}{key}."))
         return out
-    return {prefix.rstrip("."): json.dumps(value, sort_keys=True)}
+    return {prefix.rstrip("."): value}
 
 
-def _size(record: Mapping[str, Any]) -> int:
-    return len(json.dumps(record.get("params"), sort_keys=True, default=str))
+class _Shown(str):
+    """A value already written as text (an encoded interface entry)."""
 
 
-def _neighbour(failing: Mapping[str, Any], passing: Sequence[Mapping[str, Any]]) -> str | None:
-    """The contrast of `failing` with its nearest passing example (same cell), or None."""
-    want = _flat(failing.get("params") or {})
-    best: tuple[int, dict[str, str]] | None = None
+def _shown(value: Any) -> str:
+    """An encoded adversarial value (`checks._support.encode`) as Python writes it."""
+    if isinstance(value, dict):
+        if "$tuple" in value:
+            items = [_shown(v) for v in value["$tuple"]]
+            return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+        if "$dict" in value:
+            return "{" + ", ".join(f"{_shown(k)}: {_shown(v)}" for k, v in value["$dict"]) + "}"
+        if "$bytes" in value:
+            return repr(bytes.fromhex(str(value["$bytes"])))
+        if "$cai" in value:
+            return f"<object exporting {_shown(value['$cai'])}>"
+        for tag in ("$opaque", "$raising"):
+            if tag in value:
+                return f"<{tag[1:]} {value[tag]}>"
+        return "{" + ", ".join(f"{k!r}: {_shown(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return repr(value)
+
+
+def _dtype_labels(typestr: Any) -> dict[str, str]:
+    from caiconform.spec.dtypes import byte_order, dtype_class
+
+    if not isinstance(typestr, str):
+        return {}
+    try:
+        return {"dtype": dtype_class(typestr), "byte order": byte_order(typestr)}
+    except (ValueError, KeyError, TypeError):
+        return {}
+
+
+def _features(params: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """(coarse, exact) features of an example's params, values as text."""
+    flat = _flat(dict(params))
+    if any(k.startswith("interface.") for k in flat):
+        flat.pop("rule", None)  # a mutant's label: the dict exchanged is what differs
+    coarse = {k: _text(v) for k, v in flat.items() if k not in _EXACT}
+    exact = {k: _text(v) for k, v in flat.items() if k in _EXACT}
+    coarse.update(_dtype_labels(flat.get("typestr")))
+    shape = flat.get("layout.shape", flat.get("shape"))
+    if isinstance(shape, list):
+        coarse["size"] = "zero" if 0 in shape else "nonzero"
+    if "layout.strides" in flat:
+        coarse["layout.strides explicit"] = "None" if flat["layout.strides"] is None else "explicit"
+    return coarse, exact
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, _Shown):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "None"
+    return json.dumps(value, sort_keys=True)
+
+
+def _diff(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def _name(key: str) -> str:
+    return "layout.strides" if key == "layout.strides explicit" else key
+
+
+def contrast(failing: Mapping[str, Any], passing: Sequence[Mapping[str, Any]]) -> str:
+    """The condition of `failing` read against its nearest passing example in `passing`: "fails
+    when K is V (passes with K: W, same otherwise)", or why there is none."""
+    params = failing.get("params") or {}
+    mutant = params.get("rule") if "interface" in params else None
+    if mutant:  # another mutant is only a neighbour when it breaks the same rule
+        passing = [p for p in passing if (p.get("params") or {}).get("rule") == mutant]
+        if not passing:
+            return f"{NO_NEIGHBOUR} (no other example breaking {mutant} was handled correctly)"
+    if not passing:
+        return NO_NEIGHBOUR
+    want_coarse, want_exact = _features(params)
+    best: tuple[tuple[int, int], list[str], list[str], Mapping[str, Any]] | None = None
     for other in passing:
-        have = _flat(other.get("params") or {})
-        if set(have) != set(want):
-            continue
-        diff = {k: have[k] for k in want if have[k] != want[k]}
-        if any(k.startswith("interface.") for k in diff):
-            continue  # an encoded dict differs in its own ways: the mutation label says it
-        if diff and (best is None or len(diff) < best[0]):
-            best = (len(diff), diff)
-    if best is None or best[0] > _MAX_DIFF:
-        return None
-    fails = ", ".join(f"{k}={want[k]}" for k in sorted(best[1]))
-    passes = ", ".join(f"{k}={v}" for k, v in sorted(best[1].items()))
-    return f"fails with {fails}; passes with {passes}, the rest the same"
+        have_coarse, have_exact = _features(other.get("params") or {})
+        coarse, exact = _diff(want_coarse, have_coarse), _diff(want_exact, have_exact)
+        if not coarse and not exact:
+            continue  # the same example passing elsewhere: no contrast to draw
+        rank = (len(coarse), len(exact))
+        if best is None or rank < best[0]:
+            best = (rank, coarse, exact, other)
+    if best is None:
+        return f"{NO_NEIGHBOUR} (the same params also pass: flaky or state-dependent)"
+    (n_coarse, _n_exact), coarse, exact, other = best
+    if n_coarse > _MAX_DIFF:
+        return f"{NO_NEIGHBOUR} (the nearest passing example differs in {n_coarse} params)"
+    have_coarse, have_exact = _features(other.get("params") or {})
+    named = coarse or exact
+    table_want = {**want_coarse, **want_exact}
+    table_have = {**have_coarse, **have_exact}
+    implied = {e for k in coarse for e in _IMPLIES.get(k, ())}
+    rest = [k for k in exact if k not in implied] if coarse else []
+    when = ", ".join(f"{_name(k)} is {table_want.get(k, 'absent')}" for k in named)
+    passes = ", ".join(f"{_name(k)}: {table_have.get(k, 'absent')}" for k in named)
+    if rest:
+        also = "; ".join(
+            f"{k} {want_exact.get(k, 'absent')} vs {have_exact.get(k, 'absent')}" for k in rest
+        )
+        return f"fails when {when} (passes with {passes}; also different: {also})"
+    return f"fails when {when} (passes with {passes}, same otherwise)"
 
 
-def _pattern(failing: Sequence[Mapping[str, Any]], passing: Sequence[Mapping[str, Any]]) -> str:
-    """Coverage label values seen only in failing examples (e.g. "dtype in {bfloat16}")."""
+def labels_of(record: Mapping[str, Any]) -> dict[str, str]:
+    """A record's coverage labels: its `coverage`, else read from its params (runs before
+    the coverage floor): layout kind, dtype class, byte order, stream scenario, mutation, mask,
+    version."""
+    coverage = record.get("coverage")
+    if isinstance(coverage, dict) and coverage:
+        return {k: str(v) for k, v in coverage.items() if k in _LABELS}
+    params = record.get("params") or {}
+    out: dict[str, str] = {}
+    dtype = _dtype_labels(params.get("typestr"))
+    if dtype:
+        out["dtype"], out["order"] = dtype["dtype"], dtype["byte order"]
+    layout = params.get("layout")
+    shape = layout.get("shape") if isinstance(layout, dict) else params.get("shape")
+    if isinstance(layout, dict):
+        out["layout"] = str(layout.get("kind", "C"))
+    if isinstance(shape, list):
+        if not shape:
+            out["layout"] = "0d"
+        elif 0 in shape:
+            out["layout"] = "zero-size"
+    for key, label in (
+        ("stream_scenario", "scenario"),
+        ("mutation", "mutation"),
+        ("mask", "mask"),
+        ("version", "version"),
+    ):
+        if params.get(key) is not None:
+            out[label] = str(params[key])
+    return out
+
+
+def _partner_label(record: Mapping[str, Any], role: str | None) -> dict[str, str]:
+    other = {"consumer": "producer", "producer": "consumer"}.get(role or "")
+    if other and record.get(other):
+        return {other: str(record[other])}
+    return {}
+
+
+def _pattern(
+    failing: Sequence[Mapping[str, Any]],
+    passing: Sequence[Mapping[str, Any]],
+    role: str | None,
+    stated: str = "",
+) -> str:
+    """Label values seen only in failing examples ("dtype is bfloat16", "producer in {jax,
+    torch}"), less those `stated` already says."""
+    fail_labels = [{**labels_of(r), **_partner_label(r, role)} for r in failing]
+    pass_labels = [{**labels_of(r), **_partner_label(r, role)} for r in passing]
     parts = []
-    fail_cov = [r.get("coverage") or {} for r in failing]
-    pass_cov = [r.get("coverage") or {} for r in passing]
-    for key in ("layout", "dtype", "order", "scenario", "mutation", "mask", "version"):
-        bad = {c[key] for c in fail_cov if key in c}
-        good = {c[key] for c in pass_cov if key in c}
+    for key in (*_LABELS, "producer", "consumer"):
+        bad = {c[key] for c in fail_labels if key in c}
+        good = {c[key] for c in pass_labels if key in c}
         if bad and good and not bad & good:
-            parts.append(f"{key} in {{{', '.join(sorted(map(str, bad)))}}}")
+            values = sorted(bad)
+            part = (
+                f"{key} is {values[0]}" if len(values) == 1 else f"{key} in {{{', '.join(values)}}}"
+            )
+            if part not in stated:
+                parts.append(part)
     return "; ".join(parts)
 
 
@@ -233,29 +528,39 @@ def _version(library: str | None, envs: Mapping[str, Mapping[str, Any]], run_id:
     return lookup_version(versions, DISTRIBUTION.get(library, library))
 
 
+def _size(record: Mapping[str, Any]) -> int:
+    return len(json.dumps(record.get("params"), sort_keys=True, default=str))
+
+
 def build_catalogue(
     records: Sequence[Mapping[str, Any]],
     envs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The findings catalogue of `records` (schema `caiconform-findings/1`)."""
     envs = envs or {}
-    lost = _lost_opposite_reference(records)
+    evidence = Evidence.of(r for r in records if not r.get("shrunk"))
     passing_by_cell: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    passing_by_role: dict[tuple[Any, str, Any], list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
-        if r.get("outcome") == PASS and not r.get("shrunk"):
+        if passed(r) and not r.get("shrunk"):
             passing_by_cell[_cell(r)].append(r)
+            for role in ("producer", "consumer"):
+                if r.get(role):
+                    passing_by_role[(r.get("check"), role, r[role])].append(r)
     groups: dict[tuple, dict[str, Any]] = {}
     members: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
     shrunk: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
     for r in finding_records(records):
-        culprit = culprit_of(r, lost)
+        culprit = culprit_of(r, evidence)
         key = group_key(r, culprit)
         if key not in groups:
+            trigger = input_rule(r)
             rule = RULES.get(r.get("rule") or "")
             groups[key] = {
                 "library": culprit["library"],
                 "role": culprit["role"],
                 "rule": r.get("rule"),
+                "input_rule": trigger,
                 "level": rule.level.value if rule is not None else None,
                 "outcome": outcome_class(r),
                 "why": culprit["why"],
@@ -266,17 +571,27 @@ def build_catalogue(
         examples = members.get(key) or shrunk[key]
         minimal = min(shrunk.get(key) or examples, key=_size)
         cells = sorted({_cell(r) for r in examples})
-        passing = [p for cell in cells for p in passing_by_cell.get(cell, [])]
-        condition = _pattern(examples, passing)
-        contrast = _neighbour(minimal, passing_by_cell.get(_cell(minimal), []))
+        role, library = group["role"], group["library"]
+        if library and role:
+            families = sorted({str(r.get("check")) for r in examples})
+            passing = [p for f in families for p in passing_by_role.get((f, role, library), [])]
+        else:
+            passing = [p for cell in cells for p in passing_by_cell.get(cell, [])]
+        neighbours = passing_by_cell.get(_cell(minimal)) or [
+            p
+            for cell in cells
+            if cell.split("/")[0] == minimal.get("check")
+            for p in passing_by_cell.get(cell, [])
+        ]
+        stated = contrast(minimal, neighbours)
         group.update(
             {
                 "count": len(examples),
                 "cells": cells,
                 "checks": sorted({str(r.get("check")) for r in examples}),
-                "condition": condition or None,
-                "contrast": contrast,
-                "version": _version(group["library"], envs, minimal.get("run_id")),
+                "condition": _pattern(examples, passing, role, stated) or None,
+                "contrast": stated,
+                "version": _version(library, envs, minimal.get("run_id")),
                 "message": minimal.get("message"),
                 "reproducer": {
                     "cell": _cell(minimal),
@@ -297,7 +612,7 @@ def build_catalogue(
             severity.get(g["outcome"], 5),
             level_rank.get(g["level"] or "", 4),
             -g["count"],
-            str(g["rule"]),
+            str(g["rule"] or g["input_rule"]),
         )
     )
     counts = Counter(g["library"] or "(ambiguous)" for g in out)
@@ -316,8 +631,14 @@ def build_catalogue(
 
 def _keys(catalogue: Mapping[str, Any]) -> dict[tuple, Mapping[str, Any]]:
     return {
-        (g["library"], g["role"], g["rule"], g["outcome"]): g for g in catalogue.get("groups", [])
+        (g["library"], g["role"], g["rule"] or _input_key(g), g["outcome"]): g
+        for g in catalogue.get("groups", [])
     }
+
+
+def _input_key(group: Mapping[str, Any]) -> str | None:
+    found = group.get("input_rule")
+    return f"input:{found}" if found else None
 
 
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
@@ -336,7 +657,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
             {
                 "library": k[0],
                 "role": k[1],
-                "rule": k[2],
+                "rule": table[k].get("rule"),
+                "input_rule": table[k].get("input_rule"),
                 "outcome": k[3],
                 "level": table[k].get("level"),
                 "count": table[k].get("count"),

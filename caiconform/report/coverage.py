@@ -70,8 +70,13 @@ def build_coverage(
             "skipped": outcomes[SKIP],
             "never_reached": total - len(rows),
             "labels": {
-                label: sorted({str((r.get("coverage") or {})[label]) for r in rows
-                               if label in (r.get("coverage") or {})})
+                label: sorted(
+                    {
+                        str((r.get("coverage") or {})[label])
+                        for r in rows
+                        if label in (r.get("coverage") or {})
+                    }
+                )
                 for label in LABELS
                 if any(label in (r.get("coverage") or {}) for r in rows)
             },

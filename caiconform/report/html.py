@@ -306,7 +306,8 @@ function drawCatalogue() {
     const lib = g.library ? g.library : "? (" + g.why + ")";
     const cond = [g.condition, g.contrast].filter((x) => x).join("; ");
     return el("tr", {class: "group"}, el("td", {text: lib}), el("td", {text: g.role || NONE}),
-      el("td", {class: "mono", text: g.rule || NONE}), el("td", {text: g.level || NONE}),
+      el("td", {class: "mono", text: g.rule || (g.input_rule ? "(input breaks " + g.input_rule + ")"
+        : NONE)}), el("td", {text: g.level || NONE}),
       el("td", {text: g.outcome}), el("td", {text: g.count}), el("td", {text: g.cells.length}),
       el("td", {text: g.version || NONE}), el("td", {text: cond || NONE}), el("td", {}, repro));
   });

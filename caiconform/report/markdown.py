@@ -216,7 +216,7 @@ def _catalogue(matrix: dict[str, Any]) -> list[str]:
             [
                 _name(g["library"]) if g["library"] else f"? ({_md(g['why'])})",
                 _md(g["role"]),
-                _md(g["rule"]),
+                _md(_rule_of(g)),
                 _md(g["level"]),
                 g["outcome"],
                 str(g["count"]),
@@ -228,6 +228,13 @@ def _catalogue(matrix: dict[str, Any]) -> list[str]:
         )
     header = ["library", "role", "rule", "level", "outcome", "n", "cells", "version"]
     return [*lines, *_table([*header, "condition", "repro"], rows)]
+
+
+def _rule_of(group: dict[str, Any]) -> str | None:
+    """A group's rule, or for a record without one the rule its input breaks."""
+    if group.get("rule") or not group.get("input_rule"):
+        return group.get("rule")
+    return f"(input breaks {group['input_rule']})"
 
 
 def _coverage(matrix: dict[str, Any]) -> list[str]:
