@@ -1,8 +1,10 @@
 """The committed tree holds evidence, not generated bulk: reports keep their summaries, JSON,
-HTML and the shrunk reproducers; the rest of a run's reproducers travel as one archive."""
+HTML and the shrunk reproducers (and those a run's findings.json cites as a group's minimal
+reproducer); the rest of a run's reproducers travel as one archive."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -25,6 +27,20 @@ def _tracked(prefix: str) -> list[str]:
     return out.splitlines()
 
 
+def _cited(files: list[str]) -> set[str]:
+    """The reproducers each committed findings.json names, as repository paths."""
+    cited = set()
+    for name in files:
+        if Path(name).name != "findings.json":
+            continue
+        catalogue = json.loads((ROOT / name).read_text(encoding="utf-8"))
+        for group in catalogue.get("groups", []):
+            repro = (group.get("reproducer") or {}).get("repro")
+            if repro:
+                cited.add((Path(name).parent / repro).as_posix())
+    return cited
+
+
 def test_reports_hold_no_bulk_of_generated_files():
     files = _tracked("reports")
     assert files, "reports/ holds no committed run"
@@ -34,7 +50,9 @@ def test_reports_hold_no_bulk_of_generated_files():
     assert not crowded, crowded
 
 
-def test_committed_reproducers_are_shrunk_ones():
-    scripts = [f for f in _tracked("reports") if "/repro/" in f and f.endswith(".py")]
-    unshrunk = [f for f in scripts if "__min-" not in f]
-    assert not unshrunk, unshrunk[:5]
+def test_committed_reproducers_are_shrunk_or_cited_by_the_catalogue():
+    files = _tracked("reports")
+    cited = _cited(files)
+    scripts = [f for f in files if "/repro/" in f and f.endswith(".py")]
+    extra = [f for f in scripts if "__min-" not in f and f not in cited]
+    assert not extra, extra[:5]
