@@ -103,6 +103,10 @@ function drawSummary() {
   document.getElementById("summary").textContent =
     s.results + " results (" + parts + "); pass fraction " + pct(s.pass_fraction) + "; " +
     s.finding_groups + " finding group(s), " + s.unexpected_groups + " not expected" +
+    (s.catalogue_groups !== undefined ? "; " + s.catalogue_groups + " non-conformance group(s)"
+      : "") +
+    (s.required_combinations ? "; coverage floor: " + s.not_exercised + " of " +
+      s.required_combinations + " required combinations not exercised" : "") +
     (DATA.expectations
       ? "; " + DATA.expectations.filter((e) => e.error).length + " expectation entry error(s)."
       : ".");

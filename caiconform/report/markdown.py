@@ -263,7 +263,25 @@ def _coverage(matrix: dict[str, Any]) -> list[str]:
         for key, c in coverage["cells"].items()
     ]
     header = ["cell", "required", "exercised", "passed", "not passed", "skipped", "why skipped"]
-    return [*lines, *_table(header, rows)]
+    lines += _table(header, rows)
+    for key, c in coverage["cells"].items():
+        if not c["problems"] and not c["skips"]:
+            continue
+        detail = [[_md(p["combination"]), p["outcome"], _md(p["rule"])] for p in c["problems"]] + [
+            [
+                _md("; ".join(s["combinations"][:8]) + (" …" if s["count"] > 8 else "")),
+                f"skip ({s['count']})",
+                _md(s["reason"]),
+            ]
+            for s in c["skips"]
+        ]
+        lines += [
+            "",
+            f"**{_md(key)}**",
+            "",
+            *_table(["combination", "outcome", "rule or reason"], detail),
+        ]
+    return lines
 
 
 def render_markdown(matrix: dict[str, Any], title: str = "caiconform report") -> str:
