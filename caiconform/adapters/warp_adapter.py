@@ -67,4 +67,6 @@ class _Sized:
 
     def __len__(self) -> int:
         shape = self.inner.__cuda_array_interface__["shape"]
-        return int(shape[0]) if shape else 1
+        if not shape:
+            raise TypeError("len() of a 0-d array")  # as numpy answers
+        return int(shape[0])

@@ -22,6 +22,7 @@ record. `Export` is the object class that exposes an arbitrary dict.
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -107,6 +108,8 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     return st.one_of(_mutants(), st.sampled_from(list(LIVE)).flatmap(_live))
 
 
+#: drawn mutants per rule in the floor, beside the minimal one
+MUTANT_VARIANTS = 4
 _floor_lock = threading.Lock()
 _floor_cache: list = []
 
@@ -134,12 +137,22 @@ def _build_floor() -> list:
         phases=(Phase.generate, Phase.shrink),
         suppress_health_check=list(HealthCheck),
     )
+    from caiconform.runner.draws import draw_examples
+
     out = []
-    for rule in cst.MUTATIONS:
+    seen: set[str] = set()
+    for number, rule in enumerate(cst.MUTATIONS):
         with seed_only_draws():
             mutant = find(cst.mutants(rules=[rule]), lambda _: True, settings=quiet)
-        params = {"kind": "mutant", "interface": sup.encode(mutant.interface), "rule": rule}
-        out.append(_floor.FloorExample({"dtype": "mutant", "mutation": rule}, params))
+        # beside the minimal mutant, MUTANT_VARIANTS drawn ones: a rule is broken in several
+        # ways (strides as a list, a str, a float element...) and consumers differ on each
+        drawn, _error = draw_examples(cst.mutants(rules=[rule]), 1000 + number, MUTANT_VARIANTS)
+        for variant in [mutant, *drawn]:
+            params = {"kind": "mutant", "interface": sup.encode(variant.interface), "rule": rule}
+            key = json.dumps(params, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                out.append(_floor.FloorExample({"dtype": "mutant", "mutation": rule}, params))
     for mutation in LIVE:
         kind = _LAYOUT_KIND.get(mutation, "C")
         layout = _floor.floor_layout(kind, 4)

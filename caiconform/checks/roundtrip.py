@@ -97,6 +97,16 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     mismatch = sup.compare_values(baseline, values)
     if mismatch is None:
         return result
+    if producer == "reference":
+        # the reference producer's export is right by construction (tests/gpu): memory that no
+        # longer holds the values after the consumer read it was changed or released by it
+        return sup.failed(
+            "CAI-CONSUMER-READS-DESCRIBED",
+            f"{result.seen}; afterwards the producer's memory no longer holds the values "
+            f"written ({mismatch}): {consumer} wrote to or released memory it only imported",
+            "the values the dict describes, the producer's memory untouched",
+            context,
+        )
     return sup.failed(
         "CAI-PRODUCER-DESCRIBES-DATA",
         f"the reference consumer also reads a mismatch: {mismatch}",

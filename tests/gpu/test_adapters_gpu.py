@@ -36,6 +36,13 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     ("jax", "torch", "*"): "jax exports data[1]=True (read-only); torch refuses read-only CAI",
     ("torch", "cuda.core", "*"): "cuda.core imports CAI v3 only; torch exports version 2",
     ("jax", "cuda.core", "*"): "cuda.core imports CAI v3 only; jax exports version 2",
+    ("warp", "cuda.core", "*"): "cuda.core imports CAI v3 only; warp exports version 2",
+    ("torch", "numba-kernel", "*"): "numba-cuda 0.30.4 kernel launches import through "
+    "cuda.core's StridedMemoryView, which takes CAI v3 only; torch exports version 2",
+    ("jax", "numba-kernel", "*"): "numba-cuda 0.30.4 kernel launches take CAI v3 only (via "
+    "cuda.core); jax exports version 2",
+    ("warp", "numba-kernel", "*"): "numba-cuda 0.30.4 kernel launches take CAI v3 only (via "
+    "cuda.core); warp exports version 2",
 }
 
 
