@@ -143,7 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--shrink-budget",
         type=_seconds,
         metavar="S",
-        help="seconds spent shrinking each kind of non-pass result of a cell (60; on --resume, the run's)",
+        help="seconds spent shrinking each kind of non-pass result of a cell (20; on --resume, the run's)",
     )
     parser.add_argument(
         "--no-fork",

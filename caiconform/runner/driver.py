@@ -66,7 +66,8 @@ __all__ = [
 #: how long probing one library (importing it) may take in a worker
 PROBE_TIMEOUT_S = 300.0
 DEFAULT_TIMEOUT_S = 30.0
-DEFAULT_SHRINK_BUDGET_S = 60.0
+#: seconds of shrinking per (outcome, rule) class; classes the floor met are not shrunk at all
+DEFAULT_SHRINK_BUDGET_S = 20.0
 #: floor examples of one layout kind that may end in crash/hang/poisoned before the rest of
 #: that kind is skipped (see `_CellRun.run_floor`)
 FLOOR_CRASH_CAP = 2
