@@ -18,6 +18,7 @@ install() { python3 -m pip install -q --no-index --no-deps --no-compile --no-cac
 if [ "$stage" = stage1 ]; then
   install .whl/*.whl || echo "wheel install failed"
   start=$(date +%s)
+  ls .whl/pycuda-*.whl >/dev/null 2>&1 && echo "pycuda: wheel carried (built on an earlier machine)" || \
   python3 -m pip wheel -q --no-deps --no-build-isolation --no-index .src/pycuda-*.tar.gz -w /tmp/pycuda-wheel \
     > "$out/pycuda-build.log" 2>&1 && install /tmp/pycuda-wheel/*.whl && cp /tmp/pycuda-wheel/*.whl "$out/"
   echo "pycuda build: $(( $(date +%s) - start )) s, exit $?"; tail -3 "$out/pycuda-build.log"
