@@ -21,7 +21,20 @@ from caiconform.adapters import _scenarios, _staging, registry
 from caiconform.adapters.base import CAPABILITIES, Adapter, SkipExchange
 from caiconform.spec.layout import Layout, c_strides, f_strides
 
-HEAVY = ("torch", "cupy", "jax", "numba", "cuda.core", "mpi4py", "pycuda", "warp")
+HEAVY = (
+    "torch",
+    "cupy",
+    "jax",
+    "numba",
+    "cuda.core",
+    "mpi4py",
+    "pycuda",
+    "warp",
+    "rmm",
+    "cuda.compute",
+    "nvidia.dali",
+    "pyarrow",
+)
 
 
 # --- registry -------------------------------------------------------------------------------
@@ -547,3 +560,127 @@ def test_numpy_shim_restores_only_the_removed_alias(monkeypatch):
     assert numba_adapter.numpy_shim() == "np.row_stack = np.vstack"  # once per process
     monkeypatch.setattr(numba_adapter, "NUMPY_SHIM", [])
     assert numba_adapter.numpy_shim() == ""  # nothing to do once the alias exists
+
+
+def test_shim_needed_reports_without_touching_numpy(monkeypatch):
+    from caiconform.adapters import numba_adapter
+
+    monkeypatch.setattr(numba_adapter, "NUMPY_SHIM", [])
+    if hasattr(np, "row_stack"):
+        monkeypatch.delattr(np, "row_stack")
+    assert numba_adapter.shim_needed() == "np.row_stack = np.vstack"
+    assert not hasattr(np, "row_stack"), "shim_needed restored the alias; only numpy_shim may"
+    monkeypatch.setattr(np, "row_stack", np.vstack, raising=False)
+    assert numba_adapter.shim_needed() == ""
+
+
+def test_numba_kernel_version_states_the_shim_only_when_it_acts(monkeypatch):
+    from caiconform.adapters import numba_adapter
+
+    adapter = numba_adapter.NumbaKernelAdapter()
+    monkeypatch.setattr(numba_adapter.NumbaAdapter, "version", lambda self: "0.30.4")
+    monkeypatch.setattr(numba_adapter, "NUMPY_SHIM", ["np.row_stack = np.vstack"])
+    assert adapter.version() == "0.30.4+shim(np.row_stack = np.vstack)"
+    monkeypatch.setattr(numba_adapter, "NUMPY_SHIM", [""])
+    assert adapter.version() == "0.30.4"
+
+
+def test_importing_the_numba_adapters_leaves_numpy_alone():
+    code = textwrap.dedent(
+        """
+        import numpy as np
+        if hasattr(np, "row_stack"):
+            del np.row_stack
+        from caiconform.adapters import registry
+        registry.get("numba-kernel").version()
+        print(hasattr(np, "row_stack"))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False", "the numpy shim acted before any kernel was compiled"
+
+
+ADOPTERS = {
+    # name: (capabilities, module imported by available())
+    "pycuda": ({"produce", "consume", "kernel"}, "pycuda.autoprimaryctx"),
+    "warp": ({"produce", "consume"}, "warp"),
+    "rmm": ({"produce"}, "rmm"),
+    "cuda.cccl": ({"consume", "kernel"}, "cuda.compute"),
+    "dali": ({"produce", "consume"}, "nvidia.dali"),
+    "pyarrow": ({"consume"}, "pyarrow.cuda"),
+    "mpi4py": ({"consume"}, "mpi4py"),
+    "numba-kernel": ({"consume", "write", "kernel"}, "numba.cuda"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADOPTERS))
+def test_every_adopter_the_spec_names_is_registered_with_its_roles(name):
+    capabilities, module = ADOPTERS[name]
+    adapter = registry.get(name)
+    assert adapter.capabilities == frozenset(capabilities), (
+        f"got {sorted(adapter.capabilities)}, expected {sorted(capabilities)} [{name}]"
+    )
+    assert adapter.module == module
+
+
+@pytest.mark.parametrize("name", ["cuda.cccl", "dali", "pyarrow", "pycuda", "warp", "rmm"])
+def test_a_missing_adopter_is_unavailable_with_the_import_failure(name, monkeypatch):
+    import importlib
+
+    adapter = registry.get(name)
+    real = importlib.import_module
+
+    def refuse(module, *args, **kwargs):
+        if module == adapter.module:
+            raise ModuleNotFoundError(f"No module named {module!r}")
+        return real(module, *args, **kwargs)
+
+    monkeypatch.setattr(importlib, "import_module", refuse)
+    ok, why = adapter.available()
+    assert not ok
+    assert f"{adapter.module} not importable: ModuleNotFoundError" in why, why
+
+
+def test_pyarrow_without_cuda_says_the_build_lacks_it(monkeypatch):
+    from caiconform.adapters import pyarrow_adapter
+    from caiconform.adapters.base import Adapter as Base
+
+    adapter = pyarrow_adapter.PyarrowAdapter()
+    monkeypatch.setattr(
+        Base, "available", lambda self: (False, "pyarrow.cuda not importable: ImportError: x")
+    )
+    monkeypatch.setattr(pyarrow_adapter.PyarrowAdapter, "version", lambda self: "25.0.1")
+    assert adapter.available() == (
+        False,
+        "pyarrow 25.0.1 is built without CUDA support: pyarrow.cuda not importable: ImportError: x",
+    )
+
+
+def test_pycuda_gather_strides_default_to_c_order():
+    from caiconform.adapters.pycuda_adapter import c_strides_of
+
+    assert c_strides_of((3, 4, 5), 2) == (40, 10, 2)
+    assert c_strides_of((), 8) == ()
+    assert c_strides_of((0, 3), 4) == (12, 4)
+
+
+def test_cccl_output_buffer_describes_a_flat_array_of_the_input_type():
+    from caiconform.adapters.cccl_adapter import _Flat
+
+    desc = {"shape": (2, 3), "typestr": "|V16", "descr": [("", "|V16")], "data": (1, False)}
+    flat = _Flat(0x1000, 6, desc).__cuda_array_interface__
+    assert flat == {
+        "shape": (6,),
+        "typestr": "|V16",
+        "descr": [("", "|V16")],
+        "data": (0x1000, False),
+        "strides": None,
+        "version": 3,
+    }
+
+
+def test_dali_has_no_complex_types():
+    from caiconform.adapters.dali_adapter import SUPPORTED
+
+    assert not {k for k in SUPPORTED if k.startswith("c")}
+    assert {"b1", "i4", "u8", "f2", "f8"} <= SUPPORTED

@@ -46,6 +46,8 @@ __all__ = [
     "KERNEL_NDIMS",
     "launch_shape",
     "kernels_work",
+    "numpy_shim",
+    "shim_needed",
 ]
 
 #: device arrays hold any numpy dtype as bytes; kernels type every numeric dtype, float16 too.
@@ -68,21 +70,32 @@ def launch_shape(shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ..
 
 #: what `numpy_shim` did in this process ("" when nothing was needed)
 NUMPY_SHIM: list[str] = []
+_ROW_STACK_SHIM = "np.row_stack = np.vstack"
 
 
 def numpy_shim() -> str:
-    """numba-cuda 0.30.4 compiles no kernel against numpy 2.5: its typing of numpy functions
-    looks up `np.row_stack`, which numpy deprecated in 2.0 as an alias of `np.vstack` and has
-    since removed (AttributeError at the first kernel compile). Restore that alias, and only
-    that, before caiconform compiles a kernel; the adapter's version string says the shim is
-    active, so every report of numba-kernel states it. Returns what was done ("" if nothing)."""
+    """numba-cuda 0.30.4 compiles no kernel against numpy 2.5: `numba/cuda/np/arrayobj.py`
+    (imported with the CUDA target's implementations at the first kernel compile) registers
+    `overload(np.row_stack)(impl_np_vstack)` under `if numpy_version >= (2, 0)`, and numpy
+    2.5 has removed that alias of `np.vstack` (deprecated in 2.0): AttributeError. Restore
+    that alias, and only that, before caiconform compiles a kernel; the adapter's version
+    string says the shim is active, so every report of numba-kernel states it. Returns what
+    was done ("" if nothing)."""
     if not NUMPY_SHIM:
         if hasattr(np, "row_stack"):
             NUMPY_SHIM.append("")
         else:
             np.row_stack = np.vstack
-            NUMPY_SHIM.append("np.row_stack = np.vstack")
+            NUMPY_SHIM.append(_ROW_STACK_SHIM)
     return NUMPY_SHIM[0]
+
+
+def shim_needed() -> str:
+    """What `numpy_shim` did, or would do, in this process ("" when numpy has the alias of its
+    own), without touching numpy."""
+    if NUMPY_SHIM:
+        return NUMPY_SHIM[0]
+    return "" if hasattr(np, "row_stack") else _ROW_STACK_SHIM
 
 
 @functools.cache
@@ -309,9 +322,9 @@ class NumbaKernelAdapter(NumbaAdapter):
         return kernels_work() if ok else (ok, why)
 
     def version(self) -> str | None:
-        """numba-cuda's version, with "+shim(...)" when `numpy_shim` had to act here."""
+        """numba-cuda's version, with "+shim(...)" when `numpy_shim` acts (or would) here."""
         base = super().version()
-        shim = numpy_shim()
+        shim = shim_needed()
         return f"{base}+shim({shim})" if base and shim else base
 
     def produce(

@@ -53,6 +53,9 @@ BUILTIN: dict[str, str] = {
     "pycuda": "caiconform.adapters.pycuda_adapter:PycudaAdapter",
     "warp": "caiconform.adapters.warp_adapter:WarpAdapter",
     "rmm": "caiconform.adapters.rmm_adapter:RmmAdapter",
+    "cuda.cccl": "caiconform.adapters.cccl_adapter:CcclAdapter",
+    "dali": "caiconform.adapters.dali_adapter:DaliAdapter",
+    "pyarrow": "caiconform.adapters.pyarrow_adapter:PyarrowAdapter",
 }
 
 _lock = threading.Lock()

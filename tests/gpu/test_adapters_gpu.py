@@ -43,6 +43,8 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     "cuda.core); jax exports version 2",
     ("warp", "numba-kernel", "*"): "numba-cuda 0.30.4 kernel launches take CAI v3 only (via "
     "cuda.core); warp exports version 2",
+    ("*", "cuda.cccl", "sliced-int16"): "cuda.compute (cuda-cccl 1.2.1) refuses non-contiguous "
+    "arrays: 'Non-contiguous arrays are not supported.'",
 }
 
 

@@ -1,0 +1,113 @@
+"""cuda.cccl's parallel algorithms (`cuda.compute`) as a CAI consumer: a device-wide
+`unary_transform` with `OpKind.IDENTITY` copies the object into a buffer of caiconform's.
+
+What cuda.compute does, read in the cuda-cccl 1.2.1 wheel (the version carried to the GPU
+machine):
+- `cuda.compute.unary_transform(d_in=..., d_out=..., op=..., num_items=..., stream=None)`
+  (`cuda/compute/algorithms/_transform.py`) takes "device arrays" — any object with
+  `__cuda_array_interface__` (`_utils/protocols.is_device_array`);
+- `_cccl_interop._device_array_to_cccl_iter` refuses a non-contiguous array
+  ("Non-contiguous arrays are not supported.": `protocols.is_contiguous` accepts C or F
+  order), reads the element type from `typestr` (`descr` for `|V`), the pointer from
+  `data[0]` (after fast paths for `data_ptr()` and `.data.ptr`, which a CAI-only object
+  lacks), and treats the memory as `num_items` elements in memory order;
+- it reads neither `stream`, the read-only flag nor `mask`; the algorithm runs on the stream
+  passed as `stream=` (a `__cuda_stream__` object), here none: the default stream;
+- well-known operators (`OpKind`) need no JIT of Python code, so numba-cuda-mlir (the
+  `cu13` extra) is not needed; with the v1 backend of this wheel they refuse "opaque"
+  element types (complex, structured, other byte orders: `TypeEnum.STORAGE`).
+
+The consumer passes the CAI-only view as `d_in`, a flat caiconform device buffer of the same
+element type as `d_out`, `num_items` = the element count, then reads the buffer back and lays
+the elements out at the dict's strides (contiguous, since anything else was refused).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from caiconform.adapters import _staging
+from caiconform.adapters.base import Adapter
+
+__all__ = ["CcclAdapter"]
+
+
+class _Flat:
+    """A flat device buffer of caiconform's, described by the CAI cuda.compute reads."""
+
+    __slots__ = ("desc",)
+
+    def __init__(self, ptr: int, count: int, desc: dict) -> None:
+        self.desc = {
+            "shape": (count,),
+            "typestr": desc["typestr"],
+            "data": (ptr, False),
+            "strides": None,
+            "version": 3,
+        }
+        if "descr" in desc:
+            self.desc["descr"] = desc["descr"]
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return self.desc
+
+
+class CcclAdapter(Adapter):
+    """`cuda.compute.unary_transform(d_in=obj, d_out=buffer, op=OpKind.IDENTITY, ...)`."""
+
+    name = "cuda.cccl"
+    module = "cuda.compute"
+    distribution = "cuda-cccl"
+    capabilities = frozenset({"consume", "kernel"})
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = _staging.on_gpu(super().available())
+        if not ok:
+            return ok, why
+        import cuda.compute
+
+        if not getattr(cuda.compute, "_BINDINGS_AVAILABLE", True):
+            return False, "cuda.compute imports but its CUDA bindings are not available"
+        return True, ""
+
+    def consume(self, obj: Any) -> np.ndarray:
+        from cuda.compute import OpKind, unary_transform
+
+        from caiconform.cuda.device import synchronize
+        from caiconform.cuda.memory import DeviceBuffer
+
+        wrapped = _staging.cai_only(obj)
+        desc = wrapped.__cuda_array_interface__
+        shape = tuple(desc["shape"])
+        dtype = np.dtype(desc["typestr"])
+        count = int(np.prod(shape, dtype=np.int64))
+        out = DeviceBuffer(count * dtype.itemsize)
+        if count:
+            unary_transform(
+                d_in=wrapped,
+                d_out=_Flat(out.ptr, count, desc),
+                op=OpKind.IDENTITY,
+                num_items=count,
+            )
+        synchronize()
+        raw = out.to_host()
+        out.close()
+        strides = desc.get("strides")
+        if not count:
+            return np.empty(shape, dtype)
+        return np.ndarray(shape, dtype, buffer=raw, strides=strides).copy()
+
+    def repro_consume(self) -> str:
+        return (
+            "import numpy as np\n"
+            "import cupy\n"
+            "from cuda.compute import OpKind, unary_transform\n"
+            "d = obj.__cuda_array_interface__\n"
+            "n = int(np.prod(d['shape']))\n"
+            "out = cupy.empty(n, dtype=d['typestr'])\n"
+            "unary_transform(d_in=obj, d_out=out, op=OpKind.IDENTITY, num_items=n)\n"
+            "result = out.get().reshape(d['shape'])  # C order; an F-order input differs\n"
+        )
