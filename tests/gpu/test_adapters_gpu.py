@@ -45,6 +45,9 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     "cuda.core); warp exports version 2",
     ("*", "cuda.cccl", "sliced-int16"): "cuda.compute (cuda-cccl 1.2.1) refuses non-contiguous "
     "arrays: 'Non-contiguous arrays are not supported.'",
+    ("jax", "cuda.cccl", "*"): "cuda.compute (cuda-cccl 1.2.1) reads cai['strides'] "
+    "unconditionally (protocols.is_contiguous): KeyError on jax's export, which omits the "
+    "optional key",
 }
 
 
