@@ -47,7 +47,7 @@ for name in names:
 print(json.dumps({"adapters": rows, "env_libraries": library_versions()}, indent=1))
 PY
   python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['adapters']; [print(k, v['available'], v['version'], v['reason'][:160]) for k, v in d.items()]" "$out/probe.json"
-  timeout 100 python3 -m pytest tests/gpu/test_adapters_gpu.py tests/gpu/test_numba_kernel_gpu.py \
+  timeout 100 python3 -m pytest tests/gpu/test_adapters_gpu.py tests/gpu/test_numba_kernel_gpu.py tests/gpu/test_adopters_gpu.py \
     -q -p no:cacheprovider -rs -n 8 -k "pycuda or cccl or rmm or numba_kernel" > "$out/tests.log" 2>&1
   grep -E "passed|failed" "$out/tests.log" | tail -1
   run=/tmp/adopters

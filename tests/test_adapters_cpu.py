@@ -684,3 +684,13 @@ def test_dali_has_no_complex_types():
 
     assert not {k for k in SUPPORTED if k.startswith("c")}
     assert {"b1", "i4", "u8", "f2", "f8"} <= SUPPORTED
+
+
+def test_cccl_read_back_order_follows_fortran_strides_only():
+    from caiconform.adapters.cccl_adapter import _f_contiguous
+
+    assert _f_contiguous((3, 4), (4, 12), 4)
+    assert not _f_contiguous((3, 4), (16, 4), 4)
+    assert not _f_contiguous((3, 4), None, 4)
+    assert not _f_contiguous((3, 1), (4, 4), 4)  # one axis: C and F at once
+    assert not _f_contiguous((3, 4), (72, 8), 4)  # neither (sliced)

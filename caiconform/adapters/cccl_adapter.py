@@ -18,8 +18,10 @@ machine):
   element types (complex, structured, other byte orders: `TypeEnum.STORAGE`).
 
 The consumer passes the CAI-only view as `d_in`, a flat caiconform device buffer of the same
-element type as `d_out`, `num_items` = the element count, then reads the buffer back and lays
-the elements out at the dict's strides (contiguous, since anything else was refused).
+element type as `d_out`, `num_items` = the element count, then reads the buffer back: the
+elements in the order cuda.compute read them, laid out in F order when the dict's strides are
+Fortran order, else in C order. (An array cuda.compute accepted although it is not contiguous
+therefore reads back wrong, which is what such an exchange gives its users.)
 """
 
 from __future__ import annotations
@@ -53,6 +55,18 @@ class _Flat:
     @property
     def __cuda_array_interface__(self) -> dict:
         return self.desc
+
+
+def _f_contiguous(shape: tuple[int, ...], strides: Any, itemsize: int) -> bool:
+    """True when explicit `strides` are Fortran order and not also C order."""
+    if not strides or sum(extent > 1 for extent in shape) < 2:
+        return False
+    step = itemsize
+    for extent, stride in zip(shape, strides, strict=True):
+        if extent > 1 and stride != step:
+            return False
+        step *= extent
+    return True
 
 
 class CcclAdapter(Adapter):
@@ -93,12 +107,10 @@ class CcclAdapter(Adapter):
                 num_items=count,
             )
         synchronize()
-        raw = out.to_host()
+        flat = out.to_host().view(dtype)
         out.close()
-        strides = desc.get("strides")
-        if not count:
-            return np.empty(shape, dtype)
-        return np.ndarray(shape, dtype, buffer=raw, strides=strides).copy()
+        order = "F" if _f_contiguous(shape, desc.get("strides"), dtype.itemsize) else "C"
+        return flat.reshape(shape, order=order)
 
     def repro_consume(self) -> str:
         return (
