@@ -3,7 +3,8 @@
 # make them importable. Usage on the device:
 #   bash scripts/gpu_adopters.sh measure OUT   (carry .whl; one call): installs the carried
 #       wheels (rmm, pycuda built earlier, cuda-cccl), and from .whl/extra/ nvJitLink and
-#       cuda-pathfinder only where the machine lacks them; probes every adopter (probe.json:
+#       cuda-pathfinder only where the machine lacks them (the H100 had both; the 41 MB nvJitLink
+#       wheel is kept out of .whl, in /work/wheels_big/extra, so other calls stay small); probes every adopter (probe.json:
 #       available, reason, version), runs the adopters' GPU tests (tests.log) and a seeded
 #       matrix of reference, pycuda, cuda.cccl, dali, pyarrow, mpi4py (run.log, results.jsonl.gz,
 #       report.tar.gz). Warp, too large for one transfer, is the two calls below.
