@@ -175,4 +175,6 @@ def test_expected_findings_and_expectation_entries_render(rendered):
     }
     assert entries == {"xfail": "0", "unmatched": "1"}
     (summary,) = [e for e in dom.elements if e["attrs"].get("id") == "summary"]
-    assert summary["text"].endswith("4 not expected; 1 expectation entry error(s).")
+    assert "5 finding group(s), 4 not expected;" in summary["text"]
+    assert "5 non-conformance group(s)" in summary["text"]
+    assert summary["text"].endswith("; 1 expectation entry error(s).")
