@@ -36,9 +36,19 @@ LIBRARIES = (
     "pyarrow",
     "warp-lang",
     "pycuda",
+    "cuda-cccl",
 )
-#: distributions recorded by prefix (cupy-cuda13x, rmm-cu13, librmm-cu13, jax-cuda13-plugin, ...)
-LIBRARY_PREFIXES = ("cupy", "rmm", "librmm", "jax-cuda", "nvidia-cuda-runtime", "nvidia-cuda-nvrtc")
+#: distributions recorded by prefix (cupy-cuda13x, rmm-cu13, librmm-cu13, jax-cuda13-plugin,
+#: nvidia-dali-cuda130, ...)
+LIBRARY_PREFIXES = (
+    "cupy",
+    "rmm",
+    "librmm",
+    "jax-cuda",
+    "nvidia-cuda-runtime",
+    "nvidia-cuda-nvrtc",
+    "nvidia-dali",
+)
 
 _SMI_TIMEOUT_S = 10
 

@@ -478,3 +478,19 @@ def test_report_writes_findings_json_and_renders_the_catalogue(tmp_path):
     assert written.matrix["summary"]["not_exercised"] == 0
     html = (tmp_path / "run" / "index.html").read_text()
     assert 'id="catalogue"' in html and "drawCoverage" in html
+
+
+@pytest.mark.parametrize(
+    ("library", "dist", "version"),
+    [
+        ("cuda.cccl", "cuda-cccl", "1.2.1"),
+        ("dali", "nvidia-dali-cuda130", "2.4.0"),
+        ("rmm", "rmm-cu13", "26.10.0"),
+        ("numba-kernel", "numba-cuda", "0.30.4"),
+    ],
+)
+def test_first_version_seen_is_read_from_the_library_distribution(library, dist, version):
+    from caiconform.report.catalogue import _version
+
+    envs = {"r1": {"libraries": {dist: version, "librmm-cu13": "0.0.0"}}}
+    assert _version(library, envs, "r1") == version

@@ -84,6 +84,8 @@ DISTRIBUTION = {
     "reference": "caiconform",
     "warp": "warp-lang",
     "rmm": "rmm",
+    "cuda.cccl": "cuda-cccl",
+    "dali": "nvidia-dali",
 }
 _LOST = (CRASH, HANG, POISONED)
 #: params that vary an example without changing what it exchanges

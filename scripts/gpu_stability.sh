@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Issue 9's stability figure in one device call: the GPU tests, then the default matrix with two
+# seeds side by side on the same machine (each half the cores), each rendered with its findings
+# catalogue and coverage tables, then `caiconform compare` of the two.
+#   bash scripts/gpu_stability.sh OUT [MAX_EXAMPLES] [RUN_CAP_S]   (carry .whl)
+# .whl holds the adopters the machine lacks (rmm, cuda-cccl, a PyCUDA wheel built for
+# cp312, their pure-Python needs); they are installed under /tmp/site first, so the matrix has
+# every library this machine can run in one call (Warp needs two calls: scripts/gpu_adopters.sh).
+# Brings back (8 files at most): gpu.txt, tests.log, run.log, compare.json, compare.txt,
+# seed11.tar.gz, seed22.tar.gz (each: matrix.json/md, index.html, findings.json, env.json,
+# run.json, cells.jsonl, results.jsonl.gz and the reproducers the catalogue cites).
+set -uo pipefail
+out=${1:?usage: gpu_stability.sh OUT [MAX_EXAMPLES] [RUN_CAP_S]}
+examples=${2:-20}
+cap=${3:-300}
+export PYTHONUNBUFFERED=1
+site=/tmp/site
+mkdir -p "$site"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target "$site" .whl/*.whl || echo "wheel install failed"
+fi
+export PYTHONPATH=$site
+python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
+  || { echo "caiconform install failed"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt"
+nproc >> "$out/gpu.txt"
+
+t0=$(date +%s)
+# test_reference_gpu.py's tally test reads what the property before it counted: its own process,
+# beside the rest
+timeout -s INT -k 5 "${TESTS_CAP_S:-90}" python3 -m pytest tests/gpu/test_reference_gpu.py -q \
+  -p no:cacheprovider -rs > /tmp/tests-ref.log 2>&1 &
+timeout -s INT -k 5 "${TESTS_CAP_S:-90}" python3 -m pytest tests/gpu -q -p no:cacheprovider -rs \
+  -n 8 --ignore=tests/gpu/test_reference_gpu.py > "$out/tests.log" 2>&1
+echo "tests exit $?" >> "$out/tests.log"
+wait
+{ echo "== tests/gpu/test_reference_gpu.py"; cat /tmp/tests-ref.log; } >> "$out/tests.log"
+echo "tests: $(( $(date +%s) - t0 )) s; $(grep -E '(passed|failed)' "$out/tests.log" | tail -2 | tr '\n' ' ')"
+
+t1=$(date +%s)
+for seed in 11 22; do
+  (
+    s=$(date +%s.%N)
+    timeout -s INT -k 15 "$cap" caiconform run --seed "$seed" --max-examples "$examples" \
+      --workers 8 --out "/tmp/m$seed" > "/tmp/run$seed.log" 2>&1
+    rc=$?
+    echo "matrix exit $rc after $(python3 -c "print(round($(date +%s.%N)-$s,1))") s:" \
+      "caiconform run --seed $seed --max-examples $examples --workers 8 (beside the other seed)" \
+      >> "/tmp/run$seed.log"
+  ) &
+done
+wait
+echo "matrices: $(( $(date +%s) - t1 )) s"
+for seed in 11 22; do
+  run=/tmp/m$seed
+  caiconform report "$run" 2>&1 | tail -1 >> "/tmp/run$seed.log"
+  { echo "== seed $seed"; cat "/tmp/run$seed.log"; } >> "$out/run.log"
+  gzip -c "$run/results.jsonl" > "$run/results.jsonl.gz"
+  python3 - "$run" > "/tmp/min$seed.txt" <<'PY'
+import json, sys
+cat = json.load(open(sys.argv[1] + "/findings.json"))
+for g in cat["groups"]:
+    if g["reproducer"].get("repro"):
+        print(g["reproducer"]["repro"])
+PY
+  tar -C "$run" -czf "$out/seed$seed.tar.gz" matrix.json matrix.md index.html findings.json \
+    env.json run.json cells.jsonl results.jsonl.gz -T "/tmp/min$seed.txt" 2>/dev/null
+  grep -E "^matrix exit|^wrote" "/tmp/run$seed.log"
+done
+caiconform compare /tmp/m11 /tmp/m22 --json > "$out/compare.json"
+caiconform compare /tmp/m11 /tmp/m22 > "$out/compare.txt"
+echo "compare exit $?"; tail -4 "$out/compare.txt"
