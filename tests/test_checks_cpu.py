@@ -333,6 +333,25 @@ def test_a_portable_refusal_names_the_portability_rule(fake) -> None:
     assert (result.outcome, result.rule) == ("rejected", "CAI-PORT-NEGATIVE-STRIDES")
 
 
+def test_a_keyerror_on_an_omitted_optional_key_is_the_consumers_bug(fake) -> None:
+    # jax exports read-only dicts without 'strides'; cuda.compute 1.2.1 raised KeyError('strides'):
+    # that is no read-only refusal but a consumer that cannot do without the optional key
+    jaxlike = {"shape": (3,), "typestr": "<f4", "data": (1024, True), "version": 2}
+    fake["keyerror"] = FakeConsumer(error=KeyError("strides"))
+    result = sup.judge_exchange(
+        "keyerror", sup.InterfaceObject(jaxlike), np.zeros(3, "<f4"), None, "c"
+    )
+    assert (result.outcome, result.rule) == ("rejected", "CAI-STRIDES-NONE-C-CONTIGUOUS")
+    no_stream = {"shape": (3,), "typestr": "|u1", "data": (1024, False), "version": 0}
+    assert sup.refusal_portability_rule(no_stream, KeyError("stream")) == "CAI-SYNC-NONE-NO-SYNC"
+    # a key the dict does hold, or a key that is not optional, keeps the portability reading
+    assert sup.refusal_portability_rule(jaxlike, KeyError("shape")) == "CAI-PORT-READONLY"
+    assert (
+        sup.refusal_portability_rule({**jaxlike, "strides": None}, KeyError("strides"))
+        == "CAI-PORT-READONLY"
+    )
+
+
 def test_skip_exchange_passes_through(fake) -> None:
     fake["absent"] = FakeConsumer(error=SkipExchange("not here"))
     with pytest.raises(SkipExchange):

@@ -457,3 +457,22 @@ def test_cuda_core_misreading_an_agreeing_capsule_is_cuda_cores(monkeypatch):
     assert result.outcome == FAIL and result.rule == "CAI-DLPACK-AGREE"
     assert result.culprit["library"] == "cuda.core" and result.culprit["role"] == "consumer"
     assert result.to_dict()["culprit"] == result.culprit
+
+
+def test_cupys_unsigned_division_of_a_negative_stride_is_explained():
+    # CuPy 14.2's toDlpack divides a Py_ssize_t byte stride by a size_t itemsize: -8 // 4 became
+    # 2**62 - 2 elements in the capsule (seen on the H100, reports/2026-11-23-h100); our parser
+    # reads the capsule's int64 as written, so the byte stride is 2**64 - 8
+    buffer = np.zeros(64, dtype=np.uint8)
+    made = _Capsules(buffer, (4,), (2**62 - 2,), code=2, bits=32, versioned=True)
+    capsule = dlpack.read_capsule(made.capsule)
+    assert capsule.byte_strides == (2**64 - 8,)
+    hint = agreement.stride_hint(capsule.byte_strides, (-8,), 4)
+    assert "2**64 + the CAI's -8" in hint and "unsigned" in hint
+
+
+def test_a_stride_no_multiple_of_the_itemsize_should_be_refused_not_rounded():
+    hint = agreement.stride_hint((20, 4), (21, 5), 4)
+    assert "strides[0]: the CAI's 21 bytes is no multiple of the item size 4" in hint
+    assert "strides[1]: the CAI's 5 bytes" in hint and "not rounded to 20" in hint
+    assert agreement.stride_hint((12, 4), (12, 4), 4) == ""

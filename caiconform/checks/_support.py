@@ -366,12 +366,33 @@ def portability_rule(interface: Any) -> str | None:
     return None
 
 
+#: optional keys a consumer must do without, and the rule it breaks when it cannot: a KeyError
+#: naming one the export left out is the consumer's bug, whatever else the dict holds
+OPTIONAL_KEY_RULES = {
+    "strides": "CAI-STRIDES-NONE-C-CONTIGUOUS",
+    "stream": "CAI-SYNC-NONE-NO-SYNC",
+}
+
+
+def missing_optional_key(interface: Any, exc: BaseException) -> str | None:
+    """The optional key `exc` (a KeyError) names when `interface` leaves it out, else None."""
+    if not isinstance(exc, KeyError) or not isinstance(interface, dict) or len(exc.args) != 1:
+        return None
+    key = exc.args[0]
+    return key if key in OPTIONAL_KEY_RULES and key not in interface else None
+
+
 def refusal_portability_rule(interface: Any, exc: BaseException) -> str | None:
-    """The PORTABILITY rule that explains a consumer refusing the valid export `interface`
-    with `exc`: an older version refused for being one [CAI-PORT-OLDER-VERSION], else the
-    validator's first PORTABILITY finding on the dict, else None."""
+    """The rule that explains a consumer refusing the valid export `interface` with `exc`:
+    a KeyError on an optional key the export leaves out breaks the rule that key's absence
+    has (`OPTIONAL_KEY_RULES`: no strides reads as C-contiguous); an older version refused for
+    being one [CAI-PORT-OLDER-VERSION]; else the validator's first PORTABILITY finding on the
+    dict (a legal feature real consumers commonly refuse), else None."""
     if not isinstance(interface, dict):
         return None
+    key = missing_optional_key(interface, exc)
+    if key is not None:
+        return OPTIONAL_KEY_RULES[key]
     version = interface.get("version")
     if version in (0, 1, 2) and "version" in str(exc).lower():
         return "CAI-PORT-OLDER-VERSION"

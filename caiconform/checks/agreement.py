@@ -209,6 +209,30 @@ def _not_read(why: str) -> str:
     return f"does not ({why})" if why else "does not"
 
 
+def stride_hint(dlpack_strides: Any, cai_strides: Any, itemsize: int) -> str:
+    """Why two byte-stride tuples may differ, read from the numbers alone, for the maintainer:
+    a capsule stride of 2**64 + the CAI's negative one (the signed stride divided as an unsigned
+    number), or a CAI stride that is no multiple of the item size (DLPack counts strides in
+    elements: such an export must be refused with BufferError, not rounded). '' otherwise."""
+    hints = []
+    pairs = zip(dlpack_strides or (), cai_strides or (), strict=False)
+    for axis, (dl, ca) in enumerate(pairs):
+        if dl == ca:
+            continue
+        if ca < 0 and dl - 2**64 == ca:
+            hints.append(
+                f"strides[{axis}]: the capsule's {dl} is 2**64 + the CAI's {ca}, a negative "
+                f"stride divided by the item size as an unsigned number"
+            )
+        elif itemsize and ca % itemsize:
+            hints.append(
+                f"strides[{axis}]: the CAI's {ca} bytes is no multiple of the item size "
+                f"{itemsize}, which DLPack's element strides cannot express, so the capsule "
+                f"should be refused (BufferError), not rounded to {dl}"
+            )
+    return "; ".join(hints)
+
+
 def which_is_wrong(
     field: str, cai_reads: tuple[bool | None, str], dlpack_reads: tuple[bool | None, str]
 ) -> tuple[str | None, str]:
@@ -290,6 +314,9 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
             "DLPack": f"the CAI's {cai_value} in the capsule too",
             "CAI": f"the capsule's {dlpack_value} in the CAI too",
         }.get(wrong or "", "the same in both exports")
+        if field.startswith("strides"):
+            hint = stride_hint(dlpack_value, cai_value, cai["itemsize"])
+            verdict = f"{verdict} ({hint})" if hint else verdict
         return sup.failed(
             "CAI-DLPACK-AGREE",
             f"{field} {dlpack_value} in {producer}'s own DLPack capsule ({capsule.name}) and "

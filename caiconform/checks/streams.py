@@ -64,6 +64,8 @@ def spin_of(nominal_us: int) -> int:
     from caiconform.adapters._staging import SPIN_US, spin_us
 
     return nominal_us * spin_us() // SPIN_US
+
+
 _REFERENCE_SCENARIOS = ("pending", "multi-stream")
 _PRODUCER_SCENARIOS = (
     "pending",

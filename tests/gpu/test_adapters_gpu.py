@@ -45,9 +45,16 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     "cuda.core); warp exports version 2",
     ("*", "cuda.cccl", "sliced-int16"): "cuda.compute (cuda-cccl 1.2.1) refuses non-contiguous "
     "arrays: 'Non-contiguous arrays are not supported.'",
-    ("jax", "cuda.cccl", "*"): "cuda.compute (cuda-cccl 1.2.1) reads cai['strides'] "
-    "unconditionally (protocols.is_contiguous): KeyError on jax's export, which omits the "
-    "optional key",
+}
+#: refusals seen in some processes and not others: asserted to be that refusal or a correct read
+FLAKY_GAPS: dict[tuple[str, str, str], tuple[type[BaseException], str]] = {
+    ("jax", "cuda.cccl", "*"): (
+        KeyError,
+        "cuda.compute (cuda-cccl 1.2.1) reads cai['strides'] unconditionally "
+        "(protocols.is_contiguous): KeyError on jax's export, which omits the optional key; a "
+        "transform already cached for the dtype skips that read (H100, 2026-11-23: C-float32 "
+        "read back correctly after other cases)",
+    ),
 }
 
 
@@ -90,6 +97,15 @@ def test_round_trip(producer, consumer, case):
     values = sample_values(layout.shape, typestr)
     consumer_adapter = _adapter(consumer)
     obj = _produce(producer, values, layout, typestr)
+    flaky = FLAKY_GAPS.get((producer, consumer, "*"))
+    if flaky:
+        error, why = flaky
+        try:
+            got = consumer_adapter.consume(obj)
+        except error:
+            pytest.xfail(why)
+        np.testing.assert_array_equal(got, values, err_msg=f"{producer} -> {consumer} [{case}]")
+        return
     gap = _known_gap(producer, consumer, case)
     if gap:
         # the library's own refusal, of whatever type; if it starts accepting, drop the entry

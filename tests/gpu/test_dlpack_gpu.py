@@ -31,6 +31,18 @@ def _assert_agree(obj) -> dlpack.Capsule:
     return capsule
 
 
+#: CuPy 14.2's toDlpack (cupy/_core/dlpack.pyx) computes `array._strides[n] // dtype_itemsize`
+#: with `cdef size_t dtype_itemsize`: a negative byte stride is divided as an unsigned number and
+#: the capsule holds 2**62 - 2 where -2 belongs (measured on the H100, 2026-11-23). Strict: when
+#: CuPy fixes it these tests pass and the marker must go.
+CUPY_UNSIGNED_STRIDE = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="cupy toDlpack divides a negative stride by a size_t itemsize (CAI-DLPACK-AGREE)",
+)
+
+
+@CUPY_UNSIGNED_STRIDE
 def test_cupy_negative_strides_read_as_negative():
     cp = pytest.importorskip("cupy")
     a = cp.arange(8, dtype=cp.float32)[::-2]
@@ -39,6 +51,7 @@ def test_cupy_negative_strides_read_as_negative():
     assert capsule.byte_strides == a.__cuda_array_interface__["strides"] == (-8,)
 
 
+@CUPY_UNSIGNED_STRIDE
 def test_cupy_2d_sliced_view():
     cp = pytest.importorskip("cupy")
     a = cp.arange(24, dtype=cp.int16).reshape(4, 6)[1:, ::-2]
