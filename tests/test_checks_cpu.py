@@ -352,6 +352,25 @@ def test_a_keyerror_on_an_omitted_optional_key_is_the_consumers_bug(fake) -> Non
     )
 
 
+def test_of_several_portability_findings_the_one_the_refusal_names_is_chosen(fake) -> None:
+    # reference->cupy <f16 negative: CuPy said "Unsupported dtype float128" (H100, 2026-11-23)
+    negative_f16 = {
+        "shape": (2,),
+        "typestr": "<f16",
+        "data": (1024, False),
+        "version": 3,
+        "strides": (-16,),
+    }
+    dtype = ValueError("Unsupported dtype float128")
+    assert sup.refusal_portability_rule(negative_f16, dtype) == "CAI-PORT-TYPESTR-KIND"
+    strides = ValueError("negative strides are not supported")
+    assert sup.refusal_portability_rule(negative_f16, strides) == "CAI-PORT-NEGATIVE-STRIDES"
+    # a message naming none of them keeps the validator's first
+    assert sup.portability_rule(negative_f16, ValueError("no")) == sup.portability_rule(
+        negative_f16
+    )
+
+
 def test_skip_exchange_passes_through(fake) -> None:
     fake["absent"] = FakeConsumer(error=SkipExchange("not here"))
     with pytest.raises(SkipExchange):

@@ -242,9 +242,15 @@ def test_runner_runs_the_floor_first_and_caps_crashes_per_layout(tmp_path):
     records = [json.loads(line) for line in (config.out / "results.jsonl").read_text().splitlines()]
     by_cell = {p: [r for r in records if r["producer"] == p] for p in ("good", "abort")}
     good_floor = [r for r in by_cell["good"] if r["floor"]]
-    assert [r["params"]["n"] for r in good_floor] == [1, 600, 601, 602, 603, 604]
+    assert [r["params"]["n"] for r in good_floor] == [
+        *(1, 600, 601, 602, 603, 604),
+        *(700, 701, 702, 710, 711, 712),
+    ]
     assert {r["outcome"] for r in good_floor} == {PASS}
-    assert all(r["coverage"]["layout"] in ("ok", "x") for r in good_floor)
+    assert all(
+        r["coverage"].get("layout") in ("ok", "x") or r["coverage"]["mutation"] in ("R1", "R2")
+        for r in good_floor
+    )
     # the floor comes before the drawn examples, which carry coverage labels of their own
     first_drawn = min(r["seq"] for r in by_cell["good"] if not r["floor"])
     assert max(r["seq"] for r in good_floor) < first_drawn
@@ -252,18 +258,25 @@ def test_runner_runs_the_floor_first_and_caps_crashes_per_layout(tmp_path):
 
     abort_floor = [r for r in by_cell["abort"] if r["floor"]]
     outcomes = Counter(r["outcome"] for r in abort_floor)
-    assert outcomes == {"pass": 1, "crash": 2, "skip": 3}, outcomes
-    for r in abort_floor:
-        if r["outcome"] == "skip":
-            assert "already ended 2 floor examples" in r["message"] and "'x'" in r["message"]
+    # two crashes per layout kind, and per mutation where there is no layout: the mutants of
+    # one rule crashing do not hide those of another (both seeds then meet every rule)
+    assert outcomes == {"pass": 1, "crash": 2 + 2 + 2, "skip": 3 + 1 + 1}, outcomes
+    skipped = Counter(
+        r["message"].split(" already ended")[0] for r in abort_floor if r["outcome"] == "skip"
+    )
+    assert skipped == {
+        "not run: layout 'x'": 3,
+        "not run: mutation 'R1'": 1,
+        "not run: mutation 'R2'": 1,
+    }
     # a class met only in the floor keeps the floor example as its reproducer: no shrinking
     assert not [r for r in by_cell["abort"] if r["shrunk"]]
     assert all(r["repro"] for r in abort_floor if r["outcome"] == "crash")
 
     cells = [json.loads(line) for line in (config.out / "cells.jsonl").read_text().splitlines()]
     assert {c["cell"]: c.get("floor_planned") for c in cells} == {
-        "synthetic-floor/good/-": 6,
-        "synthetic-floor/abort/-": 6,
+        "synthetic-floor/good/-": 12,
+        "synthetic-floor/abort/-": 12,
     }
 
 

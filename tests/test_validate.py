@@ -231,7 +231,10 @@ CASES: dict[str, tuple[list[Any], list[Fail]]] = {
     ),
     "CAI-PORT-TYPESTR-KIND": (
         [v(typestr=t) for t in ("|b1", "<i4", "<u2", "<f8", "<c8")],
-        [Fail(v(typestr="|S4")), Fail(v(typestr="<M8[ns]")), Fail(v(typestr="|O"))],
+        [
+            *(Fail(v(typestr=t)) for t in ("|S4", "<M8[ns]", "|O")),
+            *(Fail(v(typestr=t)) for t in ("<f16", "<c32")),
+        ],
     ),
     "CAI-PORT-ALIGNMENT": (
         [v(), v(shape=(0,), strides=None, data=(0, False))],

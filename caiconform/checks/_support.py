@@ -354,16 +354,36 @@ def consume_with(name: str, obj: Any) -> tuple[Any, BaseException | None]:
         return None, exc
 
 
-def portability_rule(interface: Any) -> str | None:
-    """The first PORTABILITY finding the validator makes on `interface`: the known reason a
-    consumer may refuse a legal export."""
+#: words in a refusal's message that point at one PORTABILITY rule (lower case)
+REFUSAL_WORDS = {
+    "CAI-PORT-TYPESTR-KIND": ("dtype", "type"),
+    "CAI-PORT-TYPESTR-OPAQUE": ("dtype", "type", "void"),
+    "CAI-PORT-BYTEORDER": ("byte order", "byteorder", "endian", "swapped"),
+    "CAI-PORT-NEGATIVE-STRIDES": ("negative",),
+    "CAI-PORT-OVERLAP": ("overlap", "broadcast"),
+    "CAI-PORT-STRIDES-ITEMSIZE": ("multiple", "itemsize", "divisible"),
+    "CAI-PORT-ALIGNMENT": ("align",),
+    "CAI-PORT-READONLY": ("read-only", "readonly", "read only", "writable", "writeable"),
+    "CAI-PORT-MASK": ("mask",),
+    "CAI-PORT-MASK-SHAPE-EXACT": ("mask",),
+}
+
+
+def portability_rule(interface: Any, exc: BaseException | None = None) -> str | None:
+    """The PORTABILITY finding the validator makes on `interface` that explains a consumer
+    refusing it: of several, the first whose words (`REFUSAL_WORDS`) the refusal's message
+    holds (CuPy's "Unsupported dtype float128" on a float128 array with negative strides is
+    about the type), else the first."""
     from caiconform import validate
     from caiconform.spec.rules import Level
 
-    for found in validate(interface).findings:
-        if found.level is Level.PORTABILITY:
-            return found.rule
-    return None
+    rules = [f.rule for f in validate(interface).findings if f.level is Level.PORTABILITY]
+    if exc is not None and len(rules) > 1:
+        said = str(exc).lower()
+        for rule in rules:
+            if any(word in said for word in REFUSAL_WORDS.get(rule, ())):
+                return rule
+    return rules[0] if rules else None
 
 
 #: optional keys a consumer must do without, and the rule it breaks when it cannot: a KeyError
@@ -396,7 +416,7 @@ def refusal_portability_rule(interface: Any, exc: BaseException) -> str | None:
     version = interface.get("version")
     if version in (0, 1, 2) and "version" in str(exc).lower():
         return "CAI-PORT-OLDER-VERSION"
-    return portability_rule(interface)
+    return portability_rule(interface, exc)
 
 
 def judge_exchange(

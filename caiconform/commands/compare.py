@@ -6,6 +6,10 @@ groups found in both, those found in one only, the overlap |A and B| / |A or B| 
 every MUST-level group is in both. Two runs with different seeds on one machine should agree
 (issue: stability). Exit status: 0 when every MUST-level group is in both runs and the overlap
 reaches `--min-overlap` (default 0.95); 1 otherwise; 2 when a run cannot be read.
+
+`--common-cells` compares only the cells both runs finished (their `cells.jsonl` lines): two
+runs cut short by a time limit, or shards of different sizes, are then judged on the same
+ground; the cells left out are counted in the output.
 """
 
 from __future__ import annotations
@@ -27,16 +31,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="F",
         help="overlap below which the exit status is 1 (default 0.95)",
     )
+    parser.add_argument(
+        "--common-cells",
+        action="store_true",
+        help="compare only the cells both runs finished (runs cut short, shards)",
+    )
 
 
-def _catalogue(path: str) -> dict:
+def cell_of(record: dict) -> str:
+    """A record's cell key as `cells.jsonl` writes it: check/producer/consumer, '-' for none."""
+    return f"{record.get('check')}/{record.get('producer') or '-'}/{record.get('consumer') or '-'}"
+
+
+def finished_cells(run_dir) -> set[str]:
+    """The cells a run directory's `cells.jsonl` says finished (ran or were skipped whole)."""
+    from pathlib import Path
+
+    path = Path(run_dir) / "cells.jsonl"
+    cells = set()
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a truncated last line of a killed run
+            if isinstance(entry, dict) and "cell" in entry:
+                cells.add(str(entry["cell"]))
+    return cells
+
+
+def _load(path: str):
+    from caiconform.cli import UsageError
+    from caiconform.report.load import ReportInputError, load_run
+
+    try:
+        return load_run(path)
+    except ReportInputError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _catalogue(path: str, cells: set[str] | None = None) -> dict:
     from pathlib import Path
 
     from caiconform.cli import UsageError
     from caiconform.report.catalogue import build_catalogue
-    from caiconform.report.load import ReportInputError, load_run
 
     target = Path(path)
+    if cells is not None:
+        if target.is_file():
+            raise UsageError(f"{target}: --common-cells needs run directories, not findings.json")
+        run = _load(path)
+        records = [r for r in run.records if cell_of(r) in cells]
+        return build_catalogue(records, run.envs)
     if target.is_file():
         try:
             data = json.loads(target.read_text(encoding="utf-8"))
@@ -45,10 +91,7 @@ def _catalogue(path: str) -> dict:
         if not isinstance(data, dict) or "groups" not in data:
             raise UsageError(f"{target}: not a findings.json (no 'groups')")
         return data
-    try:
-        run = load_run(target)
-    except ReportInputError as exc:
-        raise UsageError(str(exc)) from None
+    run = _load(path)
     return build_catalogue(run.records, run.envs)
 
 
@@ -66,14 +109,32 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0.0 <= args.min_overlap <= 1.0:
         raise UsageError(f"--min-overlap must be between 0 and 1, got {args.min_overlap}")
-    a, b = _catalogue(args.run_a), _catalogue(args.run_b)
+    common = None
+    if args.common_cells:
+        done_a, done_b = finished_cells(args.run_a), finished_cells(args.run_b)
+        common = done_a & done_b
+        if not common:
+            raise UsageError("--common-cells: the two runs finished no cell in common")
+    a, b = _catalogue(args.run_a, common), _catalogue(args.run_b, common)
     result = compare(a, b)
     result["runs"] = {"a": a.get("runs"), "b": b.get("runs")}
+    if common is not None:
+        result["common_cells"] = {
+            "compared": len(common),
+            "only_a": len(done_a - common),
+            "only_b": len(done_b - common),
+        }
     ok = result["must_in_both"] and result["overlap"] >= args.min_overlap
     result["ok"] = ok
     if args.json:
         print(json.dumps(result, indent=1))
         return 0 if ok else 1
+    if common is not None:
+        cells = result["common_cells"]
+        print(
+            f"cells both runs finished: {cells['compared']} (left out: {cells['only_a']} "
+            f"finished only in A, {cells['only_b']} only in B)"
+        )
     print(
         f"{result['in_both']} group(s) in both, {len(result['only_a'])} only in A, "
         f"{len(result['only_b'])} only in B: overlap {result['overlap']:.1%}; "

@@ -68,8 +68,8 @@ PROBE_TIMEOUT_S = 300.0
 DEFAULT_TIMEOUT_S = 30.0
 #: seconds of shrinking per (outcome, rule) class; classes the floor met are not shrunk at all
 DEFAULT_SHRINK_BUDGET_S = 20.0
-#: floor examples of one layout kind that may end in crash/hang/poisoned before the rest of
-#: that kind is skipped (see `_CellRun.run_floor`)
+#: floor examples of one layout kind (or, without one, one mutation) that may end in
+#: crash/hang/poisoned before the rest of that kind is skipped (see `_Job.kind`)
 FLOOR_CRASH_CAP = 2
 #: saved settings a resumed run takes from the command line when given there
 _OVERRIDABLE = ("timeout_s", "shrink_budget_s")
@@ -219,7 +219,16 @@ class _Job:
 
     @property
     def kind(self) -> str:
-        return self.coverage.get("layout", "") if self.coverage is not None else ""
+        """What the floor's crash cap counts by: the layout kind, or for examples with none
+        (the adversarial floor's mutants) the rule the mutation breaks, so two crashes on one
+        mutation do not skip the mutants of every other rule."""
+        if self.coverage is None:
+            return ""
+        if self.coverage.get("layout"):
+            return f"layout {self.coverage['layout']!r}"
+        if self.coverage.get("mutation"):
+            return f"mutation {self.coverage['mutation']!r}"
+        return "the floor"
 
 
 class _CellRun:
@@ -357,7 +366,7 @@ class _CellRun:
         return Exchange(
             Result(
                 SKIP,
-                message=f"not run: layout {kind!r} already ended {crashes} floor "
+                message=f"not run: {kind} already ended {crashes} floor "
                 f"examples of this cell with crash/hang/poisoned",
             ),
             0.0,

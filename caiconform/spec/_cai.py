@@ -272,8 +272,9 @@ RULES = (
          "A mask whose shape is broadcastable but not equal to the array's is legal but consumers "
          "commonly expect equal shapes.", **_D),
     make("CAI-PORT-TYPESTR-KIND", "PORTABILITY", "0-3", "producer", PY,
-         "Kinds other than b, i, u, f, c (bit fields, datetimes, objects, strings, void) are "
-         "legal but few GPU consumers accept them.", **_D),
+         "Kinds other than b, i, u, f, c (bit fields, datetimes, objects, strings, void), and "
+         "the extended-precision f16 and c32, are legal but few GPU consumers accept them.",
+         **_D),
     make("CAI-PORT-TYPESTR-OPAQUE", "PORTABILITY", "0-3", "producer", PY,
          "An element type with no numpy typestr code (bfloat16, float8) can only be exported as "
          "raw bytes of its size (kind V): legal and byte-exact, but the element type is lost and "

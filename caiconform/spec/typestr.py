@@ -44,12 +44,17 @@ __all__ = [
     "DATETIME_UNITS",
     "FIXED_SIZES",
     "COMMON_KINDS",
+    "EXTENDED_SIZES",
 ]
 
 BYTEORDERS = "<>|"
 KINDS = "tbiufcmMOSUV"
 #: Kinds GPU consumers commonly accept; the others draw CAI-PORT-TYPESTR-KIND.
 COMMON_KINDS = "biufc"
+#: Extended-precision sizes of common kinds (numpy's long double: `<f16`, `<c32`) that GPU
+#: consumers refuse as they refuse rare kinds (CuPy: "Unsupported dtype float128"); they draw
+#: CAI-PORT-TYPESTR-KIND too.
+EXTENDED_SIZES = {"f": 16, "c": 32}
 #: Valid item sizes of the fixed-size kinds (S, U, V and t take any positive number).
 FIXED_SIZES: dict[str, tuple[int, ...]] = {
     "b": (1,),

@@ -20,6 +20,7 @@ from caiconform.spec.findings import Finding, Report, finding
 from caiconform.spec.layout import byte_extent
 from caiconform.spec.typestr import (
     COMMON_KINDS,
+    EXTENDED_SIZES,
     TypeStr,
     _parse_cached,
     alignment,
@@ -137,7 +138,12 @@ def _clean_typestr(s: str) -> tuple[int, int] | None:
     `_CLEAN_TYPESTRS`, a plain dict the fast path reads directly."""
     ts = _parse_cached(s)
     info = None
-    if type(ts) is not str and ts.kind in COMMON_KINDS and native_byteorder(ts):
+    if (
+        type(ts) is not str
+        and ts.kind in COMMON_KINDS
+        and EXTENDED_SIZES.get(ts.kind) != ts.itemsize
+        and native_byteorder(ts)
+    ):
         info = (ts.itemsize, alignment(ts))
     if len(_CLEAN_TYPESTRS) < 4096:
         _CLEAN_TYPESTRS[s] = info
@@ -396,6 +402,15 @@ def _check_typestr(d: dict, out: list[Finding]) -> tuple[TypeStr | None, str | N
                 "typestr",
                 f"kind {ts.kind!r} in {s!r}",
                 f"one of {', '.join(COMMON_KINDS)}",
+            )
+        )
+    elif EXTENDED_SIZES.get(ts.kind) == ts.itemsize:
+        out.append(
+            finding(
+                "CAI-PORT-TYPESTR-KIND",
+                "typestr",
+                f"extended precision {s!r} ({ts.itemsize} bytes)",
+                f"a {ts.kind} size GPU consumers hold (not {ts.itemsize} bytes)",
             )
         )
     if not native_byteorder(ts):

@@ -2,7 +2,9 @@
 
 Its examples reuse `tests.synthetic.checks.execute` (the producer name chooses how an example
 misbehaves from n >= THRESHOLD on). The floor holds one passing example and five that cross the
-`abort` producer's threshold, all of layout kind "x", so the runner's crash cap is visible.
+`abort` producer's threshold, all of layout kind "x", so the runner's crash cap is visible; then
+three crossing it for each of two mutations with no layout (as the adversarial floor's mutants
+are), each capped on its own.
 """
 
 from __future__ import annotations
@@ -24,4 +26,8 @@ def examples(producer: str, consumer: str | None) -> st.SearchStrategy[dict]:
 def floor(producer: str, consumer: str | None) -> list[FloorExample]:
     out = [FloorExample({"layout": "ok", "dtype": "int"}, {"n": 1})]
     out += [FloorExample({"layout": "x", "dtype": "int"}, {"n": 600 + i}) for i in range(5)]
+    for base, rule in ((700, "R1"), (710, "R2")):
+        out += [
+            FloorExample({"dtype": "mutant", "mutation": rule}, {"n": base + i}) for i in range(3)
+        ]
     return out
