@@ -371,6 +371,22 @@ def test_of_several_portability_findings_the_one_the_refusal_names_is_chosen(fak
     )
 
 
+def test_a_refusal_naming_its_reason_outranks_the_rule_the_example_is_about(fake) -> None:
+    # zero_size judges refusals under CAI-DATA-ZERO-SIZE-NULL; jax->torch at shape (0,) was
+    # refused with "the read only flag is not supported" (H100, 2026-11-23): a read-only refusal
+    empty_ro = {"shape": (0,), "typestr": "|b1", "data": (0, True), "version": 2}
+    fake["ro"] = FakeConsumer(error=TypeError("the read only flag is not supported"))
+    fake["null"] = FakeConsumer(error=RuntimeError("requires explicit device ID"))
+    obj = sup.InterfaceObject(empty_ro)
+    values = np.zeros(0, "|b1")
+    zero = "CAI-DATA-ZERO-SIZE-NULL"
+    result = sup.judge_exchange("ro", obj, values, None, "c", reject_rule=zero)
+    assert (result.outcome, result.rule) == ("rejected", "CAI-PORT-READONLY")
+    # a message naming no reason of its own keeps the family's rule
+    result = sup.judge_exchange("null", obj, values, None, "c", reject_rule=zero)
+    assert (result.outcome, result.rule) == ("rejected", zero)
+
+
 def test_skip_exchange_passes_through(fake) -> None:
     fake["absent"] = FakeConsumer(error=SkipExchange("not here"))
     with pytest.raises(SkipExchange):

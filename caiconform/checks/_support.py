@@ -51,6 +51,7 @@ __all__ = [
     "consume_with",
     "portability_rule",
     "refusal_portability_rule",
+    "named_refusal",
     "judge_exchange",
     "seeds",
     "named_export",
@@ -369,21 +370,47 @@ REFUSAL_WORDS = {
 }
 
 
+def _portability_rules(interface: Any) -> list[str]:
+    from caiconform import validate
+    from caiconform.spec.rules import Level
+
+    return [f.rule for f in validate(interface).findings if f.level is Level.PORTABILITY]
+
+
+def _named_in(rules: list[str], exc: BaseException) -> str | None:
+    said = str(exc).lower()
+    for rule in rules:
+        if any(word in said for word in REFUSAL_WORDS.get(rule, ())):
+            return rule
+    return None
+
+
 def portability_rule(interface: Any, exc: BaseException | None = None) -> str | None:
     """The PORTABILITY finding the validator makes on `interface` that explains a consumer
     refusing it: of several, the first whose words (`REFUSAL_WORDS`) the refusal's message
     holds (CuPy's "Unsupported dtype float128" on a float128 array with negative strides is
     about the type), else the first."""
-    from caiconform import validate
-    from caiconform.spec.rules import Level
-
-    rules = [f.rule for f in validate(interface).findings if f.level is Level.PORTABILITY]
+    rules = _portability_rules(interface)
     if exc is not None and len(rules) > 1:
-        said = str(exc).lower()
-        for rule in rules:
-            if any(word in said for word in REFUSAL_WORDS.get(rule, ())):
-                return rule
+        return _named_in(rules, exc) or rules[0]
     return rules[0] if rules else None
+
+
+def named_refusal(interface: Any, exc: BaseException) -> str | None:
+    """The rule a consumer's refusal of the valid export `interface` names by itself, or None:
+    a KeyError on an optional key the export leaves out (`OPTIONAL_KEY_RULES`), an older
+    version refused for being one [CAI-PORT-OLDER-VERSION], or a PORTABILITY finding of the
+    dict whose words the message holds. It outranks the rule a family's example is about
+    (a zero-size example refused for its float128 type is a type refusal, not a zero-size
+    one)."""
+    if not isinstance(interface, dict):
+        return None
+    key = missing_optional_key(interface, exc)
+    if key is not None:
+        return OPTIONAL_KEY_RULES[key]
+    if interface.get("version") in (0, 1, 2) and "version" in str(exc).lower():
+        return "CAI-PORT-OLDER-VERSION"
+    return _named_in(_portability_rules(interface), exc)
 
 
 #: optional keys a consumer must do without, and the rule it breaks when it cannot: a KeyError
@@ -410,13 +437,7 @@ def refusal_portability_rule(interface: Any, exc: BaseException) -> str | None:
     dict (a legal feature real consumers commonly refuse), else None."""
     if not isinstance(interface, dict):
         return None
-    key = missing_optional_key(interface, exc)
-    if key is not None:
-        return OPTIONAL_KEY_RULES[key]
-    version = interface.get("version")
-    if version in (0, 1, 2) and "version" in str(exc).lower():
-        return "CAI-PORT-OLDER-VERSION"
-    return portability_rule(interface, exc)
+    return named_refusal(interface, exc) or portability_rule(interface)
 
 
 def judge_exchange(
@@ -434,8 +455,8 @@ def judge_exchange(
     exception is `rejected` with expected EXPECT_REJECTION (the right answer), anything read
     is `accepted-invalid`. Valid input: the values read must equal `expected` (`fail` against
     `read_rule` otherwise); an exception is `rejected` naming `reject_rule` (the feature the
-    example is about), else the portability rule that explains it, else `read_rule`: an
-    interop gap.
+    example is about) unless the refusal names its own reason (`named_refusal`), else the
+    portability rule that explains it, else `read_rule`: an interop gap.
     """
     values, exc = consume_with(consumer, obj)
     if violated is not None:
@@ -451,9 +472,12 @@ def judge_exchange(
         shape = getattr(values, "shape", None)
         return accepted_invalid(violated, f"accepted, read shape {shape}", context)
     if exc is not None:
-        rule = reject_rule
+        try:
+            interface = obj.__cuda_array_interface__
+        except Exception:  # a producer's failing property is judged where it is read
+            interface = None
+        rule = named_refusal(interface, exc) or reject_rule
         if rule is None:
-            interface = getattr(obj, "__cuda_array_interface__", None)
             rule = refusal_portability_rule(interface, exc)
         return rejected(rule or read_rule, exc, "the values read back", context)
     mismatch = compare_values(np.asarray(values), expected)
