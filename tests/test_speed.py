@@ -247,3 +247,26 @@ def test_calibrated_spin_scales_the_streams_spins(monkeypatch):
     assert streams.spin_of(50_000) == 10_000
     monkeypatch.setenv("CAICONFORM_SPIN_US", "nonsense")
     assert _staging.spin_us() == _staging.SPIN_US
+
+
+def test_fork_servers_preload_the_runs_modules_and_libraries_before_forking(tmp_path):
+    """Every fork-server worker imports the run's check modules and available libraries before
+    its first child (so a cell new to the worker replaces no children); the worker that probed
+    is restarted to do the same. Their stderr logs say so."""
+    out = _run(tmp_path / "run", 2, fork=True)
+    logs = sorted((out / "workers").glob("worker-*.log"))
+    lines = [
+        line
+        for log in logs
+        for line in log.read_text(errors="replace").splitlines()
+        if line.startswith("fork server: preloaded")
+    ]
+    assert len(lines) >= 2, [log.read_text(errors="replace")[-400:] for log in logs]
+    assert all("2 check module(s)" in line for line in lines), lines
+    assert all("abort, good, poison, raises, wrong" in line for line in lines), lines
+    cold = _run(tmp_path / "cold", 2, fork=False)
+    assert not [
+        log
+        for log in (cold / "workers").glob("worker-*.log")
+        if "fork server: preloaded" in log.read_text(errors="replace")
+    ]
