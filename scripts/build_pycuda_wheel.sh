@@ -15,8 +15,11 @@ python3.12 -m venv "$work/venv"
 tar -xzf "$work"/pycuda-2026.1.tar.gz -C "$work"
 src="$work/pycuda-2026.1"
 build() {
-  (cd "$src" && "$work/venv/bin/python" configure.py --cuda-root=/usr/local/cuda \
-     --no-cuda-enable-curand --cudadrv-lib-dir="$work/stub" >/dev/null &&
+  # configure once: its options follow siteconf.py's values (curand off turns
+  # --no-cuda-enable-curand into --cuda-enable-curand)
+  (cd "$src" && { [ -f siteconf.py ] || "$work/venv/bin/python" configure.py \
+     --cuda-root=/usr/local/cuda --no-cuda-enable-curand --cudadrv-lib-dir="$work/stub" \
+     >/dev/null; } &&
    rm -rf build dist && "$work/venv/bin/pip" wheel -q --no-deps --no-build-isolation . -w "$work/wheel")
 }
 # first pass: an empty stub, to learn which cu* symbols the extension needs
