@@ -11,7 +11,9 @@ the runner journals (docs/internals.md, record key `timing`, cells.jsonl `timing
 - shrink:   shrinking non-pass classes (cells.jsonl `shrink_s`, over all examples);
 - replace:  waiting for a replacement worker process (`replace_s`) plus detecting the crash or
             hang (`lost_s`), over all examples, and per crash/hang/poisoned example;
-- prepare:  importing a cell's module and libraries in a worker process.
+- prepare:  importing a cell's module and libraries in a worker process (`--preload` makes
+            fork servers import every library before their first fork; `--slow-imports` gives
+            the synthetic libraries a one-second import, as GPU libraries have).
 
 The physical floor is the pure exchange: the run's passing examples run again in this process
 (`worker.run_example`, no worker, no journal). Reported: examples/s achieved, the floor's
@@ -59,6 +61,8 @@ def _config(args: argparse.Namespace, out: Path):
 
     if args.family is None:
         checks, libraries, source = [SYNTHETIC], SYNTHETIC_LIBRARIES, SYNTHETIC_SOURCE
+        if args.slow_imports:
+            libraries = [f"slow-{name}" if name != "slow-abort" else name for name in libraries]
         only = None
         hooks = [f"{SYNTHETIC}:healthy"]
     else:
@@ -80,6 +84,7 @@ def _config(args: argparse.Namespace, out: Path):
         health_hooks=hooks,
         adapter_source=source,
         fork_workers=not args.no_fork,
+        preload_workers=args.preload,
         only_cells=only,
     )
 
@@ -129,6 +134,7 @@ def _breakdown(run_dir: Path, wall: float, workers: int, floor_limit: int) -> di
         "replace": 1e3 * (total("replace_s") + total("lost_s")) / n if n else 0.0,
         "prepare": 1e3 * total("prepare_s") / n if n else 0.0,
     }
+    prepare_total_s = total("prepare_s")
     passing = [r.get("timing") or {} for r in explored if r["outcome"] == "pass"]
     passing_ms = (
         _mean_ms(
@@ -155,6 +161,7 @@ def _breakdown(run_dir: Path, wall: float, workers: int, floor_limit: int) -> di
             else None
         ),
         "cell_wall_s_sum": worker_s,
+        "prepare_s_total": prepare_total_s,
         "pure_exchange_ms": pure_ms,
         "pure_exchange_n": len(pure),
         "floor_examples_per_s": workers / (pure_ms / 1e3) if pure_ms else None,
@@ -176,6 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shrink-budget", type=float, default=60.0)
     parser.add_argument("--no-shrink", action="store_true")
     parser.add_argument("--no-fork", action="store_true", help="cold-started workers + spares")
+    parser.add_argument(
+        "--preload", action="store_true", help="fork servers import every library up front"
+    )
+    parser.add_argument(
+        "--slow-imports",
+        action="store_true",
+        help="synthetic libraries that take a second to import, as GPU libraries do",
+    )
     parser.add_argument("--floor-examples", type=int, default=500, help="pure exchanges timed")
     parser.add_argument("--run-dir", type=Path, help="keep the run here (default: temporary)")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")

@@ -47,7 +47,7 @@ def _outcomes(run_dir: Path) -> tuple[dict, dict]:
     return explore, shrunk
 
 
-def _run(out: Path, workers: int, fork: bool) -> Path:
+def _run(out: Path, workers: int, fork: bool, preload: bool = False) -> Path:
     run_matrix(
         RunConfig(
             out=out,
@@ -62,6 +62,7 @@ def _run(out: Path, workers: int, fork: bool) -> Path:
             health_hooks=[HOOK],
             adapter_source=SOURCE,
             fork_workers=fork,
+            preload_workers=preload,
         )
     )
     return out
@@ -250,10 +251,11 @@ def test_calibrated_spin_scales_the_streams_spins(monkeypatch):
 
 
 def test_fork_servers_preload_the_runs_modules_and_libraries_before_forking(tmp_path):
-    """Every fork-server worker imports the run's check modules and available libraries before
-    its first child (so a cell new to the worker replaces no children); the worker that probed
-    is restarted to do the same. Their stderr logs say so."""
-    out = _run(tmp_path / "run", 2, fork=True)
+    """With `preload_workers`, every fork-server worker imports the run's check modules and
+    available libraries before its first child (so a cell new to the worker replaces no
+    children); the worker that probed is restarted to do the same. Their stderr logs say so.
+    Off by default, and meaningless without fork servers."""
+    out = _run(tmp_path / "run", 2, fork=True, preload=True)
     logs = sorted((out / "workers").glob("worker-*.log"))
     lines = [
         line
@@ -264,7 +266,13 @@ def test_fork_servers_preload_the_runs_modules_and_libraries_before_forking(tmp_
     assert len(lines) >= 2, [log.read_text(errors="replace")[-400:] for log in logs]
     assert all("2 check module(s)" in line for line in lines), lines
     assert all("abort, good, poison, raises, wrong" in line for line in lines), lines
-    cold = _run(tmp_path / "cold", 2, fork=False)
+    by_default = _run(tmp_path / "default", 2, fork=True)
+    cold = _run(tmp_path / "cold", 2, fork=False, preload=True)
+    assert not [
+        log
+        for log in (by_default / "workers").glob("worker-*.log")
+        if "fork server: preloaded" in log.read_text(errors="replace")
+    ]
     assert not [
         log
         for log in (cold / "workers").glob("worker-*.log")

@@ -152,6 +152,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "imported the libraries once (crashes then cost a restart, or a spare)",
     )
     parser.add_argument(
+        "--preload",
+        action="store_true",
+        help="fork servers import every available library before their first fork, instead "
+        "of each cell's libraries when a cell needs them (no children replaced mid-run)",
+    )
+    parser.add_argument(
         "--no-spare",
         action="store_true",
         help="with --no-fork: no prepared spare process per worker (halves the processes; "
@@ -324,6 +330,7 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         spare_workers=not args.no_spare,
         fork_workers=not args.no_fork,
+        preload_workers=args.preload,
         shard=args.shard,
         costs_from=args.costs_from,
     )

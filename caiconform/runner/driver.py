@@ -106,6 +106,12 @@ class RunConfig:
     #: each worker slot is a fork server (`forkserver.py`): libraries imported once, a crashed
     #: worker replaced by a fork (Linux; spare_workers then applies to nothing)
     fork_workers: bool = True
+    #: fork servers import the run's check modules and available libraries before their first
+    #: fork (`forkserver.PRELOAD_ENV`) instead of as cells need them: no children replaced
+    #: when a cell brings a new library, but every worker pays every import up front (on a CPU
+    #: with one-second synthetic imports and few cells per worker it is slower:
+    #: benchmarks/bench_matrix.py --slow-imports); off until measured on a GPU
+    preload_workers: bool = False
     #: (I, N): run only shard I of N of the matrix (`schedule.shard_cells`)
     shard: tuple[int, int] | None = None
     #: an earlier run directory whose cells.jsonl informs the cost estimates
@@ -754,7 +760,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     try:
         infos = _probe(pool.workers[0], config.adapter_source, requested)
         cells, skipped = plan_cells(families, infos, len(gpu_ids), no_gpu_reason)
-        if config.fork_workers:
+        if config.fork_workers and config.preload_workers:
             _preload_everywhere(pool, config, cells, infos)
         if config.only_cells is not None:
             cells = [c for c in cells if c.key in config.only_cells]
