@@ -115,8 +115,9 @@ _floor_cache: list = []
 
 
 def floor(producer: str | None, consumer: str | None) -> list:
-    """Every mutant rule once (hypothesis's minimal mutant breaking it, found the same way in
-    every run) and every live mutation once, on a float32 (3, 4) array. The same for every
+    """Every mutant rule: hypothesis's minimal mutant breaking it (found the same way in every
+    run), its minimal mutant of a zero-size 1-d array, and MUTANT_VARIANTS drawn ones; every
+    live mutation once, on a float32 (3, 4) array. The same for every
     consumer: found once per process (a few seconds)."""
     with _floor_lock:
         if not _floor_cache:
@@ -126,10 +127,11 @@ def floor(producer: str | None, consumer: str | None) -> list:
 
 def _build_floor() -> list:
     from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis import strategies as st
 
     from caiconform import strategies as cst
     from caiconform.checks import _floor
-    from caiconform.runner.draws import seed_only_draws
+    from caiconform.runner.draws import draw_examples, seed_only_draws
 
     quiet = settings(
         database=None,
@@ -137,17 +139,25 @@ def _build_floor() -> list:
         phases=(Phase.generate, Phase.shrink),
         suppress_health_check=list(HealthCheck),
     )
-    from caiconform.runner.draws import draw_examples
-
     out = []
     seen: set[str] = set()
     for number, rule in enumerate(cst.MUTATIONS):
         with seed_only_draws():
             mutant = find(cst.mutants(rules=[rule]), lambda _: True, settings=quiet)
-        # beside the minimal mutant, MUTANT_VARIANTS drawn ones: a rule is broken in several
+        minimal = [mutant]
+        if cst.MUTATIONS[rule].size == "any":
+            # the minimal mutant of a 1-d zero-size array too: consumers skip checks on arrays
+            # with nothing to read (the H100 run of 2026-11-23 met jax taking a str stride on
+            # shape (0,) in one seed's draws only)
+            with seed_only_draws():
+                empty = find(
+                    cst.mutants(rules=[rule], shape=st.just((0,))), lambda _: True, settings=quiet
+                )
+            minimal.append(empty)
+        # beside the minimal mutants, MUTANT_VARIANTS drawn ones: a rule is broken in several
         # ways (strides as a list, a str, a float element...) and consumers differ on each
         drawn, _error = draw_examples(cst.mutants(rules=[rule]), 1000 + number, MUTANT_VARIANTS)
-        for variant in [mutant, *drawn]:
+        for variant in [*minimal, *drawn]:
             params = {"kind": "mutant", "interface": sup.encode(variant.interface), "rule": rule}
             key = json.dumps(params, sort_keys=True)
             if key not in seen:
