@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
-# Issue 9's stability figure in one device call: the GPU tests, then the default matrix with two
-# seeds side by side on the same machine (each half the cores), each rendered with its findings
-# catalogue and coverage tables, then `caiconform compare` of the two.
-#   bash scripts/gpu_stability.sh OUT [MAX_EXAMPLES] [RUN_CAP_S]   (carry .whl)
-# .whl holds the adopters the machine lacks (rmm, cuda-cccl, a PyCUDA wheel built for
-# cp312, their pure-Python needs); they are installed under /tmp/site first, so the matrix has
-# every library this machine can run in one call (Warp needs two calls: scripts/gpu_adopters.sh).
+# Issue 9's stability figure on the GPU: the GPU tests, then the default matrix with one or more
+# seeds side by side on the same machine (the cores shared between them), each rendered with its
+# findings catalogue and coverage tables, then `caiconform compare` when two seeds ran.
+#   bash scripts/gpu_stability.sh OUT [MAX_EXAMPLES] [RUN_CAP_S] [SEED ...]   (carry .whl)
+# Defaults: 20 examples, 300 s, seeds 11 and 22. Two full runs (100 examples) do not fit one
+# call side by side (each took 330-365 s alone on an H100): run one seed per call, e.g.
+#   TESTS_CAP_S=0 bash scripts/gpu_stability.sh $OUT 100 560 22
+# and compare the two runs here: caiconform compare seed11 seed22 [--common-cells].
+# TESTS_CAP_S=0 skips the GPU tests.
+# .whl holds the adopters the machine lacks (rmm, cuda-cccl, a PyCUDA wheel from
+# scripts/build_pycuda_wheel.sh, their pure-Python needs); they are installed under /tmp/site
+# first, so the matrix has every library this machine can run in one call (Warp needs two
+# calls: scripts/gpu_adopters.sh).
 # Brings back (8 files at most): gpu.txt, tests.log, run.log, compare.json, compare.txt,
-# seed11.tar.gz, seed22.tar.gz (each: matrix.json/md, index.html, findings.json, env.json,
-# run.json, cells.jsonl, results.jsonl.gz and the reproducers the catalogue cites).
+# seed<N>.tar.gz per seed (matrix.json/md, index.html, findings.json, env.json, run.json,
+# cells.jsonl, results.jsonl.gz and the reproducers the catalogue cites).
 set -uo pipefail
-out=${1:?usage: gpu_stability.sh OUT [MAX_EXAMPLES] [RUN_CAP_S]}
+out=${1:?usage: gpu_stability.sh OUT [MAX_EXAMPLES] [RUN_CAP_S] [SEED ...]}
 examples=${2:-20}
 cap=${3:-300}
+shift 3 2>/dev/null || shift $#
+seeds=${*:-11 22}
+set -- $seeds
+workers=$(( $(nproc) / $# ))
+[ "$workers" -ge 1 ] || workers=1
 export PYTHONUNBUFFERED=1
 site=/tmp/site
 mkdir -p "$site"
@@ -27,6 +38,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 nproc >> "$out/gpu.txt"
 
 t0=$(date +%s)
+if [ "${TESTS_CAP_S:-90}" != 0 ]; then
 # test_reference_gpu.py's tally test reads what the property before it counted: its own process,
 # beside the rest
 timeout -s INT -k 5 "${TESTS_CAP_S:-90}" python3 -m pytest tests/gpu/test_reference_gpu.py -q \
@@ -37,22 +49,23 @@ echo "tests exit $?" >> "$out/tests.log"
 wait
 { echo "== tests/gpu/test_reference_gpu.py"; cat /tmp/tests-ref.log; } >> "$out/tests.log"
 echo "tests: $(( $(date +%s) - t0 )) s; $(grep -E '(passed|failed)' "$out/tests.log" | tail -2 | tr '\n' ' ')"
+fi
 
 t1=$(date +%s)
-for seed in 11 22; do
+for seed in $seeds; do
   (
     s=$(date +%s.%N)
     timeout -s INT -k 15 "$cap" caiconform run --seed "$seed" --max-examples "$examples" \
-      --workers 8 --out "/tmp/m$seed" > "/tmp/run$seed.log" 2>&1
+      --workers "$workers" --out "/tmp/m$seed" > "/tmp/run$seed.log" 2>&1
     rc=$?
     echo "matrix exit $rc after $(python3 -c "print(round($(date +%s.%N)-$s,1))") s:" \
-      "caiconform run --seed $seed --max-examples $examples --workers 8 (beside the other seed)" \
-      >> "/tmp/run$seed.log"
+      "caiconform run --seed $seed --max-examples $examples --workers $workers" \
+      "(seeds side by side: $seeds)" >> "/tmp/run$seed.log"
   ) &
 done
 wait
 echo "matrices: $(( $(date +%s) - t1 )) s"
-for seed in 11 22; do
+for seed in $seeds; do
   run=/tmp/m$seed
   caiconform report "$run" 2>&1 | tail -1 >> "/tmp/run$seed.log"
   { echo "== seed $seed"; cat "/tmp/run$seed.log"; } >> "$out/run.log"
@@ -68,6 +81,8 @@ PY
     env.json run.json cells.jsonl results.jsonl.gz -T "/tmp/min$seed.txt" 2>/dev/null
   grep -E "^matrix exit|^wrote" "/tmp/run$seed.log"
 done
-caiconform compare /tmp/m11 /tmp/m22 --json > "$out/compare.json"
-caiconform compare /tmp/m11 /tmp/m22 > "$out/compare.txt"
-echo "compare exit $?"; tail -4 "$out/compare.txt"
+if [ $# -eq 2 ]; then
+  caiconform compare "/tmp/m$1" "/tmp/m$2" --json > "$out/compare.json"
+  caiconform compare "/tmp/m$1" "/tmp/m$2" --common-cells > "$out/compare.txt"
+  echo "compare exit $?"; tail -4 "$out/compare.txt"
+fi
