@@ -5,9 +5,9 @@ runs an example and never touches CUDA (a process that initialised CUDA cannot f
 child). On `prepare` it only *imports*: the check module, and each library through the adapter
 source's `preload(name)` when it has one (import-only, e.g. `libraries.preload`). The examples
 run in a forked *child*, an ordinary worker (`worker.serve`): the host relays each request to it
-and its answer back, adding `"child": pid`. A second child is kept forked and prepared (every
-`prepare` so far replayed in it: that is where CUDA contexts are made and libraries warmed)
-while the first works.
+and its answer back, adding `"child": pid`. A second child is kept forked and prepared for the
+current cell (its `prepare` sent there too: that is where CUDA contexts are made and libraries
+warmed) while the first works; a new child is prepared for the current cell only (`replay`).
 
 When the child dies (a crash, a retiring poisoned worker, or killed after a hang) the host
 answers the request it was running with `{"lost": returncode}`, promotes the spare and forks the
@@ -42,7 +42,7 @@ _WORTH_A_FORK_S = 0.02
 #: JSON `{"modules": [...], "libraries": [...], "source": "..."}`: what the host imports before
 #: it forks its first child (the run's check modules and every available library), so a cell
 #: with libraries new to this worker imports nothing and never has its children replaced
-#: (each replacement replays every earlier prepare: CUDA initialised again per library)
+#: (each replacement prepares its children again: CUDA initialised again per library)
 PRELOAD_ENV = "CAICONFORM_PRELOAD"
 
 
@@ -59,6 +59,8 @@ class _Child:
         self.to_fd = to_fd
         self.from_fd = from_fd
         self.buffer = b""
+        #: the prepares this child has been sent (by the host or relayed from the parent)
+        self.prepared: set[str] = set()
 
     def send(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # dead: its end of file says so
@@ -109,6 +111,8 @@ class ForkServer:
         self.hooks = hooks
         self.buffer = b""
         self.prepares: list[dict[str, Any]] = []
+        #: the prepare of the cell the parent asked for last: the one a new child is given
+        self.current: dict[str, Any] | None = None
         self.imported: set[tuple] = set()
         self.child: _Child | None = None
         self.spare: _Child | None = None
@@ -148,10 +152,24 @@ class ForkServer:
         os.close(child_in)
         os.close(child_out)
         child = _Child(pid, to_child, from_child)
-        for request in self.prepares:
-            self.replayed += 1
-            child.send({**request, "id": f"host-{self.replayed}"})
+        for request in self.replay():
+            self._send_prepare(child, request)
         return child
+
+    def replay(self) -> list[dict[str, Any]]:
+        """What a new child is prepared with: the current cell's prepare only. Replaying every
+        cell the worker met made each replacement (a crash, a poisoned context, new imports)
+        initialise CUDA for every library again, 10-15 s on an H100 with torch and JAX among
+        them; a cell met again is prepared by its first example instead."""
+        return [self.current] if self.current is not None else []
+
+    def _send_prepare(self, child: _Child, request: dict[str, Any]) -> None:
+        key = repr(sorted(request.items()))
+        if key in child.prepared:
+            return
+        child.prepared.add(key)
+        self.replayed += 1
+        child.send({**request, "id": f"host-{self.replayed}"})
 
     def _fds(self) -> list[int]:
         fds = [self.in_fd, self.out_fd]
@@ -178,7 +196,7 @@ class ForkServer:
 
     def _refresh(self) -> None:
         """New imports in the host: children forked before them would import again, so both
-        are replaced by forks that share them (every earlier prepare replayed in them)."""
+        are replaced by forks that share them (prepared for the current cell: `replay`)."""
         for child in (self.child, self.spare):
             if child is not None:
                 child.kill()
@@ -231,9 +249,10 @@ class ForkServer:
             fields = {k: v for k, v in request.items() if k != "id"}
             if fields not in self.prepares:
                 self.prepares.append(fields)
-                if self.spare is not None:
-                    self.replayed += 1
-                    self.spare.send({**fields, "id": f"host-{self.replayed}"})
+            self.current = fields
+            if self.spare is not None:
+                self._send_prepare(self.spare, fields)
+            self.child.prepared.add(repr(sorted(fields.items())))
         self.pending = request.get("id")
         self.child.send(request)
         return True
