@@ -453,6 +453,41 @@ def test_compare_command_exit_status_and_json(tmp_path):
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
+def test_compare_common_cells_judges_runs_cut_short_on_the_cells_both_finished(tmp_path):
+    zero = {**rec("streams", "numba", None, "fail", "CAI-STREAM-ZERO-FORBIDDEN"), "seq": 1}
+    mask = {**rec("mask", "-", "cupy", "fail", "CAI-MASK-TRUTH"), "seq": 2}
+    mask["producer"] = None
+    _write_run(tmp_path / "a", [zero, mask])  # finished both cells
+    _write_run(tmp_path / "b", [{**zero, "run_id": "r2"}])  # stopped before the mask cell
+    (tmp_path / "a" / "cells.jsonl").write_text(
+        json.dumps({"cell": "streams/numba/-"}) + "\n" + json.dumps({"cell": "mask/-/cupy"})
+    )
+    (tmp_path / "b" / "cells.jsonl").write_text(json.dumps({"cell": "streams/numba/-"}) + "\n{")
+    cmd = [sys.executable, "-m", "caiconform.cli", "compare", str(tmp_path / "a")]
+    everything = subprocess.run([*cmd, str(tmp_path / "b")], capture_output=True, text=True)
+    assert everything.returncode == 1 and "cupy consumer CAI-MASK-TRUTH" in everything.stdout
+    common = subprocess.run(
+        [*cmd, str(tmp_path / "b"), "--common-cells"], capture_output=True, text=True
+    )
+    assert common.returncode == 0, common.stdout + common.stderr
+    assert "cells both runs finished: 1 (left out: 1 finished only in A, 0 only in B)" in (
+        common.stdout
+    )
+    as_json = subprocess.run(
+        [*cmd, str(tmp_path / "b"), "--common-cells", "--json"], capture_output=True, text=True
+    )
+    assert json.loads(as_json.stdout)["common_cells"] == {"compared": 1, "only_a": 1, "only_b": 0}
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "findings.json").write_text(json.dumps({"groups": []}))
+    refused = subprocess.run(
+        [*cmd, str(tmp_path / "c" / "findings.json"), "--common-cells"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "needs run directories" in refused.stderr
+
+
 def test_report_writes_findings_json_and_renders_the_catalogue(tmp_path):
     from caiconform.report.build import write_report
 

@@ -111,6 +111,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--min-overlap must be between 0 and 1, got {args.min_overlap}")
     common = None
     if args.common_cells:
+        from pathlib import Path
+
+        for path in (args.run_a, args.run_b):
+            if not Path(path).is_dir():
+                raise UsageError(f"{path}: --common-cells needs run directories")
         done_a, done_b = finished_cells(args.run_a), finished_cells(args.run_b)
         common = done_a & done_b
         if not common:
