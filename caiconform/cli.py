@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "rules": "caiconform.commands.rules",
     "report": "caiconform.commands.report",
     "compare": "caiconform.commands.compare",
+    "findings": "caiconform.commands.findings",
     "emm-check": "caiconform.commands.emm_check",
     "run": "caiconform.commands.run",
 }

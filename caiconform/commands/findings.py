@@ -1,0 +1,85 @@
+"""Turn a run's findings into bug reports for the libraries at fault.
+
+`caiconform findings RUN_DIR [--library NAME] [--level LEVEL] [--out DIR] [--list]` builds the
+run's catalogue of non-conformances (`caiconform.report.catalogue`, as `caiconform report`
+writes to findings.json) and renders each group as the Markdown text of an issue for its
+library (`caiconform.report.issues`): the rule's words and section, what happened and when, how
+often, why that library, versions, and the reproducer script inline. Without `--out` the texts
+go to standard output; with it, one file per group plus `index.md`. `--list` prints one line per
+group instead. Exit status: 0 (also when nothing matches: it says so), 2 for unreadable input or
+an unknown library.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from caiconform.report.issues import LEVEL_ORDER
+
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="run directory (results.jsonl)")
+    parser.add_argument(
+        "--merge", metavar="DIR", nargs="+", action="extend", default=[], help="more runs"
+    )
+    parser.add_argument("--library", metavar="NAME", help="only the findings of this library")
+    parser.add_argument(
+        "--level",
+        choices=LEVEL_ORDER,
+        help="only findings at this level or above (MUST > SHOULD > PORTABILITY > MAY)",
+    )
+    parser.add_argument("--out", metavar="DIR", help="write one Markdown file per finding here")
+    parser.add_argument("--list", action="store_true", help="one line per finding")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from caiconform.cli import UsageError
+    from caiconform.report.catalogue import build_catalogue
+    from caiconform.report.issues import issue_filename, render_issue, select_groups
+    from caiconform.report.load import ReportInputError, load_run
+    from caiconform.report.merge import merge_runs
+
+    try:
+        runs = [load_run(d) for d in [args.run_dir, *args.merge]]
+    except ReportInputError as exc:
+        raise UsageError(str(exc)) from None
+    run_data = runs[0] if len(runs) == 1 else merge_runs(runs)
+    groups = build_catalogue(run_data.records, run_data.envs)["groups"]
+    libraries = sorted({g["library"] for g in groups if g.get("library")})
+    if args.library is not None and args.library not in libraries:
+        known = ", ".join(libraries) or "none"
+        raise UsageError(f"no findings name library {args.library!r} (findings name: {known})")
+    chosen = select_groups(groups, args.library, args.level)
+    if not chosen:
+        print("no findings match")
+        return 0
+    if args.list:
+        for g in chosen:
+            rule = g.get("rule") or f"(input breaks {g.get('input_rule')})"
+            print(
+                f"{g.get('library') or '?'}\t{g.get('role')}\t{rule}\t{g.get('level')}\t"
+                f"{g.get('outcome')}\t{g.get('count')}"
+            )
+        return 0
+    texts = [(issue_filename(g), render_issue(g, run_data.envs, run_data.dirs)) for g in chosen]
+    if args.out is None:
+        print("\n---\n\n".join(text for _, text in texts), end="")
+        return 0
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        index = ["# Findings", ""]
+        for (name, text), group in zip(texts, chosen, strict=True):
+            (out / name).write_text(text, encoding="utf-8")
+            index.append(
+                f"- [{text.splitlines()[0][3:]}]({name}) — {group.get('count')} example(s)"
+            )
+        (out / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    print(f"wrote {len(texts)} finding(s) and index.md to {out}")
+    return 0

@@ -1,0 +1,173 @@
+"""A catalogue group as the text of a bug report for the library at fault.
+
+A finding is only worth something when its library's maintainers can act on it: the rule's own
+words and where the specification says them, what happened and under which condition (with the
+passing neighbour that isolates it), how often and where it was seen, why this library and not
+its partner is the culprit, the versions and machine, and a reproducer that runs on its own.
+`render_issue(group, run)` writes exactly that, as Markdown, from one `findings.json` group
+(`caiconform.report.catalogue`) and the run it came from (`report.load.Run`: its env.json and
+the reproducer script the group cites). `caiconform findings` prints or writes them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from caiconform.spec.rules import RULES
+
+__all__ = ["render_issue", "issue_filename", "select_groups", "LEVEL_ORDER"]
+
+#: levels from most to least binding; `--level X` keeps X and everything above it
+LEVEL_ORDER = ("MUST", "SHOULD", "PORTABILITY", "MAY")
+#: cells listed by name in an issue; the rest are counted
+_CELLS_SHOWN = 6
+
+
+def select_groups(
+    groups: list[dict[str, Any]], library: str | None = None, level: str | None = None
+) -> list[dict[str, Any]]:
+    """The groups of `library` (None: all, ambiguous ones included) at `level` or above."""
+    keep = LEVEL_ORDER[: LEVEL_ORDER.index(level) + 1] if level else None
+    out = []
+    for group in groups:
+        if library is not None and group.get("library") != library:
+            continue
+        group_level = group.get("level") or _input_level(group)
+        if keep is not None and group_level not in keep:
+            continue
+        out.append(group)
+    return out
+
+
+def _input_level(group: dict[str, Any]) -> str | None:
+    """A crash on input that breaks a rule is judged at that rule's level."""
+    rule = RULES.get(group.get("input_rule") or "")
+    return rule.level.value if rule else None
+
+
+def issue_filename(group: dict[str, Any]) -> str:
+    """A stable file name for a group: library-role-rule-outcome.md."""
+    parts = [
+        group.get("library") or "ambiguous",
+        group.get("role") or "-",
+        group.get("rule") or f"input-{group.get('input_rule') or 'none'}",
+        group.get("outcome") or "-",
+    ]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(str(p) for p in parts)) + ".md"
+
+
+def _title(group: dict[str, Any]) -> str:
+    library = group.get("library") or "(no single library)"
+    rule = group.get("rule")
+    what = {
+        "fail": "breaks",
+        "accepted-invalid": "accepts a dict that breaks",
+        "rejected-valid": "refuses a valid export",
+        "crash": "crashes the process",
+        "hang": "hangs",
+        "poisoned": "leaves a sticky CUDA error",
+    }.get(group.get("outcome"), group.get("outcome"))
+    if rule and group.get("outcome") == "rejected-valid":
+        return f"{library} ({group.get('role')}) {what} [{rule}, {group.get('level')}]"
+    if rule:
+        return f"{library} ({group.get('role')}) {what} {rule} ({group.get('level')})"
+    on = f" on input that breaks {group['input_rule']}" if group.get("input_rule") else ""
+    return f"{library} ({group.get('role')}) {what}{on}"
+
+
+def _rule_text(rule_id: str | None, prefix: str = "Rule") -> list[str]:
+    rule = RULES.get(rule_id or "")
+    if rule is None:
+        return []
+    spec, _, anchor = rule.section.partition("#")
+    return [
+        f"**{prefix}** `{rule.id}` ({rule.level.value}, {rule.side.value} side, CAI versions "
+        f"{', '.join(map(str, rule.versions)) or '-'}; `{rule.spec_file}`, section "
+        f'"{anchor}"):',
+        "",
+        f"> {rule.text}",
+        "",
+    ]
+
+
+def _environment(group: dict[str, Any], env: dict[str, Any]) -> list[str]:
+    lines = []
+    python = (env.get("python") or {}).get("version")
+    gpu = env.get("gpu") or {}
+    devices = ", ".join(d.get("name", "?") for d in gpu.get("devices") or []) or "no GPU"
+    driver = gpu.get("driver_version")
+    machine = f"Python {python or '?'}, {devices}" + (f", driver {driver}" if driver else "")
+    lines.append(f"- machine: {machine}")
+    libraries = env.get("libraries") or {}
+    cell = (group.get("reproducer") or {}).get("cell") or ""
+    names = [n for n in cell.split("/")[1:] if n and n != "-"]
+    wanted = {"numpy", "caiconform", "cuda-bindings", "cuda-core"}
+    for name in names:
+        wanted |= {name, name.split("-")[0], name.replace(".", "-")}
+    shown = [
+        f"{dist} {version}"
+        for dist, version in sorted(libraries.items())
+        if version and any(dist == w or dist.startswith(w + "-") for w in wanted)
+    ]
+    if group.get("version"):
+        shown.insert(0, f"{group.get('library')} {group['version']} (as the run saw it)")
+    if shown:
+        lines.append("- versions: " + ", ".join(shown))
+    return lines
+
+
+def _reproducer(group: dict[str, Any], run_dir: Path | None) -> list[str]:
+    repro = group.get("reproducer") or {}
+    lines = [f"Cell `{repro.get('cell')}`, example parameters: `{repro.get('params')}`", ""]
+    path = repro.get("repro")
+    if not path:
+        return [*lines, "(no reproducer script was written for this example)"]
+    script = None
+    if run_dir is not None:
+        try:
+            script = (run_dir / path).read_text(encoding="utf-8")
+        except OSError:
+            script = None
+    shrunk = " (hypothesis's minimal example)" if repro.get("shrunk") else ""
+    if script is None:
+        return [*lines, f"Reproducer `{path}`{shrunk} (not found next to the run)."]
+    return [
+        *lines,
+        f"Reproducer `{path}`{shrunk} (runs on its own where caiconform is installed):",
+        "",
+        "```python",
+        script.rstrip(),
+        "```",
+    ]
+
+
+def render_issue(group: dict[str, Any], envs: dict[str, Any], dirs: dict[str, Path]) -> str:
+    """The Markdown text of a bug report for one catalogue group."""
+    run_id = str((group.get("reproducer") or {}).get("run_id"))
+    lines = [f"## {_title(group)}", ""]
+    lines += _rule_text(group.get("rule"))
+    if not group.get("rule"):
+        lines += _rule_text(group.get("input_rule"), prefix="The input breaks")
+    lines += ["**What happens**:", "", f"> {group.get('message')}", ""]
+    condition = "; ".join(filter(None, [group.get("condition"), group.get("contrast")]))
+    if condition:
+        lines += [f"**When**: {condition}.", ""]
+    cells = group.get("cells") or []
+    listed = ", ".join(f"`{c}`" for c in cells[:_CELLS_SHOWN])
+    more = f" and {len(cells) - _CELLS_SHOWN} more" if len(cells) > _CELLS_SHOWN else ""
+    lines += [
+        f"**Seen**: {group.get('count')} example(s) in {len(cells)} cell(s): {listed}{more}"
+        f" (families: {', '.join(group.get('checks') or []) or '-'}).",
+        "",
+    ]
+    culprit = group.get("library")
+    why = group.get("why") or ""
+    lines += [
+        f"**Why {culprit}**: {why}." if culprit else f"**No single culprit**: {why}.",
+        "",
+    ]
+    lines += ["**Environment**:", "", *_environment(group, envs.get(run_id) or {}), ""]
+    lines += _reproducer(group, dirs.get(run_id))
+    return "\n".join(lines).rstrip() + "\n"

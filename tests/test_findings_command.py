@@ -1,0 +1,124 @@
+"""`caiconform findings`: a run's catalogue groups as bug reports for the libraries at fault."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from caiconform.report.issues import issue_filename, select_groups
+from caiconform.spec.rules import RULES
+
+CMD = [sys.executable, "-m", "caiconform.cli", "findings"]
+SCRIPT = "import cupy\nprint('accepted')\n"
+
+
+def _record(seq, check, producer, consumer, outcome, rule, **extra):
+    return {
+        "run_id": "r1",
+        "seq": seq,
+        "check": check,
+        "producer": producer,
+        "consumer": consumer,
+        "outcome": outcome,
+        "rule": rule,
+        "params": extra.pop("params", {"n": seq}),
+        "message": extra.pop("message", f"{outcome} [{rule}]"),
+        "expected": "x",
+        "repro": extra.pop("repro", None),
+        "shrunk": False,
+        **extra,
+    }
+
+
+def _run_dir(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    (run / "repro").mkdir(parents=True)
+    (run / "repro" / "mask.py").write_text(SCRIPT)
+    records = [
+        _record(
+            1,
+            "mask",
+            None,
+            "cupy",
+            "fail",
+            "CAI-MASK-TRUTH",
+            message="cupy read masked elements as valid [CAI-MASK-TRUTH]",
+            repro="repro/mask.py",
+        ),
+        _record(2, "schema", "numba", None, "fail", "CAI-STREAM-ZERO-FORBIDDEN"),
+        _record(3, "roundtrip", "reference", "torch", "rejected", "CAI-PORT-BYTEORDER"),
+        _record(4, "roundtrip", "reference", "torch", "pass", None),
+    ]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    env = {
+        "python": {"version": "3.12.3"},
+        "gpu": {"devices": [{"name": "NVIDIA H100"}], "driver_version": "580.159.04"},
+        "libraries": {"cupy-cuda13x": "14.2.0", "numpy": "2.5.2", "torch": "2.11.0"},
+    }
+    (run / "env.json").write_text(json.dumps(env))
+    return run
+
+
+def _findings(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*CMD, *args], capture_output=True, text=True)
+
+
+def test_an_issue_holds_the_rule_what_happened_the_culprit_versions_and_the_script(tmp_path):
+    run = _run_dir(tmp_path)
+    done = _findings(str(run), "--library", "cupy")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert text.startswith("## cupy (consumer) breaks CAI-MASK-TRUTH (MUST)")
+    assert f"> {RULES['CAI-MASK-TRUTH'].text}" in text and "`cuda_array_interface_v3.rst`" in text
+    assert "cupy read masked elements as valid" in text
+    assert "**Why cupy**:" in text
+    assert "Python 3.12.3, NVIDIA H100, driver 580.159.04" in text
+    assert "cupy-cuda13x 14.2.0" in text and "torch" not in text.split("**Environment**")[1]
+    assert "```python\n" + SCRIPT.rstrip() + "\n```" in text
+    assert "numba" not in text and "CAI-PORT-BYTEORDER" not in text
+
+
+def test_level_list_and_out(tmp_path):
+    run = _run_dir(tmp_path)
+    listed = _findings(str(run), "--list")
+    rows = [line.split("\t") for line in listed.stdout.splitlines()]
+    assert sorted((r[0], r[2], r[3]) for r in rows) == [
+        ("cupy", "CAI-MASK-TRUTH", "MUST"),
+        ("numba", "CAI-STREAM-ZERO-FORBIDDEN", "MUST"),
+        ("torch", "CAI-PORT-BYTEORDER", "PORTABILITY"),
+    ]
+    must = _findings(str(run), "--list", "--level", "MUST")
+    assert "CAI-PORT-BYTEORDER" not in must.stdout and must.stdout.count("\n") == 2
+    out = tmp_path / "issues"
+    written = _findings(str(run), "--out", str(out))
+    assert written.returncode == 0 and "wrote 3 finding(s)" in written.stdout
+    names = sorted(p.name for p in out.iterdir())
+    assert "index.md" in names and "cupy-consumer-CAI-MASK-TRUTH-fail.md" in names
+    index = (out / "index.md").read_text()
+    assert "(cupy-consumer-CAI-MASK-TRUTH-fail.md)" in index
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    run = _run_dir(tmp_path)
+    unknown = _findings(str(run), "--library", "jax")
+    assert unknown.returncode == 2 and len(unknown.stderr.strip().splitlines()) == 1
+    assert "findings name: cupy, numba, torch" in unknown.stderr
+    missing = _findings(str(tmp_path / "nope"))
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+    nothing = _findings(str(run), "--library", "torch", "--level", "MUST")
+    assert nothing.returncode == 0 and nothing.stdout.strip() == "no findings match"
+
+
+def test_selection_and_file_names():
+    groups = [
+        {"library": "cupy", "level": "MUST", "role": "consumer", "rule": "R", "outcome": "fail"},
+        {"library": None, "level": None, "role": None, "rule": None, "input_rule": None},
+        {"library": "jax", "level": None, "rule": None, "input_rule": "CAI-STREAM-LIVE"},
+    ]
+    assert select_groups(groups, level="MUST") == [groups[0], groups[2]]  # input's level
+    assert select_groups(groups, library="cupy") == [groups[0]]
+    assert len(select_groups(groups)) == 3
+    assert issue_filename(groups[1]) == "ambiguous---input-none--.md"
+    assert issue_filename({**groups[0], "rule": "a/b c"}) == "cupy-consumer-a_b_c-fail.md"
