@@ -112,7 +112,12 @@ def _environment(group: dict[str, Any], env: dict[str, Any]) -> list[str]:
         if version and any(dist == w or dist.startswith(w + "-") for w in wanted)
     ]
     if group.get("version"):
-        shown.insert(0, f"{group.get('library')} {group['version']} (as the run saw it)")
+        from caiconform.report.catalogue import DISTRIBUTION
+
+        library, version = group.get("library"), group["version"]
+        dist = DISTRIBUTION.get(library, library)
+        first = f"{library} {version}" if dist == library else f"{library}: {dist} {version}"
+        shown = [first, *(v for v in shown if v != f"{dist} {version}")]
     if shown:
         lines.append("- versions: " + ", ".join(shown))
     return lines
