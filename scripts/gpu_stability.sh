@@ -77,7 +77,7 @@ for g in cat["groups"]:
     if g["reproducer"].get("repro"):
         print(g["reproducer"]["repro"])
 PY
-  tar -C "$run" -czf "$out/seed$seed.tar.gz" matrix.json matrix.md index.html findings.json \
+  tar -C "$run" -czf "$out/seed$seed.tar.gz" matrix.json matrix.md index.html findings.json adapters.json \
     env.json run.json cells.jsonl results.jsonl.gz -T "/tmp/min$seed.txt" 2>/dev/null
   grep -E "^matrix exit|^wrote" "/tmp/run$seed.log"
 done

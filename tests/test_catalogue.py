@@ -529,3 +529,17 @@ def test_first_version_seen_is_read_from_the_library_distribution(library, dist,
 
     envs = {"r1": {"libraries": {dist: version, "librmm-cu13": "0.0.0"}}}
     assert _version(library, envs, "r1") == version
+
+
+def test_the_adapters_own_version_string_states_a_shim():
+    from caiconform.report.catalogue import _version
+
+    shim = "0.30.4+shim(np.row_stack = np.vstack)"
+    envs = {
+        "r1": {
+            "libraries": {"numba-cuda": "0.30.4"},
+            "adapters": {"numba-kernel": {"available": True, "version": shim}},
+        }
+    }
+    assert _version("numba-kernel", envs, "r1") == shim
+    assert _version("numba", envs, "r1") == "0.30.4"  # no probe recorded: the distribution

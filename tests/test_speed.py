@@ -314,3 +314,20 @@ def test_a_new_fork_child_is_prepared_for_the_current_cell_only():
     assert all(str(m["id"]).startswith("host-") for m in server.spare.sent)
     assert [r["producer"] for r in server.replay()] == ["a"]
     assert [r["producer"] for r in server.prepares] == ["a", "b"]
+
+
+def test_a_run_records_each_adapters_probe_and_the_report_shows_it(tmp_path):
+    from caiconform.report.build import write_report
+    from caiconform.report.load import load_run
+
+    out = _run(tmp_path / "run", 2, fork=True)
+    adapters = json.loads((out / "adapters.json").read_text())
+    assert set(adapters) == {"good", "wrong", "raises", "abort", "poison"}
+    assert adapters["good"] == {"available": True, "reason": "", "version": "0.0-synthetic"}
+    run = load_run(out)
+    (env,) = run.envs.values()
+    assert env["adapters"]["abort"]["version"] == "0.0-synthetic"
+    write_report([out], None, None)
+    assert "adapters.good.version" in (out / "matrix.md").read_text()
+    (out / "adapters.json").write_text("{broken")
+    assert any("adapters.json: unreadable" in w for w in load_run(out).warnings)

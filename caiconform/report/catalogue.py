@@ -524,10 +524,15 @@ def _pattern(
 
 
 def _version(library: str | None, envs: Mapping[str, Mapping[str, Any]], run_id: Any) -> Any:
+    """The library's version as its adapter reported it (`adapters.json`: a stated shim shows,
+    "0.30.4+shim(...)"), else its distribution's version from env.json."""
     if not library:
         return None
-    versions = env_versions(envs.get(str(run_id)) or {})
-    return lookup_version(versions, DISTRIBUTION.get(library, library))
+    env = envs.get(str(run_id)) or {}
+    probed = ((env.get("adapters") or {}).get(library) or {}).get("version")
+    if isinstance(probed, str) and probed:
+        return probed
+    return lookup_version(env_versions(env), DISTRIBUTION.get(library, library))
 
 
 def _size(record: Mapping[str, Any]) -> int:

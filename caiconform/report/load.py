@@ -127,6 +127,23 @@ def _read_env(directory: Path) -> tuple[dict[str, Any] | None, list[str]]:
     return env, []
 
 
+def _read_adapters(directory: Path, warnings: list[str]) -> dict[str, Any] | None:
+    """The run's `adapters.json` (each library's probe: available, reason, version), or None
+    when the run has none (older runs); an unreadable one is a warning, not an error."""
+    path = directory / "adapters.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        warnings.append(f"{path}: unreadable, left out ({exc})")
+        return None
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: not a JSON object, left out")
+        return None
+    return data
+
+
 def load_run(directory: str | Path) -> Run:
     """Load one run directory. Every record keeps its fields as written; envs and dirs are keyed
     by the run_ids that occur in the journal (env.json describes them all)."""
@@ -141,6 +158,9 @@ def load_run(directory: str | Path) -> Run:
         raise ReportInputError(f"{journal}: holds no results")
     env, env_warnings = _read_env(directory)
     warnings.extend(env_warnings)
+    adapters = _read_adapters(directory, warnings)
+    if adapters is not None:
+        env = {**(env or {}), "adapters": adapters}
     run = Run(records=records, warnings=warnings)
     for run_id in dict.fromkeys(str(r["run_id"]) for r in records):
         run.dirs[run_id] = directory

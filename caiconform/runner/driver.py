@@ -685,6 +685,19 @@ def _probe(worker: Worker, source: str, names: Sequence[str]) -> dict[str, Libra
     return infos
 
 
+#: what each library's probe said, beside env.json (which lists distributions): the adapter's
+#: own version string, so a stated compatibility shim ("0.30.4+shim(...)") reaches the report
+ADAPTERS_FILE = "adapters.json"
+
+
+def _write_adapters(out: Path, infos: dict[str, LibraryInfo]) -> None:
+    data = {
+        name: {"available": info.available, "reason": info.reason, "version": info.version}
+        for name, info in infos.items()
+    }
+    (out / ADAPTERS_FILE).write_text(json.dumps(data, indent=1) + "\n")
+
+
 def _preload_everywhere(
     pool: WorkerPool, config: RunConfig, cells: Sequence[Any], infos: dict[str, LibraryInfo]
 ) -> None:
@@ -759,6 +772,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         result.notes.append(f"dropped {journal.damaged} truncated journal line(s)")
     try:
         infos = _probe(pool.workers[0], config.adapter_source, requested)
+        _write_adapters(config.out, infos)
         cells, skipped = plan_cells(families, infos, len(gpu_ids), no_gpu_reason)
         if config.fork_workers and config.preload_workers:
             _preload_everywhere(pool, config, cells, infos)
