@@ -59,7 +59,7 @@ PY
   echo "matrix exit $?" | tee -a "$out/run.log"
   caiconform report "$run" 2>&1 | tail -1 | tee -a "$out/run.log"
   gzip -c "$run/results.jsonl" > "$out/results.jsonl.gz"
-  tar -C "$run" -czf "$out/report.tar.gz" matrix.json matrix.md findings.json env.json run.json \
+  tar -C "$run" -czf "$out/report.tar.gz" matrix.json matrix.md findings.json env.json adapters.json run.json \
     cells.jsonl 2>/dev/null
   grep -E "^\[|Skipped|unavailable" "$out/run.log" | tail -12
   exit 0

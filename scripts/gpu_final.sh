@@ -31,7 +31,7 @@ secs=$(python3 -c "print(round($(date +%s.%N)-$start,1))")
 echo "matrix exit $rc after $secs s: caiconform run --seed $seed $*" | tee -a "$out/run.log"
 caiconform report "$run" 2>&1 | tail -1 | tee -a "$out/run.log"
 gzip -c "$run/results.jsonl" > "$out/results.jsonl.gz"
-tar -C "$run" -czf "$out/report.tar.gz" matrix.json matrix.md index.html findings.json env.json \
+tar -C "$run" -czf "$out/report.tar.gz" matrix.json matrix.md index.html findings.json env.json adapters.json \
   run.json cells.jsonl
 python3 - "$run" <<'PY' > /tmp/min-repros.txt
 import json, sys
