@@ -543,3 +543,39 @@ def test_the_adapters_own_version_string_states_a_shim():
     }
     assert _version("numba-kernel", envs, "r1") == shim
     assert _version("numba", envs, "r1") == "0.30.4"  # no probe recorded: the distribution
+
+
+def test_a_condition_no_single_label_states_is_read_from_a_pair():
+    # CuPy's DLPack strides: wrong for negative and odd layouts, but only for items wider
+    # than a byte; C layouts of the same types and byte-wide negative/odd layouts pass
+    def agree(outcome, layout, dtype, order, seq):
+        rule = "CAI-DLPACK-AGREE" if outcome == "fail" else None
+        cov = {"layout": layout, "dtype": dtype, "order": order}
+        seen = "strides[0] (20, 4) in cupy's own DLPack capsule (dltensor_versioned)"
+        return rec(
+            "agreement",
+            "cupy",
+            None,
+            outcome,
+            rule,
+            coverage=cov,
+            seq=seq,
+            seen=seen,
+            floor=True,
+        )
+
+    records = [
+        agree("fail", "negative", "float32", "<", 1),
+        agree("fail", "odd", "int16", "<", 2),
+        agree("pass", "negative", "bool", "|", 3),
+        agree("pass", "odd", "uint8", "|", 4),
+        agree("pass", "C", "float32", "<", 5),
+        agree("pass", "C", "int16", "<", 6),
+    ]
+    (group,) = build_catalogue(records)["groups"]
+    assert group["library"] == "cupy"
+    assert group["condition"] == "layout in {negative, odd} and dtype in {float32, int16}"
+    # the first pair that separates them: here the dtype no longer does, the byte order does
+    records.append(agree("pass", "negative", "float32", "|", 7))
+    (group,) = build_catalogue(records)["groups"]
+    assert group["condition"] == "layout in {negative, odd} and order is <"

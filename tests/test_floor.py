@@ -332,9 +332,7 @@ def test_adversarial_floor_has_every_mutant_rule_and_live_mutation_once():
     assert [e.params for e in adversarial.floor(None, "torch")] == [e.params for e in floor]
     # every rule that can break a zero-size array has a zero-size 1-d mutant: consumers skip
     # checks on arrays with nothing to read, and draws alone met that in one seed of two
-    empty = {
-        p["rule"] for p in mutants if sup.decode(p["interface"]).get("shape") in ((0,), [0])
-    }
+    empty = {p["rule"] for p in mutants if sup.decode(p["interface"]).get("shape") in ((0,), [0])}
     any_size = {rule for rule, how in cst.MUTATIONS.items() if how.size == "any"}
     # the shape rules edit the shape itself
     edited = {"CAI-SHAPE-REQUIRED", "CAI-SHAPE-TUPLE", "CAI-SHAPE-INT", "CAI-SHAPE-NONNEGATIVE"}

@@ -506,21 +506,54 @@ def _pattern(
     stated: str = "",
 ) -> str:
     """Label values seen only in failing examples ("dtype is bfloat16", "producer in {jax,
-    torch}"), less those `stated` already says."""
+    torch}"), less those `stated` already says. When no one label separates them, the first
+    pair of labels whose failing values never occur together in a passing example ("layout in
+    {negative, odd} and dtype in {float32, int16}": CuPy's DLPack strides, wrong for those
+    layouts only when the item is wider than a byte)."""
     fail_labels = [{**labels_of(r), **_partner_label(r, role)} for r in failing]
     pass_labels = [{**labels_of(r), **_partner_label(r, role)} for r in passing]
+    keys = (*_LABELS, "producer", "consumer")
     parts = []
-    for key in (*_LABELS, "producer", "consumer"):
+    for key in keys:
         bad = {c[key] for c in fail_labels if key in c}
         good = {c[key] for c in pass_labels if key in c}
         if bad and good and not bad & good:
-            values = sorted(bad)
-            part = (
-                f"{key} is {values[0]}" if len(values) == 1 else f"{key} in {{{', '.join(values)}}}"
-            )
+            part = _values_part(key, bad)
             if part not in stated:
                 parts.append(part)
-    return "; ".join(parts)
+    if parts or not pass_labels:
+        return "; ".join(parts)
+    return _pair_pattern(fail_labels, pass_labels, keys, stated)
+
+
+def _values_part(key: str, values: set[str]) -> str:
+    ordered = sorted(values)
+    return f"{key} is {ordered[0]}" if len(ordered) == 1 else f"{key} in {{{', '.join(ordered)}}}"
+
+
+def _pair_pattern(
+    fail_labels: list[dict[str, str]],
+    pass_labels: list[dict[str, str]],
+    keys: Sequence[str],
+    stated: str,
+) -> str:
+    """The first pair of labels (both carried by every failing example) whose failing value
+    sets never meet in one passing example, each value set smaller than all the values of that
+    label seen (else the pair says nothing a single label would not); '' when none."""
+    carried = [k for k in keys if all(k in c for c in fail_labels)]
+    for i, first in enumerate(carried):
+        for second in carried[i + 1 :]:
+            bad_a = {c[first] for c in fail_labels}
+            bad_b = {c[second] for c in fail_labels}
+            seen_a = bad_a | {c[first] for c in pass_labels if first in c}
+            seen_b = bad_b | {c[second] for c in pass_labels if second in c}
+            if bad_a == seen_a or bad_b == seen_b:
+                continue
+            if any(c.get(first) in bad_a and c.get(second) in bad_b for c in pass_labels):
+                continue
+            part = f"{_values_part(first, bad_a)} and {_values_part(second, bad_b)}"
+            return "" if part in stated else part
+    return ""
 
 
 def _version(library: str | None, envs: Mapping[str, Mapping[str, Any]], run_id: Any) -> Any:
