@@ -30,7 +30,8 @@ Conditions, two of them per group:
 - `condition`: coverage labels (layout kind, dtype class, byte order, stream scenario, mutation,
   mask, version, and the partner library) whose values occur in the group's examples and never
   in the same family's passing examples of the culprit in the same role: "dtype is
-  float8_e4m3fn", "producer in {jax, torch}". Records without `coverage` (older runs) have their
+  float8_e4m3fn", "producer in {jax, torch}"; failing that, the first pair of labels whose
+  failing values never meet in a passing example. Records without `coverage` (older runs) have their
   labels read from params.
 - `contrast`: the minimal failing example set against its nearest passing neighbour in the
   group's cells: the fewest differing *coarse* params (derived ones included: strides explicit or
