@@ -33,12 +33,6 @@ caiconform report "$run" 2>&1 | tail -1 | tee -a "$out/run.log"
 gzip -c "$run/results.jsonl" > "$out/results.jsonl.gz"
 tar -C "$run" -czf "$out/report.tar.gz" matrix.json matrix.md index.html findings.json env.json adapters.json \
   run.json cells.jsonl
-python3 - "$run" <<'PY' > /tmp/min-repros.txt
-import json, sys
-cat = json.load(open(sys.argv[1] + "/findings.json"))
-for g in cat["groups"]:
-    if g["reproducer"].get("repro"):
-        print(g["reproducer"]["repro"])
-PY
+python3 scripts/cited_repros.py "$run" > /tmp/min-repros.txt
 tar -C "$run" -czf "$out/repro-min.tar.gz" -T /tmp/min-repros.txt 2>/dev/null
 grep -E "^\[" "$out/run.log" | tail -3

@@ -70,13 +70,7 @@ for seed in $seeds; do
   caiconform report "$run" 2>&1 | tail -1 >> "/tmp/run$seed.log"
   { echo "== seed $seed"; cat "/tmp/run$seed.log"; } >> "$out/run.log"
   gzip -c "$run/results.jsonl" > "$run/results.jsonl.gz"
-  python3 - "$run" > "/tmp/min$seed.txt" <<'PY'
-import json, sys
-cat = json.load(open(sys.argv[1] + "/findings.json"))
-for g in cat["groups"]:
-    if g["reproducer"].get("repro"):
-        print(g["reproducer"]["repro"])
-PY
+  python3 scripts/cited_repros.py "$run" > "/tmp/min$seed.txt"
   tar -C "$run" -czf "$out/seed$seed.tar.gz" matrix.json matrix.md index.html findings.json adapters.json \
     env.json run.json cells.jsonl results.jsonl.gz -T "/tmp/min$seed.txt" 2>/dev/null
   grep -E "^matrix exit|^wrote" "/tmp/run$seed.log"

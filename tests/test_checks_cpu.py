@@ -366,7 +366,7 @@ def test_of_several_portability_findings_the_one_the_refusal_names_is_chosen(fak
     strides = ValueError("negative strides are not supported")
     assert sup.refusal_portability_rule(negative_f16, strides) == "CAI-PORT-NEGATIVE-STRIDES"
     # a message naming none of them keeps the validator's first
-    assert sup.portability_rule(negative_f16, ValueError("no")) == sup.portability_rule(
+    assert sup.refusal_portability_rule(negative_f16, ValueError("no")) == sup.portability_rule(
         negative_f16
     )
 

@@ -385,14 +385,10 @@ def _named_in(rules: list[str], exc: BaseException) -> str | None:
     return None
 
 
-def portability_rule(interface: Any, exc: BaseException | None = None) -> str | None:
-    """The PORTABILITY finding the validator makes on `interface` that explains a consumer
-    refusing it: of several, the first whose words (`REFUSAL_WORDS`) the refusal's message
-    holds (CuPy's "Unsupported dtype float128" on a float128 array with negative strides is
-    about the type), else the first."""
+def portability_rule(interface: Any) -> str | None:
+    """The first PORTABILITY finding the validator makes on `interface`: the known reason a
+    consumer may refuse a legal export (`named_refusal` first picks the one a refusal names)."""
     rules = _portability_rules(interface)
-    if exc is not None and len(rules) > 1:
-        return _named_in(rules, exc) or rules[0]
     return rules[0] if rules else None
 
 

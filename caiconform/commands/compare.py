@@ -38,51 +38,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def cell_of(record: dict) -> str:
-    """A record's cell key as `cells.jsonl` writes it: check/producer/consumer, '-' for none."""
-    return f"{record.get('check')}/{record.get('producer') or '-'}/{record.get('consumer') or '-'}"
-
-
-def finished_cells(run_dir) -> set[str]:
-    """The cells a run directory's `cells.jsonl` says finished (ran or were skipped whole)."""
-    from pathlib import Path
-
-    path = Path(run_dir) / "cells.jsonl"
-    cells = set()
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue  # a truncated last line of a killed run
-            if isinstance(entry, dict) and "cell" in entry:
-                cells.add(str(entry["cell"]))
-    return cells
-
-
-def _load(path: str):
-    from caiconform.cli import UsageError
-    from caiconform.report.load import ReportInputError, load_run
-
-    try:
-        return load_run(path)
-    except ReportInputError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def _catalogue(path: str, cells: set[str] | None = None) -> dict:
+    """The catalogue of a run directory (of its records in `cells` only, when given) or a
+    findings.json as written."""
     from pathlib import Path
 
     from caiconform.cli import UsageError
     from caiconform.report.catalogue import build_catalogue
+    from caiconform.report.load import ReportInputError, cell_key, load_run
 
     target = Path(path)
-    if cells is not None:
-        if target.is_file():
-            raise UsageError(f"{target}: --common-cells needs run directories, not findings.json")
-        run = _load(path)
-        records = [r for r in run.records if cell_of(r) in cells]
-        return build_catalogue(records, run.envs)
     if target.is_file():
         try:
             data = json.loads(target.read_text(encoding="utf-8"))
@@ -91,8 +56,12 @@ def _catalogue(path: str, cells: set[str] | None = None) -> dict:
         if not isinstance(data, dict) or "groups" not in data:
             raise UsageError(f"{target}: not a findings.json (no 'groups')")
         return data
-    run = _load(path)
-    return build_catalogue(run.records, run.envs)
+    try:
+        run = load_run(target)
+    except ReportInputError as exc:
+        raise UsageError(str(exc)) from None
+    records = run.records if cells is None else [r for r in run.records if cell_key(r) in cells]
+    return build_catalogue(records, run.envs)
 
 
 def _line(group: dict) -> str:
@@ -113,10 +82,12 @@ def run(args: argparse.Namespace) -> int:
     if args.common_cells:
         from pathlib import Path
 
+        from caiconform.report.load import read_cells
+
         for path in (args.run_a, args.run_b):
             if not Path(path).is_dir():
                 raise UsageError(f"{path}: --common-cells needs run directories")
-        done_a, done_b = finished_cells(args.run_a), finished_cells(args.run_b)
+        done_a, done_b = ({c["cell"] for c in read_cells(p)} for p in (args.run_a, args.run_b))
         common = done_a & done_b
         if not common:
             raise UsageError("--common-cells: the two runs finished no cell in common")

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from caiconform.expectations import env_versions, is_correct_rejection, lookup_version
+from caiconform.report.load import cell_key
 from caiconform.runner.outcome import CRASH, HANG, PASS, POISONED, REJECTED, SKIP
 from caiconform.spec.rules import RULES
 
@@ -178,10 +179,6 @@ def _one_sided(record: Mapping[str, Any]) -> str | None:
     if consumer and not producer:
         return "consumer"
     return None
-
-
-def _cell(record: Mapping[str, Any]) -> str:
-    return f"{record.get('check')}/{record.get('producer') or '-'}/{record.get('consumer') or '-'}"
 
 
 @dataclass
@@ -584,7 +581,7 @@ def build_catalogue(
     passing_by_role: dict[tuple[Any, str, Any], list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
         if passed(r) and not r.get("shrunk"):
-            passing_by_cell[_cell(r)].append(r)
+            passing_by_cell[cell_key(r)].append(r)
             for role in ("producer", "consumer"):
                 if r.get(role):
                     passing_by_role[(r.get("check"), role, r[role])].append(r)
@@ -611,14 +608,14 @@ def build_catalogue(
     for key, group in groups.items():
         examples = members.get(key) or shrunk[key]
         minimal = min(shrunk.get(key) or examples, key=_size)
-        cells = sorted({_cell(r) for r in examples})
+        cells = sorted({cell_key(r) for r in examples})
         role, library = group["role"], group["library"]
         if library and role:
             families = sorted({str(r.get("check")) for r in examples})
             passing = [p for f in families for p in passing_by_role.get((f, role, library), [])]
         else:
             passing = [p for cell in cells for p in passing_by_cell.get(cell, [])]
-        neighbours = passing_by_cell.get(_cell(minimal)) or [
+        neighbours = passing_by_cell.get(cell_key(minimal)) or [
             p
             for cell in cells
             if cell.split("/")[0] == minimal.get("check")
@@ -635,7 +632,7 @@ def build_catalogue(
                 "version": _version(library, envs, minimal.get("run_id")),
                 "message": minimal.get("message"),
                 "reproducer": {
-                    "cell": _cell(minimal),
+                    "cell": cell_key(minimal),
                     "params": minimal.get("params"),
                     "repro": minimal.get("repro"),
                     "run_id": minimal.get("run_id"),

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from caiconform.report.load import cell_key
 from caiconform.runner.outcome import PASS, SKIP
 
 __all__ = ["LABELS", "build_coverage", "combination", "planned_from_dirs"]
@@ -27,10 +28,6 @@ def combination(coverage: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={coverage[k]}" for k in LABELS if k in coverage)
 
 
-def _cell(record: Mapping[str, Any]) -> str:
-    return f"{record.get('check')}/{record.get('producer') or '-'}/{record.get('consumer') or '-'}"
-
-
 def build_coverage(
     records: Iterable[Mapping[str, Any]], planned: Mapping[str, int] | None = None
 ) -> dict[str, Any]:
@@ -41,7 +38,7 @@ def build_coverage(
     by_cell: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
         if r.get("floor") and not r.get("shrunk"):
-            by_cell[_cell(r)].append(r)
+            by_cell[cell_key(r)].append(r)
     cells = {}
     for key in sorted(set(by_cell) | set(planned)):
         rows = by_cell.get(key, [])
@@ -102,19 +99,11 @@ def build_coverage(
 def planned_from_dirs(dirs: Mapping[str, Any]) -> dict[str, int]:
     """`floor_planned` per cell key from the `cells.jsonl` of each run directory (runs from
     before the floor have none: {})."""
-    import json
-    from pathlib import Path
+    from caiconform.report.load import read_cells
 
     planned: dict[str, int] = {}
     for directory in dirs.values():
-        path = Path(directory) / "cells.jsonl"
-        if not path.is_file():
-            continue
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue  # a truncated last line of a killed run
-            if isinstance(entry, dict) and isinstance(entry.get("floor_planned"), int):
-                planned[str(entry.get("cell"))] = entry["floor_planned"]
+        for entry in read_cells(directory):
+            if isinstance(entry.get("floor_planned"), int):
+                planned[str(entry["cell"])] = entry["floor_planned"]
     return planned

@@ -11,14 +11,23 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from caiconform.runner.outcome import OUTCOMES
 
-__all__ = ["ReportInputError", "Run", "load_run", "read_journal", "JOURNAL_NAMES", "REQUIRED_KEYS"]
+__all__ = [
+    "ReportInputError",
+    "Run",
+    "load_run",
+    "read_journal",
+    "read_cells",
+    "cell_key",
+    "JOURNAL_NAMES",
+    "REQUIRED_KEYS",
+]
 
 #: Journal file names, looked for in this order.
 JOURNAL_NAMES = ("results.jsonl", "results.jsonl.gz")
@@ -125,6 +134,29 @@ def _read_env(directory: Path) -> tuple[dict[str, Any] | None, list[str]]:
     if not isinstance(env, dict):
         raise ReportInputError(f"{path}: expected a JSON object, got {type(env).__name__}")
     return env, []
+
+
+def cell_key(record: Mapping[str, Any]) -> str:
+    """A record's cell as the runner names it (`cells.jsonl`): check/producer/consumer, '-'
+    for a role the cell does not have."""
+    return f"{record.get('check')}/{record.get('producer') or '-'}/{record.get('consumer') or '-'}"
+
+
+def read_cells(directory: str | Path) -> list[dict[str, Any]]:
+    """The lines of a run directory's `cells.jsonl` (one per finished cell) that parse: [] when
+    there is none; a truncated last line of a killed run is left out."""
+    path = Path(directory) / "cells.jsonl"
+    if not path.is_file():
+        return []
+    cells = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and "cell" in entry:
+            cells.append(entry)
+    return cells
 
 
 def _read_adapters(directory: Path, warnings: list[str]) -> dict[str, Any] | None:

@@ -46,6 +46,11 @@ _WORTH_A_FORK_S = 0.02
 PRELOAD_ENV = "CAICONFORM_PRELOAD"
 
 
+def _prepare_key(fields: dict[str, Any]) -> str:
+    """A prepare request (less its id) as a hashable key."""
+    return repr(sorted(fields.items()))
+
+
 def _write_all(fd: int, data: bytes) -> None:
     while data:
         data = data[os.write(fd, data) :]
@@ -110,7 +115,6 @@ class ForkServer:
         self.out_fd = out_fd
         self.hooks = hooks
         self.buffer = b""
-        self.prepares: list[dict[str, Any]] = []
         #: the prepare of the cell the parent asked for last: the one a new child is given
         self.current: dict[str, Any] | None = None
         self.imported: set[tuple] = set()
@@ -164,7 +168,7 @@ class ForkServer:
         return [self.current] if self.current is not None else []
 
     def _send_prepare(self, child: _Child, request: dict[str, Any]) -> None:
-        key = repr(sorted(request.items()))
+        key = _prepare_key(request)
         if key in child.prepared:
             return
         child.prepared.add(key)
@@ -247,12 +251,10 @@ class ForkServer:
             if self._import(request):
                 self._refresh()
             fields = {k: v for k, v in request.items() if k != "id"}
-            if fields not in self.prepares:
-                self.prepares.append(fields)
             self.current = fields
             if self.spare is not None:
                 self._send_prepare(self.spare, fields)
-            self.child.prepared.add(repr(sorted(fields.items())))
+            self.child.prepared.add(_prepare_key(fields))
         self.pending = request.get("id")
         self.child.send(request)
         return True
