@@ -22,7 +22,9 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from math import prod
 from typing import Any, NamedTuple
 
@@ -41,6 +43,7 @@ __all__ = [
     "mutants",
     "Mutant",
     "MUTATIONS",
+    "pin_variant",
     "stream_scenarios",
     "CAIExport",
 ]
@@ -366,12 +369,10 @@ def _valid_dicts(draw, versions, shape_st, typestr_st, size: str, min_dims: int 
         shape = tuple(max(n, 1) for n in shape)
     typestr = draw(typestr_st)
     itemsize = parse_typestr(typestr).itemsize
+    pin = _PIN.get()
+    kinds = ("C", "F", "padded", "sliced", "negative", "broadcast")
     layout = draw(
-        _layouts(
-            st.just(shape),
-            st.just(itemsize),
-            ("C", "F", "padded", "sliced", "negative", "broadcast"),
-        )
+        _layouts(st.just(shape), st.just(itemsize), (pin.layout,) if pin and pin.layout else kinds)
     )
     d: dict[str, Any] = {
         "shape": shape,
@@ -428,9 +429,47 @@ class _Mutation(NamedTuple):
     apply: Callable[[Any, dict], None]  # (draw, dict) -> None, edits the dict in place
 
 
-def _set(key: str, values: st.SearchStrategy) -> Callable[[Any, dict], None]:
+class _Pin:
+    """Which variant of a mutation to make (`mutant_variants`): each mutation breaks its rule
+    in a few ways (a float, a str, a bool where an int belongs...) and consumers differ on each
+    (the H100 runs of 2026-11-23: jax took a bool shape element, CuPy a bool stream, torch a
+    list of strides for a 0-d array, each found by one seed's draws only). `count` is how many
+    variants the pinned draw offered; `layout` pins the base dict's layout kind."""
+
+    def __init__(self, index: int, layout: str | None = None) -> None:
+        self.index = index
+        self.layout = layout
+        self.count = 1
+
+
+_PIN: ContextVar[_Pin | None] = ContextVar("caiconform_mutation_pin", default=None)
+
+
+def _variant(unpinned: st.SearchStrategy, variants: list) -> st.SearchStrategy:
+    """`unpinned` for drawn mutants; under a pin, the pinned one of `variants` (strategies)."""
+    pin = _PIN.get()
+    if pin is None:
+        return unpinned
+    pin.count = max(pin.count, len(variants))
+    return variants[pin.index % len(variants)]
+
+
+def _choice(values: list) -> st.SearchStrategy:
+    """sampled_from(values), one variant per value."""
+    return _variant(st.sampled_from(values), [st.just(v) for v in values])
+
+
+def _either(*strategies: st.SearchStrategy) -> st.SearchStrategy:
+    """one_of(strategies), one variant per strategy."""
+    return _variant(st.one_of(*strategies), list(strategies))
+
+
+def _set(key: str, values: list | Callable[[], st.SearchStrategy]) -> Callable[[Any, dict], None]:
+    """Set d[key] to one of `values` (a list of bad values) or a draw from `values()` (built
+    when drawn, so that a pin applies)."""
+
     def apply(draw, d: dict) -> None:
-        d[key] = draw(values)
+        d[key] = draw(_choice(values) if isinstance(values, list) else values())
 
     return apply
 
@@ -460,20 +499,23 @@ def _explicit_strides(d: dict) -> list[int]:
 
 def _strides_type(draw, d: dict) -> None:
     d["strides"] = draw(
-        st.sampled_from(["C", 4, 1.5]) | st.just(_explicit_strides(d))  # a list is not a tuple
+        _variant(
+            st.sampled_from(["C", 4, 1.5]) | st.just(_explicit_strides(d)),  # a list, not a tuple
+            [st.just(v) for v in ("C", 4, 1.5, _explicit_strides(d))],
+        )
     )
 
 
 def _strides_int(draw, d: dict) -> None:
     strides = _explicit_strides(d)
     i = draw(st.integers(0, len(strides) - 1))
-    strides[i] = draw(st.sampled_from([float(strides[i]), str(strides[i]), None, True]))
+    strides[i] = draw(_choice([float(strides[i]), str(strides[i]), None, True]))
     d["strides"] = tuple(strides)
 
 
 def _strides_ndim(draw, d: dict) -> None:
     strides = _explicit_strides(d)
-    if strides and draw(st.booleans()):
+    if strides and draw(_variant(st.booleans(), [st.just(True), st.just(False)])):
         strides.pop()
     else:
         strides.append(draw(st.integers(1, 64)))
@@ -489,26 +531,24 @@ def _pointer_edit(values: Callable[[int], st.SearchStrategy]):
 
 
 def _readonly_edit(draw, d: dict) -> None:
-    d["data"] = (d["data"][0], draw(st.sampled_from([0, 1, None, "False"])))
+    d["data"] = (d["data"][0], draw(_choice([0, 1, None, "False"])))
 
 
 def _data_tuple(draw, d: dict) -> None:
     ptr, readonly = d["data"]
-    d["data"] = draw(st.sampled_from([[ptr, readonly], (ptr,), (ptr, readonly, 0), ptr, None]))
+    d["data"] = draw(_choice([[ptr, readonly], (ptr,), (ptr, readonly, 0), ptr, None]))
 
 
 def _descr_consistent(draw, d: dict) -> None:
     typestr = d["typestr"]
     itemsize = parse_typestr(typestr).itemsize
-    d["descr"] = draw(
-        st.sampled_from([[("", f"|V{itemsize + 1}")], [("a", typestr), ("b", typestr)]])
-    )
+    d["descr"] = draw(_choice([[("", f"|V{itemsize + 1}")], [("a", typestr), ("b", typestr)]]))
 
 
 def _descr_grammar(draw, d: dict) -> None:
     typestr = d["typestr"]
     d["descr"] = draw(
-        st.sampled_from(
+        _choice(
             [
                 typestr,
                 [],
@@ -542,11 +582,16 @@ def _mask_shape(draw, d: dict) -> None:
     )
 
 
+_ODD_KEYS = ["owner", "device", "Shape", "strides ", ""]
+
+
 def _unknown_key(draw, d: dict) -> None:
     known = keys_for_version(3)
     key = draw(
-        st.sampled_from(["owner", "device", "Shape", "strides ", ""])
-        | st.text(max_size=8).filter(lambda k: k not in known)
+        _variant(
+            st.sampled_from(_ODD_KEYS) | st.text(max_size=8).filter(lambda k: k not in known),
+            [st.just(k) for k in _ODD_KEYS],
+        )
     )
     d[key] = draw(st.none() | st.integers() | st.text(max_size=4))
 
@@ -566,7 +611,7 @@ _BAD_TYPESTRS = [
     "float32",
     "<i",
 ]
-_NOT_INT = st.sampled_from([1.0, "1", None, True])
+_NOT_INT = [1.0, "1", None, True]
 
 #: rule ID -> how to break it (versions it applies to, the base array it needs, the edit).
 MUTATIONS: dict[str, _Mutation] = {
@@ -576,13 +621,13 @@ MUTATIONS: dict[str, _Mutation] = {
         _VERSIONS,
         "any",
         0,
-        lambda draw, d: d.update(shape=draw(st.sampled_from([list(d["shape"]), 3, "3", None]))),
+        lambda draw, d: d.update(shape=draw(_choice([list(d["shape"]), 3, "3", None]))),
     ),
     "CAI-SHAPE-INT": _Mutation(
         _VERSIONS,
         "any",
         1,
-        _edit_element("shape", lambda n: st.sampled_from([float(n), str(n), None, True])),
+        _edit_element("shape", lambda n: _choice([float(n), str(n), None, True])),
     ),
     "CAI-SHAPE-NONNEGATIVE": _Mutation(
         _VERSIONS, "any", 1, _edit_element("shape", lambda n: st.integers(-(2**63), -1))
@@ -592,23 +637,19 @@ MUTATIONS: dict[str, _Mutation] = {
         _VERSIONS,
         "any",
         0,
-        lambda draw, d: d.update(
-            typestr=draw(st.sampled_from([d["typestr"].encode(), 4, None, ["<f4"]]))
-        ),
+        lambda draw, d: d.update(typestr=draw(_choice([d["typestr"].encode(), 4, None, ["<f4"]]))),
     ),
-    "CAI-TYPESTR-GRAMMAR": _Mutation(
-        _VERSIONS, "any", 0, _set("typestr", st.sampled_from(_BAD_TYPESTRS))
-    ),
+    "CAI-TYPESTR-GRAMMAR": _Mutation(_VERSIONS, "any", 0, _set("typestr", _BAD_TYPESTRS)),
     "CAI-DATA-REQUIRED": _Mutation(_VERSIONS, "any", 0, _delete("data")),
     "CAI-DATA-TUPLE": _Mutation(_VERSIONS, "any", 0, _data_tuple),
     "CAI-DATA-POINTER-INT": _Mutation(
         _VERSIONS,
         "any",
         0,
-        _pointer_edit(lambda p: st.sampled_from([float(p), str(p), None, True])),
+        _pointer_edit(lambda p: _choice([float(p), str(p), None, True])),
     ),
     "CAI-DATA-POINTER-RANGE": _Mutation(
-        _VERSIONS, "any", 0, _pointer_edit(lambda p: st.sampled_from([-p - 1, 2**64 + p]))
+        _VERSIONS, "any", 0, _pointer_edit(lambda p: _choice([-p - 1, 2**64 + p]))
     ),
     "CAI-DATA-READONLY-BOOL": _Mutation(_VERSIONS, "any", 0, _readonly_edit),
     "CAI-DATA-ZERO-SIZE-NULL": _Mutation(
@@ -620,7 +661,10 @@ MUTATIONS: dict[str, _Mutation] = {
     "CAI-VERSION-REQUIRED": _Mutation(_VERSIONS, "any", 0, _delete("version")),
     "CAI-VERSION-INT": _Mutation(_VERSIONS, "any", 0, _set("version", _NOT_INT)),
     "CAI-VERSION-KNOWN": _Mutation(
-        _VERSIONS, "any", 0, _set("version", st.integers(4, 2**70) | st.integers(-(2**70), -1))
+        _VERSIONS,
+        "any",
+        0,
+        _set("version", lambda: _either(st.integers(4, 2**70), st.integers(-(2**70), -1))),
     ),
     "CAI-STRIDES-TYPE": _Mutation(_VERSIONS, "any", 0, _strides_type),
     "CAI-STRIDES-INT": _Mutation(_VERSIONS, "any", 1, _strides_int),
@@ -633,7 +677,7 @@ MUTATIONS: dict[str, _Mutation] = {
         0,
         lambda draw, d: d.update(
             mask=draw(
-                st.sampled_from(
+                _choice(
                     [
                         5,
                         "mask",
@@ -647,17 +691,16 @@ MUTATIONS: dict[str, _Mutation] = {
         ),
     ),
     "CAI-MASK-SHAPE": _Mutation((1, 2, 3), "any", 0, _mask_shape),
-    "CAI-STREAM-TYPE": _Mutation(
-        (3,), "any", 0, _set("stream", st.sampled_from([1.0, "1", True, b"\x01"]))
-    ),
-    "CAI-STREAM-ZERO-FORBIDDEN": _Mutation((3,), "any", 0, _set("stream", st.just(0))),
+    "CAI-STREAM-TYPE": _Mutation((3,), "any", 0, _set("stream", [1.0, "1", True, b"\x01"])),
+    "CAI-STREAM-ZERO-FORBIDDEN": _Mutation((3,), "any", 0, _set("stream", [0])),
     "CAI-STREAM-HANDLE": _Mutation(
-        (3,), "any", 0, _set("stream", st.integers(-(2**64), -1) | st.integers(2**64, 2**70))
+        (3,),
+        "any",
+        0,
+        _set("stream", lambda: _either(st.integers(-(2**64), -1), st.integers(2**64, 2**70))),
     ),
-    "CAI-V0-NO-MASK": _Mutation((0,), "any", 0, _set("mask", st.none())),
-    "CAI-V2-STREAM-UNDEFINED": _Mutation(
-        (0, 1, 2), "any", 0, _set("stream", st.sampled_from([None, 1, 2, 0x7F00]))
-    ),
+    "CAI-V0-NO-MASK": _Mutation((0,), "any", 0, _set("mask", [None])),
+    "CAI-V2-STREAM-UNDEFINED": _Mutation((0, 1, 2), "any", 0, _set("stream", [None, 1, 2, 0x7F00])),
 }
 
 
@@ -703,6 +746,19 @@ def _mutant(draw, rule: str, version: int | None, shape_st, typestr_st) -> Mutan
     d = draw(_valid_dicts(versions, shape_st, typestr_st, mutation.size, mutation.min_dims))
     mutation.apply(draw, d)
     return Mutant(d, rule)
+
+
+@contextlib.contextmanager
+def pin_variant(index: int, layout: str | None = None) -> Iterator[_Pin]:
+    """Inside, `mutants()` makes variant `index` of each mutation (modulo how many it has;
+    `pin.count` says, once a mutant was drawn) on a base of layout kind `layout` (default:
+    any). For a coverage floor: `find` each variant's minimal mutant, the same in every run."""
+    pin = _Pin(index, layout)
+    token = _PIN.set(pin)
+    try:
+        yield pin
+    finally:
+        _PIN.reset(token)
 
 
 # --- stream scenarios ----------------------------------------------------------------------

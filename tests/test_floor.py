@@ -347,3 +347,75 @@ def test_structured_padding_is_not_data():
     assert sup.compare_values(seen, values) is None
     raw[:, 0] ^= 1  # field "a"
     assert "4 of 4 elements differ" in sup.compare_values(seen, values)
+
+
+def _floor_mutants(rule: str) -> list[dict]:
+    from caiconform.checks import adversarial
+
+    return [
+        sup.decode(e.params["interface"])
+        for e in adversarial.floor(None, "cupy")
+        if e.params["kind"] == "mutant" and e.params["rule"] == rule
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rule", "seen"),
+    [
+        # the variants one seed of two drew on the H100 (2026-11-23), each accepted by a consumer
+        ("CAI-STREAM-TYPE", lambda d: d.get("stream") is True),  # CuPy took a bool stream
+        ("CAI-SHAPE-INT", lambda d: d["shape"] == (True,)),  # jax took a bool extent
+        ("CAI-STRIDES-TYPE", lambda d: d.get("strides") == []),  # torch, a list on a 0-d array
+        ("CAI-TYPESTR-GRAMMAR", lambda d: d["typestr"] == "f4"),  # cuda.core, no byte order
+        # CuPy's context poisoned by a null pointer with broadcast strides
+        ("CAI-DATA-NONZERO-SIZE-NONNULL", lambda d: d.get("strides") == (0, 1)),
+    ],
+)
+def test_adversarial_floor_has_every_variant_of_a_mutation(rule, seen):
+    mutants = _floor_mutants(rule)
+    assert any(seen(d) for d in mutants), mutants
+
+
+def test_adversarial_floor_every_listed_bad_value_on_both_bases():
+    from caiconform import strategies as cst
+
+    streams = [d.get("stream") for d in _floor_mutants("CAI-STREAM-TYPE")]
+    for value in (1.0, "1", True, b"\x01"):
+        # on the minimal array and on the zero-size 1-d one
+        assert sum(type(s) is type(value) and s == value for s in streams) >= 2, streams
+    typestrs = {d["typestr"] for d in _floor_mutants("CAI-TYPESTR-GRAMMAR")}
+    assert set(cst._BAD_TYPESTRS) <= typestrs
+
+
+def test_pin_variant_picks_each_variant_and_counts_them():
+    from hypothesis import find
+
+    from caiconform import strategies as cst
+
+    seen = []
+    index, count = 0, 1
+    while index < count:
+        with cst.pin_variant(index) as pin:
+            mutant = find(cst.mutants(rules=["CAI-STREAM-TYPE"]), lambda _: True)
+        count = pin.count
+        seen.append(mutant.interface["stream"])
+        index += 1
+    assert count == 4
+    assert [type(s) for s in seen] == [float, str, bool, bytes]
+    # outside the context, draws are not pinned
+    assert cst._PIN.get() is None
+
+
+def test_pin_variant_pins_the_layout_kind():
+    from hypothesis import find
+    from hypothesis import strategies as st
+
+    from caiconform import strategies as cst
+
+    with cst.pin_variant(0, layout="negative"):
+        mutant = find(
+            cst.mutants(rules=["CAI-DATA-NONZERO-SIZE-NONNULL"], shape=st.just((2, 3))),
+            lambda _: True,
+        )
+    assert mutant.interface["data"][0] == 0
+    assert min(mutant.interface["strides"]) < 0

@@ -108,30 +108,56 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     return st.one_of(_mutants(), st.sampled_from(list(LIVE)).flatmap(_live))
 
 
-#: drawn mutants per rule in the floor, beside the minimal one
+#: drawn mutants per rule in the floor, beside the pinned variants
 MUTANT_VARIANTS = 4
+#: rules whose mutants the floor also makes on each non-C layout of a (2, 3) array: a consumer
+#: copying a non-contiguous array runs a kernel where a contiguous one takes a memcpy that fails
+#: cleanly (the H100 run of 2026-11-23: CuPy's context poisoned by a null pointer with stride 0,
+#: rejected with C strides; one seed drew it)
+LAYOUT_FLOOR_RULES = ("CAI-DATA-NONZERO-SIZE-NONNULL",)
+_FLOOR_LAYOUT_KINDS = ("F", "padded", "sliced", "negative", "broadcast")
 _floor_lock = threading.Lock()
 _floor_cache: list = []
 
 
 def floor(producer: str | None, consumer: str | None) -> list:
-    """Every mutant rule: hypothesis's minimal mutant breaking it (found the same way in every
-    run), its minimal mutant of a zero-size 1-d array, and MUTANT_VARIANTS drawn ones; every
-    live mutation once, on a float32 (3, 4) array. The same for every
-    consumer: found once per process (a few seconds)."""
+    """Every mutant rule, every variant of its mutation (`strategies.pin_variant`: a float, a
+    str, a bool...) as hypothesis's minimal mutant and as the minimal mutant of a zero-size 1-d
+    array, LAYOUT_FLOOR_RULES on each layout kind, and MUTANT_VARIANTS drawn ones; every live
+    mutation once, on a float32 (3, 4) array. The same for every consumer, in every run: found
+    once per process (a few seconds)."""
     with _floor_lock:
         if not _floor_cache:
             _floor_cache.extend(_build_floor())
         return list(_floor_cache)
 
 
-def _build_floor() -> list:
-    from hypothesis import HealthCheck, Phase, find, settings
+def _variants(rule: str, quiet: Any, shape: tuple | None = None, layout: str | None = None):
+    """The minimal mutant of each variant of `rule`'s mutation."""
+    from hypothesis import find
     from hypothesis import strategies as st
 
     from caiconform import strategies as cst
+    from caiconform.runner.draws import seed_only_draws
+
+    out, index, count = [], 0, 1
+    while index < count:
+        with seed_only_draws(), cst.pin_variant(index, layout) as pin:
+            shape_st = None if shape is None else st.just(shape)
+            out.append(
+                find(cst.mutants(rules=[rule], shape=shape_st), lambda _: True, settings=quiet)
+            )
+        count = pin.count
+        index += 1
+    return out
+
+
+def _build_floor() -> list:
+    from hypothesis import HealthCheck, Phase, settings
+
+    from caiconform import strategies as cst
     from caiconform.checks import _floor
-    from caiconform.runner.draws import draw_examples, seed_only_draws
+    from caiconform.runner.draws import draw_examples
 
     quiet = settings(
         database=None,
@@ -142,22 +168,18 @@ def _build_floor() -> list:
     out = []
     seen: set[str] = set()
     for number, rule in enumerate(cst.MUTATIONS):
-        with seed_only_draws():
-            mutant = find(cst.mutants(rules=[rule]), lambda _: True, settings=quiet)
-        minimal = [mutant]
+        pinned = _variants(rule, quiet)
         if cst.MUTATIONS[rule].size == "any":
-            # the minimal mutant of a 1-d zero-size array too: consumers skip checks on arrays
-            # with nothing to read (the H100 run of 2026-11-23 met jax taking a str stride on
-            # shape (0,) in one seed's draws only)
-            with seed_only_draws():
-                empty = find(
-                    cst.mutants(rules=[rule], shape=st.just((0,))), lambda _: True, settings=quiet
-                )
-            minimal.append(empty)
-        # beside the minimal mutants, MUTANT_VARIANTS drawn ones: a rule is broken in several
-        # ways (strides as a list, a str, a float element...) and consumers differ on each
+            # each variant on a 1-d zero-size array too: consumers skip checks on arrays with
+            # nothing to read (the H100 run of 2026-11-23 met jax taking a str stride on shape
+            # (0,) in one seed's draws only)
+            pinned += _variants(rule, quiet, shape=(0,))
+        if rule in LAYOUT_FLOOR_RULES:
+            for kind in _FLOOR_LAYOUT_KINDS:
+                pinned += _variants(rule, quiet, shape=(2, 3), layout=kind)
+        # beside them, MUTANT_VARIANTS drawn ones: bases of other shapes, versions and keys
         drawn, _error = draw_examples(cst.mutants(rules=[rule]), 1000 + number, MUTANT_VARIANTS)
-        for variant in [*minimal, *drawn]:
+        for variant in [*pinned, *drawn]:
             params = {"kind": "mutant", "interface": sup.encode(variant.interface), "rule": rule}
             key = json.dumps(params, sort_keys=True)
             if key not in seen:
