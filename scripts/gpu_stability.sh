@@ -13,6 +13,7 @@
 # first, so the matrix has every library this machine can run in one call (Warp needs two
 # calls: scripts/gpu_adopters.sh).
 # Brings back (8 files at most): gpu.txt, tests.log, run.log, compare.json, compare.txt,
+# profile<N>.txt.gz (with .whl/py-spy: the parent's GIL-holding stacks, py-spy's raw format),
 # seed<N>.tar.gz per seed (matrix.json/md, index.html, findings.json, env.json, run.json,
 # cells.jsonl, results.jsonl.gz and the reproducers the catalogue cites).
 set -uo pipefail
@@ -63,6 +64,17 @@ for seed in $seeds; do
       "(seeds side by side: $seeds)" >> "/tmp/run$seed.log"
   ) &
 done
+# with .whl/py-spy (a py-spy binary, carried like the wheels): sample the parent of each run,
+# only threads holding the GIL (--gil), without pausing it (--nonblocking), to see where the
+# parent's time goes (issue 11: workers idle while the parent draws, judges and journals)
+if [ -x .whl/py-spy ]; then
+  sleep 3
+  for seed in $seeds; do
+    pid=$(pgrep -o -f "^[^ ]*python[^ ]* [^ ]*caiconform run --seed $seed ")
+    [ -n "$pid" ] && .whl/py-spy record --pid "$pid" --gil --nonblocking --rate 50 --format raw \
+      -o "/tmp/profile$seed.txt" > "/tmp/pyspy$seed.log" 2>&1 &
+  done
+fi
 wait
 echo "matrices: $(( $(date +%s) - t1 )) s"
 for seed in $seeds; do
@@ -74,6 +86,8 @@ for seed in $seeds; do
   tar -C "$run" -czf "$out/seed$seed.tar.gz" matrix.json matrix.md index.html findings.json adapters.json \
     env.json run.json cells.jsonl results.jsonl.gz -T "/tmp/min$seed.txt" 2>/dev/null
   grep -E "^matrix exit|^wrote" "/tmp/run$seed.log"
+  if [ -s "/tmp/profile$seed.txt" ]; then gzip -c "/tmp/profile$seed.txt" > "$out/profile$seed.txt.gz"
+  else tail -3 "/tmp/pyspy$seed.log" 2>/dev/null; fi
 done
 if [ $# -eq 2 ]; then
   caiconform compare "/tmp/m$1" "/tmp/m$2" --json > "$out/compare.json"
