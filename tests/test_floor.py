@@ -369,6 +369,7 @@ def _floor_mutants(rule: str) -> list[dict]:
         ("CAI-TYPESTR-GRAMMAR", lambda d: d["typestr"] == "f4"),  # cuda.core, no byte order
         # CuPy's context poisoned by a null pointer with broadcast strides
         ("CAI-DATA-NONZERO-SIZE-NONNULL", lambda d: d.get("strides") == (0, 1)),
+        ("CAI-DATA-NONZERO-SIZE-NONNULL", lambda d: d.get("strides") == (0,)),  # all strides 0
     ],
 )
 def test_adversarial_floor_has_every_variant_of_a_mutation(rule, seen):

@@ -110,10 +110,10 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
 
 #: drawn mutants per rule in the floor, beside the pinned variants
 MUTANT_VARIANTS = 4
-#: rules whose mutants the floor also makes on each non-C layout of a (2, 3) array: a consumer
-#: copying a non-contiguous array runs a kernel where a contiguous one takes a memcpy that fails
-#: cleanly (the H100 run of 2026-11-23: CuPy's context poisoned by a null pointer with stride 0,
-#: rejected with C strides; one seed drew it)
+#: rules whose mutants the floor also makes on each non-C layout of a (2, 3) array and on a
+#: 1-d broadcast (every stride 0): how a consumer reads a bad pointer depends on the layout (the
+#: H100 runs of 2026-11-23: CuPy rejects a null pointer with C, F, negative or (0, 1) strides
+#: but poisons its context with strides (0,) or (0, 0, 0), which one seed of each pair drew)
 LAYOUT_FLOOR_RULES = ("CAI-DATA-NONZERO-SIZE-NONNULL",)
 _FLOOR_LAYOUT_KINDS = ("F", "padded", "sliced", "negative", "broadcast")
 _floor_lock = threading.Lock()
@@ -177,6 +177,9 @@ def _build_floor() -> list:
         if rule in LAYOUT_FLOOR_RULES:
             for kind in _FLOOR_LAYOUT_KINDS:
                 pinned += _variants(rule, quiet, shape=(2, 3), layout=kind)
+            # a 1-d broadcast: every stride 0 (CuPy rejected stride (0, 1) and poisoned its
+            # context on (0,) and (0, 0, 0), both seeds of the second H100 pair, 2026-11-23)
+            pinned += _variants(rule, quiet, shape=(4,), layout="broadcast")
         # beside them, MUTANT_VARIANTS drawn ones: bases of other shapes, versions and keys
         drawn, _error = draw_examples(cst.mutants(rules=[rule]), 1000 + number, MUTANT_VARIANTS)
         for variant in [*pinned, *drawn]:
