@@ -47,6 +47,7 @@ from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import CRASH, HANG, PASS, POISONED, SKIP, Result
 from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
 from caiconform.runner.pool import Exchange, Worker, WorkerLost, WorkerPool
+from caiconform.runner.prefetch import MIN_CELLS, Prefetch, processes_for
 from caiconform.runner.protocol import canonical
 from caiconform.runner.repro import write_repro
 from caiconform.runner.resolve import resolve
@@ -112,6 +113,9 @@ class RunConfig:
     #: with one-second synthetic imports and few cells per worker it is slower:
     #: benchmarks/bench_matrix.py --slow-imports); off until measured on a GPU
     preload_workers: bool = False
+    #: draw cells' examples in spawned processes ahead of the cells (`prefetch.py`); None:
+    #: when the matrix has at least `prefetch.MIN_CELLS` cells to run
+    prefetch_draws: bool | None = None
     #: (I, N): run only shard I of N of the matrix (`schedule.shard_cells`)
     shard: tuple[int, int] | None = None
     #: an earlier run directory whose cells.jsonl informs the cost estimates
@@ -257,8 +261,12 @@ class _CellRun:
         cost: float = 1.0,
         changed: Callable[[], None] = lambda: None,
         notes: list[str] | None = None,
+        prefetch: Prefetch | None = None,
     ) -> None:
         self.cell = cell
+        self.prefetch = prefetch
+        #: the floor's jobs run while the drawn ones are still being drawn
+        self.drawing = False
         self.journal = journal
         self.config = config
         self.listener = listener
@@ -411,21 +419,34 @@ class _CellRun:
                 continue
             seen.add(key)
             jobs.append(_Job(len(jobs), i, example.params, key, f"floor-{i:04d}", example.coverage))
+        # the floor's examples go to the workers at once; the drawn ones follow when drawn
+        with self.lock:
+            self.jobs = jobs
+            self.drawing = True
+            self.state = "running"
+        self.changed()
         began = time.perf_counter()
-        drawn, error = draw_examples(self.strategy, self.seed, self.config.max_examples)
+        fetched = self.prefetch.take(self.cell.key) if self.prefetch is not None else None
+        if fetched is None:
+            drawn, exc = draw_examples(self.strategy, self.seed, self.config.max_examples)
+            error = None if exc is None else f"{type(exc).__name__}: {exc}"
+        else:
+            drawn, error = fetched
+            self.timing["prefetched"] += len(drawn)
         self.timing["draw_s"] += time.perf_counter() - began
         self.timing["drawn"] += len(drawn)
         if error is not None:  # hypothesis could not draw (Unsatisfiable, a strategy bug)
-            self.draw_error = f"examples could not be drawn: {type(error).__name__}: {error}"
+            self.draw_error = f"examples could not be drawn: {error}"
+        more: list[_Job] = []
         for i, params in enumerate(drawn):
             key = canonical(params)
             if key in seen:
                 continue
             seen.add(key)
-            jobs.append(_Job(len(jobs), i, params, key, f"{i:04d}"))
+            more.append(_Job(len(jobs) + len(more), i, params, key, f"{i:04d}"))
         with self.lock:
-            self.jobs = jobs
-            self.state = "running"
+            self.jobs.extend(more)
+            self.drawing = False
         self._flush()
 
     def run_job(self, job: _Job, worker: Worker) -> None:
@@ -467,7 +488,7 @@ class _CellRun:
                 self.journaled += 1
                 if self.listener is not None:
                     self.listener.example(self.cell, record)
-            if self.journaled < len(self.jobs):
+            if self.journaled < len(self.jobs) or self.drawing:
                 return
             if self.draw_error is not None:
                 self.journal.record(skip_record(self.cell, self.draw_error))
@@ -770,6 +791,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     result = RunResult(run_id, config.out, journal.results.records, [])
     if journal.damaged:
         result.notes.append(f"dropped {journal.damaged} truncated journal line(s)")
+    prefetch: Prefetch | None = None
     try:
         infos = _probe(pool.workers[0], config.adapter_source, requested)
         _write_adapters(config.out, infos)
@@ -805,6 +827,10 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
                 journal.record(skip_record(cell, reason))
                 journal.cell_done(cell.key, skipped=reason)
         scheduler = Scheduler([], stop)
+        to_run = [c for c in cells if c.key not in done]
+        wanted = config.prefetch_draws
+        if wanted or (wanted is None and len(to_run) >= MIN_CELLS):
+            prefetch = Prefetch(processes_for(len(pool.workers)))
         runs = [
             _CellRun(
                 cell,
@@ -815,11 +841,17 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
                 cost=costs[cell.key],
                 changed=scheduler.changed,
                 notes=result.notes,
+                prefetch=prefetch,
             )
-            for cell in cells
-            if cell.key not in done
+            for cell in to_run
         ]
         scheduler.pending = sorted(runs, key=lambda r: -r.cost)
+        if prefetch is not None:
+            prefetch.submit(
+                (r.cell.key, r.cell.family.module.__name__, r.cell.producer, r.cell.consumer)
+                + (r.seed, config.max_examples)
+                for r in scheduler.pending
+            )
         threads_n = min(len(pool.workers), len(runs)) if _hypothesis_threads_ok() else 1
         threads = [
             threading.Thread(
@@ -842,6 +874,8 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
             for thread in threads:
                 thread.join(timeout=config.timeout_s + 5)
     finally:
+        if prefetch is not None:
+            prefetch.close()
         pool.close()
         journal.close()
     return result

@@ -1,0 +1,72 @@
+"""Cells' examples drawn in other processes, ahead of the cells that run them.
+
+The parent's cell threads share one GIL. On the H100 (2026-11-23, seed 11 of the default
+matrix, `py-spy record --gil` on the parent) 71 % of the samples holding the GIL were
+hypothesis drawing a cell's examples (`draws.draw_examples`, 6.8 s per cell on average under
+that contention, 1,862 s over 275 cells), while that cell's workers had nothing to run. A
+cell's draws depend only on its family, producer, consumer, seed and example count
+(`draws.seed_only_draws` keeps imported modules out of them), so a few spawned processes draw
+them, in the order the cells will start, and a cell takes its list when it starts. A cell whose
+list cannot come from the pool (the pool broke, the params do not pickle) draws for itself as
+before: the same examples either way (tests/test_prefetch.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+from collections.abc import Iterable
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+from caiconform.runner.draws import draw_examples
+
+__all__ = ["Prefetch", "draw_cell", "processes_for"]
+
+#: a matrix with fewer cells than this draws in the parent (the pool's start costs more)
+MIN_CELLS = 32
+
+
+def draw_cell(
+    module: str, producer: str | None, consumer: str | None, seed: int, max_examples: int
+) -> tuple[list[Any], str | None]:
+    """(examples, error): the cell's drawn examples, as `draws.draw_examples` gives them in the
+    parent; `error` is what stopped hypothesis early, formatted."""
+    strategy = importlib.import_module(module).examples(producer, consumer)
+    drawn, error = draw_examples(strategy, seed, max_examples)
+    return drawn, None if error is None else f"{type(error).__name__}: {error}"
+
+
+def processes_for(workers: int) -> int:
+    """A quarter of the cores (at least 1, at most 8): the workers need the rest."""
+    return max(1, min(8, (os.cpu_count() or workers) // 4))
+
+
+class Prefetch:
+    """Draws submitted cells in a pool of spawned processes (spawn: the parent has threads and
+    pipes to workers, which a fork would copy)."""
+
+    def __init__(self, processes: int) -> None:
+        self._pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+        self._futures: dict[str, Future] = {}
+
+    def submit(self, cells: Iterable[tuple[str, str, str | None, str | None, int, int]]) -> None:
+        """cells: (key, module, producer, consumer, seed, max_examples), in start order."""
+        for key, module, producer, consumer, seed, max_examples in cells:
+            self._futures[key] = self._pool.submit(
+                draw_cell, module, producer, consumer, seed, max_examples
+            )
+
+    def take(self, key: str) -> tuple[list[Any], str | None] | None:
+        """The cell's draws (waiting for them), or None when the pool could not give them."""
+        future = self._futures.pop(key, None)
+        if future is None:
+            return None
+        try:
+            return future.result()
+        except Exception:  # a broken pool or unpicklable params: the cell draws itself
+            return None
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

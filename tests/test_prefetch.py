@@ -1,0 +1,103 @@
+"""Draws made ahead in spawned processes (`runner.prefetch`) are the parent's own draws."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from caiconform.runner.draws import draw_examples
+from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.prefetch import Prefetch, draw_cell, processes_for
+from caiconform.runner.protocol import canonical
+
+SYNTHETIC = "tests.synthetic.checks"
+SOURCE = "tests.synthetic.adapters"
+HOOK = f"{SYNTHETIC}:healthy"
+
+CELLS = [
+    ("roundtrip/reference/cupy", "caiconform.checks.roundtrip", "reference", "cupy", 7, 25),
+    ("adversarial/-/torch", "caiconform.checks.adversarial", None, "torch", 8, 25),
+    ("streams/cupy/jax", "caiconform.checks.streams", "cupy", "jax", 9, 25),
+    ("schema/numba/-", "caiconform.checks.schema", "numba", None, 10, 25),
+]
+
+
+def _here(module: str, producer, consumer, seed: int, n: int) -> list:
+    import importlib
+
+    drawn, error = draw_examples(
+        importlib.import_module(module).examples(producer, consumer), seed, n
+    )
+    assert error is None
+    return drawn
+
+
+def test_pool_draws_what_the_parent_draws():
+    prefetch = Prefetch(2)
+    try:
+        prefetch.submit(CELLS)
+        for key, module, producer, consumer, seed, n in CELLS:
+            fetched = prefetch.take(key)
+            assert fetched is not None, key
+            drawn, error = fetched
+            assert error is None
+            here = _here(module, producer, consumer, seed, n)
+            assert [canonical(p) for p in drawn] == [canonical(p) for p in here], key
+        assert prefetch.take("never/submitted/-") is None
+    finally:
+        prefetch.close()
+
+
+def test_draw_cell_reports_a_strategy_error_formatted():
+    drawn, error = draw_cell("tests.synthetic.unsatisfiable", "good", "good", 1, 5)
+    assert drawn == [] and error is not None and error.startswith("Unsatisfiable")
+
+
+def test_processes_for_leaves_the_cores_to_the_workers():
+    assert 1 <= processes_for(16) <= 8
+
+
+def _records(out) -> list[tuple]:
+    rows = []
+    for line in (out / "results.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        rows.append(
+            (
+                r["check"],
+                r["producer"],
+                r["consumer"],
+                r["index"],
+                r["outcome"],
+                canonical(r["params"]),
+                r.get("shrunk"),
+            )
+        )
+    return sorted(rows, key=repr)
+
+
+@pytest.mark.parametrize("seed", [5])
+def test_a_run_with_prefetched_draws_equals_one_without(tmp_path, seed):
+    runs = {}
+    for prefetch in (False, True):
+        config = RunConfig(
+            out=tmp_path / f"run-{prefetch}",
+            checks=[SYNTHETIC],
+            libraries=["good", "wrong", "raises", "abort"],
+            max_examples=12,
+            seed=seed,
+            workers=2,
+            timeout_s=5.0,
+            gpus=0,
+            shrink=False,
+            health_hooks=[HOOK],
+            adapter_source=SOURCE,
+            prefetch_draws=prefetch,
+        )
+        run_matrix(config)
+        runs[prefetch] = _records(config.out)
+        cells = [json.loads(line) for line in (config.out / "cells.jsonl").read_text().splitlines()]
+        prefetched = sum(c.get("timing", {}).get("prefetched", 0) for c in cells)
+        assert (prefetched > 0) == prefetch, prefetched
+    assert runs[True] == runs[False]
+    assert len(runs[True]) >= 4 * 12
