@@ -47,7 +47,7 @@ def _outcomes(run_dir: Path) -> tuple[dict, dict]:
     return explore, shrunk
 
 
-def _run(out: Path, workers: int, fork: bool, preload: bool = False) -> Path:
+def _run(out: Path, workers: int, fork: bool, preload: bool | None = None) -> Path:
     run_matrix(
         RunConfig(
             out=out,
@@ -254,7 +254,8 @@ def test_fork_servers_preload_the_runs_modules_and_libraries_before_forking(tmp_
     """With `preload_workers`, every fork-server worker imports the run's check modules and
     available libraries before its first child (so a cell new to the worker replaces no
     children); the worker that probed is restarted to do the same. Their stderr logs say so.
-    Off by default, and meaningless without fork servers."""
+    Off by default when no cell needs a GPU (these synthetic ones), and meaningless without
+    fork servers."""
     out = _run(tmp_path / "run", 2, fork=True, preload=True)
     logs = sorted((out / "workers").glob("worker-*.log"))
     lines = [
@@ -330,3 +331,29 @@ def test_a_run_records_each_adapters_probe_and_the_report_shows_it(tmp_path):
     assert "adapters.good.version" in (out / "matrix.md").read_text()
     (out / "adapters.json").write_text("{broken")
     assert any("adapters.json: unreadable" in w for w in load_run(out).warnings)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"), [([], None), (["--preload"], True), (["--no-preload"], False)]
+)
+def test_run_preload_flags(argv, expected):
+    """`caiconform run` leaves preloading to the run (on when it has GPU cells) unless told."""
+    import argparse
+
+    from caiconform.commands import run as run_command
+
+    parser = argparse.ArgumentParser()
+    run_command.add_arguments(parser)
+    assert parser.parse_args(argv).preload is expected
+
+
+def test_run_refuses_preload_and_no_preload_together(capsys):
+    import argparse
+
+    from caiconform.commands import run as run_command
+
+    parser = argparse.ArgumentParser()
+    run_command.add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--preload", "--no-preload"])
+    assert "not allowed with" in capsys.readouterr().err

@@ -151,11 +151,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="start every worker process cold instead of forking it from a process that "
         "imported the libraries once (crashes then cost a restart, or a spare)",
     )
-    parser.add_argument(
+    preload = parser.add_mutually_exclusive_group()
+    preload.add_argument(
         "--preload",
         action="store_true",
+        default=None,
         help="fork servers import every available library before their first fork, instead "
-        "of each cell's libraries when a cell needs them (no children replaced mid-run)",
+        "of each cell's libraries when a cell needs them (no children replaced mid-run); "
+        "the default when the run has GPU cells",
+    )
+    preload.add_argument(
+        "--no-preload",
+        dest="preload",
+        action="store_false",
+        help="import each cell's libraries when a cell needs them (the default on a CPU)",
     )
     parser.add_argument(
         "--no-spare",

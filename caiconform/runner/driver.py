@@ -109,10 +109,11 @@ class RunConfig:
     fork_workers: bool = True
     #: fork servers import the run's check modules and available libraries before their first
     #: fork (`forkserver.PRELOAD_ENV`) instead of as cells need them: no children replaced
-    #: when a cell brings a new library, but every worker pays every import up front (on a CPU
-    #: with one-second synthetic imports and few cells per worker it is slower:
-    #: benchmarks/bench_matrix.py --slow-imports); off until measured on a GPU
-    preload_workers: bool = False
+    #: when a cell brings a new library, but every worker pays every import up front. None:
+    #: when the run has GPU cells (the H100, 2026-11-23, seed 11 of the default matrix:
+    #: 176.5 s with, 273.7 s without, the same finding groups); on a CPU with one-second
+    #: synthetic imports and few cells per worker it is 1.20x slower (bench_matrix.py)
+    preload_workers: bool | None = None
     #: draw cells' examples in spawned processes ahead of the cells (`prefetch.py`); None:
     #: when the matrix has at least `prefetch.MIN_CELLS` cells to run
     prefetch_draws: bool | None = None
@@ -796,7 +797,10 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         infos = _probe(pool.workers[0], config.adapter_source, requested)
         _write_adapters(config.out, infos)
         cells, skipped = plan_cells(families, infos, len(gpu_ids), no_gpu_reason)
-        if config.fork_workers and config.preload_workers:
+        preload = config.preload_workers
+        if preload is None:
+            preload = any(c.gpus for c in cells)
+        if config.fork_workers and preload:
             _preload_everywhere(pool, config, cells, infos)
         if config.only_cells is not None:
             cells = [c for c in cells if c.key in config.only_cells]
