@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer cupy
+# the run saw: accepted-invalid [CAI-STRIDES-TYPE]: cupy fed a mutant breaking CAI-STRIDES-TYPE: got accepted, read shape (), expected a clean rejection (an exception) [CAI-STRIDES-TYPE]
+"""adversarial: cupy fed a dict breaking CAI-STRIDES-TYPE; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": []}], ["typestr", "|b1"], ["data", {"$tuple": [256, false]}], ["version", 3], ["strides", []]]}')), 'CAI-STRIDES-TYPE', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+import cupy
+result = cupy.asnumpy(cupy.asarray(obj))
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

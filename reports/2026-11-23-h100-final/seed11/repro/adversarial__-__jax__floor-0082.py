@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer jax
+# the run saw: accepted-invalid [CAI-TYPESTR-GRAMMAR]: jax fed a mutant breaking CAI-TYPESTR-GRAMMAR: got accepted, read shape (0,), expected a clean rejection (an exception) [CAI-TYPESTR-GRAMMAR]
+"""adversarial: jax fed a dict breaking CAI-TYPESTR-GRAMMAR; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": [0]}], ["typestr", "f4"], ["data", {"$tuple": [0, false]}], ["version", 3]]}')), 'CAI-TYPESTR-GRAMMAR', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+import numpy as np, jax.numpy as jnp
+result = np.asarray(jnp.asarray(obj))
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer numba
+# the run saw: accepted-invalid [CAI-DATA-POINTER-INT]: numba fed a mutant breaking CAI-DATA-POINTER-INT: got accepted, read shape (0,), expected a clean rejection (an exception) [CAI-DATA-POINTER-INT]
+"""adversarial: numba fed a dict breaking CAI-DATA-POINTER-INT; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": [0]}], ["typestr", "|b1"], ["data", {"$tuple": [0.0, false]}], ["version", 3]]}')), 'CAI-DATA-POINTER-INT', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+from numba import cuda
+result = cuda.as_cuda_array(obj).copy_to_host()
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

@@ -1,0 +1,31 @@
+# caiconform reproducer: check adversarial, producer None, consumer pycuda
+# the run saw: accepted-invalid [CAI-STREAM-LIVE]: pycuda fed stream-bogus |b1: got accepted, read shape (1,), expected a clean rejection (an exception) [CAI-STREAM-LIVE]
+"""adversarial: pycuda fed a stream-bogus export
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks.adversarial import build_live
+
+obj, values, keep = build_live(json.loads('{"kind": "live", "mutation": "stream-bogus", "typestr": "|b1", "layout": {"shape": [1], "strides": null, "offset": 0, "pad": 0, "kind": "C", "portable": true}, "seed": 0}'))
+
+print(obj.__cuda_array_interface__)
+
+import numpy as np
+import pycuda.autoprimaryctx
+from pycuda import gpuarray
+from pycuda.compiler import SourceModule
+from caiconform.adapters.pycuda_adapter import GATHER_SOURCE, c_strides_of
+d = obj.__cuda_array_interface__
+shape, dtype = tuple(d['shape']), np.dtype(d['typestr'])
+strides = d.get('strides') or c_strides_of(shape, dtype.itemsize)
+n = int(np.prod(shape))
+dst = gpuarray.empty(n * dtype.itemsize, np.uint8)
+meta = gpuarray.to_gpu(np.array([*shape, *strides, 0], dtype=np.int64))
+SourceModule(GATHER_SOURCE).get_function('gather')(obj, dst, np.int64(n), np.int32(len(shape)), np.int32(dtype.itemsize), meta, block=(256, 1, 1), grid=(max(1, -(-n // 256)), 1))
+result = dst.get().view(dtype).reshape(shape)
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer torch
+# the run saw: crash: worker died (SIGABRT): Fatal Python error: Aborted
+"""adversarial: torch fed a dict breaking CAI-DATA-NONZERO-SIZE-NONNULL; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": [2, 3]}], ["typestr", "|b1"], ["data", {"$tuple": [0, false]}], ["version", 3], ["strides", {"$tuple": [-3, 1]}]]}')), 'CAI-DATA-NONZERO-SIZE-NONNULL', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+import torch
+result = torch.as_tensor(obj, device='cuda').cpu().numpy()
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

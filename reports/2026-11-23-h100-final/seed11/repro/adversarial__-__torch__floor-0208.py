@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer torch
+# the run saw: accepted-invalid [CAI-STRIDES-INT]: torch fed a mutant breaking CAI-STRIDES-INT: got accepted, read shape (0,), expected a clean rejection (an exception) [CAI-STRIDES-INT]
+"""adversarial: torch fed a dict breaking CAI-STRIDES-INT; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": [0]}], ["typestr", "|b1"], ["data", {"$tuple": [0, false]}], ["version", 3], ["strides", {"$tuple": [true]}]]}')), 'CAI-STRIDES-INT', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+import torch
+result = torch.as_tensor(obj, device='cuda').cpu().numpy()
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

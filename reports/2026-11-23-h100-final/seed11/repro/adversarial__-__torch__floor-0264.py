@@ -1,0 +1,23 @@
+# caiconform reproducer: check adversarial, producer None, consumer torch
+# the run saw: accepted-invalid [CAI-MASK-SHAPE]: torch fed a mutant breaking CAI-MASK-SHAPE: got accepted, read shape (), expected a clean rejection (an exception) [CAI-MASK-SHAPE]
+"""adversarial: torch fed a dict breaking CAI-MASK-SHAPE; it should refuse it
+
+Run with: python this_file.py
+"""
+
+import json
+
+from caiconform.checks._support import InterfaceObject, decode
+from caiconform.checks.adversarial import rebase
+
+keep = []
+d = rebase(decode(json.loads('{"$dict": [["shape", {"$tuple": []}], ["typestr", "|b1"], ["data", {"$tuple": [256, false]}], ["version", 3], ["mask", {"$cai": {"$dict": [["shape", {"$tuple": [2]}], ["typestr", "|b1"], ["data", {"$tuple": [256, false]}], ["version", 3]]}}]]}')), 'CAI-MASK-SHAPE', keep)
+obj = InterfaceObject(d, keepalive=keep)
+
+print(obj.__cuda_array_interface__)
+
+import torch
+result = torch.as_tensor(obj, device='cuda').cpu().numpy()
+result = getattr(result, 'values', result)
+
+print('accepted; read:', result)

@@ -1,0 +1,60 @@
+# caiconform reproducer: check roundtrip, producer numba, consumer jax
+# the run saw: fail [CAI-DATA-EXTENT-IN-ALLOCATION]: numba->jax |b1 broadcast (2,): invalid export: data[0]: got bytes [0x7f990f001200, 0x7f990f001202) end 1 bytes past allocation [0x7f990f001200, 0x7f990f001201), expected every byte reached inside one allocation [CAI-DATA-EXTENT-IN-ALLOCATION]
+"""roundtrip: a |b1 array, layout broadcast (2,) strides (0,), produced by numba and read by jax,
+should read back bit for bit.
+
+Run with: python this_file.py
+"""
+
+import numpy as np
+
+from caiconform.spec.dtypes import numpy_dtype
+
+
+def make_values(
+    typestr: str,
+    shape: list[int] | tuple[int, ...],
+    seed: int,
+    strides: list[int] | tuple[int, ...] | None = None,
+) -> np.ndarray:
+    """Random element bit patterns for `typestr` and `shape`, the same for the same seed.
+
+    Random bytes rather than random numbers: every bit pattern a dtype can hold is exercised
+    (NaN payloads, infinities, subnormals, negative zero), which is what a byte-exact exchange
+    must preserve. Booleans are reduced to 0/1, the only patterns a bool may hold. Along axes
+    whose byte stride in `strides` is 0 (a broadcast layout: one element in memory) the values
+    repeat, as they must to be storable at all.
+    """
+    dtype = numpy_dtype(typestr)
+    shape = tuple(int(n) for n in shape)
+    if strides is None:
+        source = shape
+    else:
+        source = tuple(1 if s == 0 else n for n, s in zip(shape, strides, strict=True))
+    count = 1
+    for extent in source:
+        count *= extent
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, size=count * dtype.itemsize, dtype=np.uint8)
+    if dtype.kind == "b":
+        raw &= 1
+    return np.broadcast_to(raw.view(dtype).reshape(source), shape).copy()
+
+
+values = make_values('|b1', [2], 0, [0])
+
+from caiconform.adapters.registry import get
+from caiconform.spec.layout import Layout
+obj = get('numba').produce(values, Layout.from_dict({'shape': [2], 'strides': [0], 'offset': 0, 'pad': 0, 'kind': 'broadcast', 'portable': True}), '|b1', 'none')
+
+import numpy as np, jax.numpy as jnp
+result = np.asarray(jnp.asarray(obj))
+result = getattr(result, 'values', result)
+
+print("interface:", obj.__cuda_array_interface__)
+import numpy as np
+result = np.asarray(result)
+print("read:", result)
+print("expected:", values)
+same = result.shape == values.shape and result.tobytes() == values.tobytes()
+print("bitwise equal:", same)
