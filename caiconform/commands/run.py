@@ -140,6 +140,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-shrink", action="store_true", help="keep non-pass examples as found, unshrunk"
     )
     parser.add_argument(
+        "--no-confirm",
+        action="store_true",
+        help="do not run the first example of each non-pass class once more (the catalogue "
+        "then cannot say whether a finding reproduces)",
+    )
+    parser.add_argument(
         "--shrink-budget",
         type=_seconds,
         metavar="S",
@@ -334,6 +340,7 @@ def run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         gpus=args.gpus,
         shrink=not args.no_shrink,
+        confirm=not args.no_confirm,
         shrink_budget_s=args.shrink_budget,
         adapter_source=args.adapter_source,
         resume=args.resume,

@@ -44,7 +44,7 @@ from caiconform.runner.calibrate import SPIN_ENV
 from caiconform.runner.draws import draw_examples, hypothesis_settings, seed_only_draws
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
-from caiconform.runner.outcome import CRASH, HANG, PASS, POISONED, SKIP, Result
+from caiconform.runner.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
 from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
 from caiconform.runner.pool import Exchange, Worker, WorkerLost, WorkerPool
 from caiconform.runner.prefetch import MIN_CELLS, Prefetch, processes_for
@@ -117,6 +117,9 @@ class RunConfig:
     #: draw cells' examples in spawned processes ahead of the cells (`prefetch.py`); None:
     #: when the matrix has at least `prefetch.MIN_CELLS` cells to run
     prefetch_draws: bool | None = None
+    #: run the first example of each non-pass class of a cell once more, and say in
+    #: cells.jsonl `confirmed` whether it gave the same class (`_CellRun.run_confirm`)
+    confirm: bool = True
     #: (I, N): run only shard I of N of the matrix (`schedule.shard_cells`)
     shard: tuple[int, int] | None = None
     #: an earlier run directory whose cells.jsonl informs the cost estimates
@@ -131,6 +134,7 @@ class RunConfig:
             "max_examples": self.max_examples,
             "seed": self.seed,
             "shrink": self.shrink,
+            "confirm": self.confirm,
             "adapter_source": self.adapter_source,
             "timeout_s": self.timeout_s,
             "shrink_budget_s": self.shrink_budget_s,
@@ -298,6 +302,10 @@ class _CellRun:
         self.journal_crashes: Counter = Counter()  # the same, in journal order (authoritative)
         self.draw_error: str | None = None
         self.targets: list[tuple[str, str | None]] = []
+        #: the first record of each non-pass class, to run once more (`run_confirm`)
+        self.confirms: list[dict] = []
+        #: what running them again gave: cells.jsonl `confirmed`
+        self.confirmed: list[dict] = []
         self.shrinking = 0
         self.state = "new"  # -> "running" -> "shrinking" -> "done" | "broken"
         self.started = 0.0
@@ -313,7 +321,9 @@ class _CellRun:
             return self.cost
         if self.state == "running":
             return self.cost * (len(self.jobs) - self.dispatched) / max(1, len(self.jobs))
-        return self.cost * len(self.targets) / 10 if self.state == "shrinking" else 0.0
+        if self.state != "shrinking":
+            return 0.0
+        return self.cost * (len(self.targets) / 10 + len(self.confirms) / max(1, len(self.jobs)))
 
     def take(self) -> tuple | None:
         """The next task of this cell for any thread: an example, or a class to shrink."""
@@ -322,6 +332,9 @@ class _CellRun:
                 job = self.jobs[self.dispatched]
                 self.dispatched += 1
                 return ("example", self, job)
+            if self.state == "shrinking" and self.confirms:
+                self.shrinking += 1
+                return ("confirm", self, self.confirms.pop(0))
             if self.state == "shrinking" and self.targets:
                 self.shrinking += 1
                 return ("shrink", self, self.targets.pop(0))
@@ -507,9 +520,11 @@ class _CellRun:
                     and _class_of(r) not in in_floor
                 )
                 self.targets = [t for t in classes if t not in self.shrunk_classes]
+            if self.config.confirm:
+                self.confirms = _firsts_to_confirm(self.explored)
             if self.state == "running":
                 self.state = "shrinking"
-                if not self.targets:
+                if not self.targets and not self.confirms:
                     self._finish(Counter(r["outcome"] for r in self.explored))
         self.changed()
 
@@ -518,13 +533,46 @@ class _CellRun:
         try:
             self.shrink(self.strategy, target, worker)
         finally:
+            self._task_done("shrink_s", began)
+
+    def run_confirm(self, record: dict, worker: Worker) -> None:
+        """Run a class's first example once more (a fresh child when the first crashed or
+        poisoned its process): a finding whose example gives another result the second time
+        is not one to send a maintainer as it stands (the catalogue says `reproduced`)."""
+        began = time.perf_counter()
+        try:
+            if self.stop.is_set():
+                raise _Stopped
+            again = self._exchange(record["params"], worker).result
+            outcome, rule = _class_of(record)
             with self.lock:
-                self.timing["shrink_s"] += time.perf_counter() - began
-                self.shrinking -= 1
-                last = self.state == "shrinking" and not self.targets and not self.shrinking
-                if last:
-                    self._finish(Counter(r["outcome"] for r in self.explored))
-            self.changed()
+                self.confirmed.append(
+                    {
+                        "outcome": outcome,
+                        "rule": rule,
+                        "index": record.get("index"),
+                        "floor": bool(record.get("floor")),
+                        "again": again.outcome,
+                        "again_rule": again.rule,
+                        "same": _class_of(again) == (outcome, rule),
+                    }
+                )
+        finally:
+            self._task_done("confirm_s", began)
+
+    def _task_done(self, timer: str, began: float) -> None:
+        with self.lock:
+            self.timing[timer] += time.perf_counter() - began
+            self.shrinking -= 1
+            last = (
+                self.state == "shrinking"
+                and not self.targets
+                and not self.confirms
+                and not self.shrinking
+            )
+            if last:
+                self._finish(Counter(r["outcome"] for r in self.explored))
+        self.changed()
 
     def shrink(self, strategy, target: tuple[str, str | None], worker: Worker) -> dict | None:
         deadline = time.monotonic() + self.config.shrink_budget_s
@@ -571,6 +619,7 @@ class _CellRun:
             floor_planned=self.floor_planned,
             wall_s=round(time.monotonic() - self.started, 3),
             timing=timing,
+            **({"confirmed": self.confirmed} if self.confirmed else {}),
         )
         if self.listener is not None:
             self.listener.cell_finished(self.cell, counts)
@@ -589,8 +638,24 @@ class _CellRun:
         while (task := self.take()) is not None:
             if task[0] == "example":
                 self.run_job(task[2], worker)
+            elif task[0] == "confirm":
+                self.run_confirm(task[2], worker)
             else:
                 self.run_shrink(task[2], worker)
+
+
+#: outcomes whose class is run once more: a hang is not (it would cost the timeout again), nor a
+#: floor example the crash cap skipped
+_CONFIRMED = frozenset(OUTCOMES) - {PASS, SKIP, HANG}
+
+
+def _firsts_to_confirm(explored: Sequence[dict]) -> list[dict]:
+    """The first explored record of each (outcome, rule) class that `run_confirm` runs again."""
+    firsts: dict[tuple, dict] = {}
+    for record in explored:
+        if record["outcome"] in _CONFIRMED:
+            firsts.setdefault(_class_of(record), record)
+    return list(firsts.values())
 
 
 def skip_record(cell: Cell, reason: str) -> dict[str, Any]:
@@ -947,6 +1012,8 @@ def _drive(scheduler: Scheduler, worker: Worker, gpu_ids: Sequence[str], config:
                     cell.start()
                 elif kind == "example":
                     cell.run_job(task[2], worker)
+                elif kind == "confirm":
+                    cell.run_confirm(task[2], worker)
                 else:
                     cell.run_shrink(task[2], worker)
             except _Stopped:
