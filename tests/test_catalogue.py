@@ -140,6 +140,7 @@ def test_groups_join_cells_count_examples_and_use_the_shrunk_reproducer():
         "groups": 1,
         "must_groups": 1,
         "ambiguous_groups": 0,
+        "unreproduced_groups": 0,
         "by_library": {"torch": 1},
     }
 

@@ -61,7 +61,7 @@ def _catalogue(path: str, cells: set[str] | None = None) -> dict:
     except ReportInputError as exc:
         raise UsageError(str(exc)) from None
     records = run.records if cells is None else [r for r in run.records if cell_key(r) in cells]
-    return build_catalogue(records, run.envs)
+    return build_catalogue(records, run.envs, run.confirmations)
 
 
 def _line(group: dict) -> str:

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     except ReportInputError as exc:
         raise UsageError(str(exc)) from None
     run_data = runs[0] if len(runs) == 1 else merge_runs(runs)
-    groups = build_catalogue(run_data.records, run_data.envs)["groups"]
+    groups = build_catalogue(run_data.records, run_data.envs, run_data.confirmations)["groups"]
     libraries = sorted({g["library"] for g in groups if g.get("library")})
     if args.library is not None and args.library not in libraries:
         known = ", ".join(libraries) or "none"

@@ -72,6 +72,7 @@ __all__ = [
     "labels_of",
     "outcome_class",
     "passed",
+    "reproduced",
 ]
 
 SCHEMA = "caiconform-findings/1"
@@ -570,12 +571,29 @@ def _size(record: Mapping[str, Any]) -> int:
     return len(json.dumps(record.get("params"), sort_keys=True, default=str))
 
 
+def reproduced(
+    examples: Iterable[Mapping[str, Any]], confirmations: Mapping[tuple, bool]
+) -> bool | None:
+    """Whether a group's finding reproduced: True when a class's first example in one of its
+    cells gave the same class when the runner ran it again, False when every such re-run gave
+    another, None when none was run again (an older run, `--no-confirm`, a hang)."""
+    seen = [
+        confirmations[key]
+        for key in {(cell_key(r), str(r.get("outcome")), r.get("rule")) for r in examples}
+        if key in confirmations
+    ]
+    return any(seen) if seen else None
+
+
 def build_catalogue(
     records: Sequence[Mapping[str, Any]],
     envs: Mapping[str, Mapping[str, Any]] | None = None,
+    confirmations: Mapping[tuple, bool] | None = None,
 ) -> dict[str, Any]:
-    """The findings catalogue of `records` (schema `caiconform-findings/1`)."""
+    """The findings catalogue of `records` (schema `caiconform-findings/1`); `confirmations`
+    (`load.Run.confirmations`) say which groups reproduced."""
     envs = envs or {}
+    confirmations = confirmations or {}
     evidence = Evidence.of(r for r in records if not r.get("shrunk"))
     passing_by_cell: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     passing_by_role: dict[tuple[Any, str, Any], list[Mapping[str, Any]]] = defaultdict(list)
@@ -625,6 +643,7 @@ def build_catalogue(
         group.update(
             {
                 "count": len(examples),
+                "reproduced": reproduced(examples, confirmations),
                 "cells": cells,
                 "checks": sorted({str(r.get("check")) for r in examples}),
                 "condition": _pattern(examples, passing, role, stated) or None,
@@ -662,6 +681,7 @@ def build_catalogue(
             "groups": len(out),
             "must_groups": sum(g["level"] == "MUST" for g in out),
             "ambiguous_groups": sum(g["library"] is None for g in out),
+            "unreproduced_groups": sum(g["reproduced"] is False for g in out),
             "by_library": dict(sorted(counts.items())),
         },
     }

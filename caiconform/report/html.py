@@ -303,7 +303,9 @@ function drawCatalogue() {
   if (!cat) { section.append(el("p", {class: "muted", text: "This report predates the catalogue."})); return; }
   section.append(el("p", {class: "muted", text: cat.groups.length + " group(s), " +
     cat.summary.must_groups + " at MUST level, " + cat.summary.ambiguous_groups +
-    " without a single culprit."}));
+    " without a single culprit, " + (cat.summary.unreproduced_groups || 0) +
+    " not reproduced when run again."}));
+  const again = (r) => r === true ? "yes" : r === false ? "no" : NONE;
   if (!cat.groups.length) return;
   const rows = cat.groups.map((g) => {
     const repro = g.reproducer.href ? el("a", {href: g.reproducer.href, text: "min"}) : NONE;
@@ -312,11 +314,12 @@ function drawCatalogue() {
     return el("tr", {class: "group"}, el("td", {text: lib}), el("td", {text: g.role || NONE}),
       el("td", {class: "mono", text: g.rule || (g.input_rule ? "(input breaks " + g.input_rule + ")"
         : NONE)}), el("td", {text: g.level || NONE}),
-      el("td", {text: g.outcome}), el("td", {text: g.count}), el("td", {text: g.cells.length}),
+      el("td", {text: g.outcome}), el("td", {text: g.count}),
+      el("td", {text: again(g.reproduced)}), el("td", {text: g.cells.length}),
       el("td", {text: g.version || NONE}), el("td", {text: cond || NONE}), el("td", {}, repro));
   });
-  section.append(table(["library", "role", "rule", "level", "outcome", "n", "cells", "version",
-    "condition", "repro"], rows, "catalogue"));
+  section.append(table(["library", "role", "rule", "level", "outcome", "n", "again", "cells",
+    "version", "condition", "repro"], rows, "catalogue"));
 }
 
 function drawCoverage() {

@@ -148,6 +148,18 @@ def _reproducer(group: dict[str, Any], run_dir: Path | None) -> list[str]:
     ]
 
 
+def _reproduced(reproduced: bool | None) -> list[str]:
+    if reproduced is None:
+        return []
+    if reproduced:
+        return ["**Reproduced**: the first example gave the same result when run again.", ""]
+    return [
+        "**Not reproduced**: the first example gave another result when run again; confirm it "
+        "before filing.",
+        "",
+    ]
+
+
 def render_issue(group: dict[str, Any], envs: dict[str, Any], dirs: dict[str, Path]) -> str:
     """The Markdown text of a bug report for one catalogue group."""
     run_id = str((group.get("reproducer") or {}).get("run_id"))
@@ -173,6 +185,7 @@ def render_issue(group: dict[str, Any], envs: dict[str, Any], dirs: dict[str, Pa
         f"**Why {culprit}**: {why}." if culprit else f"**No single culprit**: {why}.",
         "",
     ]
+    lines += _reproduced(group.get("reproduced"))
     lines += ["**Environment**:", "", *_environment(group, envs.get(run_id) or {}), ""]
     lines += _reproducer(group, dirs.get(run_id))
     return "\n".join(lines).rstrip() + "\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ __all__ = [
     "load_run",
     "read_journal",
     "read_cells",
+    "confirmations_of",
     "cell_key",
     "JOURNAL_NAMES",
     "REQUIRED_KEYS",
@@ -47,13 +48,29 @@ class Run:
     `envs` maps run_id to that run's `env.json` (runs from several machines keep their own);
     `dirs` maps run_id to the directory its journal came from, so reproducer paths in records
     (relative to their run directory) can be resolved; `warnings` are non-fatal notes for the
-    user (a dropped truncated line, a missing env.json).
+    user (a dropped truncated line, a missing env.json); `confirmations` maps (cell, outcome,
+    rule) to whether the class's first example gave the same class when run again
+    (`cells.jsonl` `confirmed`; absent: not run again).
     """
 
     records: list[dict[str, Any]]
     envs: dict[str, dict[str, Any]] = field(default_factory=dict)
     dirs: dict[str, Path] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    confirmations: dict[tuple[str, str, str | None], bool] = field(default_factory=dict)
+
+
+def confirmations_of(cells: Iterable[Mapping[str, Any]]) -> dict[tuple, bool]:
+    """(cell, outcome, rule) -> reproduced, from `cells.jsonl` lines: True when any time the
+    class's first example ran again it gave the same class."""
+    out: dict[tuple, bool] = {}
+    for cell in cells:
+        for entry in cell.get("confirmed") or ():
+            if not isinstance(entry, dict):
+                continue
+            key = (str(cell.get("cell")), str(entry.get("outcome")), entry.get("rule"))
+            out[key] = out.get(key, False) or bool(entry.get("same"))
+    return out
 
 
 def _lines(path: Path) -> Iterator[str]:
@@ -194,6 +211,7 @@ def load_run(directory: str | Path) -> Run:
     if adapters is not None:
         env = {**(env or {}), "adapters": adapters}
     run = Run(records=records, warnings=warnings)
+    run.confirmations = confirmations_of(read_cells(directory))
     for run_id in dict.fromkeys(str(r["run_id"]) for r in records):
         run.dirs[run_id] = directory
         run.envs[run_id] = env if env is not None else {}

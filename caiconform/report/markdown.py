@@ -202,7 +202,9 @@ def _catalogue(matrix: dict[str, Any]) -> list[str]:
         "",
         f"{len(groups)} group(s): one library, one role, one rule, one outcome class each "
         f"({catalogue['summary']['must_groups']} at MUST level, "
-        f"{catalogue['summary']['ambiguous_groups']} without a single culprit).",
+        f"{catalogue['summary']['ambiguous_groups']} without a single culprit, "
+        f"{catalogue['summary'].get('unreproduced_groups', 0)} not reproduced when run again; "
+        "column *again*: did the first example give the same result when run once more).",
         "",
     ]
     if not groups:
@@ -220,14 +222,19 @@ def _catalogue(matrix: dict[str, Any]) -> list[str]:
                 _md(g["level"]),
                 g["outcome"],
                 str(g["count"]),
+                _again(g.get("reproduced")),
                 str(len(g["cells"])),
                 _md(g["version"]),
                 _md(condition),
                 link,
             ]
         )
-    header = ["library", "role", "rule", "level", "outcome", "n", "cells", "version"]
+    header = ["library", "role", "rule", "level", "outcome", "n", "again", "cells", "version"]
     return [*lines, *_table([*header, "condition", "repro"], rows)]
+
+
+def _again(reproduced: bool | None) -> str:
+    return NONE if reproduced is None else ("yes" if reproduced else "no")
 
 
 def _rule_of(group: dict[str, Any]) -> str | None:

@@ -252,7 +252,7 @@ def build_matrix(
     totals = Counter(record["outcome"] for record in counted(run.records))
     right = sum(is_correct_rejection(record) for record in counted(run.records))
     runs = Counter(str(record["run_id"]) for record in counted(run.records))
-    catalogue = build_catalogue(run.records, run.envs)
+    catalogue = build_catalogue(run.records, run.envs, run.confirmations)
     for group in catalogue["groups"]:
         reproducer = group["reproducer"]
         reproducer["href"] = _repro_href(run, reproducer, out_dir)

@@ -28,6 +28,8 @@ def merge_runs(runs: Iterable[Run]) -> Run:
             merged.envs.setdefault(run_id, env)
         for run_id, directory in run.dirs.items():
             merged.dirs.setdefault(run_id, directory)
+        for key, same in run.confirmations.items():
+            merged.confirmations[key] = merged.confirmations.get(key, False) or same
         for record in run.records:
             key = (str(record["run_id"]), str(record["seq"]))
             if key in seen:

@@ -4,7 +4,9 @@ Each "library" misbehaves only from `n >= THRESHOLD[name]` on, so shrinking has 
 to find (the threshold itself). `good` always passes; `wrong` returns a wrong value (a `fail`
 finding); `raises` raises ValueError; `abort`, `segfault`, `exit`, `kill` take the worker process down;
 `hang` sleeps forever; `poison` leaves a flag the health hook reads, as a sticky CUDA error would;
-`skip` raises SkipExchange; `pid` passes and reports the worker's pid (to see replacement).
+`skip` raises SkipExchange; `pid` passes and reports the worker's pid (to see replacement);
+`flaky` fails an `n` only the first time it meets it in a run (markers in the directory
+FLAKY_ENV names; without it, every time), as a nondeterministic GPU result would.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import ctypes
 import os
 import signal
 import time
+from pathlib import Path
 
 from hypothesis import strategies as st
 
@@ -38,7 +41,10 @@ THRESHOLD = {
     "hang": 900,
     "poison": 700,
     "skip": 0,
+    "flaky": 400,
 }
+#: a directory where `flaky` marks the `n`s it failed once
+FLAKY_ENV = "CAICONFORM_TEST_FLAKY_DIR"
 
 #: set by a `poison` example, read by `healthy()`; a fresh worker process starts clean
 _poisoned = False
@@ -81,6 +87,18 @@ def execute(params: dict, producer: str, consumer: str | None) -> Result:
         return Result(PASS)
     if producer == "skip":
         raise SkipExchange("synthetic library has no such capability")
+    if producer == "flaky":
+        marks = os.environ.get(FLAKY_ENV)
+        if marks:
+            mark = Path(marks) / str(n)
+            if mark.exists():
+                return Result(PASS)
+            mark.touch()
+        return Result(
+            FAIL,
+            rule="CAI-CONSUMER-READS-DESCRIBED",
+            message=f"zeros read for n={n} [CAI-CONSUMER-READS-DESCRIBED]",
+        )
     raise AssertionError(f"unknown synthetic library {producer!r}")
 
 
