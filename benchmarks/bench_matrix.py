@@ -9,6 +9,7 @@ the runner journals (docs/internals.md, record key `timing`, cells.jsonl `timing
 - exchange: the family's `execute` in the worker (`execute_s`);
 - health:   the after-example health check in the worker;
 - shrink:   shrinking non-pass classes (cells.jsonl `shrink_s`, over all examples);
+- confirm:  running each non-pass class's first example once more (cells.jsonl `confirm_s`);
 - replace:  waiting for a replacement worker process (`replace_s`) plus detecting the crash or
             hang (`lost_s`), over all examples, and per crash/hang/poisoned example;
 - prepare:  importing a cell's module and libraries in a worker process (`--preload` makes
@@ -123,6 +124,7 @@ def _breakdown(run_dir: Path, wall: float, workers: int, floor_limit: int) -> di
     drawn = sum(c.get("timing", {}).get("drawn", 0) for c in cells)
     draw_s = sum(c.get("timing", {}).get("draw_s", 0.0) for c in cells)
     shrink_s = sum(c.get("timing", {}).get("shrink_s", 0.0) for c in cells)
+    confirm_s = sum(c.get("timing", {}).get("confirm_s", 0.0) for c in cells)
     lost = [r for r in explored if r["outcome"] in _LOST]
     lost_timing = [r.get("timing") or {} for r in lost]
     per_example_ms = {
@@ -131,6 +133,7 @@ def _breakdown(run_dir: Path, wall: float, workers: int, floor_limit: int) -> di
         "exchange": 1e3 * total("execute_s") / n if n else 0.0,
         "health": 1e3 * total("health_s") / n if n else 0.0,
         "shrink": 1e3 * shrink_s / n if n else 0.0,
+        "confirm": 1e3 * confirm_s / n if n else 0.0,
         "replace": 1e3 * (total("replace_s") + total("lost_s")) / n if n else 0.0,
         "prepare": 1e3 * total("prepare_s") / n if n else 0.0,
     }
@@ -183,9 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shrink-budget", type=float, default=60.0)
     parser.add_argument("--no-shrink", action="store_true")
     parser.add_argument("--no-fork", action="store_true", help="cold-started workers + spares")
-    parser.add_argument(
-        "--preload", action="store_true", help="fork servers import every library up front"
+    preload = parser.add_mutually_exclusive_group()
+    preload.add_argument(
+        "--preload",
+        action="store_true",
+        default=None,
+        help="fork servers import every library up front (default: as `caiconform run`, when "
+        "the run has GPU cells)",
     )
+    preload.add_argument("--no-preload", dest="preload", action="store_false")
     parser.add_argument(
         "--slow-imports",
         action="store_true",
