@@ -430,7 +430,7 @@ class _Mutation(NamedTuple):
 
 
 class _Pin:
-    """Which variant of a mutation to make (`mutant_variants`): each mutation breaks its rule
+    """Which variant of a mutation to make (`pin_variant`): each mutation breaks its rule
     in a few ways (a float, a str, a bool where an int belongs...) and consumers differ on each
     (the H100 runs of 2026-11-23: jax took a bool shape element, CuPy a bool stream, torch a
     list of strides for a 0-d array, each found by one seed's draws only). `count` is how many

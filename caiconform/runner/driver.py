@@ -41,13 +41,13 @@ from hypothesis import Phase, given, seed
 
 from caiconform.env import visible_gpus
 from caiconform.runner.calibrate import SPIN_ENV
-from caiconform.runner.draws import draw_examples, hypothesis_settings, seed_only_draws
+from caiconform.runner.draws import hypothesis_settings, seed_only_draws
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
 from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
 from caiconform.runner.pool import Exchange, Worker, WorkerLost, WorkerPool
-from caiconform.runner.prefetch import MIN_CELLS, Prefetch, processes_for
+from caiconform.runner.prefetch import MIN_CELLS, Prefetch, draw_cell, processes_for
 from caiconform.runner.protocol import canonical
 from caiconform.runner.repro import write_repro
 from caiconform.runner.resolve import resolve
@@ -441,12 +441,18 @@ class _CellRun:
         self.changed()
         began = time.perf_counter()
         fetched = self.prefetch.take(self.cell.key) if self.prefetch is not None else None
-        if fetched is None:
-            drawn, exc = draw_examples(self.strategy, self.seed, self.config.max_examples)
-            error = None if exc is None else f"{type(exc).__name__}: {exc}"
+        if fetched is None:  # drawn here, by the function the pool runs
+            cell = self.cell
+            fetched = draw_cell(
+                cell.family.module.__name__,
+                cell.producer,
+                cell.consumer,
+                self.seed,
+                self.config.max_examples,
+            )
         else:
-            drawn, error = fetched
-            self.timing["prefetched"] += len(drawn)
+            self.timing["prefetched"] += len(fetched[0])
+        drawn, error = fetched
         self.timing["draw_s"] += time.perf_counter() - began
         self.timing["drawn"] += len(drawn)
         if error is not None:  # hypothesis could not draw (Unsatisfiable, a strategy bug)
