@@ -13,6 +13,7 @@
 # first, so the matrix has every library this machine can run in one call (Warp needs two
 # calls: scripts/gpu_adopters.sh).
 # Brings back (8 files at most): gpu.txt, tests.log, run.log, compare.json, compare.txt,
+# gpu-util.csv.gz (nvidia-smi every 0.5 s during the matrices),
 # profile<N>.txt.gz (with .whl/py-spy: the parent's GIL-holding stacks, py-spy's raw format),
 # seed<N>.tar.gz per seed (matrix.json/md, index.html, findings.json, env.json, run.json,
 # cells.jsonl, results.jsonl.gz and the reproducers the catalogue cites).
@@ -53,6 +54,10 @@ echo "tests: $(( $(date +%s) - t0 )) s; $(grep -E '(passed|failed)' "$out/tests.
 fi
 
 t1=$(date +%s)
+# the GPU's busy share while the matrices run (every 0.5 s): is the run bound by the GPU?
+nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 \
+  > /tmp/gpu-util.csv 2>/dev/null &
+util=$!
 for seed in $seeds; do
   (
     s=$(date +%s.%N)
@@ -75,7 +80,9 @@ if [ -x .whl/py-spy ]; then
       -o "/tmp/profile$seed.txt" > "/tmp/pyspy$seed.log" 2>&1 &
   done
 fi
-wait
+wait $(jobs -p | grep -vx "$util")
+kill "$util" 2>/dev/null
+gzip -c /tmp/gpu-util.csv > "$out/gpu-util.csv.gz"
 echo "matrices: $(( $(date +%s) - t1 )) s"
 for seed in $seeds; do
   run=/tmp/m$seed

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import time
 
 import numpy as np
 import pytest
@@ -187,3 +188,59 @@ def test_stream_status_vets_handles_without_the_driver():
         assert not ok and why, bogus
     assert stream_status(addr)[0]
     assert _host_readable(addr, 64) and not _host_readable(16, 8)
+
+
+# -- hostwait: the streams family's delay as a host-side sleep -----------------------------------
+
+
+@pytest.fixture
+def fake_launch(monkeypatch):
+    """cuLaunchHostFunc replaced by a recorder that runs the host function at once, with the
+    real usleep address: what the driver would call, called here."""
+    from caiconform.cuda import hostwait
+
+    calls = []
+    address = ctypes.cast(ctypes.CDLL(None).usleep, ctypes.c_void_p).value
+
+    def launch(stream, fn, data):
+        calls.append((stream.value, fn, data.value))
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(fn)(data)
+        return 0
+
+    monkeypatch.setattr(hostwait, "_entry_points", lambda: (launch, address))
+    return calls, address
+
+
+def test_host_wait_sleeps_in_the_host_function_with_no_python_callback(fake_launch):
+    from caiconform.cuda import hostwait
+
+    calls, address = fake_launch
+    started = time.perf_counter()
+    hostwait.sleep_on_stream(0x1234, 20_000)
+    assert time.perf_counter() - started >= 0.02  # the function pointer is usleep itself
+    assert calls == [(0x1234, address, 20_000)]
+
+
+def test_host_wait_splits_long_sleeps_and_maps_stream_zero_to_null(fake_launch, monkeypatch):
+    from caiconform.cuda import hostwait
+
+    calls, _ = fake_launch
+    monkeypatch.setattr(hostwait, "MAX_CHUNK_US", 4_000)
+    hostwait.sleep_on_stream(0, 10_000)
+    assert [(stream, us) for stream, _, us in calls] == [
+        (None, 4_000),
+        (None, 4_000),
+        (None, 2_000),
+    ]
+    with pytest.raises(ValueError, match="wait must be >= 0 us"):
+        hostwait.sleep_on_stream(1, -1)
+
+
+def test_host_wait_failure_names_the_call(monkeypatch):
+    from caiconform.cuda import hostwait
+    from caiconform.cuda.errors import CUDAError
+
+    pytest.importorskip("cuda.bindings", reason="naming a CUresult needs cuda.bindings")
+    monkeypatch.setattr(hostwait, "_entry_points", lambda: (lambda *a: 400, 1))
+    with pytest.raises(CUDAError, match="cuLaunchHostFunc failed with CUDA_ERROR_INVALID_HANDLE"):
+        hostwait.sleep_on_stream(7, 10)

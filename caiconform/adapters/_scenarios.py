@@ -7,7 +7,7 @@ is handed to the consumer. `produce_staged` then plays the scenario (DESIGN deci
 - `none`: upload the final image, synchronize the device, export.
 - `pending` / `legacy` / `per-thread`: upload sentinel + final image; on the scenario's stream
   (the library's own side stream, the legacy default stream, the per-thread default stream) a
-  spin kernel, then the final write (a device-to-device copy of the final image over the
+  delay, then the final write (a device-to-device copy of the final image over the
   sentinel). The view is built with that stream as its stream where the library records one
   per array (Numba); libraries that export their *current* stream at access time (CuPy) or no
   stream at all (PyTorch) export what they export — the streams check family judges it.
@@ -16,14 +16,15 @@ is handed to the consumer. `produce_staged` then plays the scenario (DESIGN deci
   non-blocking handle, the library's default-stream object); the object handed on reads its
   interface while that stream is the library's current one (`Backend.export_under`), as user
   code inside `with stream:` does, so libraries that export their current stream export it.
-- `multi-stream`: the two halves of the final write on two side streams, each after a spin;
+- `multi-stream`: the two halves of the final write on two side streams, each after a delay;
   the stream the library exports is made to wait on both (events), as the spec prescribes.
 - `unsynced`: like `pending`, but the stream with the work is deliberately not the exported one,
   and made non-blocking where the library allows, so that a consumer working on the legacy
   default stream is not rescued by that stream's implicit synchronization with blocking ones.
 
-The spin kernel is `caiconform.cuda.spin(stream_handle, us)`, launched on the library's raw
-stream handle, so the delay sits on exactly the stream the library's own copy is queued on.
+The delay is `caiconform.cuda.spin(stream_handle, us)` (a host-side sleep enqueued on the
+stream, `caiconform.cuda.hostwait`), on the library's raw stream handle, so it sits on exactly
+the stream the library's own copy is queued on.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ fill      scatter a contiguous staging buffer of element bytes to arbitrary byte
 gather    the reverse: read elements at arbitrary strides into a contiguous buffer
 checksum  a 64-bit, order-sensitive hash of the logical elements read at their strides
 compare   count mismatching bytes of two contiguous buffers
-spin      keep a stream busy for a given time (clock64 and the global timer), to leave work
-          pending on purpose
+spin      hold a stream for a given time, to leave work pending on purpose: a host-side sleep
+          (`hostwait`), or a busy-wait kernel (clock64 and the global timer) where host
+          functions cannot be enqueued
 
 Strides are signed 64-bit byte counts and may be negative, zero or not a multiple of the item
 size. Each strided kernel exists in typed variants (1, 2, 4, 8, 16-byte words: used when the
@@ -41,6 +42,7 @@ __all__ = [
     "checksum",
     "compare",
     "spin",
+    "spin_kernel",
     "clock_rate_khz",
 ]
 
@@ -504,11 +506,28 @@ def clock_rate_khz(device: int = 0) -> int:
 
 
 def spin(stream: int, us: int, *, device: int = 0) -> None:
-    """Enqueue a one-thread kernel that busy-waits at least `us` microseconds on `stream`.
+    """Hold `stream` for at least `us` microseconds: work enqueued after it starts no sooner.
 
     Works on any library's raw stream handle: adapters use it to leave pending work on a
-    third-party producer's own side stream.
+    third-party producer's own side stream. A host-side sleep (`hostwait`) where it can be
+    enqueued, which leaves the GPU free for other processes' contexts; else a one-thread
+    busy-wait kernel (`spin_kernel`).
     """
+    if us < 0:
+        raise ValueError(f"spin duration must be >= 0 us, got {us}")
+    from caiconform.cuda import hostwait
+    from caiconform.cuda.device import ensure_context
+
+    ensure_context(device)
+    if hostwait.available():
+        hostwait.sleep_on_stream(stream, us)
+        return
+    spin_kernel(stream, us, device=device)
+
+
+def spin_kernel(stream: int, us: int, *, device: int = 0) -> None:
+    """Enqueue a one-thread kernel that busy-waits at least `us` microseconds on `stream`
+    (it occupies the GPU's time slice meanwhile: see `hostwait`)."""
     if us < 0:
         raise ValueError(f"spin duration must be >= 0 us, got {us}")
     from caiconform.cuda.device import ensure_context

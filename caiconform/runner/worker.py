@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import gc
 import importlib
 import os
 import sys
@@ -142,6 +143,11 @@ def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
             )
         except Exception as exc:
             return {"error": _describe(exc)}
+        # what preparing made (a library's CUDA state, compiled kernels) lives as long as the
+        # process: out of the collector's way, so the gc.collect() of the streams and lifetime
+        # families scans only what examples made (on an H100 a cuda.cccl-prepared process had
+        # 20,901 objects, 12 ms per collection, frozen 0)
+        gc.freeze()
         return {}
     if op == "call":
         try:

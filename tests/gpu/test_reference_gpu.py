@@ -194,6 +194,23 @@ def test_ignoring_the_stream_reads_the_sentinel(scenario):
     assert _same_bytes(consume(arr, sync="host").values, values)
 
 
+@pytest.mark.parametrize("how", ["host-wait", "kernel"])
+def test_both_spins_delay_their_stream(how):
+    """`spin` holds a stream with a host-side sleep here (Linux), `spin_kernel` with a busy-wait
+    kernel: both make later work on the stream wait at least that long."""
+    from caiconform.cuda import hostwait, kernels
+    from caiconform.cuda.streams import OwnedEvent, OwnedStream, elapsed_ms, stream_query
+
+    assert hostwait.available()
+    stream = OwnedStream()
+    start = OwnedEvent(timing=True).record(stream.handle)
+    (kernels.spin if how == "host-wait" else kernels.spin_kernel)(stream.handle, 30_000)
+    end = OwnedEvent(timing=True).record(stream.handle)
+    assert stream_query(stream.handle) is False
+    end.synchronize()
+    assert elapsed_ms(start, end) >= 30.0
+
+
 def test_spin_delays_its_stream_and_write_after_spin_lands():
     from caiconform.cuda import spin, write_after_spin
     from caiconform.cuda.streams import OwnedEvent, OwnedStream, elapsed_ms, stream_query
