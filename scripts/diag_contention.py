@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import tempfile
 import time
 
 from caiconform.runner import libraries
@@ -37,7 +38,7 @@ MIXES = [
 SECONDS = 6.0
 
 
-def _child(cell: tuple, write_fd: int, barrier_fd: int, ready_fd: int, which: int) -> None:
+def _child(cell: tuple, out_dir: str, barrier_fd: int, ready_fd: int, which: int) -> None:
     import importlib
 
     module, producer, consumer = cell
@@ -52,7 +53,9 @@ def _child(cell: tuple, write_fd: int, barrier_fd: int, ready_fd: int, which: in
         _, seconds = run_example(f"{module}:execute", params[i % len(params)], producer, consumer)
         times.append(seconds)
         i += 1
-    os.write(write_fd, (json.dumps([which, times]) + "\n").encode())
+    # a file per child: one pipe write of more than PIPE_BUF bytes interleaves with others
+    with open(os.path.join(out_dir, f"{os.getpid()}.json"), "w") as fh:
+        json.dump([which, times], fh)
 
 
 def _burn() -> None:
@@ -63,7 +66,7 @@ def _burn() -> None:
 def measure(mix: list[tuple[tuple, int]], burn: int) -> list[str]:
     """Run `count` processes of each (cell, count) of `mix` together (and `burn` CPU
     spinners); one line per cell: its examples/s (all its processes) and example times."""
-    rfd, wfd = os.pipe()
+    out_dir = tempfile.mkdtemp()
     brfd, bwfd = os.pipe()
     ready_r, ready_w = os.pipe()
     pids: list[tuple[int, int]] = []
@@ -72,9 +75,8 @@ def measure(mix: list[tuple[tuple, int]], burn: int) -> list[str]:
         for _ in range(count):
             pid = os.fork()
             if pid == 0:
-                os.close(rfd)
                 try:
-                    _child(cell, wfd, brfd, ready_w, which)
+                    _child(cell, out_dir, brfd, ready_w, which)
                 finally:
                     os._exit(0)
             pids.append(pid)
@@ -84,23 +86,20 @@ def measure(mix: list[tuple[tuple, int]], burn: int) -> list[str]:
         if pid == 0:
             _burn()
         burners.append(pid)
-    os.close(wfd)
     os.close(ready_w)
     ready = b""
     while len(ready) < k and (chunk := os.read(ready_r, k)):  # every child warmed up
         ready += chunk
     os.write(bwfd, b"x" * k)
-    data = b""
-    while chunk := os.read(rfd, 1 << 20):
-        data += chunk
     for pid in pids:
         os.waitpid(pid, 0)
     for pid in burners:
         os.kill(pid, 9)
         os.waitpid(pid, 0)
     times: dict[int, list[float]] = {}
-    for line in data.splitlines():
-        which, got = json.loads(line)
+    for name in os.listdir(out_dir):
+        with open(os.path.join(out_dir, name)) as fh:
+            which, got = json.load(fh)
         times.setdefault(which, []).extend(got)
     mixed = " + ".join(f"{_label(c)} x{n}" for c, n in mix) + (
         f" + {burn} CPU spinners" if burn else ""

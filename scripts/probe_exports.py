@@ -32,14 +32,28 @@ class Holder:
 def torch_probes() -> None:
     import torch
 
-    for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
-                 "float8_e8m0fnu", "bool", "complex64", "complex32", "uint16", "uint32"):
+    for name in (
+        "bfloat16",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float8_e4m3fnuz",
+        "float8_e5m2fnuz",
+        "float8_e8m0fnu",
+        "bool",
+        "complex64",
+        "complex32",
+        "uint16",
+        "uint32",
+    ):
         dt = getattr(torch, name, None)
         if dt is None:
             emit("torch", f"export-{name}", ok=False, error="no such dtype")
             continue
-        attempt("torch", f"export-{name}",
-                lambda dt=dt: torch.zeros(4, dtype=dt, device="cuda").__cuda_array_interface__)
+        attempt(
+            "torch",
+            f"export-{name}",
+            lambda dt=dt: torch.zeros(4, dtype=dt, device="cuda").__cuda_array_interface__,
+        )
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
         t = torch.ones(4, device="cuda")
@@ -48,12 +62,21 @@ def torch_probes() -> None:
     d = dict(src.__cuda_array_interface__) if False else None
     ptr = src.data_ptr()
     for ts, descr in (("<V2", None), ("|V2", None), ("<V2", [("", "<V2")]), ("<f2", None)):
-        dd = {"shape": (2,), "typestr": ts, "data": (ptr, False), "version": 3, "strides": None,
-              "stream": None}
+        dd = {
+            "shape": (2,),
+            "typestr": ts,
+            "data": (ptr, False),
+            "version": 3,
+            "strides": None,
+            "stream": None,
+        }
         if descr:
             dd["descr"] = descr
-        attempt("torch", f"import-{ts}-{bool(descr)}",
-                lambda dd=dd: str(torch.as_tensor(Holder(dd), device="cuda").dtype))
+        attempt(
+            "torch",
+            f"import-{ts}-{bool(descr)}",
+            lambda dd=dd: str(torch.as_tensor(Holder(dd), device="cuda").dtype),
+        )
     del d
 
 
@@ -66,14 +89,22 @@ def jax_probes() -> None:
         if dt is None:
             emit("jax", f"export-{name}", ok=False, error="no such dtype")
             continue
-        attempt("jax", f"export-{name}",
-                lambda dt=dt: jax.device_put(jnp.zeros(4, dtype=dt)).__cuda_array_interface__)
+        attempt(
+            "jax",
+            f"export-{name}",
+            lambda dt=dt: jax.device_put(jnp.zeros(4, dtype=dt)).__cuda_array_interface__,
+        )
     import ml_dtypes
     import numpy as np
 
-    emit("jax", "ml_dtypes", version=ml_dtypes.__version__,
-         bf16_str=np.dtype(ml_dtypes.bfloat16).str, f8_str=np.dtype(ml_dtypes.float8_e4m3fn).str,
-         bf16_descr=np.dtype(ml_dtypes.bfloat16).descr)
+    emit(
+        "jax",
+        "ml_dtypes",
+        version=ml_dtypes.__version__,
+        bf16_str=np.dtype(ml_dtypes.bfloat16).str,
+        f8_str=np.dtype(ml_dtypes.float8_e4m3fn).str,
+        bf16_descr=np.dtype(ml_dtypes.bfloat16).descr,
+    )
     x = jnp.arange(1 << 20, dtype=jnp.float32)
     y = (x * 2.0 + 1.0).sum() + x  # pending computation
     attempt("jax", "export-pending", lambda: y.__cuda_array_interface__)
@@ -83,7 +114,9 @@ def cupy_probes() -> None:
     import cupy as cp
 
     for dt in ("?", "c8", "c16", "f2"):
-        attempt("cupy", f"export-{dt}", lambda dt=dt: cp.zeros(4, dtype=dt).__cuda_array_interface__)
+        attempt(
+            "cupy", f"export-{dt}", lambda dt=dt: cp.zeros(4, dtype=dt).__cuda_array_interface__
+        )
     nb = cp.cuda.Stream(non_blocking=True)
     with nb:
         a = cp.ones(4)
@@ -96,8 +129,14 @@ def cupy_probes() -> None:
     attempt("cupy", "export-default", lambda: a.__cuda_array_interface__)
     buf = cp.zeros(2, dtype="f2")
     for ts in ("<V2", "|V2"):
-        dd = {"shape": (2,), "typestr": ts, "data": (buf.data.ptr, False), "version": 3,
-              "strides": None, "stream": None}
+        dd = {
+            "shape": (2,),
+            "typestr": ts,
+            "data": (buf.data.ptr, False),
+            "version": 3,
+            "strides": None,
+            "stream": None,
+        }
         attempt("cupy", f"import-{ts}", lambda dd=dd: str(cp.asarray(Holder(dd)).dtype))
 
 
@@ -105,14 +144,23 @@ def numba_probes() -> None:
     import numpy as np
     from numba import cuda
 
-    for label, maker in (("default", cuda.default_stream), ("legacy", cuda.legacy_default_stream),
-                         ("per-thread", cuda.per_thread_default_stream), ("user", cuda.stream)):
-        attempt("numba", f"export-on-{label}",
-                lambda maker=maker: cuda.to_device(np.ones(4), stream=maker())
-                .__cuda_array_interface__)
+    for label, maker in (
+        ("default", cuda.default_stream),
+        ("legacy", cuda.legacy_default_stream),
+        ("per-thread", cuda.per_thread_default_stream),
+        ("user", cuda.stream),
+    ):
+        attempt(
+            "numba",
+            f"export-on-{label}",
+            lambda maker=maker: cuda.to_device(np.ones(4), stream=maker()).__cuda_array_interface__,
+        )
     for dt in ("?", "c8", "c16", "f2"):
-        attempt("numba", f"export-{dt}",
-                lambda dt=dt: cuda.to_device(np.zeros(4, dtype=dt)).__cuda_array_interface__)
+        attempt(
+            "numba",
+            f"export-{dt}",
+            lambda dt=dt: cuda.to_device(np.zeros(4, dtype=dt)).__cuda_array_interface__,
+        )
 
     def kernel():
         @cuda.jit
@@ -132,10 +180,21 @@ def numba_probes() -> None:
 def main() -> None:
     import subprocess
 
-    emit("env", "nvcc", out=subprocess.run(["bash", "-c", "nvcc --version | tail -2; "
-                                                         "python3 -m pip list 2>/dev/null | grep -i "
-                                                         "-E 'ml.dtypes|numba|cuda|warp|rmm|dali'"],
-                                                capture_output=True, text=True).stdout)
+    emit(
+        "env",
+        "nvcc",
+        out=subprocess.run(
+            [
+                "bash",
+                "-c",
+                "nvcc --version | tail -2; "
+                "python3 -m pip list 2>/dev/null | grep -i "
+                "-E 'ml.dtypes|numba|cuda|warp|rmm|dali'",
+            ],
+            capture_output=True,
+            text=True,
+        ).stdout,
+    )
     for probe in (torch_probes, jax_probes, cupy_probes, numba_probes):
         attempt("probe", probe.__name__, probe)
 

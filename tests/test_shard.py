@@ -108,3 +108,12 @@ def test_cost_estimate_weighs_examples_libraries_and_history():
     assert estimate_cost("schema", ["reference"], 300) > light
     history = {"schema/reference/-": 1.0}
     assert estimate_cost("schema", ["reference"], 100, history, "schema/reference/-") > 100
+
+
+def test_adversarial_cells_start_before_the_heaviest_streams_cells():
+    """Measured on an H100: an adversarial cell (floor 318 + 100 examples, crashes and
+    shrinking) outlasts a streams cell of torch and JAX (35 + 100 examples, two slow starts), so
+    longest-first starts it first."""
+    adversarial = estimate_cost("adversarial", ["cuda.cccl"], 418)
+    streams = estimate_cost("streams", ["torch", "jax"], 135)
+    assert adversarial > 2 * streams

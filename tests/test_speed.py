@@ -327,6 +327,8 @@ def test_a_run_records_each_adapters_probe_and_the_report_shows_it(tmp_path):
     run = load_run(out)
     (env,) = run.envs.values()
     assert env["adapters"]["abort"]["version"] == "0.0-synthetic"
+    startup = json.loads((out / "run.json").read_text())["startup"]
+    assert {"probe_s", "env_s", "startup_s"} <= set(startup)  # no GPU: nothing calibrated
     write_report([out], None, None)
     assert "adapters.good.version" in (out / "matrix.md").read_text()
     (out / "adapters.json").write_text("{broken")

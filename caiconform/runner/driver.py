@@ -46,12 +46,13 @@ from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
 from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
-from caiconform.runner.pool import Exchange, Worker, WorkerLost, WorkerPool
+from caiconform.runner.pool import Exchange, Worker, WorkerPool
 from caiconform.runner.prefetch import MIN_CELLS, Prefetch, draw_cell, processes_for
 from caiconform.runner.protocol import canonical
 from caiconform.runner.repro import write_repro
 from caiconform.runner.resolve import resolve
 from caiconform.runner.schedule import Scheduler, estimate_cost, load_history, shard_cells
+from caiconform.runner.startup import Startup
 
 __all__ = [
     "RunConfig",
@@ -64,8 +65,6 @@ __all__ = [
     "UsageError",
 ]
 
-#: how long probing one library (importing it) may take in a worker
-PROBE_TIMEOUT_S = 300.0
 DEFAULT_TIMEOUT_S = 30.0
 #: seconds of shrinking per (outcome, rule) class; classes the floor met are not shrunk at all
 DEFAULT_SHRINK_BUDGET_S = 20.0
@@ -765,19 +764,6 @@ def _gpu_ids(requested: int | None) -> tuple[list[str], str]:
     return [str(i) for i in range(requested)], ""
 
 
-def _probe(worker: Worker, source: str, names: Sequence[str]) -> dict[str, LibraryInfo]:
-    """Ask a worker about each library, one call each, so a library whose import crashes or
-    hangs is marked unavailable with that reason and the others are still probed."""
-    infos = {}
-    for name in names:
-        try:
-            data = worker.call(f"{source}:probe", PROBE_TIMEOUT_S, name=name)
-            infos[name] = LibraryInfo.from_dict(data)
-        except (WorkerLost, RuntimeError) as exc:
-            infos[name] = LibraryInfo(name, False, f"probing it failed: {exc}")
-    return infos
-
-
 #: what each library's probe said, beside env.json (which lists distributions): the adapter's
 #: own version string, so a stated compatibility shim ("0.30.4+shim(...)") reaches the report
 ADAPTERS_FILE = "adapters.json"
@@ -813,19 +799,6 @@ def _preload_everywhere(
     pool.workers[0].stop()
 
 
-def _capture_env(out: Path) -> None:
-    if (out / "env.json").exists():
-        return
-    worker = Worker(-1)  # sees every GPU, unlike the pool's pinned slots
-    try:
-        env = worker.call("caiconform.env:capture", PROBE_TIMEOUT_S)
-    except (WorkerLost, RuntimeError) as exc:
-        env = {"error": f"environment capture failed: {exc}"}
-    finally:
-        worker.close()
-    (out / "env.json").write_text(json.dumps(env, indent=1) + "\n")
-
-
 def _hypothesis_threads_ok() -> bool:
     return tuple(hypothesis.__version_info__[:2]) >= _THREAD_SAFE_HYPOTHESIS
 
@@ -848,7 +821,13 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     run_id = run_id or _new_run(config)
     gpu_ids, no_gpu_reason = _gpu_ids(config.gpus)
     journal = Journal(config.out, run_id)
-    _capture_env(config.out)
+    startup = Startup(
+        config.out,
+        calibrate=config.calibrate_spin
+        and bool(gpu_ids)
+        and any(f.name == "streams" and f.needs_gpu for f in families),
+    )
+    startup.begin()
     if config.workers is None:
         config.workers = default_workers(len(gpu_ids))
     pool = WorkerPool(
@@ -865,7 +844,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         result.notes.append(f"dropped {journal.damaged} truncated journal line(s)")
     prefetch: Prefetch | None = None
     try:
-        infos = _probe(pool.workers[0], config.adapter_source, requested)
+        infos = startup.probe(config.adapter_source, requested, max(1, config.workers))
         _write_adapters(config.out, infos)
         cells, skipped = plan_cells(families, infos, len(gpu_ids), no_gpu_reason)
         preload = config.preload_workers
@@ -887,7 +866,8 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         if config.calibrate_spin and any(
             c.family.name == "streams" and c.gpus and c.key not in done for c in cells
         ):
-            _calibrate_spin(config, pool, result.notes)
+            _apply_spin(startup.calibration(), pool, result.notes)
+        startup.finish()
         result.resumed_cells = sum(c.key in done for c in cells)
         result.skipped = [(f"{b.name}/*", b.reason) for b in broken]
         result.skipped += [(c.key, why) for c, why in skipped]
@@ -956,23 +936,11 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     return result
 
 
-def _calibrate_spin(config: RunConfig, pool: WorkerPool, notes: list[str]) -> None:
-    """Calibrate the streams spin once per run (`runner.calibrate`), in a worker that sees
-    every GPU; saved in run.json (a resumed run reuses it) and given to every worker slot
-    (restarted, so its processes start with it)."""
-    meta_path = config.out / "run.json"
-    meta = json.loads(meta_path.read_text())
-    calibration = meta.get("spin_calibration")
-    if calibration is None:
-        worker = Worker(-1, log_path=config.out / "workers" / "calibrate.log")
-        try:
-            calibration = worker.call("caiconform.runner.calibrate:calibrate_here", PROBE_TIMEOUT_S)
-        except (WorkerLost, RuntimeError) as exc:
-            calibration = {"spin_us": None, "reason": f"calibration failed: {exc}"}
-        finally:
-            worker.close()
-        meta["spin_calibration"] = calibration
-        meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+def _apply_spin(calibration: dict[str, Any] | None, pool: WorkerPool, notes: list[str]) -> None:
+    """Give the run's streams spin (`startup.Startup.calibration`, measured once per run in a
+    worker that sees every GPU, or a resumed run's) to every worker slot (restarted, so its
+    processes start with it)."""
+    calibration = calibration or {"spin_us": None, "reason": "not measured"}
     spin = calibration.get("spin_us")
     if not spin:
         notes.append(f"streams spin not calibrated ({calibration.get('reason')}); fixed spins")

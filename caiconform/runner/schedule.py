@@ -43,8 +43,22 @@ LIBRARY_START_S = {
     "warp": 2.0,
 }
 DEFAULT_START_S = 0.5
-#: seconds one example of a family costs, roughly (streams spins 20-50 ms per example)
-FAMILY_EXAMPLE_S = {"streams": 0.05, "roundtrip": 0.02, "adversarial": 0.02, "lifetime": 0.02}
+#: seconds of cell wall per example of a family: the default matrix on an H100 (2026-11-24,
+#: seed 11, cells.jsonl `wall_s` over results). Adversarial cells cost most (crashes, poisoned
+#: contexts, shrinking, re-runs): estimated at the old 0.02 s they started after the streams
+#: cells, and the longest of them (cuda.cccl, 84 s) ended the run 35 s after the others
+FAMILY_EXAMPLE_S = {
+    "adversarial": 0.11,
+    "streams": 0.055,
+    "mask": 0.03,
+    "roundtrip": 0.02,
+    "versions": 0.02,
+    "readonly": 0.016,
+    "lifetime": 0.012,
+    "schema": 0.012,
+    "zero_size": 0.007,
+    "agreement": 0.005,
+}
 DEFAULT_EXAMPLE_S = 0.01
 
 

@@ -1,0 +1,186 @@
+"""A run's start, side by side: the environment capture, the library probes and the streams spin
+calibration, each in worker processes of its own.
+
+Each used to wait for the one before, and the probes ran one library after another in one
+worker: on an H100 (2026-11-24, default matrix, every library) the first example ran 35 s after
+the run began, a quarter of the run. None needs another's result: the probes run in parallel
+(one process per library, up to `processes`), the environment capture beside them, and the
+calibration (`runner.calibrate`) is started at once when the run may have streams cells on a
+GPU (its family was asked for and a GPU is visible) and kept only if it does. Each helper
+process is started and closed in the thread that uses it (a worker dies with the thread that
+started it, `worker._exit_with_parent`). `timings` says how long each part took; the runner
+keeps them in run.json (`startup`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from caiconform.runner.libraries import LibraryInfo
+from caiconform.runner.pool import Worker, WorkerLost
+
+__all__ = ["Startup", "PROBE_TIMEOUT_S", "probe_all"]
+
+#: how long probing one library (importing it) may take in a worker
+PROBE_TIMEOUT_S = 300.0
+
+
+class _Task(threading.Thread):
+    """A function run in a thread of its own; `result()` joins it and gives its value (or
+    raises what it raised) and how long it took."""
+
+    def __init__(self, name: str, function: Callable[[], Any]) -> None:
+        super().__init__(name=name, daemon=True)
+        self.function = function
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.seconds = 0.0
+
+    def run(self) -> None:
+        started = time.perf_counter()
+        try:
+            self.value = self.function()
+        except BaseException as exc:  # handed to the joining thread
+            self.error = exc
+        finally:
+            self.seconds = time.perf_counter() - started
+
+    def result(self) -> Any:
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+def _in_worker(function: str, log_path: Path | None, **kwargs: Any) -> Any:
+    """Call `function` in a fresh worker that sees every GPU, closed afterwards."""
+    worker = Worker(-1, log_path=log_path)
+    try:
+        return worker.call(function, PROBE_TIMEOUT_S, **kwargs)
+    finally:
+        worker.close()
+
+
+def probe_all(
+    source: str, names: Sequence[str], processes: int, log_dir: Path | None = None
+) -> dict[str, LibraryInfo]:
+    """Each library's probe (`source:probe`), one call each, in up to `processes` workers side
+    by side; a library whose import crashes or hangs is marked unavailable with that reason and
+    the others are still probed. In `names` order."""
+    names = list(dict.fromkeys(names))
+    infos: dict[str, LibraryInfo] = {}
+    lock = threading.Lock()
+    queue = list(reversed(names))
+
+    def probe_some(index: int) -> None:
+        log = None if log_dir is None else log_dir / f"probe-{index}.log"
+        worker = Worker(-1, log_path=log)
+        try:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    name = queue.pop()
+                try:
+                    data = worker.call(f"{source}:probe", PROBE_TIMEOUT_S, name=name)
+                    info = LibraryInfo.from_dict(data)
+                except (WorkerLost, RuntimeError) as exc:
+                    info = LibraryInfo(name, False, f"probing it failed: {exc}")
+                with lock:
+                    infos[name] = info
+        finally:
+            worker.close()
+
+    tasks = [
+        _Task(f"probe-{i}", lambda i=i: probe_some(i))
+        for i in range(max(1, min(processes, len(names))))
+    ]
+    for task in tasks:
+        task.start()
+    for task in tasks:
+        task.result()
+    return {name: infos[name] for name in names}
+
+
+class Startup:
+    """The parts of a run's start that need worker processes, overlapped.
+
+    `begin()` starts the environment capture (unless `out/env.json` exists) and, when
+    `calibrate` and run.json holds no calibration yet (a resumed run keeps its own), the spin
+    calibration; `probe(...)` probes the libraries meanwhile; `finish()` waits for the rest.
+    """
+
+    def __init__(self, out: Path, *, calibrate: bool) -> None:
+        self.out = out
+        self.calibrate = calibrate
+        self.timings: dict[str, float] = {}
+        self._env: _Task | None = None
+        self._spin: _Task | None = None
+        self._started = time.perf_counter()
+
+    def begin(self) -> None:
+        logs = self.out / "workers"
+        if not (self.out / "env.json").exists():
+            self._env = _Task("capture-env", self._capture_env)
+            self._env.start()
+        if self.calibrate and self.saved_calibration() is None:
+            self._spin = _Task(
+                "calibrate-spin",
+                lambda: _in_worker(
+                    "caiconform.runner.calibrate:calibrate_here", logs / "calibrate.log"
+                ),
+            )
+            self._spin.start()
+
+    def _capture_env(self) -> None:
+        try:
+            env = _in_worker("caiconform.env:capture", None)
+        except (WorkerLost, RuntimeError) as exc:
+            env = {"error": f"environment capture failed: {exc}"}
+        (self.out / "env.json").write_text(json.dumps(env, indent=1) + "\n")
+
+    def probe(self, source: str, names: Sequence[str], processes: int) -> dict[str, LibraryInfo]:
+        started = time.perf_counter()
+        infos = probe_all(source, names, processes, self.out / "workers")
+        self.timings["probe_s"] = round(time.perf_counter() - started, 3)
+        return infos
+
+    def saved_calibration(self) -> dict[str, Any] | None:
+        meta = json.loads((self.out / "run.json").read_text())
+        return meta.get("spin_calibration")
+
+    def calibration(self) -> dict[str, Any] | None:
+        """The run's spin calibration: saved in run.json before (resumed run), or measured
+        now (and saved); None when it was not started."""
+        saved = self.saved_calibration()
+        if saved is not None or self._spin is None:
+            return saved
+        try:
+            calibration = self._spin.result()
+        except (WorkerLost, RuntimeError) as exc:
+            calibration = {"spin_us": None, "reason": f"calibration failed: {exc}"}
+        self.timings["calibrate_s"] = round(self._spin.seconds, 3)
+        self._save(spin_calibration=calibration)
+        return calibration
+
+    def finish(self) -> None:
+        """Wait for the environment capture (and a calibration nobody asked for); record how
+        long the start took in run.json `startup`."""
+        if self._env is not None:
+            self._env.result()
+            self.timings["env_s"] = round(self._env.seconds, 3)
+        if self._spin is not None and "calibrate_s" not in self.timings:
+            self._spin.join()  # not needed after all: its process is closed, its result dropped
+        self.timings["startup_s"] = round(time.perf_counter() - self._started, 3)
+        self._save(startup=self.timings)
+
+    def _save(self, **entries: Any) -> None:
+        path = self.out / "run.json"
+        meta = json.loads(path.read_text())
+        meta.update(entries)
+        path.write_text(json.dumps(meta, indent=1) + "\n")

@@ -1,0 +1,27 @@
+"""An adapter source whose probes say which process ran them (tests/test_startup.py): `version`
+is the probing process's pid; `crash` kills that process."""
+
+from __future__ import annotations
+
+import os
+import time
+
+NAMES = ["a", "b", "c", "crash", "d"]
+
+
+def names() -> list[str]:
+    return list(NAMES)
+
+
+def probe(name: str) -> dict:
+    if name == "crash":
+        os._exit(3)
+    time.sleep(0.2)  # long enough that an idle probing process takes the next name
+    return {
+        "name": name,
+        "available": True,
+        "reason": "",
+        "version": str(os.getpid()),
+        "capabilities": ["produce", "consume"],
+        "needs_gpu": False,
+    }

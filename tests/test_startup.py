@@ -1,0 +1,73 @@
+"""The run's start (`runner.startup`): library probes side by side, each in a process of its
+own, a crashing probe costing only its library; the environment capture and the streams spin
+calibration beside them, a resumed run keeping its calibration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from caiconform.runner.startup import Startup, probe_all
+
+SOURCE = "tests.synthetic.probes"
+NAMES = ["a", "b", "c", "crash", "d"]
+
+
+def _pids(infos) -> dict[str, str]:
+    return {name: info.version for name, info in infos.items() if info.available}
+
+
+def test_probes_run_side_by_side_and_a_crash_costs_only_its_library(tmp_path):
+    infos = probe_all(SOURCE, NAMES, processes=3, log_dir=tmp_path)
+    assert list(infos) == NAMES
+    assert not infos["crash"].available
+    assert "probing it failed" in infos["crash"].reason and "died" in infos["crash"].reason
+    pids = _pids(infos)
+    assert set(pids) == {"a", "b", "c", "d"}
+    assert len(set(pids.values())) >= 3  # three processes probing at once
+
+
+def test_one_process_probes_in_turn(tmp_path):
+    pids = _pids(probe_all(SOURCE, NAMES, processes=1, log_dir=tmp_path))
+    assert pids["a"] == pids["b"] == pids["c"]  # one worker, in the names' order
+    assert pids["d"] != pids["a"]  # restarted after the crash
+
+
+def _run_dir(tmp_path: Path, **meta) -> Path:
+    (tmp_path / "run.json").write_text(json.dumps({"run_id": "r", "settings": {}, **meta}))
+    return tmp_path
+
+
+def test_startup_overlaps_env_capture_and_calibration_and_records_the_phases(tmp_path):
+    out = _run_dir(tmp_path)
+    startup = Startup(out, calibrate=True)
+    startup.begin()
+    infos = startup.probe(SOURCE, ["a", "b"], processes=2)
+    assert all(info.available for info in infos.values())
+    calibration = startup.calibration()
+    assert calibration["spin_us"] is None and "no GPU" in calibration["reason"]  # CPU here
+    startup.finish()
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["spin_calibration"] == calibration
+    assert {"probe_s", "calibrate_s", "env_s", "startup_s"} <= set(meta["startup"])
+    assert "python" in json.loads((out / "env.json").read_text())
+
+
+def test_a_resumed_run_keeps_its_calibration_and_env(tmp_path):
+    saved = {"spin_us": 4000, "shortest_us": 1000, "safety": 4.0, "measurements": []}
+    out = _run_dir(tmp_path, spin_calibration=saved)
+    (out / "env.json").write_text('{"kept": true}')
+    startup = Startup(out, calibrate=True)
+    startup.begin()
+    assert startup.calibration() == saved
+    startup.finish()
+    assert "calibrate_s" not in startup.timings and "env_s" not in startup.timings
+    assert json.loads((out / "env.json").read_text()) == {"kept": True}
+
+
+def test_a_calibration_not_needed_after_all_is_not_saved(tmp_path):
+    out = _run_dir(tmp_path)
+    startup = Startup(out, calibrate=True)
+    startup.begin()
+    startup.finish()  # the run had no streams cells on a GPU: calibration() never asked
+    assert "spin_calibration" not in json.loads((out / "run.json").read_text())
