@@ -71,3 +71,17 @@ def test_a_calibration_not_needed_after_all_is_not_saved(tmp_path):
     startup.begin()
     startup.finish()  # the run had no streams cells on a GPU: calibration() never asked
     assert "spin_calibration" not in json.loads((out / "run.json").read_text())
+
+
+def test_warm_work_runs_beside_the_probes_and_its_errors_wait(tmp_path):
+    out = _run_dir(tmp_path)
+    done = []
+
+    def broken():
+        raise RuntimeError("reported later, by whoever needs it")
+
+    startup = Startup(out, calibrate=False)
+    startup.begin(warm=[broken, lambda: done.append("floor")])
+    startup.probe(SOURCE, ["a"], processes=1)
+    startup.finish()
+    assert done == ["floor"] and "warm_s" in startup.timings

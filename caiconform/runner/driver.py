@@ -23,6 +23,7 @@ Cells run in parallel, one thread per worker slot; each thread drives its own hy
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -827,7 +828,13 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         and bool(gpu_ids)
         and any(f.name == "streams" and f.needs_gpu for f in families),
     )
-    startup.begin()
+    startup.begin(
+        warm=[
+            functools.partial(f.module.floor, None, None)
+            for f in families
+            if callable(getattr(f.module, "floor", None))
+        ]
+    )
     if config.workers is None:
         config.workers = default_workers(len(gpu_ids))
     pool = WorkerPool(

@@ -6,7 +6,8 @@ worker: on an H100 (2026-11-24, default matrix, every library) the first example
 the run began, a quarter of the run. None needs another's result: the probes run in parallel
 (one process per library, up to `processes`), the environment capture beside them, and the
 calibration (`runner.calibrate`) is started at once when the run may have streams cells on a
-GPU (its family was asked for and a GPU is visible) and kept only if it does. Each helper
+GPU (its family was asked for and a GPU is visible) and kept only if it does; the families'
+coverage floors are built in a thread of the parent meanwhile. Each helper
 process is started and closed in the thread that uses it (a worker dies with the thread that
 started it, `worker._exit_with_parent`). `timings` says how long each part took; the runner
 keeps them in run.json (`startup`).
@@ -14,6 +15,7 @@ keeps them in run.json (`startup`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -55,6 +57,11 @@ class _Task(threading.Thread):
         if self.error is not None:
             raise self.error
         return self.value
+
+
+def _quietly(function: Callable[[], Any]) -> None:
+    with contextlib.suppress(Exception):  # met again, and reported, where the work is needed
+        function()
 
 
 def _in_worker(function: str, log_path: Path | None, **kwargs: Any) -> Any:
@@ -121,10 +128,18 @@ class Startup:
         self.timings: dict[str, float] = {}
         self._env: _Task | None = None
         self._spin: _Task | None = None
+        self._warm: _Task | None = None
         self._started = time.perf_counter()
 
-    def begin(self) -> None:
+    def begin(self, warm: Sequence[Callable[[], Any]] = ()) -> None:
+        """Start the helpers, and `warm`: work of the parent's own that needs nothing the
+        probes find (building the adversarial floor, which `_cell_costs` needs: 6 s of the
+        parent's time on the H100, after the probes), run in a thread meanwhile; what it
+        raises is left to whoever needs that work."""
         logs = self.out / "workers"
+        if warm:
+            self._warm = _Task("warm", lambda: [_quietly(function) for function in warm])
+            self._warm.start()
         if not (self.out / "env.json").exists():
             self._env = _Task("capture-env", self._capture_env)
             self._env.start()
@@ -174,6 +189,9 @@ class Startup:
         if self._env is not None:
             self._env.result()
             self.timings["env_s"] = round(self._env.seconds, 3)
+        if self._warm is not None:
+            self._warm.result()
+            self.timings["warm_s"] = round(self._warm.seconds, 3)
         if self._spin is not None and "calibrate_s" not in self.timings:
             self._spin.join()  # not needed after all: its process is closed, its result dropped
         self.timings["startup_s"] = round(time.perf_counter() - self._started, 3)
