@@ -1,11 +1,15 @@
 """The run's start (`runner.startup`): library probes side by side, each in a process of its
 own, a crashing probe costing only its library; the environment capture and the streams spin
-calibration beside them, a resumed run keeping its calibration."""
+calibration beside them, a resumed run keeping its calibration. And workers that write no core
+dumps (`worker.no_core_dumps`)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+
+import pytest
 
 from caiconform.runner.startup import Startup, probe_all
 
@@ -85,3 +89,17 @@ def test_warm_work_runs_beside_the_probes_and_its_errors_wait(tmp_path):
     startup.probe(SOURCE, ["a"], processes=1)
     startup.finish()
     assert done == ["floor"] and "warm_s" in startup.timings
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+@pytest.mark.parametrize("fork", [False, True])
+def test_workers_write_no_core_dumps(fork):
+    """A crashing worker writes no core file (dumping a process that maps a CUDA context took
+    seconds per crash on the H100): non-dumpable, RLIMIT_CORE 0, forked children too."""
+    from caiconform.runner.pool import Worker
+
+    worker = Worker(0, fork=fork)
+    try:
+        assert worker.call("tests.synthetic.probes:dump_state", 60) == [0, 0]
+    finally:
+        worker.close()

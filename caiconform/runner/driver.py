@@ -323,7 +323,11 @@ class _CellRun:
             return self.cost * (len(self.jobs) - self.dispatched) / max(1, len(self.jobs))
         if self.state != "shrinking":
             return 0.0
-        return self.cost * (len(self.targets) / 10 + len(self.confirms) / max(1, len(self.jobs)))
+        # a class's shrinking runs up to its budget, on one thread: on the H100 a cell's classes
+        # left to shrink were its last minute, ended by one thread while others began new cells
+        per_example = self.cost / max(1, len(self.jobs))
+        budget = self.config.shrink_budget_s or DEFAULT_SHRINK_BUDGET_S
+        return len(self.targets) * budget / 2 + len(self.confirms) * per_example
 
     def take(self) -> tuple | None:
         """The next task of this cell for any thread: an example, or a class to shrink."""
@@ -332,12 +336,14 @@ class _CellRun:
                 job = self.jobs[self.dispatched]
                 self.dispatched += 1
                 return ("example", self, job)
-            if self.state == "shrinking" and self.confirms:
-                self.shrinking += 1
-                return ("confirm", self, self.confirms.pop(0))
+            # classes to shrink first: each is one long task on one thread (up to the shrink
+            # budget), the re-runs are short and fill in around them
             if self.state == "shrinking" and self.targets:
                 self.shrinking += 1
                 return ("shrink", self, self.targets.pop(0))
+            if self.state == "shrinking" and self.confirms:
+                self.shrinking += 1
+                return ("confirm", self, self.confirms.pop(0))
             return None
 
     # -- one example --------------------------------------------------------------------

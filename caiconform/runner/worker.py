@@ -24,6 +24,7 @@ A crash, a hang or an os._exit in `execute` is seen by the parent, not here.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import gc
 import importlib
@@ -37,7 +38,7 @@ from caiconform.runner.outcome import CRASH, POISONED, REJECTED, SKIP, Result
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
 
-__all__ = ["main", "serve", "run_example", "PATH_ENV", "PARENT_ENV"]
+__all__ = ["main", "serve", "run_example", "no_core_dumps", "PATH_ENV", "PARENT_ENV"]
 
 #: os.pathsep-joined sys.path of the parent, so the worker imports what the parent imports
 PATH_ENV = "CAICONFORM_WORKER_PATH"
@@ -203,6 +204,23 @@ def serve(proto_in: BinaryIO, proto_out: BinaryIO, hooks: list[str]) -> None:
             break
 
 
+def no_core_dumps() -> None:
+    """A worker that crashes writes no core file: the process is made non-dumpable
+    (PR_SET_DUMPABLE 0, which the kernel checks before any core dump, a `core_pattern` pipe
+    included) and RLIMIT_CORE is 0. Dumping a process that maps a CUDA context takes seconds:
+    on the H100 (2026-11-24) crashes took 0.77 s median, 4 s p90 and up to 5.4 s from the
+    request to the parent seeing the worker gone. Inherited by forked children."""
+    import resource
+
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_dumpable = 4
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="caiconform.runner.worker")
     parser.add_argument("--health-hook", action="append", default=[], metavar="MODULE:FUNCTION")
@@ -213,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     _exit_with_parent()
+    no_core_dumps()
     faulthandler.enable()
     extra = os.environ.get(PATH_ENV, "")
     sys.path[:0] = [p for p in extra.split(os.pathsep) if p and p not in sys.path]
