@@ -41,6 +41,9 @@ LIBRARY_START_S = {
     "numba-from-cai": 1.5,
     "numba-kernel": 1.5,
     "warp": 2.0,
+    # cuda.compute compiles its transform for each dtype in each process that meets it (about
+    # 3.5 s each on the H100): its cells took 20 s more than the estimate without this
+    "cuda.cccl": 20.0,
 }
 DEFAULT_START_S = 0.5
 #: seconds of cell wall per example of a family: the default matrix on an H100 (2026-11-24,
