@@ -52,7 +52,13 @@ from caiconform.runner.prefetch import MIN_CELLS, Prefetch, draw_cell, processes
 from caiconform.runner.protocol import canonical
 from caiconform.runner.repro import write_repro
 from caiconform.runner.resolve import resolve
-from caiconform.runner.schedule import Scheduler, estimate_cost, load_history, shard_cells
+from caiconform.runner.schedule import (
+    Scheduler,
+    estimate_cost,
+    load_history,
+    shard_cells,
+    start_order,
+)
 from caiconform.runner.startup import Startup
 
 __all__ = [
@@ -72,6 +78,8 @@ DEFAULT_SHRINK_BUDGET_S = 20.0
 #: floor examples of one layout kind (or, without one, one mutation) that may end in
 #: crash/hang/poisoned before the rest of that kind is skipped (see `_Job.kind`)
 FLOOR_CRASH_CAP = 2
+#: examples a cell must have run before its measured mean replaces its estimate
+OBSERVED_EXAMPLES = 8
 #: saved settings a resumed run takes from the command line when given there
 _OVERRIDABLE = ("timeout_s", "shrink_budget_s")
 _THREAD_SAFE_HYPOTHESIS = (6, 136)
@@ -307,6 +315,9 @@ class _CellRun:
         #: what running them again gave: cells.jsonl `confirmed`
         self.confirmed: list[dict] = []
         self.shrinking = 0
+        #: examples run so far and the seconds they took (`per_example`)
+        self.ran_n = 0
+        self.ran_s = 0.0
         self.state = "new"  # -> "running" -> "shrinking" -> "done" | "broken"
         self.started = 0.0
         self.timing: Counter = Counter()
@@ -320,14 +331,24 @@ class _CellRun:
         if self.state == "new":
             return self.cost
         if self.state == "running":
-            return self.cost * (len(self.jobs) - self.dispatched) / max(1, len(self.jobs))
+            return self.per_example() * (len(self.jobs) - self.dispatched)
         if self.state != "shrinking":
             return 0.0
         # a class's shrinking runs up to its budget, on one thread: on the H100 a cell's classes
         # left to shrink were its last minute, ended by one thread while others began new cells
-        per_example = self.cost / max(1, len(self.jobs))
         budget = self.config.shrink_budget_s or DEFAULT_SHRINK_BUDGET_S
-        return len(self.targets) * budget / 2 + len(self.confirms) * per_example
+        return len(self.targets) * budget / 2 + len(self.confirms) * self.per_example()
+
+    def per_example(self) -> float:
+        """Seconds one more example of this cell costs: the mean of those it ran once
+        `OBSERVED_EXAMPLES` have, else the estimate's share. Estimates missed the longest cell
+        by half (adversarial/-/cuda.cccl: 66 s estimated, 118 s taken, 3-5 s per example in
+        each process new to a dtype), and it ran on two threads while the others started cells
+        costed alike; measured, its share makes free threads help it."""
+        with self.lock:
+            if self.ran_n >= OBSERVED_EXAMPLES:
+                return self.ran_s / self.ran_n
+        return self.cost / max(1, len(self.jobs))
 
     def take(self) -> tuple | None:
         """The next task of this cell for any thread: an example, or a class to shrink."""
@@ -478,6 +499,7 @@ class _CellRun:
     def run_job(self, job: _Job, worker: Worker) -> None:
         if self.stop.is_set():
             raise _Stopped
+        began = time.perf_counter()
         if job.coverage is not None:
             with self.lock:
                 crashes = self.ran_crashes[job.kind]
@@ -491,6 +513,8 @@ class _CellRun:
             if job.coverage is not None and exchange.result.outcome in _LOST:
                 self.ran_crashes[job.kind] += 1
             self.results[job.position] = exchange
+            self.ran_n += 1
+            self.ran_s += time.perf_counter() - began
         self._flush()
 
     def _flush(self) -> None:
@@ -913,7 +937,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
             )
             for cell in to_run
         ]
-        scheduler.pending = sorted(runs, key=lambda r: -r.cost)
+        scheduler.pending = start_order(runs)
         if prefetch is not None:
             prefetch.submit(
                 (r.cell.key, r.cell.family.module.__name__, r.cell.producer, r.cell.consumer)
