@@ -133,21 +133,3 @@ def test_cells_that_cannot_be_split_start_first():
         SimpleNamespace(key="own-long", splittable=False, cost=30.0),
     ]
     assert [c.key for c in start_order(cells)] == ["own-long", "own", "long", "short"]
-
-
-def test_a_running_cell_counts_its_measured_example_time_once_it_has_some():
-    """Remaining work of a running cell: the estimate's share per example until
-    OBSERVED_EXAMPLES have run, then their measured mean (the estimate missed the longest cell
-    by half on the H100)."""
-    import threading
-
-    from caiconform.runner.driver import OBSERVED_EXAMPLES, _CellRun
-
-    cell = _CellRun.__new__(_CellRun)
-    cell.lock = threading.Lock()
-    cell.state, cell.cost = "running", 10.0
-    cell.jobs, cell.dispatched = list(range(100)), 50
-    cell.ran_n, cell.ran_s = OBSERVED_EXAMPLES - 1, 70.0
-    assert cell.remaining() == 10.0 / 100 * 50  # the estimate: too few measured
-    cell.ran_n = OBSERVED_EXAMPLES
-    assert cell.remaining() == 70.0 / OBSERVED_EXAMPLES * 50

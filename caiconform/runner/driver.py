@@ -78,8 +78,6 @@ DEFAULT_SHRINK_BUDGET_S = 20.0
 #: floor examples of one layout kind (or, without one, one mutation) that may end in
 #: crash/hang/poisoned before the rest of that kind is skipped (see `_Job.kind`)
 FLOOR_CRASH_CAP = 2
-#: examples a cell must have run before its measured mean replaces its estimate
-OBSERVED_EXAMPLES = 8
 #: saved settings a resumed run takes from the command line when given there
 _OVERRIDABLE = ("timeout_s", "shrink_budget_s")
 _THREAD_SAFE_HYPOTHESIS = (6, 136)
@@ -315,9 +313,6 @@ class _CellRun:
         #: what running them again gave: cells.jsonl `confirmed`
         self.confirmed: list[dict] = []
         self.shrinking = 0
-        #: examples run so far and the seconds they took (`per_example`)
-        self.ran_n = 0
-        self.ran_s = 0.0
         self.state = "new"  # -> "running" -> "shrinking" -> "done" | "broken"
         self.started = 0.0
         self.timing: Counter = Counter()
@@ -331,24 +326,14 @@ class _CellRun:
         if self.state == "new":
             return self.cost
         if self.state == "running":
-            return self.per_example() * (len(self.jobs) - self.dispatched)
+            return self.cost * (len(self.jobs) - self.dispatched) / max(1, len(self.jobs))
         if self.state != "shrinking":
             return 0.0
         # a class's shrinking runs up to its budget, on one thread: on the H100 a cell's classes
         # left to shrink were its last minute, ended by one thread while others began new cells
+        per_example = self.cost / max(1, len(self.jobs))
         budget = self.config.shrink_budget_s or DEFAULT_SHRINK_BUDGET_S
-        return len(self.targets) * budget / 2 + len(self.confirms) * self.per_example()
-
-    def per_example(self) -> float:
-        """Seconds one more example of this cell costs: the mean of those it ran once
-        `OBSERVED_EXAMPLES` have, else the estimate's share. Estimates missed the longest cell
-        by half (adversarial/-/cuda.cccl: 66 s estimated, 118 s taken, 3-5 s per example in
-        each process new to a dtype), and it ran on two threads while the others started cells
-        costed alike; measured, its share makes free threads help it."""
-        with self.lock:
-            if self.ran_n >= OBSERVED_EXAMPLES:
-                return self.ran_s / self.ran_n
-        return self.cost / max(1, len(self.jobs))
+        return len(self.targets) * budget / 2 + len(self.confirms) * per_example
 
     def take(self) -> tuple | None:
         """The next task of this cell for any thread: an example, or a class to shrink."""
@@ -499,7 +484,6 @@ class _CellRun:
     def run_job(self, job: _Job, worker: Worker) -> None:
         if self.stop.is_set():
             raise _Stopped
-        began = time.perf_counter()
         if job.coverage is not None:
             with self.lock:
                 crashes = self.ran_crashes[job.kind]
@@ -513,8 +497,6 @@ class _CellRun:
             if job.coverage is not None and exchange.result.outcome in _LOST:
                 self.ran_crashes[job.kind] += 1
             self.results[job.position] = exchange
-            self.ran_n += 1
-            self.ran_s += time.perf_counter() - began
         self._flush()
 
     def _flush(self) -> None:
