@@ -380,6 +380,17 @@ def test_compare_counts_overlap_and_must_groups():
     assert [g["rule"] for g in result["only_a"]] == ["CAI-PORT-READONLY"]
     result = compare(b, build_catalogue([]))
     assert not result["must_in_both"] and result["must_missing"][0]["library"] == "numba"
+    assert result["must_missing_unreproduced"] == 0
+
+
+def test_compare_says_which_missing_groups_did_not_reproduce():
+    """A MUST group one seed found once and that gave something else when run again is still a
+    difference, but compare says so (the H100 runs of 2026-11-24: PyCUDA reading zeros once)."""
+    a = build_catalogue([rec("streams", "numba", None, "fail", "CAI-STREAM-ZERO-FORBIDDEN")])
+    a["groups"][0]["reproduced"] = False
+    result = compare(a, build_catalogue([]))
+    assert not result["must_in_both"] and result["must_missing_unreproduced"] == 1
+    assert result["only_a"][0]["reproduced"] is False
 
 
 def test_coverage_counts_required_combinations_not_exercised(tmp_path):

@@ -65,10 +65,11 @@ def _catalogue(path: str, cells: set[str] | None = None) -> dict:
 
 
 def _line(group: dict) -> str:
+    again = "; not reproduced when run again" if group.get("reproduced") is False else ""
     return (
         f"  {group['library']} {group['role']} "
         f"{group['rule'] or 'input:' + str(group.get('input_rule'))} {group['outcome']} "
-        f"({group['level']}, {group['count']} example(s))"
+        f"({group['level']}, {group['count']} example(s){again})"
     )
 
 
@@ -111,11 +112,14 @@ def run(args: argparse.Namespace) -> int:
             f"cells both runs finished: {cells['compared']} (left out: {cells['only_a']} "
             f"finished only in A, {cells['only_b']} only in B)"
         )
+    unreproduced = result["must_missing_unreproduced"]
     print(
         f"{result['in_both']} group(s) in both, {len(result['only_a'])} only in A, "
         f"{len(result['only_b'])} only in B: overlap {result['overlap']:.1%}; "
         f"MUST-level groups in both: {'yes' if result['must_in_both'] else 'no'} "
-        f"({result['must_groups']} MUST-level group(s))"
+        f"({result['must_groups']} MUST-level group(s)"
+        + (f"; {unreproduced} of those in one run only did not reproduce" if unreproduced else "")
+        + ")"
     )
     for title, groups in (("only in A", result["only_a"]), ("only in B", result["only_b"])):
         if groups:

@@ -701,7 +701,8 @@ def _input_key(group: Mapping[str, Any]) -> str | None:
 
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     """How far two catalogues agree: groups in both, only in one, the overlap |A and B| /
-    |A or B|, and whether every MUST-level group of either is in both."""
+    |A or B|, whether every MUST-level group of either is in both, and how many of those that
+    are not did not reproduce when run again."""
     ka, kb = _keys(a), _keys(b)
     both = sorted(set(ka) & set(kb), key=str)
     only_a = sorted(set(ka) - set(kb), key=str)
@@ -720,9 +721,12 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
                 "outcome": k[3],
                 "level": table[k].get("level"),
                 "count": table[k].get("count"),
+                "reproduced": table[k].get("reproduced"),
             }
             for k in keys
         ]
+
+    missing = listed(must_missing, {**kb, **ka})
 
     return {
         "in_both": len(both),
@@ -731,5 +735,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         "overlap": (len(both) / union) if union else 1.0,
         "must_groups": len(must),
         "must_in_both": not must_missing,
-        "must_missing": listed(must_missing, {**kb, **ka}),
+        "must_missing": missing,
+        # the MUST groups of one run only whose example gave something else when run again
+        # (`reproduced` false): a seed difference a maintainer would not be sent
+        "must_missing_unreproduced": sum(g["reproduced"] is False for g in missing),
     }
