@@ -513,16 +513,15 @@ def spin(stream: int, us: int, *, device: int = 0) -> None:
     enqueued, which leaves the GPU free for other processes' contexts; else a one-thread
     busy-wait kernel (`spin_kernel`).
     """
-    if us < 0:
-        raise ValueError(f"spin duration must be >= 0 us, got {us}")
     from caiconform.cuda import hostwait
+
+    if not hostwait.available():
+        spin_kernel(stream, us, device=device)
+        return
     from caiconform.cuda.device import ensure_context
 
     ensure_context(device)
-    if hostwait.available():
-        hostwait.sleep_on_stream(stream, us)
-        return
-    spin_kernel(stream, us, device=device)
+    hostwait.sleep_on_stream(stream, us)
 
 
 def spin_kernel(stream: int, us: int, *, device: int = 0) -> None:

@@ -654,12 +654,17 @@ class _CellRun:
         """Run the whole cell on `worker` alone (a cell with a worker of its own)."""
         self.start()
         while (task := self.take()) is not None:
-            if task[0] == "example":
-                self.run_job(task[2], worker)
-            elif task[0] == "confirm":
-                self.run_confirm(task[2], worker)
-            else:
-                self.run_shrink(task[2], worker)
+            self.run_task(task, worker)
+
+    def run_task(self, task: tuple, worker: Worker) -> None:
+        """Run one task `take()` handed out: an example, a re-run or a class to shrink."""
+        kind, job = task[0], task[2]
+        if kind == "example":
+            self.run_job(job, worker)
+        elif kind == "confirm":
+            self.run_confirm(job, worker)
+        else:
+            self.run_shrink(job, worker)
 
 
 #: outcomes whose class is run once more: a hang is not (it would cost the timeout again), nor a
@@ -796,8 +801,8 @@ def _preload_everywhere(
     """Have every fork-server worker import the run's check modules and available libraries
     before its first fork (`forkserver.PRELOAD_ENV`): on the H100 (2026-11-23) workers spent
     1,372 of 2,905 worker-seconds preparing cells, most of it children replaced after a cell
-    brought a new import and re-initialising every library seen before. The worker that
-    probed is restarted so that it preloads too."""
+    brought a new import and re-initialising every library seen before. No slot has started
+    yet (the probes run in workers of their own, `runner.startup`), so each starts with it."""
     from caiconform.runner.forkserver import PRELOAD_ENV
 
     spec = json.dumps(
@@ -809,7 +814,6 @@ def _preload_everywhere(
     )
     for worker in pool.workers:
         worker.env[PRELOAD_ENV] = spec
-    pool.workers[0].stop()
 
 
 def _hypothesis_threads_ok() -> bool:
@@ -957,15 +961,13 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
 
 def _apply_spin(calibration: dict[str, Any] | None, pool: WorkerPool, notes: list[str]) -> None:
     """Give the run's streams spin (`startup.Startup.calibration`, measured once per run in a
-    worker that sees every GPU, or a resumed run's) to every worker slot (restarted, so its
-    processes start with it)."""
+    worker that sees every GPU, or a resumed run's) to every worker slot, before any starts."""
     calibration = calibration or {"spin_us": None, "reason": "not measured"}
     spin = calibration.get("spin_us")
     if not spin:
         notes.append(f"streams spin not calibrated ({calibration.get('reason')}); fixed spins")
         return
     for slot in pool.workers:
-        slot.close()
         slot.env[SPIN_ENV] = str(spin)
 
 
@@ -1003,12 +1005,8 @@ def _drive(scheduler: Scheduler, worker: Worker, gpu_ids: Sequence[str], config:
                     _run_own(cell, worker, config, gpu_ids)
                 elif kind == "start":
                     cell.start()
-                elif kind == "example":
-                    cell.run_job(task[2], worker)
-                elif kind == "confirm":
-                    cell.run_confirm(task[2], worker)
                 else:
-                    cell.run_shrink(task[2], worker)
+                    cell.run_task(task, worker)
             except _Stopped:
                 return
             except Exception as exc:  # a runner bug: leave the cell unfinished for --resume

@@ -147,8 +147,8 @@ class CellWork(Protocol):
 def start_order(cells: Iterable[CellWork]) -> list[CellWork]:
     """The order cells start in: those that cannot be split first (a cell with a worker of its
     own that sees every GPU: its wall is its whole cost, no thread can help it; on two H200s
-    three of them, started last, were still running 125 s after every other cell had ended),
-    then longest first."""
+    three of them, costed as cheap cells, had not ended at the run's 255 s cap, 125 s after
+    every other cell), then longest first."""
     return sorted(cells, key=lambda c: (c.splittable, -c.cost))
 
 

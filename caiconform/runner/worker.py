@@ -207,9 +207,10 @@ def serve(proto_in: BinaryIO, proto_out: BinaryIO, hooks: list[str]) -> None:
 def no_core_dumps() -> None:
     """A worker that crashes writes no core file: the process is made non-dumpable
     (PR_SET_DUMPABLE 0, which the kernel checks before any core dump, a `core_pattern` pipe
-    included) and RLIMIT_CORE is 0. Dumping a process that maps a CUDA context takes seconds:
-    on the H100 (2026-11-24) crashes took 0.77 s median, 4 s p90 and up to 5.4 s from the
-    request to the parent seeing the worker gone. Inherited by forked children."""
+    included) and RLIMIT_CORE is 0. A guard, not a measured fix: on the H100 crashes took
+    0.77 s median, 4 s p90 and up to 5.4 s from the request to the parent seeing the worker
+    gone, and dumping a process that maps a CUDA context is slow, but that machine dumped no
+    cores already (`ulimit -c` 0) and no change showed there. Inherited by forked children."""
     import resource
 
     with contextlib.suppress(ValueError, OSError):
