@@ -53,6 +53,10 @@ wait
 echo "tests: $(( $(date +%s) - t0 )) s; $(grep -E '(passed|failed)' "$out/tests.log" | tail -2 | tr '\n' ' ')"
 fi
 
+# a matrix on a fresh machine: no cuda.compute builds kept by an earlier run or the tests
+# (adapters/_cccl_builds.py keeps them in the temp directory between runs); CCCL_WARM=1 keeps them
+[ "${CCCL_WARM:-0}" = 1 ] || rm -rf "${TMPDIR:-/tmp}"/caiconform-cccl-*
+ls "${TMPDIR:-/tmp}"/caiconform-cccl-*/*.bin 2>/dev/null | wc -l | sed 's/^/cuda.compute builds on disk before the matrix: /'
 t1=$(date +%s)
 # the GPU's busy share while the matrices run (every 0.5 s): is the run bound by the GPU?
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 \

@@ -17,7 +17,10 @@ machine):
   `cu13` extra) is not needed; with the v1 backend of this wheel they refuse "opaque"
   element types (complex, structured, other byte orders: `TypeEnum.STORAGE`).
 
-The consumer passes the CAI-only view as `d_in`, a flat caiconform device buffer of the same
+The consumer calls the factory behind `unary_transform`, `make_unary_transform`, with the
+device's `compute_capability=` and then the transform it returns (`_cccl_builds`: the compiled
+build is shared between processes through a disk cache; the factory still reads every array's
+CAI when cuda.compute would). It passes the CAI-only view as `d_in`, a flat caiconform device buffer of the same
 element type as `d_out`, `num_items` = the element count, then reads the buffer back: the
 elements in the order cuda.compute read them, laid out in F order when the dict's strides are
 Fortran order, else in C order. (An array cuda.compute accepted although it is not contiguous
@@ -88,8 +91,7 @@ class CcclAdapter(Adapter):
         return True, ""
 
     def consume(self, obj: Any) -> np.ndarray:
-        from cuda.compute import OpKind, unary_transform
-
+        from caiconform.adapters._cccl_builds import unary_identity
         from caiconform.cuda.device import synchronize
         from caiconform.cuda.memory import DeviceBuffer
 
@@ -100,12 +102,7 @@ class CcclAdapter(Adapter):
         count = int(np.prod(shape, dtype=np.int64))
         out = DeviceBuffer(count * dtype.itemsize)
         if count:
-            unary_transform(
-                d_in=wrapped,
-                d_out=_Flat(out.ptr, count, desc),
-                op=OpKind.IDENTITY,
-                num_items=count,
-            )
+            unary_identity(wrapped, _Flat(out.ptr, count, desc), count)
         synchronize()
         flat = out.to_host().view(dtype)
         out.close()

@@ -1,0 +1,186 @@
+"""cuda.compute's compiled transforms kept on disk, so a run compiles each once, not once per
+worker process.
+
+Why: cuda.compute compiles its transform for each element type the first time a process meets
+it (NVRTC, 1.7-3.2 s per dtype on an H100, `reports/2026-11-24-h100-cccl-builds/cccl-compile.txt`),
+and a run's workers are fresh processes: every cell, every poisoned context, every crash began
+the compiles again. In the 2026-11-24 H100 matrix the cuda.cccl cells were 42 % of all exchange
+time, and the slowest cell of the run. A compile cannot be paid before the workers fork:
+compiling initialises the CUDA runtime (a child forked after it fails with
+`cudaErrorInitializationError`), and it holds the GIL (twelve dtypes in twelve threads took as
+long as one after another).
+
+What stays as it was: the consumer still calls cuda.compute's factory on the real arguments,
+so it reads each array's CAI (refusing a non-contiguous one, reading the element type) exactly
+when cuda.compute does — on the first call per (thread, argument types, dtype) of a process;
+the factory's own per-thread cache of wrappers is untouched. Only the compiled *build results*
+come from disk: before the call, a build serialized by another process
+(`cuda.compute.deserialize`, its documented way to reuse a build without compiling) is placed
+in cuda.compute's process-wide build-results cache under the key the factory looks up. That one
+step uses cuda.compute's private `_caching` names; if they are missing, or the key computed
+here is not the one the factory used (checked after each compile), the process compiles as it
+did before. The factory is called with `compute_capability=` (cuda.compute's ahead-of-time
+target: the same build, loaded into the current context on its first call), since only builds
+under that target can be serialized and read back under the same key.
+
+One file lock per key: a worker that finds another compiling the same build waits for it and
+reads its result. The directory (`CACHE_ENV`, else the temp directory) outlives the run, keyed
+by cuda-cccl's version, the compute capability and the arguments' types and dtypes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CACHE_ENV", "DiskBuilds", "unary_identity", "cache_dir"]
+
+#: where the builds are kept; default `<tempdir>/caiconform-cccl-<uid>`
+CACHE_ENV = "CAICONFORM_CCCL_CACHE"
+
+#: per process: the keys computed here did not match cuda.compute's (its private names moved)
+_disabled: list[str] = []
+_device_ccs: dict[int, int] = {}
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get(CACHE_ENV, "").strip()
+    if explicit:
+        return Path(explicit)
+    return Path(tempfile.gettempdir()) / f"caiconform-cccl-{os.getuid()}"
+
+
+class DiskBuilds:
+    """Blobs by name in one directory: read, written atomically (rename), locked per name
+    across processes (`flock`, released by the kernel when a holder dies)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def path(self, name: str) -> Path:
+        return self.directory / f"{name}.bin"
+
+    @contextlib.contextmanager
+    def locked(self, name: str) -> Iterator[None]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.directory / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def read(self, name: str) -> bytes | None:
+        try:
+            return self.path(name).read_bytes()
+        except OSError:
+            return None
+
+    def write(self, name: str, blob: bytes) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{name}.")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(blob)
+            os.replace(tmp, self.path(name))
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    def discard(self, name: str) -> None:
+        with contextlib.suppress(OSError):
+            self.path(name).unlink()
+
+
+def _device_cc() -> int:
+    """The current device's compute capability as cuda.compute packs it (9.0 -> 90)."""
+    from caiconform.cuda.device import current_device, device_info
+
+    device = current_device()
+    if device not in _device_ccs:
+        major, minor = device_info(device)["compute_capability"].split(".")
+        _device_ccs[device] = int(major) * 10 + int(minor)
+    return _device_ccs[device]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cuda-cccl")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _slot(d_in: Any, d_out: Any, op: Any, cc: int) -> tuple[dict, tuple, str] | None:
+    """cuda.compute's process-wide build-results cache, the key under which its factory files
+    an ahead-of-time build of these arguments for `cc`, and a file name for that key; None
+    when it cannot be computed (the factory then meets and reports whatever was wrong)."""
+    if _disabled:
+        return None
+    try:
+        from cuda.compute import _bindings, _caching
+        from cuda.compute.op import make_op_adapter
+
+        user_key = _caching._make_cache_key_from_args(d_in, d_out, make_op_adapter(op))
+        key = (_bindings.DeviceUnaryTransform, _caching._AOTBuildTarget((cc,)), user_key)
+        cache = _caching._process_wide_build_results_cache
+    except Exception:  # noqa: BLE001 -- an invalid CAI, or cuda.compute's names moved
+        return None
+    digest = hashlib.sha256(repr((_version(), cc, user_key)).encode()).hexdigest()[:32]
+    return cache, key, f"unary-{cc}-{digest}"
+
+
+def _place(cache: dict, key: tuple, blob: bytes) -> bool:
+    """Put a serialized build's results into the cache under `key`; False if unreadable."""
+    from cuda.compute import deserialize
+
+    try:
+        cache.setdefault(key, deserialize(blob).build_results)
+    except Exception:  # noqa: BLE001 -- another version's or a torn blob: compile instead
+        return False
+    return True
+
+
+def unary_identity(d_in: Any, d_out: Any, num_items: int, builds: DiskBuilds | None = None) -> str:
+    """`make_unary_transform(d_in, d_out, OpKind.IDENTITY, compute_capability=<device>)`, then
+    the call on the default stream, with the build from disk when one is there. Returns where
+    the build came from: "memory" (this process had it), "disk", "compiled" (and written for
+    the others) or "plain" (no disk cache: the factory compiled or raised as it would)."""
+    from cuda.compute import OpKind, make_unary_transform
+
+    op = OpKind.IDENTITY
+    cc = _device_cc()
+    builds = builds or DiskBuilds(cache_dir())
+    slot = _slot(d_in, d_out, op, cc)
+
+    def make() -> Any:
+        return make_unary_transform(d_in=d_in, d_out=d_out, op=op, compute_capability=cc)
+
+    if slot is None:
+        source, transform = "plain", make()
+    elif slot[1] in slot[0]:
+        source, transform = "memory", make()
+    else:
+        cache, key, name = slot
+        with builds.locked(name):
+            blob = builds.read(name)
+            source = "disk" if blob is not None and _place(cache, key, blob) else "compiled"
+            if source == "compiled" and blob is not None:
+                builds.discard(name)
+            transform = make()  # reads the CAI; compiles unless the build was placed
+            if source == "compiled":
+                if key in cache:
+                    with contextlib.suppress(Exception):
+                        builds.write(name, transform.serialize())
+                else:  # the factory filed its build elsewhere: stop guessing in this process
+                    _disabled.append("cuda.compute build-results key not found after a compile")
+                    source = "plain"
+    transform(d_in=d_in, d_out=d_out, op=op, num_items=num_items)
+    return source
