@@ -359,3 +359,82 @@ def test_run_refuses_preload_and_no_preload_together(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["--preload", "--no-preload"])
     assert "not allowed with" in capsys.readouterr().err
+
+
+# -- a lost child is answered for before its end is reaped ------------------------------------
+class _SlowChild:
+    """A forked child the kernel has not finished tearing down (a CUDA context's teardown took
+    seconds on the H100): `reap` finds it still running until `ends` calls have passed."""
+
+    def __init__(self, pid: int, ends: int = 3) -> None:
+        self.pid, self.ends, self.killed, self.reaps = pid, ends, False, 0
+        self.prepared: set[str] = set()
+
+    def kill(self) -> None:
+        self.killed = True
+
+    def reap(self, wait_s: float | None = None) -> int | None:
+        self.reaps += 1
+        if wait_s is None or self.reaps >= self.ends:
+            return -11
+        return None
+
+
+def test_a_lost_child_is_answered_for_before_it_is_reaped():
+    import os
+
+    from caiconform.runner.forkserver import ForkServer
+    from caiconform.runner.protocol import decode
+
+    read_end, write_end = os.pipe()
+    server = ForkServer(os.open(os.devnull, os.O_RDONLY), write_end, [])
+    forks = iter(range(100, 200))
+    order: list[str] = []
+
+    def fork():
+        import select
+
+        answered = bool(select.select([read_end], [], [], 0)[0])
+        order.append("fork after the answer" if answered else "fork before the answer")
+        return _SlowChild(next(forks))
+
+    server._fork = fork
+    server.child, server.spare = _SlowChild(1), _SlowChild(2)
+    server.pending = 7
+    server._replace(lost=True)
+    answer = decode(os.read(read_end, 1 << 16).split(b"\n")[0])
+    assert answer == {"id": 7, "lost": None, "child": 2}  # the spare took over at once
+    assert order == ["fork after the answer"]
+    assert [c.pid for c in server.dying] == [1]
+    server._reap_dying()
+    assert [c.pid for c in server.dying] == [1]
+    server._reap_dying()
+    assert server.dying == []
+
+
+def test_a_child_reaped_late_still_names_its_signal():
+    from caiconform.runner.pool import _status_from_note
+
+    assert _status_from_note("Fatal Python error: Segmentation fault") == "SIGSEGV"
+    assert _status_from_note("Fatal Python error: Aborted") == "SIGABRT"
+    assert _status_from_note("Traceback ...").startswith("exit status unknown")
+
+
+def test_reap_with_a_wait_leaves_a_running_child_for_later():
+    import os
+
+    from caiconform.runner.forkserver import _Child
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.4)
+        os._exit(5)
+    child = _Child(pid, w, r)
+    assert child.reap(0.05) is None
+    spare_r, spare_w = os.pipe()  # may reuse the numbers the first reap closed
+    assert child.reap(None) == 5
+    os.write(spare_w, b"x")  # the second reap closed nothing
+    assert os.read(spare_r, 1) == b"x"
+    os.close(spare_r)
+    os.close(spare_w)
