@@ -62,9 +62,6 @@ t1=$(date +%s)
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 \
   > /tmp/gpu-util.csv 2>/dev/null &
 util=$!
-# and the cores' busy share (/proc/stat each second): is it bound by the CPU instead?
-( while sleep 1; do echo "$(date +%s) $(head -1 /proc/stat)"; done ) > /tmp/cpu-stat.txt &
-cpu=$!
 for seed in $seeds; do
   (
     s=$(date +%s.%N)
@@ -87,13 +84,8 @@ if [ -x .whl/py-spy ]; then
       -o "/tmp/profile$seed.txt" > "/tmp/pyspy$seed.log" 2>&1 &
   done
 fi
-wait $(jobs -p | grep -vx -e "$util" -e "$cpu")
-kill "$util" "$cpu" 2>/dev/null
-# per second: busy % of all cores (user+nice+system+irq+softirq+steal over the total)
-awk '{busy=$3+$4+$5+$8+$9+$10; total=busy+$6+$7; if (NR>1 && total>pt) \
-  printf "%d %.1f\n", $1, 100*(busy-pb)/(total-pt); pb=busy; pt=total}' /tmp/cpu-stat.txt \
-  > "$out/cpu-util.txt"
-awk '{s+=$2; n++} END {if (n) printf "cores busy: %.1f %% mean over %d s\n", s/n, n}' "$out/cpu-util.txt"
+wait $(jobs -p | grep -vx "$util")
+kill "$util" 2>/dev/null
 gzip -c /tmp/gpu-util.csv > "$out/gpu-util.csv.gz"
 echo "matrices: $(( $(date +%s) - t1 )) s"
 for seed in $seeds; do

@@ -37,9 +37,6 @@ from caiconform.runner.resolve import resolve
 
 __all__ = ["ForkServer", "PRELOAD_ENV"]
 
-#: how long `_replace` waits for a lost child to be reapable before answering without its
-#: returncode (the parent then names the signal from the child's last words)
-_REAP_WAIT_S = 0.05
 #: an import that took longer is worth replacing the children by forks that share it
 _WORTH_A_FORK_S = 0.02
 #: JSON `{"modules": [...], "libraries": [...], "source": "..."}`: what the host imports before
@@ -67,7 +64,6 @@ class _Child:
         self.to_fd = to_fd
         self.from_fd = from_fd
         self.buffer = b""
-        self.closed = False
         #: the prepares this child has been sent (by the host or relayed from the parent)
         self.prepared: set[str] = set()
 
@@ -90,25 +86,16 @@ class _Child:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(self.pid, signal.SIGKILL)
 
-    def reap(self, wait_s: float | None = None) -> int | None:
-        """Close the pipes and wait for the process (at most `wait_s` seconds when given); its
-        returncode (negative: a signal), or None when it has not ended within `wait_s`."""
-        if not self.closed:  # once: a later call must not close a number reused since
-            self.closed = True
-            for fd in (self.to_fd, self.from_fd):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        deadline = None if wait_s is None else time.monotonic() + wait_s
-        while True:
-            try:
-                pid, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
-            except ChildProcessError:
-                return -int(signal.SIGKILL)
-            if pid:
-                return os.waitstatus_to_exitcode(status)
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(0.002)
+    def reap(self) -> int:
+        """Close the pipes and wait for the process; its returncode (negative: a signal)."""
+        for fd in (self.to_fd, self.from_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            return -int(signal.SIGKILL)
+        return os.waitstatus_to_exitcode(status)
 
 
 def _die_with_host(host: int) -> None:
@@ -134,8 +121,6 @@ class ForkServer:
         self.child: _Child | None = None
         self.spare: _Child | None = None
         self.pending: Any = None  # id of the parent's request the child is running
-        #: children killed and answered for, not yet reaped (their CUDA teardown takes time)
-        self.dying: list[_Child] = []
         self.replayed = 0
 
     # -- children ---------------------------------------------------------------------------
@@ -198,33 +183,20 @@ class ForkServer:
         return fds
 
     def _replace(self, lost: bool) -> None:
-        """The current child is gone (or is to go): reap it, promote the spare (or fork anew),
-        answer the request it was running when `lost`, then fork the next spare.
-
-        A process that had a CUDA context is not reaped until the driver has torn its context
-        down, which took seconds on an H100 beside fifteen busy workers (a 1,000-example matrix:
-        646 crashes, 2.1 s each from the request to the answer, the adversarial cells' median
-        1.8-3.0 s). So the reap waits `_REAP_WAIT_S` only: a child not gone by then is answered
-        with `"lost": null` (the parent names the signal from faulthandler's last words) and
-        reaped later by the serving loop; and the answer goes before the next spare's fork."""
+        """The current child is gone (or is to go): reap it, answer the request it was running
+        when `lost`, promote the spare (or fork anew) and fork the next spare."""
         child, self.child = self.child, None
         assert child is not None
         child.kill()
-        returncode = child.reap(_REAP_WAIT_S)
-        if returncode is None:
-            self.dying.append(child)
+        returncode = child.reap()
         if self.spare is not None:
             self.child, self.spare = self.spare, None
         else:
             self.child = self._fork()
+        self.spare = self._fork()
         if lost and self.pending is not None:
             self._answer({"id": self.pending, "lost": returncode})
             self.pending = None
-        self.spare = self._fork()
-
-    def _reap_dying(self, wait: bool = False) -> None:
-        """Reap the children answered for before they had ended (`_replace`)."""
-        self.dying = [c for c in self.dying if c.reap(None if wait else 0.0) is None]
 
     def _refresh(self) -> None:
         """New imports in the host: children forked before them would import again, so both
@@ -356,8 +328,7 @@ class ForkServer:
                 fds = [self.in_fd, self.child.from_fd]
                 if self.spare is not None:
                     fds.append(self.spare.from_fd)
-                ready, _, _ = select.select(fds, [], [], 0.5 if self.dying else None)
-                self._reap_dying()
+                ready, _, _ = select.select(fds, [], [])
                 children = (self.child, self.spare)
                 if self.child.from_fd in ready:
                     self._from_child()
@@ -380,4 +351,3 @@ class ForkServer:
                 if child is not None:
                     child.kill()
                     child.reap()
-            self._reap_dying(wait=True)

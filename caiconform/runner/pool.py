@@ -97,22 +97,6 @@ def _signal_name(returncode: int) -> str:
     return f"exit status {returncode}"
 
 
-#: faulthandler's first line for each fatal signal it handles (Python/faulthandler.c)
-_FATAL_LINES = {
-    "Fatal Python error: Segmentation fault": "SIGSEGV",
-    "Fatal Python error: Aborted": "SIGABRT",
-    "Fatal Python error: Bus error": "SIGBUS",
-    "Fatal Python error: Floating-point exception": "SIGFPE",
-    "Fatal Python error: Illegal instruction": "SIGILL",
-}
-
-
-def _status_from_note(note: str) -> str:
-    """How a forked worker died when its fork server answered before it could be reaped
-    (`forkserver._REAP_WAIT_S`): the signal faulthandler named, as the returncode would."""
-    return _FATAL_LINES.get(note.strip(), "exit status unknown: still ending when answered")
-
-
 class Worker:
     """One persistent worker slot.
 
@@ -361,8 +345,7 @@ class Worker:
             ) from None
         if "lost" in answer:  # fork mode: the forked process died; the server lives on
             note = self._death_note(offset)
-            lost = answer["lost"]
-            status = _signal_name(int(lost)) if lost is not None else _status_from_note(note)
+            status = _signal_name(int(answer["lost"]))
             raise WorkerLost(CRASH, f"worker died ({status})" + (f": {note}" if note else ""))
         return answer
 
