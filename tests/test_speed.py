@@ -359,3 +359,30 @@ def test_run_refuses_preload_and_no_preload_together(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["--preload", "--no-preload"])
     assert "not allowed with" in capsys.readouterr().err
+
+
+def test_a_cell_on_all_gpus_gets_a_fork_server_with_the_slots_preload(monkeypatch, tmp_path):
+    """Its worker sees every GPU (no CUDA_VISIBLE_DEVICES) but is otherwise a slot's: a fork
+    server preloaded as the slots are, with a spare, so a poisoned context costs a fork."""
+    from caiconform.runner.forkserver import PRELOAD_ENV
+
+    made: list[dict] = []
+
+    class _Recorder:
+        def __init__(self, slot, **kwargs):
+            made.append(kwargs)
+
+        def close(self):
+            made.append({"closed": True})
+
+    class _Cell:
+        def run(self, worker):
+            assert isinstance(worker, _Recorder)
+
+    monkeypatch.setattr(driver, "Worker", _Recorder)
+    slot = Worker(3, env={"CUDA_VISIBLE_DEVICES": "1", PRELOAD_ENV: "{}"}, health_hooks=[HOOK])
+    config = driver.RunConfig(out=tmp_path, checks=["devices"])
+    driver._run_own(_Cell(), slot, config, ["0", "1"])
+    assert made[0]["env"] == {PRELOAD_ENV: "{}"}
+    assert made[0]["fork"] and made[0]["spare"] and list(made[0]["health_hooks"]) == [HOOK]
+    assert made[-1] == {"closed": True}

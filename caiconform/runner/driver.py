@@ -1021,8 +1021,16 @@ def _run_own(cell: _CellRun, slot: Worker, config: RunConfig, gpu_ids: Sequence[
     worker = (
         Worker(
             slot.slot,
+            # the slot's settings but its GPU: a fork server (with the slot's preload) and a
+            # spare, as the slot has. Without them every poisoned context cost a cold start of
+            # a process importing every library (nvidia-h200-x2, 2026-11-24: the devices cells
+            # of cuda.cccl, numba-kernel and PyCUDA, mostly poisoned examples, ran 57-83 s for
+            # 20 examples and never ended within the 100-example matrix's 255 s)
+            env={k: v for k, v in slot.env.items() if k != "CUDA_VISIBLE_DEVICES"},
             health_hooks=slot.health_hooks,
             log_path=config.out / "workers" / f"worker-{slot.slot}-all-gpus.log",
+            spare=config.spare_workers,
+            fork=config.fork_workers,
         )
         if own
         else slot
