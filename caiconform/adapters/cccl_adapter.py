@@ -20,8 +20,8 @@ machine):
 The consumer calls the factory behind `unary_transform`, `make_unary_transform`, with the
 device's `compute_capability=` and then the transform it returns (`_cccl_builds`: the compiled
 build is shared between processes through a disk cache; the factory still reads every array's
-CAI when cuda.compute would). It passes the CAI-only view as `d_in`, a flat caiconform device buffer of the same
-element type as `d_out`, `num_items` = the element count, then reads the buffer back: the
+CAI when cuda.compute would). It passes the CAI-only view as `d_in`, a flat caiconform device
+buffer of the same element type as `d_out`, `num_items` = the element count, then reads the buffer back: the
 elements in the order cuda.compute read them, laid out in F order when the dict's strides are
 Fortran order, else in C order. (An array cuda.compute accepted although it is not contiguous
 therefore reads back wrong, which is what such an exchange gives its users.)
@@ -73,7 +73,8 @@ def _f_contiguous(shape: tuple[int, ...], strides: Any, itemsize: int) -> bool:
 
 
 class CcclAdapter(Adapter):
-    """`cuda.compute.unary_transform(d_in=obj, d_out=buffer, op=OpKind.IDENTITY, ...)`."""
+    """`cuda.compute.make_unary_transform(d_in=obj, d_out=buffer, op=OpKind.IDENTITY, ...)` and
+    its call: what `unary_transform` does, with the build from `_cccl_builds`'s disk cache."""
 
     name = "cuda.cccl"
     module = "cuda.compute"
