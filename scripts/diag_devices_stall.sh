@@ -7,23 +7,18 @@
 set -uo pipefail
 out=${1:?usage: diag_devices_stall.sh OUT [CAP_S]}
 cap=${2:-90}
-export PYTHONUNBUFFERED=1
-mkdir -p /tmp/site
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || echo "wheel install failed"
-export PYTHONPATH=/tmp/site
-python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt"
+source scripts/gpu_env.sh
 timeout -s INT -k 10 "$cap" caiconform run --checks devices --libraries cuda.cccl,numba-kernel,pycuda \
   --gpus 2 --max-examples 20 --seed 11 --out /tmp/dev > /tmp/dev.log 2>&1 &
 run=$!
 sleep $(( cap - 20 ))
+spy=.whl/diag/py-spy
 {
   for pid in $(pgrep -f "caiconform.runner.worker"); do
     echo "=== pid $pid: $(tr '\0' ' ' < /proc/$pid/cmdline | cut -c1-150)"
-    chmod +x .whl/diag/py-spy; .whl/diag/py-spy dump --pid "$pid" 2>&1 | head -60
+    if [ -f "$spy" ]; then chmod +x "$spy"; "$spy" dump --pid "$pid" 2>&1 | head -60
+    else echo "(no $spy carried: no stack)"; fi
   done
-  for pid in $(pgrep -P "$(pgrep -f 'caiconform.runner.worker' | head -1)" 2>/dev/null); do :; done
 } > "$out/stacks.txt" 2>&1
 wait $run
 echo "exit $?" >> /tmp/dev.log

@@ -26,18 +26,7 @@ seeds=${*:-11 22}
 set -- $seeds
 workers=$(( $(nproc) / $# ))
 [ "$workers" -ge 1 ] || workers=1
-export PYTHONUNBUFFERED=1
-site=/tmp/site
-mkdir -p "$site"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target "$site" .whl/*.whl || echo "wheel install failed"
-fi
-export PYTHONPATH=$site
-python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
-  || { echo "caiconform install failed"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt"
-nproc >> "$out/gpu.txt"
+source scripts/gpu_env.sh
 
 t0=$(date +%s)
 if [ "${TESTS_CAP_S:-90}" != 0 ]; then
@@ -53,9 +42,8 @@ wait
 echo "tests: $(( $(date +%s) - t0 )) s; $(grep -E '(passed|failed)' "$out/tests.log" | tail -2 | tr '\n' ' ')"
 fi
 
-# a matrix on a fresh machine: no cuda.compute builds kept by an earlier run or the tests
-# (adapters/_cccl_builds.py keeps them in the temp directory between runs); CCCL_WARM=1 keeps them
-[ "${CCCL_WARM:-0}" = 1 ] || rm -rf "${TMPDIR:-/tmp}"/caiconform-cccl-*
+# CCCL_WARM=1 keeps the cuda.compute builds the tests (or an earlier run) left on disk
+[ "${CCCL_WARM:-0}" = 1 ] || fresh_cccl_builds
 ls "${TMPDIR:-/tmp}"/caiconform-cccl-*/*.bin 2>/dev/null | wc -l | sed 's/^/cuda.compute builds on disk before the matrix: /'
 t1=$(date +%s)
 # the GPU's busy share while the matrices run (every 0.5 s): is the run bound by the GPU?

@@ -9,25 +9,13 @@ set -uo pipefail
 out=${1:?usage: gpu_two_speedup.sh OUT [SEED] [RUN_CAP_S]}
 seed=${2:-11}
 cap=${3:-270}
-export PYTHONUNBUFFERED=1
-site=/tmp/site
-mkdir -p "$site"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target "$site" .whl/*.whl || echo "wheel install failed"
-fi
-export PYTHONPATH=$site
-python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
-  || { echo "caiconform install failed"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt"
-nproc >> "$out/gpu.txt"
+source scripts/gpu_env.sh
 nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader \
   -lms 1000 > /tmp/gpu-util.csv 2>/dev/null &
 util=$!
 for gpus in 1 2; do
   name=$([ "$gpus" = 1 ] && echo one || echo two)
-  # each run from no cuda.compute builds on disk (adapters/_cccl_builds.py keeps them between runs)
-  rm -rf "${TMPDIR:-/tmp}"/caiconform-cccl-*
+  fresh_cccl_builds  # each run from no cuda.compute builds on disk
   s=$(date +%s.%N)
   timeout -s INT -k 15 "$cap" caiconform run --seed "$seed" --max-examples 100 --gpus "$gpus" \
     --out "/tmp/$name" > "/tmp/$name.log" 2>&1

@@ -1,0 +1,22 @@
+# Sourced by the GPU-machine scripts (gpu_stability.sh, gpu_two_speedup.sh,
+# diag_devices_stall.sh): the carried wheels (.whl/*.whl: rmm, cuda-cccl, PyCUDA and their
+# pure-Python needs) installed under /tmp/site and put on PYTHONPATH, caiconform installed
+# editable, the machine written to "$out/gpu.txt" (GPUs, driver, memory; cores). Needs $out.
+export PYTHONUNBUFFERED=1
+site=/tmp/site
+mkdir -p "$site"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target "$site" .whl/*.whl || echo "wheel install failed"
+fi
+export PYTHONPATH=$site
+python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
+  || { echo "caiconform install failed"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt"
+nproc >> "$out/gpu.txt"
+
+# a matrix as on a fresh machine: no cuda.compute builds kept on disk by an earlier run or the
+# tests (adapters/_cccl_builds.py keeps them in the temp directory between runs)
+fresh_cccl_builds() {
+  rm -rf "${TMPDIR:-/tmp}"/caiconform-cccl-*
+}
