@@ -6,10 +6,7 @@ exercised on the GPU (tests/gpu/test_cccl_builds_gpu.py)."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import textwrap
-import time
 import types
 from typing import NamedTuple
 
@@ -17,49 +14,6 @@ import pytest
 
 from caiconform.adapters import _cccl_builds
 from caiconform.adapters._cccl_builds import DiskBuilds, unary_identity
-
-
-def test_blobs_round_trip_and_leave_no_temporary_files(tmp_path):
-    builds = DiskBuilds(tmp_path / "c")
-    assert builds.read("a") is None
-    builds.write("a", b"one")
-    builds.write("a", b"two")
-    assert builds.read("a") == b"two"
-    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["a.bin"]
-    builds.discard("a")
-    builds.discard("a")
-    assert builds.read("a") is None
-
-
-def test_a_second_process_waits_for_the_lock_holder(tmp_path):
-    ready = tmp_path / "ready"
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(
-                f"""
-                import pathlib, time
-                from caiconform.adapters._cccl_builds import DiskBuilds
-                with DiskBuilds(pathlib.Path({str(tmp_path / "c")!r})).locked("k"):
-                    pathlib.Path({str(ready)!r}).touch()
-                    time.sleep(1.0)
-                """
-            ),
-        ]
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            assert time.monotonic() < deadline and holder.poll() is None
-            time.sleep(0.01)
-        began = time.monotonic()
-        with DiskBuilds(tmp_path / "c").locked("k"):
-            waited = time.monotonic() - began
-        assert waited > 0.5
-    finally:
-        holder.wait(timeout=30)
-
 
 # -- a stand-in for cuda.compute ------------------------------------------------------------
 

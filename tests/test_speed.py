@@ -131,6 +131,34 @@ def test_crash_details_survive_the_fork_server(forked):
     assert exited.message == "worker died (exit status 3)"
 
 
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found |= {int(c) for c in (task / "children").read_text().split()}
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+def test_poisoned_children_are_answered_for_then_reaped(forked):
+    """A retiring (poisoned) child's answer is passed on before it is reaped; the host reaps it
+    later, so back-to-back poisoned examples leave only the current child and its spare."""
+    pids = set()
+    for n in range(4):
+        exchange = forked.run(
+            EXECUTE, {"n": 900 + n}, "poison", "good", timeout=30, module=SYNTHETIC
+        )
+        assert exchange.result.outcome == "poisoned", exchange.result
+        pids.add(exchange.worker)
+    assert len(pids) == 4  # each on a fresh child
+    _pid(forked)
+    host = forked._proc.pid
+    deadline = time.monotonic() + 10
+    while len(_children(host)) > 2 and time.monotonic() < deadline:
+        _pid(forked)  # the host reaps between requests
+        time.sleep(0.05)
+    assert len(_children(host)) == 2, _children(host)
+
+
 def test_back_to_back_crashes_with_a_slow_library_cost_under_half_a_second():
     """Shrinking a crash crashes again and again: each replacement must not import again."""
     from tests.synthetic.adapters import SLOW_IMPORT_S

@@ -31,13 +31,12 @@ by cuda-cccl's version, the compute capability and the arguments' types and dtyp
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
-import os
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from caiconform import diskcache
+from caiconform.diskcache import DiskBuilds
 
 __all__ = ["CACHE_ENV", "DiskBuilds", "unary_identity", "cache_dir"]
 
@@ -50,52 +49,7 @@ _device_ccs: dict[int, int] = {}
 
 
 def cache_dir() -> Path:
-    explicit = os.environ.get(CACHE_ENV, "").strip()
-    if explicit:
-        return Path(explicit)
-    return Path(tempfile.gettempdir()) / f"caiconform-cccl-{os.getuid()}"
-
-
-class DiskBuilds:
-    """Blobs by name in one directory: read, written atomically (rename), locked per name
-    across processes (`flock`, released by the kernel when a holder dies)."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def path(self, name: str) -> Path:
-        return self.directory / f"{name}.bin"
-
-    @contextlib.contextmanager
-    def locked(self, name: str) -> Iterator[None]:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.directory / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # releases the lock
-
-    def read(self, name: str) -> bytes | None:
-        try:
-            return self.path(name).read_bytes()
-        except OSError:
-            return None
-
-    def write(self, name: str, blob: bytes) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{name}.")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-            os.replace(tmp, self.path(name))
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-    def discard(self, name: str) -> None:
-        with contextlib.suppress(OSError):
-            self.path(name).unlink()
+    return diskcache.cache_dir(CACHE_ENV, "cccl")
 
 
 def _device_cc() -> int:

@@ -1,4 +1,5 @@
-"""NVRTC kernels the reference producer and consumer use, compiled once per process and device.
+"""NVRTC kernels the reference producer and consumer use, compiled once per architecture and
+kept on disk for every process (`cubin`), loaded once per process and device.
 
 fill      scatter a contiguous staging buffer of element bytes to arbitrary byte strides
 gather    the reverse: read elements at arbitrary strides into a contiguous buffer
@@ -19,6 +20,7 @@ check it and its argument packing without a driver.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import threading
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from caiconform.cuda.errors import CUDAError, call
+from caiconform.diskcache import DiskBuilds, cache_dir
 
 __all__ = [
     "MAX_NDIM",
@@ -33,6 +36,8 @@ __all__ = [
     "StridedSpec",
     "kernel_source",
     "compile_kernels",
+    "cubin",
+    "CACHE_ENV",
     "kernel_names",
     "word_type",
     "index_bits",
@@ -342,25 +347,93 @@ def compile_kernels(arch: str):
         raise CUDAError("nvrtcCompileProgram", None, str(exc)) from exc
 
 
+#: where the compiled kernels are kept for every process of a run (and later runs); default
+#: `<tempdir>/caiconform-kernels-<uid>`
+CACHE_ENV = "CAICONFORM_KERNEL_CACHE"
+
+
+def _cubin_name(arch: str) -> str:
+    """The disk cache's name for the kernels compiled for `arch`: what the cubin depends on (the
+    source, the architecture, the NVRTC and cuda-core that built it), hashed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        from cuda.bindings import nvrtc
+
+        _, major, minor = nvrtc.nvrtcVersion()
+        compiler = f"nvrtc {major}.{minor}"
+    except Exception:  # noqa: BLE001 -- compile_kernels meets and reports it
+        compiler = "nvrtc ?"
+    try:
+        core = version("cuda-core")
+    except PackageNotFoundError:
+        core = "?"
+    key = "\n".join((kernel_source(), arch, compiler, core))
+    return f"kernels-{arch}-{hashlib.sha256(key.encode()).hexdigest()[:32]}"
+
+
+def cubin(arch: str, builds: DiskBuilds | None = None) -> tuple[bytes, str]:
+    """The kernels compiled for `arch` as a cubin, and where it came from: "disk" (another
+    process compiled it) or "compiled" (here, and written for the others).
+
+    Why: every worker child is a fresh process, and NVRTC took 0.8 s here and 2-3 s on a
+    busy H100 host to compile this source; on the H100 (2026-11-24, seed 11) the first example
+    of a new child, the one after each crash or poisoned context, ran 2.5-4 s where the
+    cell's median was 1 ms. One file lock per key: a process that finds another compiling
+    waits for it and reads its cubin."""
+    builds = builds or DiskBuilds(cache_dir(CACHE_ENV, "kernels"))
+    name = _cubin_name(arch)
+    with builds.locked(name):
+        blob = builds.read(name)
+        if blob:
+            return blob, "disk"
+        blob = bytes(compile_kernels(arch).code)
+        builds.write(name, blob)
+        return blob, "compiled"
+
+
+def _discard_cubin(arch: str) -> None:
+    DiskBuilds(cache_dir(CACHE_ENV, "kernels")).discard(_cubin_name(arch))
+
+
 @functools.cache
-def _module(device: int):
-    """The kernels compiled for `device`'s architecture, once per process."""
+def _arch(device: int) -> str:
     from cuda.core import Device
 
     major, minor = Device(device).compute_capability
-    return compile_kernels(f"sm_{major}{minor}")
+    return f"sm_{major}{minor}"
+
+
+@functools.cache
+def _module(device: int, fresh: bool = False):
+    """The kernels for `device`'s architecture, loaded once per process: from the disk cache
+    (`cubin`), or compiled here when `fresh` (the cached cubin would not load)."""
+    from cuda.core import ObjectCode
+
+    arch = _arch(device)
+    if fresh:
+        return compile_kernels(arch)
+    blob, _source = cubin(arch)
+    return ObjectCode.from_cubin(blob, name="caiconform_kernels")
 
 
 _kernels: dict[tuple[int, str], object] = {}
 
 
 def _kernel(name: str, device: int):
-    """The loaded kernel `name` for `device` (compiling the module on first use)."""
+    """The loaded kernel `name` for `device` (compiling or reading the module on first use).
+    A cached cubin that does not load (written by another toolkit under the same key, or
+    damaged) is discarded and the kernels compiled here."""
     key = (device, name)
     kernel = _kernels.get(key)
     if kernel is None:
         with _compile_lock:
-            kernel = _kernels[key] = _module(device).get_kernel(name)
+            try:
+                kernel = _module(device).get_kernel(name)
+            except Exception:  # noqa: BLE001 -- a GPU error is raised again just below
+                kernel = _module(device, fresh=True).get_kernel(name)
+                _discard_cubin(_arch(device))  # the cached cubin did not load, a fresh one did
+            _kernels[key] = kernel
     return kernel
 
 

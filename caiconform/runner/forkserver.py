@@ -9,10 +9,11 @@ and its answer back, adding `"child": pid`. A second child is kept forked and pr
 current cell (its `prepare` sent there too: that is where CUDA contexts are made and libraries
 warmed) while the first works; a new child is prepared for the current cell only (`replay`).
 
-When the child dies (a crash, a retiring poisoned worker, or killed after a hang) the host
-answers the request it was running with `{"lost": returncode}`, promotes the spare and forks the
-next one: replacing a crashed worker costs a fork and a prepare done in the background, not a
-cold import of torch or CuPy. After new imports the host replaces its children by forks that
+When the child dies (a crash, or killed after a hang) the host answers the request it was
+running with `{"lost": returncode}`, promotes the spare and forks the next one: replacing a
+crashed worker costs a fork and a prepare done in the background, not a cold import of torch or
+CuPy. A child that answers `retire` (a poisoned context) has its answer passed on as soon as the
+spare is promoted; it is reaped later, while the next examples run. After new imports the host replaces its children by forks that
 share them, so no child imports a library the host already holds.
 
 Requests besides the worker's: `kill` (SIGKILL the current child's process group; the parent
@@ -86,11 +87,14 @@ class _Child:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(self.pid, signal.SIGKILL)
 
-    def reap(self) -> int:
-        """Close the pipes and wait for the process; its returncode (negative: a signal)."""
+    def close(self) -> None:
         for fd in (self.to_fd, self.from_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+    def reap(self) -> int:
+        """Close the pipes and wait for the process; its returncode (negative: a signal)."""
+        self.close()
         try:
             _, status = os.waitpid(self.pid, 0)
         except ChildProcessError:
@@ -122,6 +126,8 @@ class ForkServer:
         self.spare: _Child | None = None
         self.pending: Any = None  # id of the parent's request the child is running
         self.replayed = 0
+        #: retired children killed but not yet reaped
+        self.dying: list[int] = []
 
     # -- children ---------------------------------------------------------------------------
     def _fork(self) -> _Child:
@@ -183,20 +189,47 @@ class ForkServer:
         return fds
 
     def _replace(self, lost: bool) -> None:
-        """The current child is gone (or is to go): reap it, answer the request it was running
-        when `lost`, promote the spare (or fork anew) and fork the next spare."""
+        """The current child is gone: reap it, answer the request it was running, promote the
+        spare (or fork anew) and fork the next spare."""
         child, self.child = self.child, None
         assert child is not None
         child.kill()
         returncode = child.reap()
-        if self.spare is not None:
-            self.child, self.spare = self.spare, None
-        else:
-            self.child = self._fork()
+        self._promote()
         self.spare = self._fork()
         if lost and self.pending is not None:
             self._answer({"id": self.pending, "lost": returncode})
             self.pending = None
+
+    def _retire(self, answer: dict[str, Any]) -> None:
+        """The current child answered and is unfit (a poisoned context): promote the spare,
+        pass the answer on, fork the next spare, and reap the old child later (`_reap_dying`).
+        Reaping first made the parent wait for the driver to tear down a faulted context
+        (the H100, 2026-11-24: up to 5.5 s before a poisoned result reached the parent)."""
+        child, self.child = self.child, None
+        assert child is not None
+        child.kill()
+        child.close()
+        self.dying.append(child.pid)
+        self._promote()
+        self._answer(answer)
+        self.spare = self._fork()
+
+    def _promote(self) -> None:
+        if self.spare is not None:
+            self.child, self.spare = self.spare, None
+        else:
+            self.child = self._fork()
+
+    def _reap_dying(self, block: bool = False) -> None:
+        """Reap retired children that have ended (all of them when `block`)."""
+        for pid in list(self.dying):
+            try:
+                done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.dying.remove(pid)
 
     def _refresh(self) -> None:
         """New imports in the host: children forked before them would import again, so both
@@ -272,8 +305,7 @@ class ForkServer:
             if answer.get("id") == self.pending:
                 self.pending = None
             if answer.get("retire"):  # unfit: replaced before the next request reaches it
-                self._replace(lost=False)
-                self._answer(answer)
+                self._retire(answer)
                 return
             self._answer(answer)
 
@@ -328,7 +360,8 @@ class ForkServer:
                 fds = [self.in_fd, self.child.from_fd]
                 if self.spare is not None:
                     fds.append(self.spare.from_fd)
-                ready, _, _ = select.select(fds, [], [])
+                self._reap_dying()
+                ready, _, _ = select.select(fds, [], [], 0.1 if self.dying else None)
                 children = (self.child, self.spare)
                 if self.child.from_fd in ready:
                     self._from_child()
@@ -351,3 +384,4 @@ class ForkServer:
                 if child is not None:
                     child.kill()
                     child.reap()
+            self._reap_dying(block=True)
