@@ -15,8 +15,9 @@ python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt"
 nproc >> "$out/gpu.txt"
 
-# a matrix as on a fresh machine: no cuda.compute builds kept on disk by an earlier run or the
-# tests (adapters/_cccl_builds.py keeps them in the temp directory between runs)
-fresh_cccl_builds() {
-  rm -rf "${TMPDIR:-/tmp}"/caiconform-cccl-*
+# a matrix as on a fresh machine: no compiled code kept on disk by an earlier run or the tests
+# (cuda.compute's builds, adapters/_cccl_builds.py, and the reference kernels' cubin,
+# cuda/kernels.py, stay in the temp directory between runs)
+fresh_builds() {
+  rm -rf "${TMPDIR:-/tmp}"/caiconform-cccl-* "${TMPDIR:-/tmp}"/caiconform-kernels-*
 }

@@ -42,9 +42,10 @@ wait
 echo "tests: $(( $(date +%s) - t0 )) s; $(grep -E '(passed|failed)' "$out/tests.log" | tail -2 | tr '\n' ' ')"
 fi
 
-# CCCL_WARM=1 keeps the cuda.compute builds the tests (or an earlier run) left on disk
-[ "${CCCL_WARM:-0}" = 1 ] || fresh_cccl_builds
-ls "${TMPDIR:-/tmp}"/caiconform-cccl-*/*.bin 2>/dev/null | wc -l | sed 's/^/cuda.compute builds on disk before the matrix: /'
+# CCCL_WARM=1 keeps the compiled builds the tests (or an earlier run) left on disk
+[ "${CCCL_WARM:-0}" = 1 ] || fresh_builds
+ls "${TMPDIR:-/tmp}"/caiconform-{cccl,kernels}-*/*.bin 2>/dev/null | wc -l \
+  | sed 's/^/compiled builds on disk before the matrix: /'
 t1=$(date +%s)
 # the GPU's busy share while the matrices run (every 0.5 s): is the run bound by the GPU?
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 \
@@ -85,6 +86,9 @@ for seed in $seeds; do
   tar -C "$run" -czf "$out/seed$seed.tar.gz" matrix.json matrix.md index.html findings.json adapters.json \
     env.json run.json cells.jsonl results.jsonl.gz -T "/tmp/min$seed.txt" 2>/dev/null
   grep -E "^matrix exit|^wrote" "/tmp/run$seed.log"
+  # how long each worker's fork server took to import the libraries (its start)
+  grep -h "fork server: preloaded" "$run"/workers/*.log 2>/dev/null | sort | uniq -c \
+    | sed "s/^/seed $seed: /" >> "$out/run.log"
   if [ -s "/tmp/profile$seed.txt" ]; then gzip -c "/tmp/profile$seed.txt" > "$out/profile$seed.txt.gz"
   else tail -3 "/tmp/pyspy$seed.log" 2>/dev/null; fi
 done

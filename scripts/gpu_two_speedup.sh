@@ -15,7 +15,7 @@ nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,
 util=$!
 for gpus in 1 2; do
   name=$([ "$gpus" = 1 ] && echo one || echo two)
-  fresh_cccl_builds  # each run from no cuda.compute builds on disk
+  fresh_builds  # each run from no compiled code on disk
   s=$(date +%s.%N)
   timeout -s INT -k 15 "$cap" caiconform run --seed "$seed" --max-examples 100 --gpus "$gpus" \
     --out "/tmp/$name" > "/tmp/$name.log" 2>&1
