@@ -309,6 +309,32 @@ def test_fork_servers_preload_the_runs_modules_and_libraries_before_forking(tmp_
     ]
 
 
+def test_workers_start_while_the_floors_are_still_being_built(tmp_path, monkeypatch):
+    """The cell threads start their fork servers once the libraries are probed, not once the
+    coverage floors (the schedule needs them) are built: the floor built at the start waits
+    here until a worker's log says its preload is done, which only an early start gives."""
+    from tests.synthetic import floor_checks
+
+    out = tmp_path / "run"
+    original = floor_checks.floor
+    seen: list[bool] = []
+
+    def floor(producer, consumer):
+        if producer is None and consumer is None and not seen:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                logs = (out / "workers").glob("worker-*.log")
+                if any("fork server: preloaded" in log.read_text(errors="replace") for log in logs):
+                    break
+                time.sleep(0.05)
+            seen.append(time.monotonic() < deadline)
+        return original(producer, consumer)
+
+    monkeypatch.setattr(floor_checks, "floor", floor)
+    _run(out, 2, fork=True, preload=True)
+    assert seen == [True]
+
+
 class _FakeChild:
     """A forked child as the host sees it: what it was sent."""
 

@@ -878,6 +878,31 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         if config.only_cells is not None:
             cells = [c for c in cells if c.key in config.only_cells]
             skipped = [(c, why) for c, why in skipped if c.key in config.only_cells]
+        done = journal.finished_cells()
+        if config.calibrate_spin and any(
+            c.family.name == "streams" and c.gpus and c.key not in done for c in cells
+        ):
+            _apply_spin(startup.calibration(), pool, result.notes)
+        # the cell threads start their workers now, while the coverage floors (which the
+        # schedule's costs need) are still being built: a fork server's imports took 8-10 s
+        # on the H100, and used to begin only once the start was over (2026-11-24: the first
+        # example ran 24 s after the run began)
+        scheduler = Scheduler([], stop)
+        ready = threading.Event()
+        threads_n = min(len(pool.workers), len([c for c in cells if c.key not in done]))
+        if not _hypothesis_threads_ok():
+            threads_n = min(1, threads_n)
+        threads = [
+            threading.Thread(
+                target=_drive,
+                args=(scheduler, pool.workers[i], gpu_ids, config, ready),
+                name=f"cell-driver-{i}",
+                daemon=True,
+            )
+            for i in range(threads_n)
+        ]
+        for thread in threads:
+            thread.start()
         costs = _cell_costs(config, [*cells, *(c for c, _ in skipped)])
         if config.shard is not None:
             mine = shard_cells(costs, config.shard)
@@ -885,11 +910,6 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
             skipped = [(c, why) for c, why in skipped if c.key in mine]
             if config.shard[0] != 1:
                 broken = []  # a family that cannot be imported is reported by shard 1 alone
-        done = journal.finished_cells()
-        if config.calibrate_spin and any(
-            c.family.name == "streams" and c.gpus and c.key not in done for c in cells
-        ):
-            _apply_spin(startup.calibration(), pool, result.notes)
         startup.finish()
         result.resumed_cells = sum(c.key in done for c in cells)
         result.skipped = [(f"{b.name}/*", b.reason) for b in broken]
@@ -904,7 +924,6 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
             if cell.key not in done:
                 journal.record(skip_record(cell, reason))
                 journal.cell_done(cell.key, skipped=reason)
-        scheduler = Scheduler([], stop)
         to_run = [c for c in cells if c.key not in done]
         wanted = config.prefetch_draws
         if wanted or (wanted is None and len(to_run) >= MIN_CELLS):
@@ -930,18 +949,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
                 + (r.seed, config.max_examples)
                 for r in scheduler.pending
             )
-        threads_n = min(len(pool.workers), len(runs)) if _hypothesis_threads_ok() else 1
-        threads = [
-            threading.Thread(
-                target=_drive,
-                args=(scheduler, pool.workers[i], gpu_ids, config),
-                name=f"cell-driver-{i}",
-                daemon=True,
-            )
-            for i in range(threads_n)
-        ]
-        for thread in threads:
-            thread.start()
+        ready.set()
         try:
             for thread in threads:
                 while thread.is_alive():
@@ -952,6 +960,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
             for thread in threads:
                 thread.join(timeout=config.timeout_s + 5)
     finally:
+        stop.set()  # threads still waiting for a schedule that will not come (an error) leave
         if prefetch is not None:
             prefetch.close()
         pool.close()
@@ -992,12 +1001,25 @@ def _cell_costs(config: RunConfig, cells: Sequence[Cell]) -> dict[str, float]:
     return costs
 
 
-def _drive(scheduler: Scheduler, worker: Worker, gpu_ids: Sequence[str], config: RunConfig) -> None:
-    """One cell thread: take tasks (start a cell, run one of a cell's examples, shrink one of
-    its classes) until none are left, each on this thread's worker; a cell that needs several
-    GPUs runs whole on a worker of its own that sees them all."""
+def _drive(
+    scheduler: Scheduler,
+    worker: Worker,
+    gpu_ids: Sequence[str],
+    config: RunConfig,
+    ready: threading.Event | None = None,
+) -> None:
+    """One cell thread: start its worker, wait for the schedule (`ready`), then take tasks
+    (start a cell, run one of a cell's examples, shrink one of its classes) until none are
+    left, each on this thread's worker; a cell that needs several GPUs runs whole on a worker
+    of its own that sees them all."""
     me = scheduler.thread()
     try:
+        if ready is not None:
+            if worker.fork:  # a plain worker starts with the first cell it is given
+                worker.start()
+            while not ready.wait(0.2):
+                if scheduler.stop.is_set():
+                    return
         while (task := scheduler.next(me)) is not None:
             kind, cell = task[0], task[1]
             try:
