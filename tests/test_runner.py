@@ -584,29 +584,3 @@ def test_sticky_cuda_error_is_poisoned_and_the_worker_replaced():
         assert again.worker != ok.worker
     finally:
         worker.close()
-
-
-def test_prepare_warms_the_context_and_kernels_only_where_a_gpu_is(monkeypatch):
-    """A prepared worker has made the primary context current and loaded the reference kernels
-    (so a spare's first example does not), on a GPU only; a failing warm-up is left to the
-    examples."""
-    from caiconform.cuda import device, kernels
-    from caiconform.runner import health, worker
-
-    assert worker._WARM_KERNEL in kernels.kernel_names()
-    monkeypatch.setattr(health, "CUDA_MODULES", ("caiconform.cuda",))  # a CUDA library loaded
-    calls = []
-    monkeypatch.setattr(device, "ensure_context", lambda d=0: calls.append(("context", d)))
-    monkeypatch.setattr(kernels, "_kernel", lambda name, d: calls.append((name, d)))
-    monkeypatch.setattr(device, "gpu_available", lambda: (False, "no driver"))
-    worker._prepare("tests.synthetic.checks", "good", None, None)
-    assert calls == []
-    monkeypatch.setattr(device, "gpu_available", lambda: (True, ""))
-    worker._prepare("tests.synthetic.checks", "good", None, None)
-    assert calls == [("context", 0), (worker._WARM_KERNEL, 0)]
-
-    def broken(d=0):
-        raise RuntimeError("CUDA_ERROR_OUT_OF_MEMORY")
-
-    monkeypatch.setattr(device, "ensure_context", broken)
-    worker._prepare("tests.synthetic.checks", "good", None, None)  # reported, not raised

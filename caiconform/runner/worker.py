@@ -13,8 +13,8 @@ Requests (`op`):
   health; if unfit, the result becomes `poisoned` and `retire` tells the parent to replace it.
 - `prepare`: `{"module", "producer", "consumer", "source"}`: import a check module and warm its
   libraries (the family's `prepare(producer, consumer)` when it has one, else the adapter
-  source's `probe(name)`, which imports the library) and, on a GPU, the primary context and
-  the reference kernels, so the first example of a cell is not charged for them.
+  source's `probe(name)`, which imports the library), so the first example of a cell
+  is not charged for imports.
 - `call`: `{"function", "kwargs"}` -> `{"value"}`: any JSON-returning function (library probes,
   environment capture), run here so the parent never imports a GPU library.
 - `exit`.
@@ -99,41 +99,14 @@ def _prepare(module: str, producer: str | None, consumer: str | None, source: st
     prepare = getattr(family, "prepare", None)
     if prepare is not None:
         prepare(producer, consumer)
-    elif source is not None:
-        for name in filter(None, dict.fromkeys((producer, consumer))):
-            try:
-                resolve(f"{source}:probe")(name=name)
-            except Exception as exc:  # the examples will meet and report the same problem
-                print(f"prepare: library {name}: {_describe(exc)}", file=sys.stderr)
-    _warm_cuda()
-
-
-#: a reference kernel whose loading loads them all (one module)
-_WARM_KERNEL = "fill_u8_i32"
-
-
-def _warm_cuda() -> None:
-    """Make the GPU's primary context current and load the reference kernels, when this
-    process has a CUDA library loaded and sees a GPU: what every GPU example does first.
-
-    Why here: a fork server's spare child is prepared in the background while the current
-    child works, so what its first example would otherwise do first leaves the critical path.
-    On the H100 (2026-11-24, seed 11) the first example of each of 187 new children (one after
-    every crash and poisoned context) took 218 worker-seconds of execution, 1.2 s each, while
-    the same examples took 0.15-0.28 s on a prepared child alone, 0.135 s of it creating the
-    context. Failures are left to the examples, which meet and report them."""
-    if not any(name in sys.modules for name in health.CUDA_MODULES):
         return
-    try:
-        from caiconform.cuda import device, kernels
-
-        if not device.gpu_available()[0]:
-            return
-        device.ensure_context(0)
-
-        kernels._kernel(_WARM_KERNEL, 0)
-    except Exception as exc:
-        print(f"prepare: CUDA warm-up: {_describe(exc)}", file=sys.stderr)
+    if source is None:
+        return
+    for name in filter(None, dict.fromkeys((producer, consumer))):
+        try:
+            resolve(f"{source}:probe")(name=name)
+        except Exception as exc:  # the examples will meet and report the same problem
+            print(f"prepare: library {name}: {_describe(exc)}", file=sys.stderr)
 
 
 def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
