@@ -335,6 +335,36 @@ def test_workers_start_while_the_floors_are_still_being_built(tmp_path, monkeypa
     assert seen == [True]
 
 
+def test_preloading_fork_servers_start_while_the_libraries_are_probed(tmp_path, monkeypatch):
+    """With preloading fork servers the slots start before the probes end (each imports every
+    library asked for meanwhile): every probe here waits until a server's log says its preload
+    is done. Without preloading, they start after the probes, as before."""
+    from tests.synthetic.adapters import PROBE_WAITS_ENV
+
+    out = tmp_path / "early"
+    monkeypatch.setenv(PROBE_WAITS_ENV, str(out / "workers"))
+    _run(out, 2, fork=True, preload=True)
+    versions = {i["version"] for i in json.loads((out / "adapters.json").read_text()).values()}
+    assert versions == {"0.0-synthetic+saw-a-preloaded-server"}, versions
+
+
+def test_a_spin_file_written_after_the_workers_started_is_read(tmp_path, monkeypatch):
+    from caiconform.adapters import _staging
+    from caiconform.runner.calibrate import SPIN_FILE_ENV
+
+    spin_file = tmp_path / "spin_us"
+    monkeypatch.delenv("CAICONFORM_SPIN_US", raising=False)
+    monkeypatch.setenv(SPIN_FILE_ENV, str(spin_file))
+    assert _staging.spin_us() == _staging.SPIN_US  # not written yet
+    notes: list[str] = []
+    pool = driver.WorkerPool(2)
+    driver._apply_spin({"spin_us": 3000}, pool, notes, spin_file)
+    assert _staging.spin_us() == 3000 and notes == []
+    assert all(driver.SPIN_ENV not in w.env for w in pool.workers)
+    driver._apply_spin({"spin_us": None, "reason": "no GPU"}, pool, notes, spin_file)
+    assert notes == ["streams spin not calibrated (no GPU); fixed spins"]
+
+
 class _FakeChild:
     """A forked child as the host sees it: what it was sent."""
 

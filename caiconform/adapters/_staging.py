@@ -62,17 +62,26 @@ ALL_DTYPE_KEYS = (
 #: enough that a consumer which does not wait reads the sentinel, short enough for many examples.
 #: The runner calibrates it per machine (`runner.calibrate`); this is the uncalibrated value.
 SPIN_US = 20_000
-#: environment variable carrying the calibrated spin (same as `runner.calibrate.SPIN_ENV`)
+#: environment variable carrying the calibrated spin (same as `runner.calibrate.SPIN_ENV`), or
+#: naming the file that holds it (`runner.calibrate.SPIN_FILE_ENV`)
 _SPIN_ENV = "CAICONFORM_SPIN_US"
+_SPIN_FILE_ENV = "CAICONFORM_SPIN_FILE"
 
 
 def spin_us() -> int:
-    """The spin of this process: the run's calibrated one when the runner set it, else
-    SPIN_US."""
+    """The spin of this process: the run's calibrated one when the runner set it (in the
+    environment, or in the file it names), else SPIN_US."""
     import os
 
+    raw = os.environ.get(_SPIN_ENV)
+    if raw is None and os.environ.get(_SPIN_FILE_ENV):
+        try:
+            with open(os.environ[_SPIN_FILE_ENV]) as fh:
+                raw = fh.read().strip()
+        except OSError:
+            raw = None
     try:
-        value = int(os.environ.get(_SPIN_ENV, ""))
+        value = int(raw or "")
     except ValueError:
         return SPIN_US
     return value if value > 0 else SPIN_US

@@ -11,7 +11,8 @@ both races, times `safety`, clamped to [MIN_SPIN_US, MAX_SPIN_US], is the run's 
 
 The runner calibrates once per run, in a worker, when it has streams cells on a GPU
 (`calibrate_here`); the result is saved in `run.json` (`spin_calibration`, reused by
-`--resume`) and handed to every worker as SPIN_ENV, which `adapters._staging.spin_us` reads (the
+`--resume`) and handed to every worker as SPIN_ENV (or, to workers started before it ended, in
+the file SPIN_FILE_ENV names), which `adapters._staging.spin_us` reads (the
 adapters' spin) and `checks.streams.spin_of` scales the reference producer's drawn `delay_us`
 by (the drawn params stay the same on every machine, so one seed draws the same examples).
 """
@@ -24,6 +25,8 @@ from typing import Any
 
 __all__ = [
     "SPIN_ENV",
+    "SPIN_FILE_ENV",
+    "SPIN_FILE",
     "CANDIDATES_US",
     "Calibration",
     "calibrate_spin",
@@ -32,6 +35,10 @@ __all__ = [
 
 #: environment variable carrying the calibrated spin (µs) to the workers
 SPIN_ENV = "CAICONFORM_SPIN_US"
+#: or the file holding it, for workers started before the calibration ended (read at use);
+#: the runner's is `<out>/workers/SPIN_FILE`
+SPIN_FILE_ENV = "CAICONFORM_SPIN_FILE"
+SPIN_FILE = "spin_us"
 #: spins tried, shortest first (µs)
 CANDIDATES_US = (250, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 150_000)
 #: how many measures at one spin must all see the race

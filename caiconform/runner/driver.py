@@ -41,7 +41,7 @@ import hypothesis
 from hypothesis import Phase, given, seed
 
 from caiconform.env import visible_gpus
-from caiconform.runner.calibrate import SPIN_ENV
+from caiconform.runner.calibrate import SPIN_ENV, SPIN_FILE, SPIN_FILE_ENV
 from caiconform.runner.draws import hypothesis_settings, seed_only_draws
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
@@ -796,24 +796,63 @@ def _write_adapters(out: Path, infos: dict[str, LibraryInfo]) -> None:
 
 
 def _preload_everywhere(
-    pool: WorkerPool, config: RunConfig, cells: Sequence[Any], infos: dict[str, LibraryInfo]
+    pool: WorkerPool, config: RunConfig, modules: Sequence[str], libraries: Sequence[str]
 ) -> None:
-    """Have every fork-server worker import the run's check modules and available libraries
-    before its first fork (`forkserver.PRELOAD_ENV`): on the H100 (2026-11-23) workers spent
-    1,372 of 2,905 worker-seconds preparing cells, most of it children replaced after a cell
-    brought a new import and re-initialising every library seen before. No slot has started
-    yet (the probes run in workers of their own, `runner.startup`), so each starts with it."""
+    """Have every fork-server worker import the run's check modules and libraries before its
+    first fork (`forkserver.PRELOAD_ENV`): on the H100 (2026-11-23) workers spent 1,372 of
+    2,905 worker-seconds preparing cells, most of it children replaced after a cell brought a
+    new import and re-initialising every library seen before. Read when a slot's server
+    starts (or restarts)."""
     from caiconform.runner.forkserver import PRELOAD_ENV
 
     spec = json.dumps(
-        {
-            "modules": sorted({c.family.module.__name__ for c in cells}),
-            "libraries": sorted(name for name, info in infos.items() if info.available),
-            "source": config.adapter_source,
-        }
+        {"modules": list(modules), "libraries": list(libraries), "source": config.adapter_source}
     )
     for worker in pool.workers:
         worker.env[PRELOAD_ENV] = spec
+
+
+def _starts_early(config: RunConfig, families: Sequence[Any], gpu_ids: Sequence[str]) -> bool:
+    """Whether the slots' fork servers start before the probes, importing every library asked
+    for: fork servers that preload (`--preload`, by default when a GPU is visible and a family
+    needs one), and no `--shard` or `--cells` that could leave most slots without a cell."""
+    preload = config.preload_workers
+    if preload is None:
+        preload = bool(gpu_ids) and any(f.needs_gpu for f in families)
+    return (
+        config.fork_workers
+        and preload
+        and config.shard is None
+        and config.only_cells is None
+        and _hypothesis_threads_ok()
+    )
+
+
+def _start_threads(
+    scheduler: Scheduler,
+    pool: WorkerPool,
+    gpu_ids: Sequence[str],
+    config: RunConfig,
+    ready: threading.Event,
+    wanted: int,
+) -> list[threading.Thread]:
+    """Start up to `wanted` cell threads (one per worker slot); each starts its worker and
+    waits for `ready` (the schedule) before it takes work."""
+    count = min(len(pool.workers), wanted)
+    if not _hypothesis_threads_ok():
+        count = min(1, count)
+    threads = [
+        threading.Thread(
+            target=_drive,
+            args=(scheduler, pool.workers[i], gpu_ids, config, ready),
+            name=f"cell-driver-{i}",
+            daemon=True,
+        )
+        for i in range(count)
+    ]
+    for thread in threads:
+        thread.start()
+    return threads
 
 
 def _hypothesis_threads_ok() -> bool:
@@ -866,7 +905,24 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     if journal.damaged:
         result.notes.append(f"dropped {journal.damaged} truncated journal line(s)")
     prefetch: Prefetch | None = None
+    scheduler = Scheduler([], stop)
+    ready = threading.Event()
+    threads: list[threading.Thread] = []
+    spin_file: Path | None = None
     try:
+        if _starts_early(config, families, gpu_ids):
+            # the fork servers import every library asked for while the probes find which are
+            # available: on the H100 the probes took 9.4-9.8 s and each fork server's imports
+            # 8-11.7 s after them (the first example 20-21 s after the start). A server that
+            # dies importing a library the probes then find unusable is restarted, with the
+            # available ones only, by its first example
+            spin_file = config.out / "workers" / SPIN_FILE
+            spin_file.unlink(missing_ok=True)
+            modules = sorted({f.module.__name__ for f in families})
+            _preload_everywhere(pool, config, modules, sorted(requested))
+            for worker in pool.workers:
+                worker.env[SPIN_FILE_ENV] = str(spin_file)
+            threads = _start_threads(scheduler, pool, gpu_ids, config, ready, len(pool.workers))
         infos = startup.probe(config.adapter_source, requested, max(1, config.workers))
         _write_adapters(config.out, infos)
         cells, skipped = plan_cells(families, infos, len(gpu_ids), no_gpu_reason)
@@ -874,7 +930,12 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         if preload is None:
             preload = any(c.gpus for c in cells)
         if config.fork_workers and preload:
-            _preload_everywhere(pool, config, cells, infos)
+            _preload_everywhere(
+                pool,
+                config,
+                sorted({c.family.module.__name__ for c in cells}),
+                sorted(name for name, info in infos.items() if info.available),
+            )
         if config.only_cells is not None:
             cells = [c for c in cells if c.key in config.only_cells]
             skipped = [(c, why) for c, why in skipped if c.key in config.only_cells]
@@ -882,27 +943,14 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         if config.calibrate_spin and any(
             c.family.name == "streams" and c.gpus and c.key not in done for c in cells
         ):
-            _apply_spin(startup.calibration(), pool, result.notes)
-        # the cell threads start their workers now, while the coverage floors (which the
-        # schedule's costs need) are still being built: a fork server's imports took 8-10 s
-        # on the H100, and used to begin only once the start was over (2026-11-24: the first
-        # example ran 24 s after the run began)
-        scheduler = Scheduler([], stop)
-        ready = threading.Event()
-        threads_n = min(len(pool.workers), len([c for c in cells if c.key not in done]))
-        if not _hypothesis_threads_ok():
-            threads_n = min(1, threads_n)
-        threads = [
-            threading.Thread(
-                target=_drive,
-                args=(scheduler, pool.workers[i], gpu_ids, config, ready),
-                name=f"cell-driver-{i}",
-                daemon=True,
-            )
-            for i in range(threads_n)
-        ]
-        for thread in threads:
-            thread.start()
+            _apply_spin(startup.calibration(), pool, result.notes, spin_file)
+        if not threads:
+            # the cell threads start their workers now, while the coverage floors (which the
+            # schedule's costs need) are still being built: a fork server's imports took
+            # 8-10 s on the H100, and used to begin only once the start was over
+            # (2026-11-24: the first example ran 24 s after the run began)
+            wanted = len([c for c in cells if c.key not in done])
+            threads = _start_threads(scheduler, pool, gpu_ids, config, ready, wanted)
         costs = _cell_costs(config, [*cells, *(c for c, _ in skipped)])
         if config.shard is not None:
             mine = shard_cells(costs, config.shard)
@@ -968,13 +1016,26 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     return result
 
 
-def _apply_spin(calibration: dict[str, Any] | None, pool: WorkerPool, notes: list[str]) -> None:
+def _apply_spin(
+    calibration: dict[str, Any] | None,
+    pool: WorkerPool,
+    notes: list[str],
+    spin_file: Path | None = None,
+) -> None:
     """Give the run's streams spin (`startup.Startup.calibration`, measured once per run in a
-    worker that sees every GPU, or a resumed run's) to every worker slot, before any starts."""
+    worker that sees every GPU, or a resumed run's) to every worker slot: in their
+    environment before any starts, or written to `spin_file` (which the slots started early
+    read, `adapters._staging.spin_us`) before any example runs."""
     calibration = calibration or {"spin_us": None, "reason": "not measured"}
     spin = calibration.get("spin_us")
     if not spin:
         notes.append(f"streams spin not calibrated ({calibration.get('reason')}); fixed spins")
+        return
+    if spin_file is not None:
+        partial = spin_file.with_suffix(".partial")
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(str(spin))
+        partial.replace(spin_file)
         return
     for slot in pool.workers:
         slot.env[SPIN_ENV] = str(spin)

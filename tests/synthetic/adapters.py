@@ -5,9 +5,15 @@ process, like a heavy library; a forked process inherits the import)."""
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 from tests.synthetic.checks import THRESHOLD
+
+#: a directory of worker logs: each probe waits (up to 20 s) for a fork server there to say
+#: its preload is done, and says in its version whether it saw one (a test of the start order)
+PROBE_WAITS_ENV = "CAICONFORM_TEST_PROBE_WAITS"
 
 _EXTRA = {
     "gpu-only": {"available": True, "reason": "", "needs_gpu": True},
@@ -34,13 +40,27 @@ def preload(name: str) -> None:
         _imported.add(name)
 
 
+def _preloaded_server(logs: Path) -> bool:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        for log in logs.glob("worker-*.log"):
+            if "fork server: preloaded" in log.read_text(errors="replace"):
+                return True
+        time.sleep(0.05)
+    return False
+
+
 def probe(name: str) -> dict:
     preload(name)
+    version = "0.0-synthetic"
+    if os.environ.get(PROBE_WAITS_ENV):
+        seen = _preloaded_server(Path(os.environ[PROBE_WAITS_ENV]))
+        version += "+saw-a-preloaded-server" if seen else "+no-server"
     info = {
         "name": name,
         "available": True,
         "reason": "",
-        "version": "0.0-synthetic",
+        "version": version,
         "capabilities": ["produce", "consume"],
         "needs_gpu": False,
     }
