@@ -26,6 +26,7 @@ seeds=${*:-11 22}
 set -- $seeds
 workers=$(( $(nproc) / $# ))
 [ "$workers" -ge 1 ] || workers=1
+workers=${WORKERS:-$workers}  # WORKERS=N: another count of workers per run
 source scripts/gpu_env.sh
 
 t0=$(date +%s)
