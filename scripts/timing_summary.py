@@ -1,0 +1,58 @@
+"""Per run directory: the start, when the first and last examples ran, the workers' time by
+phase (`results.jsonl` `timing`, seconds summed over workers), the first examples of new worker
+children, crashes and poisoned contexts (issue 11).
+Usage: python scripts/timing_summary.py NAME=RUN_DIR ... > timing-summary.txt
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import json
+import sys
+from pathlib import Path
+
+
+def _stamp(record: dict, start: float) -> float:
+    return datetime.datetime.fromisoformat(record["time"]).timestamp() - start
+
+
+def summary(name: str, path: Path) -> list[str]:
+    run = json.loads((path / "run.json").read_text())
+    lines = (path / "results.jsonl").read_text().splitlines()
+    ran = [r for r in map(json.loads, lines) if r.get("timing") and r.get("worker")]
+    total: collections.Counter = collections.Counter()
+    for record in ran:
+        total.update(record["timing"])
+    first: dict[str, dict] = {}
+    for record in sorted(ran, key=lambda r: r["seq"]):
+        first.setdefault(record["worker"], record)
+    fresh: collections.Counter = collections.Counter()
+    for record in first.values():
+        if record["outcome"] != "crash":
+            fresh.update(record["timing"])
+    times = sorted(_stamp(r, run["created"]) for r in ran)
+    outcomes = collections.Counter(r["outcome"] for r in ran)
+    spin = run.get("spin_calibration", {}).get("spin_us")
+
+    def phases(counter: collections.Counter) -> str:
+        return ", ".join(f"{k} {v:.0f}" for k, v in sorted(counter.items()))
+
+    return [
+        f"== {name}: startup {run.get('startup')}",
+        f"   first example {times[0]:.1f} s after the start, last {times[-1]:.1f} s; "
+        f"spin {spin} us",
+        f"   workers' time (s): {phases(total)}; sum {sum(total.values()):.0f}",
+        f"   new children {len(first)}; their first examples (crashes aside): {phases(fresh)}",
+        f"   crash {outcomes['crash']}, poisoned {outcomes['poisoned']}",
+    ]
+
+
+def main() -> None:
+    for argument in sys.argv[1:]:
+        name, _, path = argument.partition("=")
+        print("\n".join(summary(name, Path(path))))
+
+
+if __name__ == "__main__":
+    main()
