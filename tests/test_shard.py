@@ -120,16 +120,16 @@ def test_adversarial_cells_start_before_the_heaviest_streams_cells():
 
 
 def test_cells_that_cannot_be_split_start_first():
-    """A cell on a worker of its own (every GPU) cannot be helped: it starts before the longest
-    splittable one."""
+    """A cell that cannot be split, or only over a few threads (every GPU), cannot be helped
+    much: it starts before the longest freely splittable one."""
     from types import SimpleNamespace
 
     from caiconform.runner.schedule import start_order
 
     cells = [
-        SimpleNamespace(key="long", splittable=True, cost=100.0),
-        SimpleNamespace(key="own", splittable=False, cost=20.0),
-        SimpleNamespace(key="short", splittable=True, cost=5.0),
-        SimpleNamespace(key="own-long", splittable=False, cost=30.0),
+        SimpleNamespace(key="long", splittable=True, cost=100.0, helpers_cap=None),
+        SimpleNamespace(key="own", splittable=False, cost=20.0, helpers_cap=None),
+        SimpleNamespace(key="short", splittable=True, cost=5.0, helpers_cap=None),
+        SimpleNamespace(key="own-long", splittable=True, cost=30.0, helpers_cap=4),
     ]
     assert [c.key for c in start_order(cells)] == ["own-long", "own", "long", "short"]

@@ -183,8 +183,8 @@ def test_back_to_back_crashes_with_a_slow_library_cost_under_half_a_second():
 
 # -- scheduling -----------------------------------------------------------------------------
 class _FakeCell:
-    def __init__(self, name: str, cost: float, examples: int) -> None:
-        self.name, self.cost, self.splittable = name, cost, True
+    def __init__(self, name: str, cost: float, examples: int, cap: int | None = None) -> None:
+        self.name, self.cost, self.splittable, self.helpers_cap = name, cost, True, cap
         self.left = examples
         self.started = False
 
@@ -217,6 +217,19 @@ def test_longest_cells_start_first_and_free_threads_help_long_cells():
     assert scheduler.next(b)[1] is cells[1]
     cells[1].left = 4
     assert scheduler.next(scheduler.thread()) == ("start", cells[2])
+
+
+def test_a_capped_cell_gets_no_more_helpers_than_its_cap():
+    """A cell on all-GPU workers (WIDE_HELPERS) is helped by at most its cap of threads at once;
+    the others start other cells."""
+    stop = threading.Event()
+    wide, other = _FakeCell("wide", 100, 100, cap=2), _FakeCell("other", 1, 1)
+    scheduler = Scheduler([wide, other], stop)
+    a, b, c = scheduler.thread(), scheduler.thread(), scheduler.thread()
+    assert scheduler.next(a) == ("start", wide)
+    wide.started = True
+    assert scheduler.next(b)[1] is wide  # the second helper
+    assert scheduler.next(c) == ("start", other)  # not a third
 
 
 def test_default_workers_are_the_cores_available(monkeypatch):
@@ -445,28 +458,53 @@ def test_run_refuses_preload_and_no_preload_together(capsys):
     assert "not allowed with" in capsys.readouterr().err
 
 
-def test_a_cell_on_all_gpus_gets_a_fork_server_with_the_slots_preload(monkeypatch, tmp_path):
-    """Its worker sees every GPU (no CUDA_VISIBLE_DEVICES) but is otherwise a slot's: a fork
-    server preloaded as the slots are, with a spare, so a poisoned context costs a fork."""
+def test_a_cells_tasks_needing_every_gpu_run_on_a_second_worker_of_the_thread(
+    monkeypatch, tmp_path
+):
+    """A task of a cell that needs several GPUs runs, on a machine with several, on a worker of
+    the thread's that sees every GPU (no CUDA_VISIBLE_DEVICES) but is otherwise the slot's: a
+    fork server preloaded as the slots are, with a spare, so a poisoned context costs a fork;
+    made once per thread, closed with it. Other cells' tasks stay on the slot's worker."""
     from caiconform.runner.forkserver import PRELOAD_ENV
 
     made: list[dict] = []
 
     class _Recorder:
         def __init__(self, slot, **kwargs):
+            self.kwargs = kwargs
             made.append(kwargs)
 
         def close(self):
             made.append({"closed": True})
 
     class _Cell:
-        def run(self, worker):
-            assert isinstance(worker, _Recorder)
+        def __init__(self, wide):
+            self.wide, self.ran_on = wide, []
+
+        def run_task(self, task, worker):
+            self.ran_on.append(worker)
+
+    wide, narrow = _Cell(True), _Cell(False)
+    tasks = [("example", wide, 0), ("example", narrow, 0), ("example", wide, 1)]
+
+    class _Scheduler:
+        stop = threading.Event()
+
+        def thread(self):
+            return None
+
+        def next(self, me):
+            return tasks.pop(0) if tasks else None
 
     monkeypatch.setattr(driver, "Worker", _Recorder)
     slot = Worker(3, env={"CUDA_VISIBLE_DEVICES": "1", PRELOAD_ENV: "{}"}, health_hooks=[HOOK])
+    monkeypatch.setattr(slot, "close", lambda: None)
     config = driver.RunConfig(out=tmp_path, checks=["devices"])
-    driver._run_own(_Cell(), slot, config, ["0", "1"])
+    driver._drive(_Scheduler(), slot, ["0", "1"], config)
+    assert len([m for m in made if "env" in m]) == 1
     assert made[0]["env"] == {PRELOAD_ENV: "{}"}
     assert made[0]["fork"] and made[0]["spare"] and list(made[0]["health_hooks"]) == [HOOK]
     assert made[-1] == {"closed": True}
+    assert narrow.ran_on == [slot]
+    assert len(wide.ran_on) == 2 and all(isinstance(w, _Recorder) for w in wide.ran_on)
+    assert wide.ran_on[0] is wide.ran_on[1]

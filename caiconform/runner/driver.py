@@ -212,6 +212,11 @@ def coverage_of_params(params: dict) -> dict[str, str]:
     return out
 
 
+#: threads that may work on one cell needing several GPUs at once, each with a worker that sees
+#: every GPU (a fork server importing every library, and its children's contexts on each GPU)
+WIDE_HELPERS = 4
+
+
 def _cell_seed(run_seed: int, key: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{run_seed}/{key}".encode()).digest()[:8], "little")
 
@@ -285,8 +290,12 @@ class _CellRun:
         self.cost = cost
         self.changed = changed
         self.notes = notes if notes is not None else []
-        #: other threads may run this cell's examples (not a cell with a worker of its own)
-        self.splittable = not cell.gpus >= 2
+        #: other threads may run this cell's examples
+        self.splittable = True
+        #: a cell that needs several GPUs runs on workers that see them all, one per thread
+        #: (`_drive`), on at most WIDE_HELPERS threads at once
+        self.wide = cell.gpus >= 2
+        self.helpers_cap = WIDE_HELPERS if self.wide else None
         self.seed = _cell_seed(int(config.seed or 0), cell.key)
         self.cache: dict[str, dict] = {}  # params key -> record (or unjournaled shrink attempt)
         self.explored: list[dict] = []
@@ -649,12 +658,6 @@ class _CellRun:
                 self.notes.append(f"cell {self.cell.key} stopped by {type(exc).__name__}: {exc}")
             self.state = "broken"
         self.changed()
-
-    def run(self, worker: Worker) -> None:
-        """Run the whole cell on `worker` alone (a cell with a worker of its own)."""
-        self.start()
-        while (task := self.take()) is not None:
-            self.run_task(task, worker)
 
     def run_task(self, task: tuple, worker: Worker) -> None:
         """Run one task `take()` handed out: an example, a re-run or a class to shrink."""
@@ -1071,9 +1074,10 @@ def _drive(
 ) -> None:
     """One cell thread: start its worker, wait for the schedule (`ready`), then take tasks
     (start a cell, run one of a cell's examples, shrink one of its classes) until none are
-    left, each on this thread's worker; a cell that needs several GPUs runs whole on a worker
-    of its own that sees them all."""
+    left, each on this thread's worker; a task of a cell that needs several GPUs runs on a
+    second worker of this thread's that sees them all (`_wide_worker`, made when first needed)."""
     me = scheduler.thread()
+    wide: Worker | None = None
     try:
         if ready is not None:
             if worker.fork:  # a plain worker starts with the first cell it is given
@@ -1084,45 +1088,39 @@ def _drive(
         while (task := scheduler.next(me)) is not None:
             kind, cell = task[0], task[1]
             try:
-                if kind == "start" and not cell.splittable:
-                    _run_own(cell, worker, config, gpu_ids)
-                elif kind == "start":
+                if kind == "start":
                     cell.start()
-                else:
-                    cell.run_task(task, worker)
+                    continue
+                target = worker
+                if cell.wide and len(gpu_ids) > 1:
+                    wide = wide or _wide_worker(worker, config)
+                    target = wide
+                cell.run_task(task, target)
             except _Stopped:
                 return
             except Exception as exc:  # a runner bug: leave the cell unfinished for --resume
                 cell.fail(exc)
     finally:
         worker.close()  # in this thread: a worker dies with the thread that started it
+        if wide is not None:
+            wide.close()
 
 
-def _run_own(cell: _CellRun, slot: Worker, config: RunConfig, gpu_ids: Sequence[str]) -> None:
-    """Run a cell that needs several GPUs whole, on a worker of its own that sees them all."""
-    own = len(gpu_ids) > 1
-    worker = (
-        Worker(
-            slot.slot,
-            # the slot's settings but its GPU: a fork server (with the slot's preload) and a
-            # spare, as the slot has. Without them every poisoned context cost a cold start of
-            # a process importing every library (nvidia-h200-x2, 2026-11-24: the devices cells
-            # of cuda.cccl, numba-kernel and PyCUDA, mostly poisoned examples, ran 57-83 s for
-            # 20 examples and never ended within the 100-example matrix's 255 s)
-            env={k: v for k, v in slot.env.items() if k != "CUDA_VISIBLE_DEVICES"},
-            health_hooks=slot.health_hooks,
-            log_path=config.out / "workers" / f"worker-{slot.slot}-all-gpus.log",
-            spare=config.spare_workers,
-            fork=config.fork_workers,
-        )
-        if own
-        else slot
+def _wide_worker(slot: Worker, config: RunConfig) -> Worker:
+    """A worker for cells that need several GPUs: the slot's settings but every GPU visible: a
+    fork server (with the slot's preload) and a spare, as the slot has. Without them every
+    poisoned context cost a cold start of a process importing every library (nvidia-h200-x2,
+    2026-11-24: the devices cells of cuda.cccl, numba-kernel and PyCUDA, mostly poisoned
+    examples, ran 57-83 s for 20 examples); with them, but each cell whole on one worker, those
+    three still had not ended at the 258 s cap, 105 s after every other cell."""
+    return Worker(
+        slot.slot,
+        env={k: v for k, v in slot.env.items() if k != "CUDA_VISIBLE_DEVICES"},
+        health_hooks=slot.health_hooks,
+        log_path=config.out / "workers" / f"worker-{slot.slot}-all-gpus.log",
+        spare=config.spare_workers,
+        fork=config.fork_workers,
     )
-    try:
-        cell.run(worker)
-    finally:
-        if own:
-            worker.close()
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Counter]:

@@ -141,6 +141,8 @@ class CellWork(Protocol):
     cost: float
     #: whether other threads may take this cell's examples (False: a cell with its own worker)
     splittable: bool
+    #: at most this many threads on the cell at once (None: no limit)
+    helpers_cap: int | None
 
     def remaining(self) -> float: ...
     def take(self) -> Any | None: ...
@@ -148,11 +150,15 @@ class CellWork(Protocol):
 
 
 def start_order(cells: Iterable[CellWork]) -> list[CellWork]:
-    """The order cells start in: those that cannot be split first (a cell with a worker of its
-    own that sees every GPU: its wall is its whole cost, no thread can help it; on two H200s
-    three of them, costed as cheap cells, had not ended at the run's 255 s cap, 125 s after
-    every other cell), then longest first."""
-    return sorted(cells, key=lambda c: (c.splittable, -c.cost))
+    """The order cells start in: those that cannot be split, or only over a few threads, first
+    (a cell on workers that see every GPU: few threads can help it; on two H200s three of
+    them, run whole on one worker each, had not ended at the run's 255-258 s cap, over 100 s
+    after every other cell), then longest first."""
+    return sorted(cells, key=lambda c: (c.splittable and _cap(c) is None, -c.cost))
+
+
+def _cap(cell: CellWork) -> int | None:
+    return getattr(cell, "helpers_cap", None)
 
 
 class _Thread:
@@ -200,7 +206,13 @@ class Scheduler:
             if not own.splittable:
                 return None  # wait for its own last tasks
         self.active = [c for c in self.active if not c.finished()]
-        helpable = [c for c in self.active if c.splittable and c.remaining() > 0]
+        helpable = [
+            c
+            for c in self.active
+            if c.splittable
+            and c.remaining() > 0
+            and (_cap(c) is None or self._helpers.get(id(c), 0) < _cap(c))
+        ]
         best = max(
             helpable,
             key=lambda c: c.remaining() / (self._helpers.get(id(c), 0) + 1),
