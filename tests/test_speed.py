@@ -361,6 +361,37 @@ def test_preloading_fork_servers_start_while_the_libraries_are_probed(tmp_path, 
     assert versions == {"0.0-synthetic+saw-a-preloaded-server"}, versions
 
 
+def test_a_library_whose_import_kills_the_early_servers_costs_no_example(tmp_path, monkeypatch):
+    """Fork servers started before the probes import every library asked for: one whose import
+    aborts kills them. The probes mark it unavailable, the servers restart with the available
+    libraries at their first example, and no example is blamed for the dead servers."""
+    from tests.synthetic.adapters import CRASH_IMPORT_ENV
+
+    monkeypatch.setenv(CRASH_IMPORT_ENV, "1")
+    out = tmp_path / "run"
+    run_matrix(
+        RunConfig(
+            out=out,
+            checks=[SYNTHETIC],
+            libraries=["good", "crash-import"],
+            max_examples=5,
+            seed=3,
+            workers=2,
+            gpus=0,
+            adapter_source=SOURCE,
+            fork_workers=True,
+            preload_workers=True,
+        )
+    )
+    adapters = json.loads((out / "adapters.json").read_text())
+    assert not adapters["crash-import"]["available"], adapters["crash-import"]
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    good = [r for r in records if r["producer"] == "good"]
+    assert good and {r["outcome"] for r in good} == {"pass"}, {r["outcome"] for r in good}
+    logs = " ".join(p.read_text(errors="replace") for p in (out / "workers").glob("worker-*.log"))
+    assert "Aborted" in logs  # the early servers did die importing it
+
+
 def test_a_spin_file_written_after_the_workers_started_is_read(tmp_path, monkeypatch):
     from caiconform.adapters import _staging
     from caiconform.runner.calibrate import SPIN_FILE_ENV

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from tests.synthetic.checks import THRESHOLD
 
+#: set: a library `crash-import` is known, whose import (preload or probe) aborts the process
+CRASH_IMPORT_ENV = "CAICONFORM_TEST_CRASH_IMPORT"
 #: a directory of worker logs: each probe waits (up to 20 s) for a fork server there to say
 #: its preload is done, and says in its version whether it saw one (a test of the start order)
 PROBE_WAITS_ENV = "CAICONFORM_TEST_PROBE_WAITS"
@@ -26,7 +28,8 @@ SLOW_IMPORT_S = 1.0
 
 
 def names() -> list[str]:
-    return [*THRESHOLD, *_EXTRA, *(f"slow-{name}" for name in THRESHOLD)]
+    crash = ["crash-import"] if os.environ.get(CRASH_IMPORT_ENV) else []
+    return [*THRESHOLD, *_EXTRA, *(f"slow-{name}" for name in THRESHOLD), *crash]
 
 
 #: slow libraries "imported" in this process
@@ -35,6 +38,8 @@ _imported: set[str] = set()
 
 def preload(name: str) -> None:
     """Import only (what a fork server does before it forks workers)."""
+    if name == "crash-import":
+        os.abort()
     if name.startswith("slow-") and name not in _imported:
         time.sleep(SLOW_IMPORT_S)
         _imported.add(name)
