@@ -53,6 +53,7 @@ nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,nohead
   > /tmp/gpu-util.csv 2>/dev/null &
 util=$!
 for seed in $seeds; do
+  rm -rf "/tmp/m$seed"  # a machine kept warm from an earlier call still has the last run there
   (
     s=$(date +%s.%N)
     timeout -s INT -k 15 "$cap" caiconform run --seed "$seed" --max-examples "$examples" \
