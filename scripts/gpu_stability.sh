@@ -79,15 +79,23 @@ wait $(jobs -p | grep -vx "$util")
 kill "$util" 2>/dev/null
 gzip -c /tmp/gpu-util.csv > "$out/gpu-util.csv.gz"
 echo "matrices: $(( $(date +%s) - t1 )) s"
+# the runs' own logs first, and their summary (exit, wall, cells, run.json): a call that runs out
+# of device time while rendering the reports still brings back how the runs ended
+for seed in $seeds; do
+  grep -E "^matrix exit" "/tmp/run$seed.log"
+  { echo "== seed $seed"; cat "/tmp/run$seed.log"; } >> "$out/run.log"
+  echo "seed $seed: $(grep -cE '^\[[0-9]+/[0-9]+\]' "/tmp/run$seed.log") cells ended" >> "$out/run.log"
+  python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print('seed $seed startup:',
+    d.get('startup'), 'spin:', (d.get('spin_calibration') or {}).get('spin_us'))" \
+    "/tmp/m$seed/run.json" >> "$out/run.log" 2>/dev/null
+done
 for seed in $seeds; do
   run=/tmp/m$seed
-  caiconform report "$run" 2>&1 | tail -1 >> "/tmp/run$seed.log"
-  { echo "== seed $seed"; cat "/tmp/run$seed.log"; } >> "$out/run.log"
+  caiconform report "$run" 2>&1 | tail -1 | tee -a "$out/run.log"
   gzip -c "$run/results.jsonl" > "$run/results.jsonl.gz"
   python3 scripts/cited_repros.py "$run" > "/tmp/min$seed.txt"
   tar -C "$run" -czf "$out/seed$seed.tar.gz" matrix.json matrix.md index.html findings.json adapters.json \
     env.json run.json cells.jsonl results.jsonl.gz -T "/tmp/min$seed.txt" 2>/dev/null
-  grep -E "^matrix exit|^wrote" "/tmp/run$seed.log"
   # how long each worker's fork server took to import the libraries (its start)
   grep -h "fork server: preloaded" "$run"/workers/*.log 2>/dev/null | sort | uniq -c \
     | sed "s/^/seed $seed: /" >> "$out/run.log"
