@@ -376,11 +376,10 @@ def cubin(arch: str, builds: DiskBuilds | None = None) -> tuple[bytes, str]:
     """The kernels compiled for `arch` as a cubin, and where it came from: "disk" (another
     process compiled it) or "compiled" (here, and written for the others).
 
-    Why: every worker child is a fresh process, and NVRTC took 0.8 s here and 2-3 s on a
-    busy H100 host to compile this source; on the H100 (2026-11-24, seed 11) the first example
-    of a new child, the one after each crash or poisoned context, ran 2.5-4 s where the
-    cell's median was 1 ms. One file lock per key: a process that finds another compiling
-    waits for it and reads its cubin."""
+    Why: every worker child is a fresh process, and NVRTC compiled this source in each: 2.8 s
+    on the H100 host alone (0.8 s on a desktop CPU), in the first example of every new child,
+    the one after each crash or poisoned context. One file lock per key: a process that finds
+    another compiling waits for it and reads its cubin."""
     builds = builds or DiskBuilds(cache_dir(CACHE_ENV, "kernels"))
     name = _cubin_name(arch)
     with builds.locked(name):

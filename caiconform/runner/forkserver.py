@@ -13,8 +13,9 @@ When the child dies (a crash, or killed after a hang) the host answers the reque
 running with `{"lost": returncode}`, promotes the spare and forks the next one: replacing a
 crashed worker costs a fork and a prepare done in the background, not a cold import of torch or
 CuPy. A child that answers `retire` (a poisoned context) has its answer passed on as soon as the
-spare is promoted; it is reaped later, while the next examples run. After new imports the host replaces its children by forks that
-share them, so no child imports a library the host already holds.
+spare is promoted; it is reaped later, while the next examples run. After new imports the host
+replaces its children by forks that share them, so no child imports a library the host already
+holds.
 
 Requests besides the worker's: `kill` (SIGKILL the current child's process group; the parent
 sends it when a request timed out) and `exit`. The host's first line is `{"child": pid}`.
@@ -188,7 +189,7 @@ class ForkServer:
                 fds += [child.to_fd, child.from_fd]
         return fds
 
-    def _replace(self, lost: bool) -> None:
+    def _replace(self) -> None:
         """The current child is gone: reap it, answer the request it was running, promote the
         spare (or fork anew) and fork the next spare."""
         child, self.child = self.child, None
@@ -197,7 +198,7 @@ class ForkServer:
         returncode = child.reap()
         self._promote()
         self.spare = self._fork()
-        if lost and self.pending is not None:
+        if self.pending is not None:
             self._answer({"id": self.pending, "lost": returncode})
             self.pending = None
 
@@ -296,7 +297,7 @@ class ForkServer:
         assert self.child is not None
         lines = self.child.read_lines()
         if lines is None:
-            self._replace(lost=True)
+            self._replace()
             return
         for line in lines:
             answer = decode(line)
