@@ -173,6 +173,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="import each cell's libraries when a cell needs them (the default on a CPU)",
     )
     parser.add_argument(
+        "--zygote",
+        action="store_true",
+        help="with preloading fork servers on a GPU: fork them from one process that imported "
+        "the libraries once, instead of each importing them (not yet measured on a GPU)",
+    )
+    parser.add_argument(
         "--no-spare",
         action="store_true",
         help="with --no-fork: no prepared spare process per worker (halves the processes; "
@@ -347,6 +353,7 @@ def run(args: argparse.Namespace) -> int:
         spare_workers=not args.no_spare,
         fork_workers=not args.no_fork,
         preload_workers=args.preload,
+        zygote=args.zygote,
         shard=args.shard,
         costs_from=args.costs_from,
     )

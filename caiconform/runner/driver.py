@@ -60,6 +60,7 @@ from caiconform.runner.schedule import (
     start_order,
 )
 from caiconform.runner.startup import Startup
+from caiconform.runner.zygote import Zygote
 
 __all__ = [
     "RunConfig",
@@ -120,6 +121,10 @@ class RunConfig:
     #: 176.5 s with, 273.7 s without, the same finding groups); on a CPU with one-second
     #: synthetic imports and few cells per worker it is 1.20x slower (bench_matrix.py)
     preload_workers: bool | None = None
+    #: with fork servers that preload and start with the run (`_starts_early`): fork them from
+    #: one process that imported the libraries once (`runner.zygote`) instead of each importing
+    #: them itself; opt-in, not yet measured on a GPU
+    zygote: bool = False
     #: draw cells' examples in spawned processes ahead of the cells (`prefetch.py`); None:
     #: when the matrix has at least `prefetch.MIN_CELLS` cells to run
     prefetch_draws: bool | None = None
@@ -831,6 +836,22 @@ def _starts_early(config: RunConfig, families: Sequence[Any], gpu_ids: Sequence[
     )
 
 
+def _start_zygote(pool: WorkerPool, config: RunConfig) -> Zygote:
+    """Start the zygote with the slots' environment (less their GPU) and give it to every slot,
+    whose fork servers it then forks (`runner.zygote`)."""
+    first = pool.workers[0]
+    env = {k: v for k, v in first._environment().items() if k != "CUDA_VISIBLE_DEVICES"}
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    log_dir = config.out / "workers"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with open(log_dir / "zygote.log", "ab") as log:
+        zygote = Zygote(env, log)
+    for worker in pool.workers:
+        worker.zygote = zygote
+    return zygote
+
+
 def _start_threads(
     scheduler: Scheduler,
     pool: WorkerPool,
@@ -912,6 +933,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     ready = threading.Event()
     threads: list[threading.Thread] = []
     spin_file: Path | None = None
+    zygote: Zygote | None = None
     try:
         if _starts_early(config, families, gpu_ids):
             # the fork servers import every library asked for while the probes find which are
@@ -925,6 +947,8 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
             _preload_everywhere(pool, config, modules, sorted(requested))
             for worker in pool.workers:
                 worker.env[SPIN_FILE_ENV] = str(spin_file)
+            if config.zygote:
+                zygote = _start_zygote(pool, config)
             threads = _start_threads(scheduler, pool, gpu_ids, config, ready, len(pool.workers))
         infos = startup.probe(config.adapter_source, requested, max(1, config.workers))
         _write_adapters(config.out, infos)
@@ -1015,6 +1039,8 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         if prefetch is not None:
             prefetch.close()
         pool.close()
+        if zygote is not None:
+            zygote.close()
         journal.close()
     return result
 

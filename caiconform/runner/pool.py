@@ -29,6 +29,7 @@ from typing import IO, Any
 from caiconform.runner.outcome import CRASH, HANG, REJECTED, Result
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.worker import PARENT_ENV, PATH_ENV
+from caiconform.runner.zygote import Zygote, ZygoteProcess
 
 __all__ = ["Exchange", "Worker", "WorkerPool", "WorkerLost", "DEFAULT_ENV"]
 
@@ -75,7 +76,7 @@ def _prepare_fields(key: _PrepareKey) -> dict[str, str | None]:
     return {"module": module, "producer": producer, "consumer": consumer, "source": source}
 
 
-def _reap(proc: subprocess.Popen | None) -> None:
+def _reap(proc: subprocess.Popen | ZygoteProcess | None) -> None:
     """Kill a worker's process group (if still running), reap it and close its pipes."""
     if proc is None:
         return
@@ -133,14 +134,17 @@ class Worker:
         self.log_path = log_path
         self.spare = spare
         self.starts = 0
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen | ZygoteProcess | None = None
         self._log: IO[bytes] | None = None
         self._buffer = b""
         self._next_id = 0
         self._prepared: set[_PrepareKey] = set()
-        self._spare: subprocess.Popen | None = None
+        self._spare: subprocess.Popen | ZygoteProcess | None = None
         self._spare_prepared: set[_PrepareKey] = set()
         self._spare_pending: set[int] = set()  # ids of requests the spare has not answered
+        #: fork mode: the run's zygote, which forks this slot's fork server (`runner.zygote`);
+        #: a cold start when there is none or it cannot be asked
+        self.zygote: Zygote | None = None
 
     # -- process life ----------------------------------------------------------------------
     @property
@@ -164,7 +168,7 @@ class Worker:
         env["PYTHONUNBUFFERED"] = "1"
         return env
 
-    def _spawn(self) -> subprocess.Popen:
+    def _spawn(self) -> subprocess.Popen | ZygoteProcess:
         if self._log is None:
             if self.log_path is not None:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,6 +181,9 @@ class Worker:
         if self.fork:
             command.append("--fork")
         self.starts += 1
+        if self.fork and self.zygote is not None and self.zygote.alive:
+            with contextlib.suppress(OSError):
+                return self.zygote.spawn(command[3:], self._environment(), self._log.fileno())
         return subprocess.Popen(
             command,
             stdin=subprocess.PIPE,

@@ -1,0 +1,131 @@
+"""The zygote (`runner.zygote`): one process imports the libraries once and forks the slots'
+fork servers, on their own pipes and stderr, in their own environment; a run with it journals
+what a run without it does. CPU only, with the synthetic libraries (one with a slow import)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.forkserver import PRELOAD_ENV
+from caiconform.runner.pool import Worker
+from caiconform.runner.zygote import Zygote
+from tests.test_speed import EXECUTE, HOOK, SOURCE, SYNTHETIC, _outcomes
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _importable_synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))
+
+
+@pytest.fixture
+def zygote(tmp_path):
+    preload = {"modules": [SYNTHETIC], "libraries": ["slow-good"], "source": SOURCE}
+    env = {
+        **Worker(0)._environment(),
+        PRELOAD_ENV: json.dumps(preload),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path]),
+    }
+    with open(tmp_path / "zygote.log", "ab") as log:
+        made = Zygote(env, log)
+    yield made
+    made.close()
+
+
+def _run_on(worker: Worker, producer: str, n: int):
+    return worker.run(EXECUTE, {"n": n}, "pid" if producer == "pid" else producer, "good",
+                      timeout=30, module=SYNTHETIC, source=SOURCE)  # fmt: skip
+
+
+def test_a_slots_fork_server_comes_from_the_zygote_and_survives_crashes(zygote, tmp_path):
+    worker = Worker(0, health_hooks=[HOOK], fork=True, log_path=tmp_path / "w0.log")
+    worker.zygote = zygote
+    try:
+        assert _run_on(worker, "good", 0).result.outcome == "pass"
+        server = worker._proc.pid
+        with open(f"/proc/{server}/stat") as fh:
+            parent = int(fh.read().rsplit(")", 1)[1].split()[1])
+        assert parent == zygote.proc.pid  # forked by the zygote, not started by us
+        assert _run_on(worker, "abort", 999).result.outcome == "crash"
+        assert _run_on(worker, "good", 0).result.outcome == "pass"
+        assert worker._proc.pid == server and worker.starts == 1
+        log = (tmp_path / "w0.log").read_text(errors="replace")
+        assert "Fatal Python error: Aborted" in log  # its children's stderr is the slot's log
+    finally:
+        worker.close()
+
+
+def test_a_dead_server_is_seen_with_its_status_and_replaced(zygote, tmp_path):
+    worker = Worker(0, fork=True, log_path=tmp_path / "w0.log")
+    worker.zygote = zygote
+    try:
+        assert _run_on(worker, "good", 0).result.outcome == "pass"
+        proc = worker._proc
+        os.killpg(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=10) == -signal.SIGKILL
+        assert not worker.alive
+        assert _run_on(worker, "good", 0).result.outcome == "pass"
+        assert worker.starts == 2 and worker._proc.pid != proc.pid
+    finally:
+        worker.close()
+
+
+def test_without_a_zygote_a_slot_starts_cold(zygote, tmp_path):
+    zygote.close()
+    worker = Worker(0, fork=True, log_path=tmp_path / "w0.log")
+    worker.zygote = zygote
+    try:
+        assert _run_on(worker, "good", 0).result.outcome == "pass"
+        assert not hasattr(worker._proc, "_zygote")  # a subprocess.Popen
+    finally:
+        worker.close()
+
+
+def _matrix(out: Path, zygote: bool) -> Path:
+    run_matrix(
+        RunConfig(
+            out=out,
+            checks=[SYNTHETIC, "tests.synthetic.floor_checks"],
+            libraries=["good", "wrong", "raises", "abort", "poison", "slow-good"],
+            max_examples=10,
+            seed=5,
+            workers=3,
+            timeout_s=5.0,
+            gpus=0,
+            health_hooks=[HOOK],
+            adapter_source=SOURCE,
+            fork_workers=True,
+            preload_workers=True,
+            zygote=zygote,
+        )
+    )
+    return out
+
+
+def test_a_run_with_the_zygote_journals_what_one_without_does(tmp_path):
+    started = time.monotonic()
+    with_zygote = _matrix(tmp_path / "z", zygote=True)
+    assert time.monotonic() - started < 120
+    assert _outcomes(with_zygote) == _outcomes(_matrix(tmp_path / "plain", zygote=False))
+    log = (with_zygote / "workers" / "zygote.log").read_text(errors="replace")
+    assert "fork server: preloaded" in log and "slow-good" in log  # imported once, there
+    # ... so the slots' servers, forked from it, find slow-good imported (1 s when it is not)
+    for run, fast in ((with_zygote, True), (tmp_path / "plain", False)):
+        times = [
+            float(line.rsplit(" in ", 1)[1].split()[0])
+            for log in (run / "workers").glob("worker-*.log")
+            for line in log.read_text(errors="replace").splitlines()
+            if line.startswith("fork server: preloaded")
+        ]
+        assert times and all((t < 0.5) == fast for t in times), (run.name, times)
