@@ -27,6 +27,7 @@ set -- $seeds
 workers=$(( $(nproc) / $# ))
 [ "$workers" -ge 1 ] || workers=1
 workers=${WORKERS:-$workers}  # WORKERS=N: another count of workers per run
+extra=${ZYGOTE:+--zygote}  # ZYGOTE=1: the slots' fork servers forked from one zygote
 source scripts/gpu_env.sh
 
 t0=$(date +%s)
@@ -57,10 +58,10 @@ for seed in $seeds; do
   (
     s=$(date +%s.%N)
     timeout -s INT -k 15 "$cap" caiconform run --seed "$seed" --max-examples "$examples" \
-      --workers "$workers" --out "/tmp/m$seed" > "/tmp/run$seed.log" 2>&1
+      --workers "$workers" $extra --out "/tmp/m$seed" > "/tmp/run$seed.log" 2>&1
     rc=$?
     echo "matrix exit $rc after $(python3 -c "print(round($(date +%s.%N)-$s,1))") s:" \
-      "caiconform run --seed $seed --max-examples $examples --workers $workers" \
+      "caiconform run --seed $seed --max-examples $examples --workers $workers $extra" \
       "(seeds side by side: $seeds)" >> "/tmp/run$seed.log"
   ) &
 done
