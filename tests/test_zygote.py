@@ -129,3 +129,21 @@ def test_a_run_with_the_zygote_journals_what_one_without_does(tmp_path):
             if line.startswith("fork server: preloaded")
         ]
         assert times and all((t < 0.5) == fast for t in times), (run.name, times)
+
+
+def test_a_zygote_that_does_not_answer_is_given_up_and_the_slot_starts_cold(
+    zygote, tmp_path, monkeypatch
+):
+    """Still importing (here a one-second import) past SPAWN_TIMEOUT_S: the zygote is closed,
+    so no late answer is taken for another spawn, and the slot starts its server itself."""
+    from caiconform.runner import zygote as module
+
+    monkeypatch.setattr(module, "SPAWN_TIMEOUT_S", 0.1)
+    worker = Worker(0, fork=True, log_path=tmp_path / "w0.log")
+    worker.zygote = zygote
+    try:
+        assert _run_on(worker, "good", 0).result.outcome == "pass"
+        assert not hasattr(worker._proc, "_zygote")  # a subprocess.Popen
+        assert not zygote.alive
+    finally:
+        worker.close()

@@ -37,6 +37,9 @@ _MESSAGE = 1 << 20
 _STATUS_WAIT_S = 1.0
 #: the exit status reported when the zygote never sent one (it died first)
 UNKNOWN_STATUS = 255
+#: how long a spawn may wait for the zygote (its imports, then a fork), as a fork server's own
+#: imports may take (`pool.PREPARE_TIMEOUT_S`); after that the zygote is given up
+SPAWN_TIMEOUT_S = 300.0
 
 
 class Zygote:
@@ -73,7 +76,12 @@ class Zygote:
                 message = json.dumps({"args": args, "env": env}).encode()
                 socket.send_fds(self._sock, [message], [child_in, child_out, stderr])
                 pid = None
+                deadline = time.monotonic() + SPAWN_TIMEOUT_S
                 while pid is None:
+                    left = max(0.0, deadline - time.monotonic())
+                    if not select.select([self._sock], [], [], left)[0]:
+                        self.close()  # a late answer would be taken for the next spawn's
+                        raise OSError(f"the zygote did not fork within {SPAWN_TIMEOUT_S:g} s")
                     pid = self._take(self._receive(block=True))
         except (OSError, ValueError):
             for fd in (to_child, from_child):
