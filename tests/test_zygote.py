@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from caiconform.runner.driver import RunConfig, run_matrix
 from caiconform.runner.forkserver import PRELOAD_ENV
 from caiconform.runner.pool import Worker
 from caiconform.runner.zygote import Zygote
-from tests.test_speed import EXECUTE, HOOK, SOURCE, SYNTHETIC, _outcomes
+from tests.test_speed import EXECUTE, HOOK, SOURCE, SYNTHETIC, _outcomes, _run
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 
@@ -92,32 +91,15 @@ def test_without_a_zygote_a_slot_starts_cold(zygote, tmp_path):
         worker.close()
 
 
-def _matrix(out: Path, zygote: bool) -> Path:
-    run_matrix(
-        RunConfig(
-            out=out,
-            checks=[SYNTHETIC, "tests.synthetic.floor_checks"],
-            libraries=["good", "wrong", "raises", "abort", "poison", "slow-good"],
-            max_examples=10,
-            seed=5,
-            workers=3,
-            timeout_s=5.0,
-            gpus=0,
-            health_hooks=[HOOK],
-            adapter_source=SOURCE,
-            fork_workers=True,
-            preload_workers=True,
-            zygote=zygote,
-        )
-    )
-    return out
-
-
 def test_a_run_with_the_zygote_journals_what_one_without_does(tmp_path):
     started = time.monotonic()
-    with_zygote = _matrix(tmp_path / "z", zygote=True)
+    with_zygote = _run(
+        tmp_path / "z", 3, fork=True, preload=True, zygote=True, extra=("slow-good",)
+    )
     assert time.monotonic() - started < 120
-    assert _outcomes(with_zygote) == _outcomes(_matrix(tmp_path / "plain", zygote=False))
+    assert _outcomes(with_zygote) == _outcomes(
+        _run(tmp_path / "plain", 3, fork=True, preload=True, extra=("slow-good",))
+    )
     log = (with_zygote / "workers" / "zygote.log").read_text(errors="replace")
     assert "fork server: preloaded" in log and "slow-good" in log  # imported once, there
     # ... so the slots' servers, forked from it, find slow-good imported (1 s when it is not)

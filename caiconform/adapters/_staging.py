@@ -66,6 +66,8 @@ SPIN_US = 20_000
 #: naming the file that holds it (`runner.calibrate.SPIN_FILE_ENV`)
 _SPIN_ENV = "CAICONFORM_SPIN_US"
 _SPIN_FILE_ENV = "CAICONFORM_SPIN_FILE"
+#: spin files read in this process (written once per run, before any example): path -> text
+_spin_files: dict[str, str] = {}
 
 
 def spin_us() -> int:
@@ -74,12 +76,15 @@ def spin_us() -> int:
     import os
 
     raw = os.environ.get(_SPIN_ENV)
-    if raw is None and os.environ.get(_SPIN_FILE_ENV):
-        try:
-            with open(os.environ[_SPIN_FILE_ENV]) as fh:
-                raw = fh.read().strip()
-        except OSError:
-            raw = None
+    path = os.environ.get(_SPIN_FILE_ENV)
+    if raw is None and path:
+        raw = _spin_files.get(path)
+        if raw is None:
+            try:
+                with open(path) as fh:
+                    raw = _spin_files[path] = fh.read().strip()
+            except OSError:
+                raw = None
     try:
         value = int(raw or "")
     except ValueError:

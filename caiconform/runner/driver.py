@@ -837,12 +837,10 @@ def _starts_early(config: RunConfig, families: Sequence[Any], gpu_ids: Sequence[
 
 
 def _start_zygote(pool: WorkerPool, config: RunConfig) -> Zygote:
-    """Start the zygote with the slots' environment (less their GPU) and give it to every slot,
-    whose fork servers it then forks (`runner.zygote`)."""
-    first = pool.workers[0]
-    env = {k: v for k, v in first._environment().items() if k != "CUDA_VISIBLE_DEVICES"}
-    if "CUDA_VISIBLE_DEVICES" in os.environ:
-        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    """Start the zygote with a slot's environment (it never touches a GPU: each server it
+    forks gets its own slot's) and give it to every slot, whose fork servers it then forks
+    (`runner.zygote`)."""
+    env = pool.workers[0]._environment()
     log_dir = config.out / "workers"
     log_dir.mkdir(parents=True, exist_ok=True)
     with open(log_dir / "zygote.log", "ab") as log:
@@ -1139,7 +1137,7 @@ def _wide_worker(slot: Worker, config: RunConfig) -> Worker:
     2026-11-24: the devices cells of cuda.cccl, numba-kernel and PyCUDA, mostly poisoned
     examples, ran 57-83 s for 20 examples); with them, but each cell whole on one worker, those
     three still had not ended at the 258 s cap, 105 s after every other cell."""
-    return Worker(
+    wide = Worker(
         slot.slot,
         env={k: v for k, v in slot.env.items() if k != "CUDA_VISIBLE_DEVICES"},
         health_hooks=slot.health_hooks,
@@ -1147,6 +1145,8 @@ def _wide_worker(slot: Worker, config: RunConfig) -> Worker:
         spare=config.spare_workers,
         fork=config.fork_workers,
     )
+    wide.zygote = slot.zygote
+    return wide
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Counter]:

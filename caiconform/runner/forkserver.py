@@ -37,7 +37,7 @@ from typing import Any
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
 
-__all__ = ["ForkServer", "PRELOAD_ENV"]
+__all__ = ["ForkServer", "PRELOAD_ENV", "preload_from_env"]
 
 #: an import that took longer is worth replacing the children by forks that share it
 _WORTH_A_FORK_S = 0.02
@@ -101,6 +101,44 @@ class _Child:
         except ChildProcessError:
             return -int(signal.SIGKILL)
         return os.waitstatus_to_exitcode(status)
+
+
+def preload_from_env() -> None:
+    """Import what `PRELOAD_ENV` names, import-only as a prepare's imports are (a fork
+    server's start, or the zygote's); what fails is left to the prepare (and the child) that
+    meets it, which report it."""
+    raw = os.environ.get(PRELOAD_ENV)
+    if not raw:
+        return
+    import json
+
+    started = time.perf_counter()
+    try:
+        spec = json.loads(raw)
+        modules, libraries = list(spec["modules"]), list(spec["libraries"])
+        source = spec.get("source")
+    except (ValueError, KeyError, TypeError) as exc:
+        print(f"fork server: {PRELOAD_ENV} unreadable: {exc}", file=sys.stderr)
+        return
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            print(f"fork server: preloading {module}: {exc}", file=sys.stderr)
+    preload = None
+    if source:
+        with contextlib.suppress(ImportError, AttributeError, ValueError):
+            preload = resolve(f"{source}:preload")
+    for name in libraries if preload is not None else ():
+        try:
+            preload(name)
+        except Exception as exc:
+            print(f"fork server: preloading {name}: {exc}", file=sys.stderr)
+    print(
+        f"fork server: preloaded {len(modules)} check module(s) and libraries "
+        f"{', '.join(libraries) or '-'} in {time.perf_counter() - started:.2f} s",
+        file=sys.stderr,
+    )
 
 
 def _die_with_host(host: int) -> None:
@@ -316,44 +354,8 @@ class ForkServer:
             self.spare.reap()  # when it is needed
             self.spare = None
 
-    def preload(self) -> None:
-        """Import what `PRELOAD_ENV` names, import-only as a prepare's imports are; what fails
-        is left to the prepare (and the child) that meets it, which report it."""
-        raw = os.environ.get(PRELOAD_ENV)
-        if not raw:
-            return
-        import json
-
-        started = time.perf_counter()
-        try:
-            spec = json.loads(raw)
-            modules, libraries = list(spec["modules"]), list(spec["libraries"])
-            source = spec.get("source")
-        except (ValueError, KeyError, TypeError) as exc:
-            print(f"fork server: {PRELOAD_ENV} unreadable: {exc}", file=sys.stderr)
-            return
-        for module in modules:
-            try:
-                importlib.import_module(module)
-            except Exception as exc:
-                print(f"fork server: preloading {module}: {exc}", file=sys.stderr)
-        preload = None
-        if source:
-            with contextlib.suppress(ImportError, AttributeError, ValueError):
-                preload = resolve(f"{source}:preload")
-        for name in libraries if preload is not None else ():
-            try:
-                preload(name)
-            except Exception as exc:
-                print(f"fork server: preloading {name}: {exc}", file=sys.stderr)
-        print(
-            f"fork server: preloaded {len(modules)} check module(s) and libraries "
-            f"{', '.join(libraries) or '-'} in {time.perf_counter() - started:.2f} s",
-            file=sys.stderr,
-        )
-
     def serve(self) -> None:
-        self.preload()
+        preload_from_env()
         self.child = self._fork()
         self._answer({"id": None})
         try:

@@ -175,17 +175,15 @@ class Worker:
                 self._log = open(self.log_path, "a+b")  # noqa: SIM115 -- lives as long as the slot
             else:
                 self._log = tempfile.TemporaryFile()  # noqa: SIM115
-        command = [sys.executable, "-m", "caiconform.runner.worker"]
-        for hook in self.health_hooks:
-            command += ["--health-hook", hook]
+        args = [arg for hook in self.health_hooks for arg in ("--health-hook", hook)]
         if self.fork:
-            command.append("--fork")
+            args.append("--fork")
         self.starts += 1
         if self.fork and self.zygote is not None and self.zygote.alive:
             with contextlib.suppress(OSError):
-                return self.zygote.spawn(command[3:], self._environment(), self._log.fileno())
+                return self.zygote.spawn(args, self._environment(), self._log.fileno())
         return subprocess.Popen(
-            command,
+            [sys.executable, "-m", "caiconform.runner.worker", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

@@ -154,11 +154,7 @@ def start_order(cells: Iterable[CellWork]) -> list[CellWork]:
     (a cell on workers that see every GPU: few threads can help it; on two H200s three of
     them, run whole on one worker each, had not ended at the run's 255-258 s cap, over 100 s
     after every other cell), then longest first."""
-    return sorted(cells, key=lambda c: (c.splittable and _cap(c) is None, -c.cost))
-
-
-def _cap(cell: CellWork) -> int | None:
-    return getattr(cell, "helpers_cap", None)
+    return sorted(cells, key=lambda c: (c.splittable and c.helpers_cap is None, -c.cost))
 
 
 class _Thread:
@@ -211,7 +207,7 @@ class Scheduler:
             for c in self.active
             if c.splittable
             and c.remaining() > 0
-            and (_cap(c) is None or self._helpers.get(id(c), 0) < _cap(c))
+            and (c.helpers_cap is None or self._helpers.get(id(c), 0) < c.helpers_cap)
         ]
         best = max(
             helpable,

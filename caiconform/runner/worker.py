@@ -38,7 +38,15 @@ from caiconform.runner.outcome import CRASH, POISONED, REJECTED, SKIP, Result
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
 
-__all__ = ["main", "serve", "run_example", "no_core_dumps", "PATH_ENV", "PARENT_ENV"]
+__all__ = [
+    "main",
+    "serve",
+    "run_example",
+    "no_core_dumps",
+    "set_up_process",
+    "PATH_ENV",
+    "PARENT_ENV",
+]
 
 #: os.pathsep-joined sys.path of the parent, so the worker imports what the parent imports
 PATH_ENV = "CAICONFORM_WORKER_PATH"
@@ -222,6 +230,17 @@ def no_core_dumps() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0)
 
 
+def set_up_process() -> None:
+    """What every process the runner starts does first (a worker, a fork server, the zygote):
+    die with its parent, write no core dumps, dump tracebacks on a fatal signal, and import
+    what the parent imports (`PATH_ENV`)."""
+    _exit_with_parent()
+    no_core_dumps()
+    faulthandler.enable()
+    extra = os.environ.get(PATH_ENV, "")
+    sys.path[:0] = [p for p in extra.split(os.pathsep) if p and p not in sys.path]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="caiconform.runner.worker")
     parser.add_argument("--health-hook", action="append", default=[], metavar="MODULE:FUNCTION")
@@ -231,11 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         help="be a fork server: import, never run, and fork the processes that run (forkserver)",
     )
     args = parser.parse_args(argv)
-    _exit_with_parent()
-    no_core_dumps()
-    faulthandler.enable()
-    extra = os.environ.get(PATH_ENV, "")
-    sys.path[:0] = [p for p in extra.split(os.pathsep) if p and p not in sys.path]
+    set_up_process()
     proto_in, proto_out = _protocol_streams()
     if args.fork:
         from caiconform.runner.forkserver import ForkServer

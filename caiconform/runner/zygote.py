@@ -257,18 +257,15 @@ def serve(sock: socket.socket) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from caiconform.runner.forkserver import ForkServer
-    from caiconform.runner.worker import PATH_ENV, _exit_with_parent, no_core_dumps
+    import gc
+
+    from caiconform.runner.forkserver import preload_from_env
+    from caiconform.runner.worker import set_up_process
 
     args = sys.argv[1:] if argv is None else argv
     sock = socket.socket(fileno=int(args[0]))
-    _exit_with_parent()
-    no_core_dumps()
-    extra = os.environ.get(PATH_ENV, "")
-    sys.path[:0] = [p for p in extra.split(os.pathsep) if p and p not in sys.path]
-    ForkServer(-1, -1, []).preload()  # import-only, as a fork server's own preload
-    import gc
-
+    set_up_process()
+    preload_from_env()  # import-only, as a fork server's own preload
     gc.freeze()
     serve(sock)
     return 0
