@@ -13,7 +13,8 @@
 # first, so the matrix has every library this machine can run in one call (Warp needs two
 # calls: scripts/gpu_adopters.sh).
 # Brings back (8 files at most): gpu.txt, tests.log, run.log, compare.json, compare.txt,
-# gpu-util.csv.gz (nvidia-smi every 0.5 s during the matrices),
+# gpu-util.csv.gz (nvidia-smi every 0.5 s during the matrices), cpu-util.txt (vmstat every 1 s;
+# the busiest processes 40 s in),
 # profile<N>.txt.gz (with .whl/py-spy: the parent's GIL-holding stacks, py-spy's raw format),
 # seed<N>.tar.gz per seed (matrix.json/md, index.html, findings.json, env.json, run.json,
 # cells.jsonl, results.jsonl.gz and the reproducers the catalogue cites).
@@ -28,6 +29,11 @@ workers=$(( $(nproc) / $# ))
 [ "$workers" -ge 1 ] || workers=1
 workers=${WORKERS:-$workers}  # WORKERS=N: another count of workers per run
 extra=${ZYGOTE:+--zygote}  # ZYGOTE=1: the slots' fork servers forked from one zygote
+# THREADS1=1: every library's CPU thread pool (OpenMP, OpenBLAS, XLA's) held to one thread
+if [ "${THREADS1:-0}" = 1 ]; then
+  export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+  export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+fi
 source scripts/gpu_env.sh
 
 t0=$(date +%s)
@@ -53,6 +59,12 @@ t1=$(date +%s)
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 \
   > /tmp/gpu-util.csv 2>/dev/null &
 util=$!
+# the cores' busy share (vmstat every second) and, 40 s in, the busiest processes with their
+# thread counts: is the run bound by the cores, and do the libraries' thread pools crowd them?
+vmstat -n 1 > /tmp/vmstat.txt 2>/dev/null &
+cpu=$!
+runs=()
+{ sleep 40; ps -eo pid,nlwp,pcpu,rss,args --sort=-pcpu | cut -c1-160 | head -40 > /tmp/ps40.txt; } &
 for seed in $seeds; do
   rm -rf "/tmp/m$seed"  # a machine kept warm from an earlier call still has the last run there
   (
@@ -64,6 +76,7 @@ for seed in $seeds; do
       "caiconform run --seed $seed --max-examples $examples --workers $workers $extra" \
       "(seeds side by side: $seeds)" >> "/tmp/run$seed.log"
   ) &
+  runs+=($!)
 done
 # with .whl/py-spy (a py-spy binary, carried like the wheels): sample the parent of each run,
 # only threads holding the GIL (--gil), without pausing it (--nonblocking), to see where the
@@ -76,9 +89,10 @@ if [ -x .whl/py-spy ]; then
       -o "/tmp/profile$seed.txt" > "/tmp/pyspy$seed.log" 2>&1 &
   done
 fi
-wait $(jobs -p | grep -vx "$util")
-kill "$util" 2>/dev/null
+wait "${runs[@]}"  # the matrices only: the samplers above run until killed
+kill "$util" "$cpu" 2>/dev/null
 gzip -c /tmp/gpu-util.csv > "$out/gpu-util.csv.gz"
+{ cat /tmp/vmstat.txt; echo "== processes 40 s in"; cat /tmp/ps40.txt; } > "$out/cpu-util.txt" 2>/dev/null
 echo "matrices: $(( $(date +%s) - t1 )) s"
 # the runs' own logs first, and their summary (exit, wall, cells, run.json): a call that runs out
 # of device time while rendering the reports still brings back how the runs ended

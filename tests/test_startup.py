@@ -103,3 +103,54 @@ def test_workers_write_no_core_dumps(fork):
         assert worker.call("tests.synthetic.probes:dump_state", 60) == [0, 0]
     finally:
         worker.close()
+
+
+def test_a_floor_built_elsewhere_is_taken_before_the_costs(tmp_path):
+    """The adversarial floor is built in a worker process, not in a thread of the parent
+    (where it shared the GIL with the cell threads' start); `wait_floors` gives it to the
+    parent, which then never builds it."""
+    import os
+
+    from tests.synthetic import floor_elsewhere
+
+    floor_elsewhere.cache.clear()
+    out = _run_dir(tmp_path)
+    startup = Startup(out, calibrate=False)
+    startup.begin(floors=["tests.synthetic.floor_elsewhere"])
+    startup.wait_floors()
+    built_by = floor_elsewhere.floor(None, None)[0].params["built_by"]
+    assert built_by != os.getpid()
+    startup.finish()
+    assert "floor_s" in json.loads((out / "run.json").read_text())["startup"]
+    floor_elsewhere.cache.clear()
+
+
+def test_a_floor_that_fails_elsewhere_is_built_by_the_parent(tmp_path, monkeypatch):
+    import os
+
+    from tests.synthetic import floor_elsewhere
+
+    floor_elsewhere.cache.clear()
+    monkeypatch.setattr(
+        "caiconform.runner.startup._in_worker",
+        lambda function, log, **kw: (_ for _ in ()).throw(RuntimeError("worker died")),
+    )
+    startup = Startup(_run_dir(tmp_path), calibrate=False)
+    startup.begin(floors=["tests.synthetic.floor_elsewhere"])
+    startup.wait_floors()  # the failure is swallowed here ...
+    assert floor_elsewhere.floor(None, None)[0].params["built_by"] == os.getpid()  # ... and here
+    startup.finish()
+    floor_elsewhere.cache.clear()
+
+
+def test_the_adversarial_floor_is_the_same_built_in_another_process(tmp_path):
+    """What a worker builds and hands over as JSON is what this process builds (the wire to the
+    workers is JSON too): the same params in the same order, so the same findings."""
+    from caiconform.checks import adversarial
+    from caiconform.runner.protocol import canonical
+    from caiconform.runner.startup import _in_worker
+
+    elsewhere = _in_worker("caiconform.checks.adversarial:floor_data", tmp_path / "floor.log")
+    here = adversarial.floor_data()
+    assert len(here) > 300
+    assert [canonical(x) for x in elsewhere] == [canonical(x) for x in here]

@@ -909,8 +909,9 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         warm=[
             functools.partial(f.module.floor, None, None)
             for f in families
-            if callable(getattr(f.module, "floor", None))
-        ]
+            if callable(getattr(f.module, "floor", None)) and not hasattr(f.module, "seed_floor")
+        ],
+        floors=[f.module.__name__ for f in families if hasattr(f.module, "seed_floor")],
     )
     if config.workers is None:
         config.workers = default_workers(len(gpu_ids))
@@ -976,6 +977,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
             # (2026-11-24: the first example ran 24 s after the run began)
             wanted = len([c for c in cells if c.key not in done])
             threads = _start_threads(scheduler, pool, gpu_ids, config, ready, wanted)
+        startup.wait_floors()
         costs = _cell_costs(config, [*cells, *(c for c, _ in skipped)])
         if config.shard is not None:
             mine = shard_cells(costs, config.shard)

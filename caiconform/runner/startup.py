@@ -16,6 +16,7 @@ keeps them in run.json (`startup`).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import threading
 import time
@@ -71,6 +72,11 @@ def _in_worker(function: str, log_path: Path | None, **kwargs: Any) -> Any:
         return worker.call(function, PROBE_TIMEOUT_S, **kwargs)
     finally:
         worker.close()
+
+
+def _floor_elsewhere(module: str, log_dir: Path) -> None:
+    data = _in_worker(f"{module}:floor_data", log_dir / "floor.log")
+    importlib.import_module(module).seed_floor(data)
 
 
 def probe_all(
@@ -129,14 +135,22 @@ class Startup:
         self._env: _Task | None = None
         self._spin: _Task | None = None
         self._warm: _Task | None = None
+        self._floors: _Task | None = None
         self._started = time.perf_counter()
 
-    def begin(self, warm: Sequence[Callable[[], Any]] = ()) -> None:
+    def begin(self, warm: Sequence[Callable[[], Any]] = (), floors: Sequence[str] = ()) -> None:
         """Start the helpers, and `warm`: work of the parent's own that needs nothing the
-        probes find (building the adversarial floor, which `_cell_costs` needs: 6 s of the
-        parent's time on the H100, after the probes), run in a thread meanwhile; what it
-        raises is left to whoever needs that work."""
+        probes find (the families' coverage floors, which `_cell_costs` needs), run in a thread
+        meanwhile; what it raises is left to whoever needs that work. `floors`: modules whose
+        floor is built in a worker process instead (`floor_data()` there, `seed_floor(data)`
+        here): the adversarial floor took 14 s in the parent's thread at the H100's start
+        (2026-11-24; 5 s alone), the GIL shared with the cell threads starting their workers."""
         logs = self.out / "workers"
+        if floors:
+            self._floors = _Task(
+                "floors", lambda: [_quietly(lambda m=m: _floor_elsewhere(m, logs)) for m in floors]
+            )
+            self._floors.start()
         if warm:
             self._warm = _Task("warm", lambda: [_quietly(function) for function in warm])
             self._warm.start()
@@ -151,6 +165,13 @@ class Startup:
                 ),
             )
             self._spin.start()
+
+    def wait_floors(self) -> None:
+        """Wait for the floors built elsewhere (`begin(floors=...)`); one that failed is built
+        by the parent when first asked for, as before."""
+        if self._floors is not None and "floor_s" not in self.timings:
+            self._floors.result()
+            self.timings["floor_s"] = round(self._floors.seconds, 3)
 
     def _capture_env(self) -> None:
         try:
@@ -189,6 +210,7 @@ class Startup:
         if self._env is not None:
             self._env.result()
             self.timings["env_s"] = round(self._env.seconds, 3)
+        self.wait_floors()
         if self._warm is not None:
             self._warm.result()
             self.timings["warm_s"] = round(self._warm.seconds, 3)
