@@ -118,8 +118,10 @@ def test_a_floor_built_elsewhere_is_taken_before_the_costs(tmp_path):
     startup = Startup(out, calibrate=False)
     startup.begin(floors=["tests.synthetic.floor_elsewhere"])
     startup.wait_floors()
-    built_by = floor_elsewhere.floor(None, None)[0].params["built_by"]
-    assert built_by != os.getpid()
+    floor = floor_elsewhere.floor(None, None)
+    assert sorted(e.params["n"] for e in floor) == [0, 1, 2, 3]
+    built_by = {e.params["built_by"] for e in floor}
+    assert len(built_by) == 2 and os.getpid() not in built_by  # its two parts, side by side
     startup.finish()
     assert "floor_s" in json.loads((out / "run.json").read_text())["startup"]
     floor_elsewhere.cache.clear()
@@ -143,14 +145,25 @@ def test_a_floor_that_fails_elsewhere_is_built_by_the_parent(tmp_path, monkeypat
     floor_elsewhere.cache.clear()
 
 
-def test_the_adversarial_floor_is_the_same_built_in_another_process(tmp_path):
-    """What a worker builds and hands over as JSON is what this process builds (the wire to the
-    workers is JSON too): the same params in the same order, so the same findings."""
+def test_the_adversarial_floor_is_the_same_built_in_parts_elsewhere(tmp_path, monkeypatch):
+    """What workers build in parts and hand over as JSON, merged, is what this process builds
+    whole (the wire to the workers is JSON too): the same params in the same order, so the same
+    findings."""
     from caiconform.checks import adversarial
     from caiconform.runner.protocol import canonical
     from caiconform.runner.startup import _in_worker
 
-    elsewhere = _in_worker("caiconform.checks.adversarial:floor_data", tmp_path / "floor.log")
-    here = adversarial.floor_data()
+    parts = [
+        _in_worker(
+            "caiconform.checks.adversarial:floor_data", tmp_path / "floor.log", part=i, parts=3
+        )
+        for i in range(3)
+    ]
+    here = adversarial.floor(None, None)
     assert len(here) > 300
-    assert [canonical(x) for x in elsewhere] == [canonical(x) for x in here]
+    merged = []
+    monkeypatch.setattr(adversarial, "_floor_cache", merged)
+    adversarial.seed_floor(parts)
+    assert [canonical([e.coverage, e.params]) for e in merged] == [
+        canonical([e.coverage, e.params]) for e in here
+    ]

@@ -132,21 +132,35 @@ def floor(producer: str | None, consumer: str | None) -> list:
         return list(_floor_cache)
 
 
-def floor_data() -> list:
-    """The floor as plain JSON, `[[coverage, params], ...]`: built in a worker process at a
-    run's start (`runner.startup`) rather than in a thread of the parent, where it shared the
-    GIL with the cell threads' start (14 s against 5 s alone, the H100's start of
-    2026-11-24). The params are what a worker receives for them anyway: the wire is JSON."""
-    return [[example.coverage, example.params] for example in floor(None, None)]
+#: the floor is built in this many worker processes side by side at a run's start
+FLOOR_PARTS = 4
 
 
-def seed_floor(data: list) -> None:
-    """Take the floor `floor_data()` gave in another process (unless this one built its own)."""
+def floor_data(part: int = 0, parts: int = 1) -> list:
+    """Part `part` of `parts` of the floor as plain JSON, `[[coverage, params], ...]`: every
+    `parts`-th mutant rule from `part` on (part 0 also the live mutations). Built in worker
+    processes at a run's start (`runner.startup`), not in a thread of the parent: there it
+    took 14 s of the H100's 14.3 s start (2026-11-24; 5 s alone), and 15.8 s in one worker
+    process. The params are what a worker receives anyway: the wire is JSON."""
+    return [[e.coverage, e.params] for e in _build_floor(part, parts)]
+
+
+def seed_floor(parts: list) -> None:
+    """Take the floor's parts `floor_data(i, len(parts))` gave in other processes, merged in
+    the order one process builds it (unless this process has built its own)."""
+    from caiconform import strategies as cst
     from caiconform.checks import _floor
 
+    order = {rule: number for number, rule in enumerate(cst.MUTATIONS)}
+    rows = [row for part in parts for row in part]
+    mutants = sorted(
+        (row for row in rows if row[1].get("kind") == "mutant"),
+        key=lambda row: order[row[1]["rule"]],  # stable: each rule's variants keep their order
+    )
+    live = [row for row in rows if row[1].get("kind") != "mutant"]
     with _floor_lock:
         if not _floor_cache:
-            _floor_cache.extend(_floor.FloorExample(c, p) for c, p in data)
+            _floor_cache.extend(_floor.FloorExample(c, p) for c, p in [*mutants, *live])
 
 
 def _variants(rule: str, quiet: Any, shape: tuple | None = None, layout: str | None = None):
@@ -169,7 +183,7 @@ def _variants(rule: str, quiet: Any, shape: tuple | None = None, layout: str | N
     return out
 
 
-def _build_floor() -> list:
+def _build_floor(part: int = 0, parts: int = 1) -> list:
     from hypothesis import HealthCheck, Phase, settings
 
     from caiconform import strategies as cst
@@ -185,6 +199,8 @@ def _build_floor() -> list:
     out = []
     seen: set[str] = set()
     for number, rule in enumerate(cst.MUTATIONS):
+        if number % parts != part:
+            continue
         pinned = _variants(rule, quiet)
         if cst.MUTATIONS[rule].size == "any":
             # each variant on a 1-d zero-size array too: consumers skip checks on arrays with
@@ -205,7 +221,7 @@ def _build_floor() -> list:
             if key not in seen:
                 seen.add(key)
                 out.append(_floor.FloorExample({"dtype": "mutant", "mutation": rule}, params))
-    for mutation in LIVE:
+    for mutation in LIVE if part == 0 else ():
         kind = _LAYOUT_KIND.get(mutation, "C")
         layout = _floor.floor_layout(kind, 4)
         params = {

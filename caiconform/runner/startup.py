@@ -75,8 +75,21 @@ def _in_worker(function: str, log_path: Path | None, **kwargs: Any) -> Any:
 
 
 def _floor_elsewhere(module: str, log_dir: Path) -> None:
-    data = _in_worker(f"{module}:floor_data", log_dir / "floor.log")
-    importlib.import_module(module).seed_floor(data)
+    """`module`'s floor in its FLOOR_PARTS parts (1 if it names none), each built in a worker
+    process of its own, side by side, then given to `module.seed_floor`."""
+    parts = getattr(importlib.import_module(module), "FLOOR_PARTS", 1)
+    tasks = [
+        _Task(
+            f"floor-{i}",
+            lambda i=i: _in_worker(
+                f"{module}:floor_data", log_dir / f"floor-{i}.log", part=i, parts=parts
+            ),
+        )
+        for i in range(parts)
+    ]
+    for task in tasks:
+        task.start()
+    importlib.import_module(module).seed_floor([task.result() for task in tasks])
 
 
 def probe_all(

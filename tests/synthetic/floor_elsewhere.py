@@ -13,15 +13,18 @@ cache: list[FloorExample] = []
 
 def floor(producer: str | None, consumer: str | None) -> list[FloorExample]:
     if not cache:
-        cache.extend(FloorExample(c, p) for c, p in floor_data())
+        cache.extend(FloorExample(c, p) for c, p in floor_data())  # built here
     return list(cache)
 
 
-def floor_data() -> list:
-    """The process that built it is in the params."""
-    return [[{"dtype": "int"}, {"n": 1, "built_by": os.getpid()}]]
+FLOOR_PARTS = 2
 
 
-def seed_floor(data: list) -> None:
+def floor_data(part: int = 0, parts: int = 1) -> list:
+    """The process that built each part is in its params."""
+    return [[{"dtype": "int"}, {"n": n, "built_by": os.getpid()}] for n in range(part, 4, parts)]
+
+
+def seed_floor(parts: list) -> None:
     if not cache:
-        cache.extend(FloorExample(c, p) for c, p in data)
+        cache.extend(FloorExample(c, p) for part in parts for c, p in part)
