@@ -36,8 +36,10 @@ if [ "${THREADS1:-0}" = 1 ]; then
 fi
 source scripts/gpu_env.sh
 
+# the GPU tests (TESTS_CAP_S=0: none), before the matrices or, with TESTS_AFTER=1, after them
+# (the matrices then run on a fresh machine)
+gpu_tests() {
 t0=$(date +%s)
-if [ "${TESTS_CAP_S:-90}" != 0 ]; then
 # test_reference_gpu.py's tally test reads what the property before it counted: its own process,
 # beside the rest
 timeout -s INT -k 5 "${TESTS_CAP_S:-90}" python3 -m pytest tests/gpu/test_reference_gpu.py -q \
@@ -48,7 +50,8 @@ echo "tests exit $?" >> "$out/tests.log"
 wait
 { echo "== tests/gpu/test_reference_gpu.py"; cat /tmp/tests-ref.log; } >> "$out/tests.log"
 echo "tests: $(( $(date +%s) - t0 )) s; $(grep -E '(passed|failed)' "$out/tests.log" | tail -2 | tr '\n' ' ')"
-fi
+}
+[ "${TESTS_CAP_S:-90}" = 0 ] || [ "${TESTS_AFTER:-0}" = 1 ] || gpu_tests
 
 # CCCL_WARM=1 keeps the compiled builds the tests (or an earlier run) left on disk
 [ "${CCCL_WARM:-0}" = 1 ] || fresh_builds
@@ -122,3 +125,4 @@ if [ $# -eq 2 ]; then
   caiconform compare "/tmp/m$1" "/tmp/m$2" --common-cells > "$out/compare.txt"
   echo "compare exit $?"; tail -4 "$out/compare.txt"
 fi
+[ "${TESTS_CAP_S:-90}" = 0 ] || [ "${TESTS_AFTER:-0}" != 1 ] || gpu_tests
