@@ -28,7 +28,7 @@ set -- $seeds
 workers=$(( $(nproc) / $# ))
 [ "$workers" -ge 1 ] || workers=1
 workers=${WORKERS:-$workers}  # WORKERS=N: another count of workers per run
-extra=${ZYGOTE:+--zygote}  # ZYGOTE=1: the slots' fork servers forked from one zygote
+extra=${NOZYGOTE:+--no-zygote}  # NOZYGOTE=1: each fork server imports the libraries itself
 # THREADS1=1: every library's CPU thread pool (OpenMP, OpenBLAS, XLA's) held to one thread
 if [ "${THREADS1:-0}" = 1 ]; then
   export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1

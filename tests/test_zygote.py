@@ -129,3 +129,20 @@ def test_a_zygote_that_does_not_answer_is_given_up_and_the_slot_starts_cold(
         assert not zygote.alive
     finally:
         worker.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"), [([], True), (["--no-zygote"], False), (["--zygote"], True)]
+)
+def test_the_zygote_is_the_default_and_no_zygote_turns_it_off(argv, expected):
+    """On a GPU the slots' fork servers come from the zygote unless `--no-zygote` (`--zygote`,
+    the flag of the runs that measured it, is still accepted); the run's default agrees."""
+    import argparse
+
+    from caiconform.commands import run as run_command
+    from caiconform.runner.driver import RunConfig
+
+    parser = argparse.ArgumentParser()
+    run_command.add_arguments(parser)
+    assert parser.parse_args(argv).zygote is expected
+    assert RunConfig(out=Path("x"), checks=[]).zygote is True
