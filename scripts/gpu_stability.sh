@@ -29,11 +29,6 @@ workers=$(( $(nproc) / $# ))
 [ "$workers" -ge 1 ] || workers=1
 workers=${WORKERS:-$workers}  # WORKERS=N: another count of workers per run
 extra=${NOZYGOTE:+--no-zygote}  # NOZYGOTE=1: each fork server imports the libraries itself
-# THREADS1=1: every library's CPU thread pool (OpenMP, OpenBLAS, XLA's) held to one thread
-if [ "${THREADS1:-0}" = 1 ]; then
-  export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
-  export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-fi
 source scripts/gpu_env.sh
 
 # the GPU tests (TESTS_CAP_S=0: none), before the matrices or, with TESTS_AFTER=1, after them

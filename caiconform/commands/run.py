@@ -178,7 +178,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="with preloading fork servers on a GPU: each imports the libraries itself instead "
         "of being forked from one process that imported them once (the H100, seed 11: 125.3 s "
-        "against 107.1 s, the start 14.9 s against 8.5 s)",
+        "without against 107.1-118.0 s with, the start 14.9 s against 8.5-10.1 s)",
     )
     parser.add_argument("--zygote", dest="zygote", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(

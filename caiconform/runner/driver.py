@@ -123,9 +123,9 @@ class RunConfig:
     preload_workers: bool | None = None
     #: with fork servers that preload and start with the run (`_starts_early`): fork them from
     #: one process that imported the libraries once (`runner.zygote`) instead of each importing
-    #: them itself (the H100, 2026-11-24, seed 11 on fresh machines: 107.1 s with, the start
-    #: 8.5 s; 125.3 s without, the start 14.9 s, its 16 servers importing for 13.2 s each; the
-    #: same 302 finding groups)
+    #: them itself (the H100, 2026-11-24, seed 11 on fresh machines: 107.1 and 118.0 s with, the
+    #: start 8.5-10.1 s; 125.3 s without, the start 14.9 s, its 16 servers importing for 13.2 s
+    #: each; the same 302 finding groups)
     zygote: bool = True
     #: draw cells' examples in spawned processes ahead of the cells (`prefetch.py`); None:
     #: when the matrix has at least `prefetch.MIN_CELLS` cells to run

@@ -77,7 +77,8 @@ def _in_worker(function: str, log_path: Path | None, **kwargs: Any) -> Any:
 def _floor_elsewhere(module: str, log_dir: Path) -> None:
     """`module`'s floor in its FLOOR_PARTS parts (1 if it names none), each built in a worker
     process of its own, side by side, then given to `module.seed_floor`."""
-    parts = getattr(importlib.import_module(module), "FLOOR_PARTS", 1)
+    family = importlib.import_module(module)
+    parts = getattr(family, "FLOOR_PARTS", 1)
     tasks = [
         _Task(
             f"floor-{i}",
@@ -89,7 +90,7 @@ def _floor_elsewhere(module: str, log_dir: Path) -> None:
     ]
     for task in tasks:
         task.start()
-    importlib.import_module(module).seed_floor([task.result() for task in tasks])
+    family.seed_floor([task.result() for task in tasks])
 
 
 def probe_all(
@@ -155,9 +156,9 @@ class Startup:
         """Start the helpers, and `warm`: work of the parent's own that needs nothing the
         probes find (the families' coverage floors, which `_cell_costs` needs), run in a thread
         meanwhile; what it raises is left to whoever needs that work. `floors`: modules whose
-        floor is built in a worker process instead (`floor_data()` there, `seed_floor(data)`
-        here): the adversarial floor took 14 s in the parent's thread at the H100's start
-        (2026-11-24; 5 s alone), the GIL shared with the cell threads starting their workers."""
+        floor is built in worker processes instead (`_floor_elsewhere`): the adversarial floor
+        took 14 s in the parent's thread at the H100's start (2026-11-24; 5 s alone) and 15.8 s
+        in one worker process (one core's work under the start's load), 4.4 s in four."""
         logs = self.out / "workers"
         if floors:
             self._floors = _Task(
