@@ -140,6 +140,72 @@ def test_crash_details_survive_the_fork_server(forked):
     assert exited.message == "worker died (exit status 3)"
 
 
+def test_a_fatal_signal_is_answered_before_the_dying_process_lets_go_of_its_pipes(forked):
+    """A child killed by a signal is taken as dead at its faulthandler's first line, not when
+    its pipes close: here a process of its own holds them LINGER_S longer, as the driver's
+    teardown of a dead process's CUDA contexts did on the H100 (up to 5.4 s)."""
+    from tests.synthetic.checks import LINGER_S
+
+    before = _pid(forked)
+    started = time.monotonic()
+    exchange = forked.run(EXECUTE, {"n": 500}, "linger", "good", timeout=30, module=SYNTHETIC)
+    took = time.monotonic() - started
+    assert exchange.result.outcome == "crash", exchange.result
+    assert exchange.result.message.startswith("worker died (SIGSEGV)"), exchange.result
+    assert "Fatal Python error: Segmentation fault" in exchange.result.message
+    assert took < LINGER_S / 4, took
+    assert exchange.timing["lost_s"] < LINGER_S / 4, exchange.timing
+    assert _pid(forked) != before
+    assert forked.starts == 1
+
+
+def test_a_spare_is_warmed_with_the_cells_passing_example():
+    """After a crash the spare runs the parent's next example without a library's first-use
+    cost: it ran the cell's passing example in the background beforehand."""
+    from tests.synthetic.checks import LAZY_S
+
+    worker = Worker(0, fork=True)
+    cell = {"module": SYNTHETIC, "timeout": 30}
+    try:
+        first = worker.run(EXECUTE, {"n": 0}, "lazy", None, **cell)
+        assert first.result.outcome == "pass" and first.duration_s >= LAZY_S, first
+        time.sleep(LAZY_S * 2)  # the spare warms meanwhile
+        crash = worker.run(EXECUTE, {"n": 500}, "lazy", None, **cell)
+        after = worker.run(EXECUTE, {"n": 1}, "lazy", None, **cell)
+    finally:
+        worker.close()
+    assert crash.result.outcome == "crash", crash.result
+    assert after.result.outcome == "pass" and after.worker != crash.worker
+    assert after.duration_s < LAZY_S / 2, after
+
+
+def test_a_spare_dying_while_it_warms_hands_the_parents_example_to_the_next(tmp_path, monkeypatch):
+    """The example a spare warms with may die there (it passed once, in another process):
+    the parent's example sent to that spare meanwhile runs on the next child, not reported
+    as the dead warm-up's crash."""
+    from tests.synthetic.checks import FLAKY_ENV
+
+    monkeypatch.setenv(FLAKY_ENV, str(tmp_path))
+    worker = Worker(0, fork=True)
+    cell = {"module": SYNTHETIC, "timeout": 30}
+    try:
+        passed = worker.run(EXECUTE, {"n": 5}, "relapse", None, **cell)  # the spare re-runs it
+        crash = worker.run(EXECUTE, {"n": 500}, "relapse", None, **cell)  # ...promoted, warming
+        after = worker.run(EXECUTE, {"n": 6}, "relapse", None, **cell)
+        again = worker.run(EXECUTE, {"n": 7}, "relapse", None, **cell)
+    finally:
+        worker.close()
+    assert [e.result.outcome for e in (passed, crash, after, again)] == [
+        "pass",
+        "crash",
+        "pass",
+        "pass",
+    ], [e.result for e in (passed, crash, after, again)]
+    assert len({passed.worker, crash.worker, after.worker}) == 2  # `after` on a third child
+    assert (tmp_path / "relapse-5").exists()
+    assert worker.starts == 1
+
+
 def _children(pid: int) -> set[int]:
     found: set[int] = set()
     for task in Path(f"/proc/{pid}/task").iterdir():

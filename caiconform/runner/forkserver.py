@@ -12,8 +12,18 @@ warmed) while the first works; a new child is prepared for the current cell only
 When the child dies (a crash, or killed after a hang) the host answers the request it was
 running with `{"lost": returncode}`, promotes the spare and forks the next one: replacing a
 crashed worker costs a fork and a prepare done in the background, not a cold import of torch or
-CuPy. A child that answers `retire` (a poisoned context) has its answer passed on as soon as the
-spare is promoted; it is reaped later, while the next examples run. After new imports the host
+CuPy. A child killed by a fatal signal is seen at the signal, not at its end: its faulthandler
+writes down a *death pipe* of its own, whose first line ("Fatal Python error: Segmentation
+fault") the host takes as the child's death (and copies, with the traceback, to its stderr, the
+worker log); the child then ends and is reaped while the next examples run, as a retired one is. A child that answers `retire` (a poisoned context) has its answer passed on as soon as the
+spare is promoted; it is reaped later, while the next examples run.
+
+A spare is also *warmed*: once an example of the current cell has passed, the host sends the
+spare that example too (its answer dropped), so the lazy work of a library's first exchange in
+a process (loading kernels, a first allocation) is done in the background, not in the first
+example the spare runs for the parent. A spare that dies or is left unfit while warming is
+replaced and the parent's request it was sent goes to the next child instead; the cell then
+warms no more spares. After new imports the host
 replaces its children by forks that share them, so no child imports a library the host already
 holds.
 
@@ -48,6 +58,22 @@ _WORTH_A_FORK_S = 0.02
 PRELOAD_ENV = "CAICONFORM_PRELOAD"
 
 
+#: the fatal signals faulthandler handles, by the name its first line gives them ("Fatal Python
+#: error: <name>"): what a child's death note says it died of
+_FATAL = {
+    "Segmentation fault": signal.SIGSEGV,
+    "Aborted": signal.SIGABRT,
+    "Bus error": signal.SIGBUS,
+    "Floating-point exception": signal.SIGFPE,
+    "Illegal instruction": signal.SIGILL,
+}
+#: a child that wrote its death note and still lives this long after (a library's own handler
+#: hung) is killed
+_DYING_GRACE_S = 5.0
+#: the death file of a forked child (faulthandler keeps it too; this keeps it obviously alive)
+_death_file: Any = None
+
+
 def _prepare_key(fields: dict[str, Any]) -> str:
     """A prepare request (less its id) as a hashable key."""
     return repr(sorted(fields.items()))
@@ -59,15 +85,61 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 class _Child:
-    """A forked worker: its pid, the pipe to it and the lines read from it."""
+    """A forked worker: its pid, the pipes to it and from it, the lines read from it, and the
+    read end of its death pipe (what its faulthandler writes on a fatal signal)."""
 
-    def __init__(self, pid: int, to_fd: int, from_fd: int) -> None:
+    def __init__(self, pid: int, to_fd: int, from_fd: int, death_fd: int = -1) -> None:
         self.pid = pid
         self.to_fd = to_fd
         self.from_fd = from_fd
+        self.death_fd = death_fd
+        self.death_note = b""
+        #: when a dying child still alive is killed (`ForkServer._reap_dying`)
+        self.deadline: float | None = None
+        #: a warm-up example was sent and not yet answered
+        self.warming = False
         self.buffer = b""
         #: the prepares this child has been sent (by the host or relayed from the parent)
         self.prepared: set[str] = set()
+
+    def read_death(self) -> bool:
+        """Copy what the death pipe holds to the host's stderr (the worker log, where the
+        parent looks for the death's telling line) and keep its start; False at its end of
+        file (the pipe is then closed)."""
+        try:
+            chunk = os.read(self.death_fd, 1 << 16)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.close_death()
+            return False
+        with contextlib.suppress(OSError):
+            _write_all(2, chunk)
+        if len(self.death_note) < 4096:
+            self.death_note += chunk
+        return True
+
+    def drain_death(self) -> None:
+        """Copy what the death pipe holds now, without waiting for more, and close it."""
+        while self.death_fd >= 0 and select.select([self.death_fd], [], [], 0)[0]:
+            if not self.read_death():
+                return
+        self.close_death()
+
+    def close_death(self) -> None:
+        if self.death_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.death_fd)
+            self.death_fd = -1
+
+    def fatal_signal(self) -> int | None:
+        """The signal the death note names once its first line is whole; else None."""
+        first, newline, _ = self.death_note.partition(b"\n")
+        if not newline:
+            return None
+        name = first.decode(errors="replace").removeprefix("Fatal Python error:").strip()
+        found = _FATAL.get(name)
+        return int(found) if found is not None else None
 
     def send(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # dead: its end of file says so
@@ -89,13 +161,17 @@ class _Child:
             os.kill(self.pid, signal.SIGKILL)
 
     def close(self) -> None:
+        """Close the protocol pipes (the death pipe stays: `close_death`)."""
         for fd in (self.to_fd, self.from_fd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.to_fd = self.from_fd = -1
 
     def reap(self) -> int:
         """Close the pipes and wait for the process; its returncode (negative: a signal)."""
         self.close()
+        self.drain_death()
         try:
             _, status = os.waitpid(self.pid, 0)
         except ChildProcessError:
@@ -164,15 +240,20 @@ class ForkServer:
         self.child: _Child | None = None
         self.spare: _Child | None = None
         self.pending: Any = None  # id of the parent's request the child is running
+        #: that request, whole (sent again to the next child when a warming child dies)
+        self.pending_request: dict[str, Any] | None = None
+        #: the last example of the current cell that passed: what spares are warmed with
+        self.warm: dict[str, Any] | None = None
         self.replayed = 0
-        #: retired children killed but not yet reaped
-        self.dying: list[int] = []
+        #: children retired, dead of a fatal signal or replaced, not yet reaped
+        self.dying: list[_Child] = []
 
     # -- children ---------------------------------------------------------------------------
     def _fork(self) -> _Child:
         """A new child, sent every prepare so far (answers swallowed)."""
         child_in, to_child = os.pipe()
         from_child, child_out = os.pipe()
+        death_from, death_to = os.pipe()
         host = os.getpid()
         # everything the host holds (the libraries it imported) goes to the collector's
         # permanent generation: a child's gc.collect() then scans only what its examples made,
@@ -183,14 +264,16 @@ class ForkServer:
         pid = os.fork()
         if pid == 0:  # the child: an ordinary worker on its own pipes
             try:
-                keep = {child_in, child_out, 2}
-                for fd in self._fds() + [to_child, from_child]:
+                keep = {child_in, child_out, death_to, 2}
+                for fd in self._fds() + [to_child, from_child, death_from]:
                     if fd not in keep:
                         with contextlib.suppress(OSError):
                             os.close(fd)
                 os.setpgid(0, 0)
                 _die_with_host(host)
-                faulthandler.enable()
+                global _death_file
+                _death_file = os.fdopen(death_to, "w")
+                faulthandler.enable(file=_death_file, all_threads=True)
                 from caiconform.runner.worker import serve
 
                 serve(os.fdopen(child_in, "rb"), os.fdopen(child_out, "wb"), self.hooks)
@@ -200,10 +283,19 @@ class ForkServer:
                 os._exit(0)
         os.close(child_in)
         os.close(child_out)
-        child = _Child(pid, to_child, from_child)
+        os.close(death_to)
+        child = _Child(pid, to_child, from_child, death_from)
         for request in self.replay():
             self._send_prepare(child, request)
+        self._send_warm(child)
         return child
+
+    def _send_warm(self, child: _Child | None) -> None:
+        """Send `child` (a spare) the current cell's last passing example, once."""
+        if child is None or self.warm is None or child.warming:
+            return
+        child.warming = True
+        child.send({**self.warm, "id": "host-warm"})
 
     def replay(self) -> list[dict[str, Any]]:
         """What a new child is prepared with: the current cell's prepare only. Replaying every
@@ -222,10 +314,10 @@ class ForkServer:
 
     def _fds(self) -> list[int]:
         fds = [self.in_fd, self.out_fd]
-        for child in (self.child, self.spare):
+        for child in (self.child, self.spare, *self.dying):
             if child is not None:
-                fds += [child.to_fd, child.from_fd]
-        return fds
+                fds += [child.to_fd, child.from_fd, child.death_fd]
+        return [fd for fd in fds if fd >= 0]
 
     def _replace(self) -> None:
         """The current child is gone: reap it, answer the request it was running, promote the
@@ -236,7 +328,9 @@ class ForkServer:
         returncode = child.reap()
         self._promote()
         self.spare = self._fork()
-        if self.pending is not None:
+        if child.warming:
+            self._send_again()
+        elif self.pending is not None:
             self._answer({"id": self.pending, "lost": returncode})
             self.pending = None
 
@@ -247,12 +341,44 @@ class ForkServer:
         (the H100, 2026-11-24: up to 5.5 s before a poisoned result reached the parent)."""
         child, self.child = self.child, None
         assert child is not None
-        child.kill()
-        child.close()
-        self.dying.append(child.pid)
+        self._let_die(child, grace=0.0)
         self._promote()
         self._answer(answer)
         self.spare = self._fork()
+
+    def _died(self, signum: int) -> None:
+        """The current child wrote its death note (a fatal signal): answer the request it was
+        running as lost to that signal at once, promote the spare and fork the next; the
+        child ends and is reaped later, as a retired one is. Waiting for its end made the
+        parent wait for the driver to tear down its CUDA contexts (the H100: crashes took
+        0.77 s median, 4 s p90, up to 5.4 s from the request to the parent seeing them)."""
+        child, self.child = self.child, None
+        assert child is not None
+        self._let_die(child, grace=_DYING_GRACE_S)
+        self._promote()
+        if child.warming:
+            self._send_again()
+        elif self.pending is not None:
+            self._answer({"id": self.pending, "lost": -signum})
+            self.pending = None
+        self.spare = self._fork()
+
+    def _send_again(self) -> None:
+        """The child that died (or was left unfit) was still warming, so the parent's request
+        it held never ran: the next child runs it, and this cell warms no more spares."""
+        self.warm = None
+        if self.pending is not None and self.pending_request is not None:
+            assert self.child is not None
+            self.child.send(self.pending_request)
+
+    def _let_die(self, child: _Child, grace: float) -> None:
+        """Leave `child` to end on its own (killed after `grace` seconds) and to be reaped by
+        `_reap_dying`; its death pipe is still copied to the log until then."""
+        child.close()
+        if grace <= 0:
+            child.kill()
+        child.deadline = time.monotonic() + grace
+        self.dying.append(child)
 
     def _promote(self) -> None:
         if self.spare is not None:
@@ -261,22 +387,27 @@ class ForkServer:
             self.child = self._fork()
 
     def _reap_dying(self, block: bool = False) -> None:
-        """Reap retired children that have ended (all of them when `block`)."""
-        for pid in list(self.dying):
+        """Reap the dying children that have ended (all of them when `block`), killing those
+        past their grace."""
+        now = time.monotonic()
+        for child in list(self.dying):
+            if block or (child.deadline is not None and now > child.deadline):
+                child.kill()
+                child.deadline = None
             try:
-                done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+                done, _ = os.waitpid(child.pid, 0 if block else os.WNOHANG)
             except ChildProcessError:
-                done = pid
+                done = child.pid
             if done:
-                self.dying.remove(pid)
+                child.drain_death()
+                self.dying.remove(child)
 
     def _refresh(self) -> None:
         """New imports in the host: children forked before them would import again, so both
         are replaced by forks that share them (prepared for the current cell: `replay`)."""
         for child in (self.child, self.spare):
             if child is not None:
-                child.kill()
-                child.reap()
+                self._let_die(child, grace=0.0)
         self.child = self._fork()
         self.spare = self._fork()
 
@@ -320,14 +451,17 @@ class ForkServer:
             self.child.kill()
             return True
         if op == "prepare":
+            fields = {k: v for k, v in request.items() if k != "id"}
+            if fields != self.current:
+                self.warm = None  # before `_refresh`: its forks are warmed with it
             if self._import(request):
                 self._refresh()
-            fields = {k: v for k, v in request.items() if k != "id"}
             self.current = fields
             if self.spare is not None:
                 self._send_prepare(self.spare, fields)
             self.child.prepared.add(_prepare_key(fields))
         self.pending = request.get("id")
+        self.pending_request = request
         self.child.send(request)
         return True
 
@@ -339,20 +473,74 @@ class ForkServer:
             return
         for line in lines:
             answer = decode(line)
+            if answer.get("id") == "host-warm":
+                self.child.warming = False
+                if answer.get("retire"):  # its warm-up left it unfit
+                    child, self.child = self.child, None
+                    self._let_die(child, grace=0.0)
+                    self._promote()
+                    self._send_again()
+                    self.spare = self._fork()
+                    return
+                continue
             if str(answer.get("id", "")).startswith("host-"):
                 continue
             if answer.get("id") == self.pending:
                 self.pending = None
+                self._note_pass(answer)
             if answer.get("retire"):  # unfit: replaced before the next request reaches it
                 self._retire(answer)
                 return
             self._answer(answer)
 
+    def _note_pass(self, answer: dict[str, Any]) -> None:
+        """A run of the current cell that passed is what spares are warmed with."""
+        request, self.pending_request = self.pending_request, None
+        if request is None or request.get("op") != "run" or answer.get("retire"):
+            return
+        result = answer.get("result")
+        if not isinstance(result, dict) or result.get("outcome") != "pass":
+            return
+        if self.warm is None:
+            self.warm = {k: v for k, v in request.items() if k != "id"}
+            self._send_warm(self.spare)
+
     def _from_spare(self) -> None:
         assert self.spare is not None
-        if self.spare.read_lines() is None:  # died while preparing: the next one is forked
-            self.spare.reap()  # when it is needed
+        lines = self.spare.read_lines()
+        if lines is None:  # died while preparing or warming: the next one is forked
+            self._let_die(self.spare, grace=0.0)  # when it is needed
             self.spare = None
+            self.warm = None
+            return
+        for line in lines:
+            answer = decode(line)
+            if answer.get("id") == "host-warm":
+                self.spare.warming = False
+                if answer.get("retire"):  # its warm-up left it unfit
+                    self._let_die(self.spare, grace=0.0)
+                    self.spare = None
+                    self.warm = None
+                    return
+
+    def _death_pipes(self, ready: list[int]) -> None:
+        """Copy what the death pipes in `ready` hold to the log; a current child whose death
+        note is whole is taken as dead (`_died`), a spare's as dying (forked anew when
+        needed)."""
+        for child in (self.child, self.spare, *self.dying):
+            if child is None or child.death_fd < 0 or child.death_fd not in ready:
+                continue
+            child.read_death()
+            signum = child.fatal_signal()
+            if signum is None:
+                continue
+            if child is self.child:
+                self._died(signum)
+                return  # fd numbers in `ready` may now name other pipes
+            if child is self.spare:
+                self._let_die(child, grace=_DYING_GRACE_S)
+                self.spare = None
+                self.warm = None
 
     def serve(self) -> None:
         preload_from_env()
@@ -360,16 +548,21 @@ class ForkServer:
         self._answer({"id": None})
         try:
             while True:
+                self._reap_dying()  # first: it closes the death pipes of the reaped
                 fds = [self.in_fd, self.child.from_fd]
                 if self.spare is not None:
                     fds.append(self.spare.from_fd)
-                self._reap_dying()
+                deaths = [c.death_fd for c in (self.child, self.spare, *self.dying) if c]
+                fds += [fd for fd in deaths if fd >= 0]
                 ready, _, _ = select.select(fds, [], [], 0.1 if self.dying else None)
                 children = (self.child, self.spare)
                 if self.child.from_fd in ready:
                     self._from_child()
                 if (self.child, self.spare) != children:
                     continue  # replaced: fd numbers in `ready` may now name other pipes
+                self._death_pipes(ready)
+                if (self.child, self.spare) != children:
+                    continue
                 if self.spare is not None and self.spare.from_fd in ready:
                     self._from_spare()
                     continue
