@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SYNTHETIC = "tests.synthetic.checks"
 EXECUTE = f"{SYNTHETIC}:execute"
 SOURCE = "tests.synthetic.adapters"
+KINDS = "tests.synthetic.kind_checks"
 HOOK = f"{SYNTHETIC}:healthy"
 
 
@@ -59,7 +60,7 @@ def _run(
     run_matrix(
         RunConfig(
             out=out,
-            checks=[SYNTHETIC, "tests.synthetic.floor_checks"],
+            checks=[SYNTHETIC, "tests.synthetic.floor_checks", KINDS],
             libraries=["good", "wrong", "raises", "abort", "poison", *extra],
             max_examples=15,
             seed=77,
@@ -91,6 +92,95 @@ def test_same_seed_same_results_however_the_cells_are_split(tmp_path):
         *per_mutation,
         *per_mutation,
     ]
+
+
+def _kinds_run(out: Path, max_examples: int = 40, **settings) -> list[dict]:
+    """The kinds family's one `abort` cell: its drawn records in journal order."""
+    config = RunConfig(
+        out=out,
+        checks=[KINDS],
+        libraries=["abort"],
+        max_examples=max_examples,
+        seed=5,
+        workers=2,
+        gpus=0,
+        shrink=False,
+        confirm=False,
+        adapter_source=SOURCE,
+        **settings,
+    )
+    run_matrix(config)
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return [r for r in records if r.get("index") is not None]
+
+
+def test_drawn_examples_of_a_kind_are_skipped_after_three_lost(tmp_path):
+    """Three crashes of one kind of drawn example (here a mutation) in a cell are enough: the
+    rest of that kind is journaled as skipped, saying why, and the other kind still runs."""
+    from caiconform.runner.driver import DRAWN_CRASH_CAP
+
+    assert DRAWN_CRASH_CAP == 3  # `caiconform run --help` says so
+    records = _kinds_run(tmp_path / "capped")
+    for mutation in ("m-a", "m-b"):
+        mine = [r for r in records if r["params"]["mutation"] == mutation]
+        lost = [i for i, r in enumerate(mine) if r["outcome"] == "crash"]
+        assert len(lost) == 3, (mutation, [r["outcome"] for r in mine])
+        after = mine[lost[-1] + 1 :]
+        assert after and all(r["outcome"] == "skip" for r in after), mutation
+        assert all(r["params"]["n"] < 500 or r["outcome"] != "pass" for r in after)
+        assert after[0]["message"] == (
+            f"not run: drawn examples of mutation {mutation!r} already ended 3 examples of "
+            "that kind of this cell with crash/hang/poisoned"
+        )
+        assert all(r["outcome"] == "pass" for r in mine[: lost[-1]] if r["params"]["n"] < 500)
+    uncapped = _kinds_run(tmp_path / "uncapped", drawn_crash_cap=0)
+    assert sum(r["outcome"] == "crash" for r in uncapped) > 6
+    assert not any(r["outcome"] == "skip" for r in uncapped)
+
+
+def test_a_resumed_run_counts_the_lost_examples_its_journal_holds(tmp_path):
+    """Resumed from its journal cut after the second crash of a kind, a run skips what the
+    uninterrupted run skipped: the journal's crashes count toward the cap."""
+    import shutil
+
+    whole = _kinds_run(tmp_path / "whole")
+    cut = tmp_path / "cut"
+    shutil.copytree(tmp_path / "whole", cut)
+    lines = (cut / "results.jsonl").read_text().splitlines(keepends=True)
+    crashes = [i for i, line in enumerate(lines) if json.loads(line)["outcome"] == "crash"]
+    (cut / "results.jsonl").write_text("".join(lines[: crashes[1] + 1]))
+    (cut / "cells.jsonl").write_text("")
+    config = RunConfig(out=cut, checks=[], adapter_source=SOURCE, resume=True, workers=2, gpus=0)
+    run_matrix(config)
+    resumed = [json.loads(line) for line in (cut / "results.jsonl").read_text().splitlines()]
+
+    def rows(records):
+        return [(r["index"], r["outcome"], r["message"]) for r in records if "index" in r]
+
+    assert rows([r for r in resumed if r.get("index") is not None]) == rows(whole)
+
+
+def test_run_drawn_crash_cap_flag(tmp_path, capsys):
+    """`--drawn-crash-cap N` reaches the run, is saved for `--resume`, and the help's default
+    is the runner's."""
+    import argparse
+
+    from caiconform.cli import main as cli_main
+    from caiconform.commands import run as run_command
+    from caiconform.runner.driver import DRAWN_CRASH_CAP
+
+    parser = argparse.ArgumentParser()
+    run_command.add_arguments(parser)
+    assert f"(default {DRAWN_CRASH_CAP};" in " ".join(parser.format_help().split())
+    out = tmp_path / "run"
+    argv = ["run", "--adapter-source", SOURCE, "--checks", KINDS, "--libraries", "abort"]
+    argv += ["--max-examples", "30", "--seed", "5", "--gpus", "0", "--no-shrink", "--out", str(out)]
+    assert cli_main([*argv, "--drawn-crash-cap", "1"]) == 0
+    assert json.loads((out / "run.json").read_text())["settings"]["drawn_crash_cap"] == 1
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    for mutation in ("m-a", "m-b"):
+        mine = [r for r in records if r["params"].get("mutation") == mutation and "index" in r]
+        assert sum(r["outcome"] == "crash" for r in mine) == 1, mutation
 
 
 def test_records_and_cells_carry_timings(tmp_path):
@@ -177,6 +267,24 @@ def test_a_spare_is_warmed_with_the_cells_passing_example():
     assert crash.result.outcome == "crash", crash.result
     assert after.result.outcome == "pass" and after.worker != crash.worker
     assert after.duration_s < LAZY_S / 2, after
+
+
+def test_no_warm_env_turns_warming_off(monkeypatch):
+    """With `NO_WARM_ENV` set (to measure warming), a promoted spare pays the first-use cost."""
+    from caiconform.runner.forkserver import NO_WARM_ENV
+    from tests.synthetic.checks import LAZY_S
+
+    monkeypatch.setenv(NO_WARM_ENV, "1")
+    worker = Worker(0, fork=True)
+    cell = {"module": SYNTHETIC, "timeout": 30}
+    try:
+        worker.run(EXECUTE, {"n": 0}, "lazy", None, **cell)
+        time.sleep(LAZY_S * 2)
+        worker.run(EXECUTE, {"n": 500}, "lazy", None, **cell)
+        after = worker.run(EXECUTE, {"n": 1}, "lazy", None, **cell)
+    finally:
+        worker.close()
+    assert after.result.outcome == "pass" and after.duration_s >= LAZY_S, after
 
 
 def test_a_spare_dying_while_it_warms_hands_the_parents_example_to_the_next(tmp_path, monkeypatch):
@@ -383,7 +491,7 @@ def test_fork_servers_preload_the_runs_modules_and_libraries_before_forking(tmp_
         if line.startswith("fork server: preloaded")
     ]
     assert len(lines) >= 2, [log.read_text(errors="replace")[-400:] for log in logs]
-    assert all("2 check module(s)" in line for line in lines), lines
+    assert all("3 check module(s)" in line for line in lines), lines
     assert all("abort, good, poison, raises, wrong" in line for line in lines), lines
     by_default = _run(tmp_path / "default", 2, fork=True)
     cold = _run(tmp_path / "cold", 2, fork=False, preload=True)

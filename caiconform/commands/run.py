@@ -137,6 +137,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=_count, metavar="N", help="hypothesis seed of the run")
     parser.add_argument(
+        "--drawn-crash-cap",
+        type=_count,
+        metavar="N",
+        help="drawn examples of one kind (adversarial mutation, layout kind) that may crash, "
+        "hang or poison a cell's worker before the rest of that kind there is skipped "
+        "(default 3; 0 runs them all; on --resume, the run's)",
+    )
+    parser.add_argument(
         "--no-shrink", action="store_true", help="keep non-pass examples as found, unshrunk"
     )
     parser.add_argument(
@@ -360,6 +368,8 @@ def run(args: argparse.Namespace) -> int:
         shard=args.shard,
         costs_from=args.costs_from,
     )
+    if args.drawn_crash_cap is not None:
+        config.drawn_crash_cap = args.drawn_crash_cap
     if args.costs_from is not None and not (args.costs_from / "cells.jsonl").is_file():
         raise UsageError(f"--costs-from {args.costs_from}: no cells.jsonl there")
     out_console = console()

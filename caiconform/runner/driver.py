@@ -79,6 +79,13 @@ DEFAULT_SHRINK_BUDGET_S = 20.0
 #: floor examples of one layout kind (or, without one, one mutation) that may end in
 #: crash/hang/poisoned before the rest of that kind is skipped (see `_Job.kind`)
 FLOOR_CRASH_CAP = 2
+#: drawn examples of one kind (params `kind`, `mutation` and layout kind: `_Job.kind`) that may
+#: end in crash/hang/poisoned in a cell before the rest of that kind there is skipped. Each such
+#: example costs a fresh process (on the H100 2-3 s: a CUDA context and the library's first
+#: exchange); seed 11's default matrix had 92 drawn ones, 55 of them after the third of their
+#: kind, and leaving those out kept every (outcome, rule) class of every cell (`RunConfig`:
+#: `drawn_crash_cap`, `--drawn-crash-cap`; 0 runs them all)
+DRAWN_CRASH_CAP = 3
 #: saved settings a resumed run takes from the command line when given there
 _OVERRIDABLE = ("timeout_s", "shrink_budget_s")
 _THREAD_SAFE_HYPOTHESIS = (6, 136)
@@ -107,6 +114,9 @@ class RunConfig:
     adapter_source: str = "caiconform.runner.libraries"
     resume: bool = False
     run_id: str | None = None
+    #: drawn examples of one kind that may be lost in a cell before the rest of that kind is
+    #: skipped (DRAWN_CRASH_CAP; 0: no cap)
+    drawn_crash_cap: int = DRAWN_CRASH_CAP
     #: keep a prepared spare process per worker slot (see `Worker`)
     spare_workers: bool = True
     #: calibrate the streams spin on this machine when streams cells run on a GPU
@@ -152,6 +162,7 @@ class RunConfig:
             "timeout_s": self.timeout_s,
             "shrink_budget_s": self.shrink_budget_s,
             "shard": list(self.shard) if self.shard is not None else None,
+            "drawn_crash_cap": self.drawn_crash_cap,
         }
 
 
@@ -252,16 +263,32 @@ class _Job:
 
     @property
     def kind(self) -> str:
-        """What the floor's crash cap counts by: the layout kind, or for examples with none
-        (the adversarial floor's mutants) the rule the mutation breaks, so two crashes on one
-        mutation do not skip the mutants of every other rule."""
-        if self.coverage is None:
-            return ""
-        if self.coverage.get("layout"):
-            return f"layout {self.coverage['layout']!r}"
-        if self.coverage.get("mutation"):
-            return f"mutation {self.coverage['mutation']!r}"
-        return "the floor"
+        return crash_kind(self.params, self.coverage)
+
+
+def crash_kind(params: dict, coverage: dict | None) -> str:
+    """What the crash caps count by. A floor example's (`coverage` given): the layout kind,
+    or for examples with none (the adversarial floor's mutants) the rule the mutation
+    breaks, so two crashes on one mutation do not skip the mutants of every other rule. A
+    drawn example's: its params' `kind` and `mutation` (adversarial's) and layout kind, those
+    it has; "" when it has none (such examples are not capped: nothing tells them apart)."""
+    if coverage is None:
+        layout = params.get("layout")
+        parts = [
+            f"{name} {value!r}"
+            for name, value in (
+                ("kind", params.get("kind")),
+                ("mutation", params.get("mutation")),
+                ("layout", layout.get("kind") if isinstance(layout, dict) else None),
+            )
+            if isinstance(value, str)
+        ]
+        return f"drawn examples of {', '.join(parts)}" if parts else ""
+    if coverage.get("layout"):
+        return f"layout {coverage['layout']!r}"
+    if coverage.get("mutation"):
+        return f"mutation {coverage['mutation']!r}"
+    return "the floor"
 
 
 class _CellRun:
@@ -270,8 +297,8 @@ class _CellRun:
 
     The examples are independent, so `take()` hands them to any thread that asks (the
     scheduler's) and `_flush` journals the finished prefix in index order: the journal, and
-    so `--resume`, read the same whoever ran what. The floor's crash cap is decided in that
-    order too (a capped example that ran anyway is journaled as the skip it would have been).
+    so `--resume`, read the same whoever ran what. The crash caps are decided in that order
+    too (a capped example that ran anyway is journaled as the skip it would have been).
     """
 
     def __init__(
@@ -320,8 +347,14 @@ class _CellRun:
         self.dispatched = 0
         self.results: dict[int, Exchange] = {}
         self.journaled = 0
-        self.ran_crashes: Counter = Counter()  # floor kind -> crashes among finished examples
+        self.ran_crashes: Counter = Counter()  # kind -> lost among finished examples
         self.journal_crashes: Counter = Counter()  # the same, in journal order (authoritative)
+        for record in self.explored:  # `--resume`: what the journal already holds counts
+            if record["outcome"] in _LOST:
+                coverage = record.get("coverage") if record.get("floor") else None
+                kind = crash_kind(record["params"], coverage)
+                self.ran_crashes[kind] += 1
+                self.journal_crashes[kind] += 1
         self.draw_error: str | None = None
         self.targets: list[tuple[str, str | None]] = []
         #: the first record of each non-pass class, to run once more (`run_confirm`)
@@ -418,12 +451,19 @@ class _CellRun:
             )
         return self.journal.record(record)
 
-    def _capped(self, kind: str, crashes: int) -> Exchange:
+    def _cap(self, job: _Job) -> int:
+        """How many lost examples of `job`'s kind skip the rest of that kind (0: none)."""
+        if job.coverage is not None:
+            return FLOOR_CRASH_CAP
+        return self.config.drawn_crash_cap if job.kind else 0
+
+    def _capped(self, job: _Job, crashes: int) -> Exchange:
+        what = "floor examples" if job.coverage is not None else "examples of that kind"
         return Exchange(
             Result(
                 SKIP,
-                message=f"not run: {kind} already ended {crashes} floor "
-                f"examples of this cell with crash/hang/poisoned",
+                message=f"not run: {job.kind} already ended {crashes} {what} "
+                f"of this cell with crash/hang/poisoned",
             ),
             0.0,
             None,
@@ -500,17 +540,15 @@ class _CellRun:
     def run_job(self, job: _Job, worker: Worker) -> None:
         if self.stop.is_set():
             raise _Stopped
-        if job.coverage is not None:
-            with self.lock:
-                crashes = self.ran_crashes[job.kind]
-            if crashes >= FLOOR_CRASH_CAP:
-                exchange = self._capped(job.kind, FLOOR_CRASH_CAP)
-            else:
-                exchange = self._exchange(job.params, worker)
+        cap = self._cap(job)
+        with self.lock:
+            crashes = self.ran_crashes[job.kind]
+        if cap and crashes >= cap:
+            exchange = self._capped(job, cap)
         else:
             exchange = self._exchange(job.params, worker)
         with self.lock:
-            if job.coverage is not None and exchange.result.outcome in _LOST:
+            if cap and exchange.result.outcome in _LOST:
                 self.ran_crashes[job.kind] += 1
             self.results[job.position] = exchange
         self._flush()
@@ -524,10 +562,11 @@ class _CellRun:
             while self.journaled < len(self.jobs) and self.journaled in self.results:
                 job = self.jobs[self.journaled]
                 exchange = self.results.pop(self.journaled)
-                if job.coverage is not None:
+                cap = self._cap(job)
+                if cap:
                     crashes = self.journal_crashes[job.kind]
-                    if crashes >= FLOOR_CRASH_CAP:
-                        exchange = self._capped(job.kind, crashes)
+                    if crashes >= cap:
+                        exchange = self._capped(job, crashes)
                     elif exchange.result.outcome in _LOST:
                         self.journal_crashes[job.kind] += 1
                 record = self._journal(job.params, exchange, job.index, job.tag, job.coverage)
@@ -733,10 +772,13 @@ def _resumed_run_id(config: RunConfig) -> str:
         raise UsageError(f"nothing to resume in {config.out} (no run.json)")
     try:
         meta = json.loads(meta_path.read_text())
-        for key, value in meta["settings"].items():
+        settings = meta["settings"]
+        for key, value in settings.items():
             if key in _OVERRIDABLE and getattr(config, key) is not None:
                 continue  # given again on the command line: the new value wins
             setattr(config, key, value)
+        if "drawn_crash_cap" not in settings:  # a run from before the cap ran every example
+            config.drawn_crash_cap = 0
         if config.shard is not None:
             config.shard = tuple(config.shard)
         return meta["run_id"]

@@ -23,7 +23,8 @@ spare that example too (its answer dropped), so the lazy work of a library's fir
 a process (loading kernels, a first allocation) is done in the background, not in the first
 example the spare runs for the parent. A spare that dies or is left unfit while warming is
 replaced and the parent's request it was sent goes to the next child instead; the cell then
-warms no more spares. After new imports the host
+warms no more spares. `NO_WARM_ENV` set (to anything but "" or "0") turns warming off, to
+measure it. After new imports the host
 replaces its children by forks that share them, so no child imports a library the host already
 holds.
 
@@ -56,6 +57,8 @@ _WORTH_A_FORK_S = 0.02
 #: with libraries new to this worker imports nothing and never has its children replaced
 #: (each replacement prepares its children again: CUDA initialised again per library)
 PRELOAD_ENV = "CAICONFORM_PRELOAD"
+#: set: spares are not warmed (see the module's docstring)
+NO_WARM_ENV = "CAICONFORM_NO_WARM"
 
 
 #: the fatal signals faulthandler handles, by the name its first line gives them ("Fatal Python
@@ -118,6 +121,19 @@ class _Child:
         if len(self.death_note) < 4096:
             self.death_note += chunk
         return True
+
+    def read_dump(self, quiet: float = 0.02, limit: float = 0.5) -> None:
+        """Copy the rest of a death note being written (faulthandler's traceback follows its
+        first line within microseconds): until the pipe is quiet for `quiet` seconds, its end,
+        or `limit`. So the whole note is in the log before the parent reads it, not in the
+        log span of the next request."""
+        deadline = time.monotonic() + limit
+        while self.death_fd >= 0:
+            wait = min(quiet, deadline - time.monotonic())
+            if wait <= 0 or not select.select([self.death_fd], [], [], wait)[0]:
+                return
+            if not self.read_death():
+                return
 
     def drain_death(self) -> None:
         """Copy what the death pipe holds now, without waiting for more, and close it."""
@@ -244,6 +260,7 @@ class ForkServer:
         self.pending_request: dict[str, Any] | None = None
         #: the last example of the current cell that passed: what spares are warmed with
         self.warm: dict[str, Any] | None = None
+        self.warming = os.environ.get(NO_WARM_ENV, "") in ("", "0")
         self.replayed = 0
         #: children retired, dead of a fatal signal or replaced, not yet reaped
         self.dying: list[_Child] = []
@@ -354,6 +371,7 @@ class ForkServer:
         0.77 s median, 4 s p90, up to 5.4 s from the request to the parent seeing them)."""
         child, self.child = self.child, None
         assert child is not None
+        child.read_dump()
         self._let_die(child, grace=_DYING_GRACE_S)
         self._promote()
         if child.warming:
@@ -501,7 +519,7 @@ class ForkServer:
         result = answer.get("result")
         if not isinstance(result, dict) or result.get("outcome") != "pass":
             return
-        if self.warm is None:
+        if self.warm is None and self.warming:
             self.warm = {k: v for k, v in request.items() if k != "id"}
             self._send_warm(self.spare)
 

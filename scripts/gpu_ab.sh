@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Variants of the default matrix one after another on one GPU machine (issue 11): the same seed,
+# each variant a name, its environment and its extra `caiconform run` flags, e.g.
+#   bash scripts/gpu_ab.sh OUT 11 "final::" "nowarm:CAICONFORM_NO_WARM=1:" \
+#        "nocap::--drawn-crash-cap 0"                                        (carry .whl)
+# The first variant runs on the fresh machine (a later one finds the page cache and the
+# drivers warm: order them so that the one to report comes first). Each starts without the
+# compiled builds an earlier one left (fresh_builds). MAX_EXAMPLES (100) and CAP_S (250: each
+# run's limit) may be set. Brings back ab.log (each run's exit, wall and start), gpu.txt and
+# <name>.tar.gz per variant (run.json, cells.jsonl, findings.json, env.json, adapters.json,
+# results.jsonl.gz: `scripts/timing_summary.py` and `caiconform compare` read them).
+set -uo pipefail
+out=${1:?usage: gpu_ab.sh OUT SEED NAME:ENV:FLAGS ...}
+seed=${2:?usage: gpu_ab.sh OUT SEED NAME:ENV:FLAGS ...}
+shift 2
+source scripts/gpu_env.sh
+for variant in "$@"; do
+  IFS=: read -r name env flags <<< "$variant"
+  fresh_builds
+  run=/tmp/ab-$name
+  rm -rf "$run"
+  s=$(date +%s.%N)
+  # shellcheck disable=SC2086  # env and flags are word lists
+  env $env timeout -s INT -k 15 "${CAP_S:-250}" caiconform run --seed "$seed" \
+    --max-examples "${MAX_EXAMPLES:-100}" $flags --out "$run" > "/tmp/ab-$name.log" 2>&1
+  rc=$?
+  wall=$(python3 -c "print(round($(date +%s.%N)-$s,1))")
+  echo "$name: exit $rc after $wall s: $env caiconform run --seed $seed" \
+    "--max-examples ${MAX_EXAMPLES:-100} $flags" | tee -a "$out/ab.log"
+  tail -3 "/tmp/ab-$name.log" >> "$out/ab.log"
+  python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print('  startup:',
+    d.get('startup'), 'spin:', (d.get('spin_calibration') or {}).get('spin_us'))" \
+    "$run/run.json" >> "$out/ab.log" 2>/dev/null
+done
+for variant in "$@"; do
+  name=${variant%%:*}
+  run=/tmp/ab-$name
+  caiconform report "$run" 2>&1 | tail -1 | sed "s/^/$name: /" >> "$out/ab.log"
+  gzip -c "$run/results.jsonl" > "$run/results.jsonl.gz"
+  tar -C "$run" -czf "$out/$name.tar.gz" run.json cells.jsonl findings.json env.json \
+    adapters.json results.jsonl.gz 2>/dev/null
+done
+cat "$out/ab.log"

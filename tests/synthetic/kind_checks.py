@@ -1,0 +1,21 @@
+"""A synthetic family whose drawn examples have kinds: each names one of two mutations, as the
+adversarial family's drawn examples do, so the runner's cap on lost drawn examples of one kind
+(`driver.DRAWN_CRASH_CAP`) is visible. Its examples reuse `tests.synthetic.checks.execute`: the
+producer name chooses how an example misbehaves from n >= THRESHOLD on.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from tests.synthetic.checks import execute, healthy  # noqa: F401 - the family contract
+
+FAMILY = "synthetic-kinds"
+ROLES = "producer"
+NEEDS_GPU = False
+
+
+def examples(producer: str, consumer: str | None) -> st.SearchStrategy[dict]:
+    return st.fixed_dictionaries(
+        {"n": st.integers(0, 1000), "mutation": st.sampled_from(["m-a", "m-b"])}
+    )
