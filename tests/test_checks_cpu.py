@@ -472,12 +472,38 @@ def test_streams_rules_follow_the_trusted_side() -> None:
     assert streams.race_rule("cupy", "torch", "legacy") == "CAI-SYNC-RACE-FREE"
 
 
+def test_adversarial_taints_after_a_bogus_stream_not_refused() -> None:
+    from caiconform.runner.outcome import ACCEPTED_INVALID, REJECTED, Result
+
+    bogus = {"kind": "live", "mutation": "stream-bogus"}
+    assert adversarial.taints(bogus, Result(ACCEPTED_INVALID, rule="CAI-STREAM-LIVE"))
+    assert not adversarial.taints(bogus, Result(REJECTED))
+    assert not adversarial.taints(
+        {"kind": "live", "mutation": "host-pointer"}, Result(ACCEPTED_INVALID)
+    )
+    assert not adversarial.taints({"kind": "mutant", "rule": "CAI-STREAM-LIVE"}, Result("pass"))
+
+
 def test_sentinel_count_counts_complemented_elements() -> None:
     values = sup.make_values("<i4", (6,), 3)
     read = values.copy()
     read[:2] = ~values[:2]
     assert streams.sentinel_count(read, values) == 2
     assert streams.sentinel_count(values, values) == 0
+
+
+def test_an_element_read_half_written_counts_as_read_early() -> None:
+    """A read while the pending write was under way: an element part final, part sentinel
+    (as a `<c32` array read on the H100) was read early; one holding other bytes was not."""
+    from caiconform.reference.producer import sentinel_of
+
+    values = np.array([complex(np.nan, 5e-300), 1 + 2j, 3 + 4j], dtype="<c16")
+    read = sentinel_of(values).copy()
+    read.real[0] = values.real[0]  # element 0: real part written, imaginary still sentinel
+    read[1] = values[1]  # element 1: written
+    assert streams.sentinel_count(read, values) == 2
+    read.view(np.uint8)[-1] ^= 0x01  # element 2: a byte neither sentinel nor final
+    assert streams.sentinel_count(read, values) == 1
 
 
 def test_agreement_compares_what_matters() -> None:

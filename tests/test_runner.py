@@ -103,6 +103,21 @@ def test_each_misbehaviour_gets_its_outcome_and_the_worker_goes_on(worker, produ
     assert (after != before) == replaced, (before, after)
 
 
+@pytest.mark.parametrize("fork", [False, True])
+def test_a_tainting_example_keeps_its_outcome_and_replaces_the_worker(fork):
+    """An example the family's `taints` flags keeps its result, and the next example runs in
+    another process; an untainted one stays in the same process."""
+    w = Worker(0, health_hooks=[HOOK], fork=fork)
+    try:
+        first = w.run(EXECUTE, {"n": 0}, "pid", "good", timeout=30, module=SYNTHETIC)
+        same = w.run(EXECUTE, {"n": 0, "taint": True}, "pid", "good", timeout=30)
+        after = w.run(EXECUTE, {"n": 0}, "pid", "good", timeout=30)
+    finally:
+        w.close()
+    assert [e.result.outcome for e in (first, same, after)] == ["pass"] * 3
+    assert first.result.seen == same.result.seen != after.result.seen
+
+
 def test_outcome_details(worker):
     wrong = worker.run(EXECUTE, {"n": 100}, "wrong", "good", timeout=30).result
     assert (wrong.rule, wrong.seen, wrong.expected) == ("CAI-DATA-EXTENT-IN-ALLOCATION", 101, 100)

@@ -30,7 +30,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
-from caiconform.runner.outcome import Result
+from caiconform.runner.outcome import REJECTED, SKIP, Result
 from caiconform.spec.layout import Layout, c_strides
 
 __all__ = [
@@ -316,6 +316,19 @@ def build_live(params: dict) -> tuple[Any, np.ndarray, Any]:
     else:
         d["stream"] = _BOGUS_STREAM
     return sup.InterfaceObject(d, keepalive=ref), values, ref
+
+
+def taints(params: dict, result: Result) -> bool:
+    """True when the consumer did not refuse a bogus stream handle [CAI-STREAM-LIVE]: it may
+    have handed the driver a pointer to no stream, whose use is undefined, so the worker is
+    replaced before the next example (`worker._taints`). On the H100 a PyCUDA process that
+    had accepted one read zeros for a negative-strides array two examples later, an array
+    read exactly in every other run."""
+    return (
+        params.get("kind") == "live"
+        and params.get("mutation") == "stream-bogus"
+        and result.outcome not in (REJECTED, SKIP)
+    )
 
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:

@@ -18,13 +18,10 @@ fault") the host takes as the child's death (and copies, with the traceback, to 
 worker log); the child then ends and is reaped while the next examples run, as a retired one is. A child that answers `retire` (a poisoned context) has its answer passed on as soon as the
 spare is promoted; it is reaped later, while the next examples run.
 
-A spare is also *warmed*: once an example of the current cell has passed, the host sends the
-spare that example too (its answer dropped), so the lazy work of a library's first exchange in
-a process (loading kernels, a first allocation) is done in the background, not in the first
-example the spare runs for the parent. A spare that dies or is left unfit while warming is
-replaced and the parent's request it was sent goes to the next child instead; the cell then
-warms no more spares. `NO_WARM_ENV` set (to anything but "" or "0") turns warming off, to
-measure it. After new imports the host
+Spares are not *warmed* (sent the cell's first passing example ahead of need, so a library's
+first exchange in a process is paid in the background): on the H100 (seed 11, one machine) the
+parent then waited for the warming spare instead, and the run took 110.2 s warmed against
+103.6 s not (workers' time 1,071 s against 976 s). After new imports the host
 replaces its children by forks that share them, so no child imports a library the host already
 holds.
 
@@ -57,8 +54,6 @@ _WORTH_A_FORK_S = 0.02
 #: with libraries new to this worker imports nothing and never has its children replaced
 #: (each replacement prepares its children again: CUDA initialised again per library)
 PRELOAD_ENV = "CAICONFORM_PRELOAD"
-#: set: spares are not warmed (see the module's docstring)
-NO_WARM_ENV = "CAICONFORM_NO_WARM"
 
 
 #: the fatal signals faulthandler handles, by the name its first line gives them ("Fatal Python
@@ -99,8 +94,6 @@ class _Child:
         self.death_note = b""
         #: when a dying child still alive is killed (`ForkServer._reap_dying`)
         self.deadline: float | None = None
-        #: a warm-up example was sent and not yet answered
-        self.warming = False
         self.buffer = b""
         #: the prepares this child has been sent (by the host or relayed from the parent)
         self.prepared: set[str] = set()
@@ -256,11 +249,6 @@ class ForkServer:
         self.child: _Child | None = None
         self.spare: _Child | None = None
         self.pending: Any = None  # id of the parent's request the child is running
-        #: that request, whole (sent again to the next child when a warming child dies)
-        self.pending_request: dict[str, Any] | None = None
-        #: the last example of the current cell that passed: what spares are warmed with
-        self.warm: dict[str, Any] | None = None
-        self.warming = os.environ.get(NO_WARM_ENV, "") in ("", "0")
         self.replayed = 0
         #: children retired, dead of a fatal signal or replaced, not yet reaped
         self.dying: list[_Child] = []
@@ -304,15 +292,7 @@ class ForkServer:
         child = _Child(pid, to_child, from_child, death_from)
         for request in self.replay():
             self._send_prepare(child, request)
-        self._send_warm(child)
         return child
-
-    def _send_warm(self, child: _Child | None) -> None:
-        """Send `child` (a spare) the current cell's last passing example, once."""
-        if child is None or self.warm is None or child.warming:
-            return
-        child.warming = True
-        child.send({**self.warm, "id": "host-warm"})
 
     def replay(self) -> list[dict[str, Any]]:
         """What a new child is prepared with: the current cell's prepare only. Replaying every
@@ -345,9 +325,7 @@ class ForkServer:
         returncode = child.reap()
         self._promote()
         self.spare = self._fork()
-        if child.warming:
-            self._send_again()
-        elif self.pending is not None:
+        if self.pending is not None:
             self._answer({"id": self.pending, "lost": returncode})
             self.pending = None
 
@@ -374,20 +352,10 @@ class ForkServer:
         child.read_dump()
         self._let_die(child, grace=_DYING_GRACE_S)
         self._promote()
-        if child.warming:
-            self._send_again()
-        elif self.pending is not None:
+        if self.pending is not None:
             self._answer({"id": self.pending, "lost": -signum})
             self.pending = None
         self.spare = self._fork()
-
-    def _send_again(self) -> None:
-        """The child that died (or was left unfit) was still warming, so the parent's request
-        it held never ran: the next child runs it, and this cell warms no more spares."""
-        self.warm = None
-        if self.pending is not None and self.pending_request is not None:
-            assert self.child is not None
-            self.child.send(self.pending_request)
 
     def _let_die(self, child: _Child, grace: float) -> None:
         """Leave `child` to end on its own (killed after `grace` seconds) and to be reaped by
@@ -469,17 +437,14 @@ class ForkServer:
             self.child.kill()
             return True
         if op == "prepare":
-            fields = {k: v for k, v in request.items() if k != "id"}
-            if fields != self.current:
-                self.warm = None  # before `_refresh`: its forks are warmed with it
             if self._import(request):
                 self._refresh()
+            fields = {k: v for k, v in request.items() if k != "id"}
             self.current = fields
             if self.spare is not None:
                 self._send_prepare(self.spare, fields)
             self.child.prepared.add(_prepare_key(fields))
         self.pending = request.get("id")
-        self.pending_request = request
         self.child.send(request)
         return True
 
@@ -491,55 +456,20 @@ class ForkServer:
             return
         for line in lines:
             answer = decode(line)
-            if answer.get("id") == "host-warm":
-                self.child.warming = False
-                if answer.get("retire"):  # its warm-up left it unfit
-                    child, self.child = self.child, None
-                    self._let_die(child, grace=0.0)
-                    self._promote()
-                    self._send_again()
-                    self.spare = self._fork()
-                    return
-                continue
             if str(answer.get("id", "")).startswith("host-"):
                 continue
             if answer.get("id") == self.pending:
                 self.pending = None
-                self._note_pass(answer)
             if answer.get("retire"):  # unfit: replaced before the next request reaches it
                 self._retire(answer)
                 return
             self._answer(answer)
 
-    def _note_pass(self, answer: dict[str, Any]) -> None:
-        """A run of the current cell that passed is what spares are warmed with."""
-        request, self.pending_request = self.pending_request, None
-        if request is None or request.get("op") != "run" or answer.get("retire"):
-            return
-        result = answer.get("result")
-        if not isinstance(result, dict) or result.get("outcome") != "pass":
-            return
-        if self.warm is None and self.warming:
-            self.warm = {k: v for k, v in request.items() if k != "id"}
-            self._send_warm(self.spare)
-
     def _from_spare(self) -> None:
         assert self.spare is not None
-        lines = self.spare.read_lines()
-        if lines is None:  # died while preparing or warming: the next one is forked
+        if self.spare.read_lines() is None:  # died while preparing: the next one is forked
             self._let_die(self.spare, grace=0.0)  # when it is needed
             self.spare = None
-            self.warm = None
-            return
-        for line in lines:
-            answer = decode(line)
-            if answer.get("id") == "host-warm":
-                self.spare.warming = False
-                if answer.get("retire"):  # its warm-up left it unfit
-                    self._let_die(self.spare, grace=0.0)
-                    self.spare = None
-                    self.warm = None
-                    return
 
     def _death_pipes(self, ready: list[int]) -> None:
         """Copy what the death pipes in `ready` hold to the log; a current child whose death
@@ -558,7 +488,6 @@ class ForkServer:
             if child is self.spare:
                 self._let_die(child, grace=_DYING_GRACE_S)
                 self.spare = None
-                self.warm = None
 
     def serve(self) -> None:
         preload_from_env()

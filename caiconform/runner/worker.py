@@ -11,6 +11,10 @@ Requests (`op`):
   "duration_s", "health_s", "retire"}`. An exception escaping `execute` is classified here (`rejected`, or
   `skip` for `SkipExchange`); it never ends the worker. After the example the worker checks its
   health; if unfit, the result becomes `poisoned` and `retire` tells the parent to replace it.
+  `retire` is also set, the result unchanged, when the family's `taints(params, result)` says
+  the example left the process in a state nothing can check (e.g. a library that took a bogus
+  stream handle handed the driver a pointer to no stream): what it ran next could not be
+  trusted.
 - `prepare`: `{"module", "producer", "consumer", "source"}`: import a check module and warm its
   libraries (the family's `prepare(producer, consumer)` when it has one, else the adapter
   source's `probe(name)`, which imports the library), so the first example of a cell
@@ -102,6 +106,19 @@ def run_example(
     return result, time.perf_counter() - start
 
 
+def _taints(execute: str, params: dict, result: Result) -> bool:
+    """The family's `taints(params, result)` (in the module of `execute`), False without one."""
+    module = sys.modules.get(execute.partition(":")[0])
+    taints = getattr(module, "taints", None)
+    if taints is None:
+        return False
+    try:
+        return bool(taints(params, result))
+    except Exception as exc:  # a bug in the family's predicate: replace the process to be safe
+        print(f"taints: {_describe(exc)}", file=sys.stderr)
+        return True
+
+
 def _prepare(module: str, producer: str | None, consumer: str | None, source: str | None) -> None:
     family = importlib.import_module(module)
     prepare = getattr(family, "prepare", None)
@@ -126,6 +143,7 @@ def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
         started = time.perf_counter()
         ok, why = health.check(hooks)
         health_s = time.perf_counter() - started
+        tainted = ok and _taints(request["execute"], request["params"], result)
         if not ok:
             result = Result(
                 POISONED,
@@ -140,7 +158,7 @@ def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
             "result": result.to_dict(),
             "duration_s": duration,
             "health_s": health_s,
-            "retire": not ok,
+            "retire": not ok or tainted,
         }
     if op == "prepare":
         try:

@@ -4,9 +4,7 @@ Each "library" misbehaves only from `n >= THRESHOLD[name]` on, so shrinking has 
 to find (the threshold itself). `good` always passes; `wrong` returns a wrong value (a `fail`
 finding); `raises` raises ValueError; `abort`, `segfault`, `exit`, `kill` take the worker process down;
 `linger` dies of SIGSEGV while a process of its own holds its pipes for LINGER_S (as a driver
-tearing down a dead process's CUDA contexts holds up its end); `lazy` takes LAZY_S over the first example a process runs (a library's lazy start);
-`relapse` passes an `n` the first time the run meets it and dies of SIGSEGV after RELAPSE_S
-when met again (markers as `flaky`'s); `hang` sleeps forever; `poison` leaves a flag the health hook reads, as a sticky CUDA error would;
+tearing down a dead process's CUDA contexts holds up its end); `hang` sleeps forever; `poison` leaves a flag the health hook reads, as a sticky CUDA error would;
 `skip` raises SkipExchange; `pid` passes and reports the worker's pid (to see replacement);
 `flaky` fails an `n` only the first time it meets it in a run (markers in the directory
 FLAKY_ENV names; without it, every time), as a nondeterministic GPU result would.
@@ -40,8 +38,6 @@ THRESHOLD = {
     "abort": 500,
     "segfault": 500,
     "linger": 500,
-    "lazy": 500,
-    "relapse": 500,
     "exit": 500,
     "kill": 500,
     "hang": 900,
@@ -51,12 +47,6 @@ THRESHOLD = {
 }
 #: how long a `linger` example's own process outlives it, holding its pipes
 LINGER_S = 4.0
-#: what a `lazy` process's first example takes
-LAZY_S = 1.0
-#: how long a `relapse` example met again runs before it dies
-RELAPSE_S = 0.5
-#: a `lazy` example ran in this process
-_lazy_started = False
 #: a directory where `flaky` marks the `n`s it failed once
 FLAKY_ENV = "CAICONFORM_TEST_FLAKY_DIR"
 
@@ -70,17 +60,8 @@ def examples(producer: str, consumer: str | None) -> st.SearchStrategy[dict]:
 
 
 def execute(params: dict, producer: str, consumer: str | None) -> Result:
-    global _poisoned, _lazy_started
+    global _poisoned
     n = params["n"]
-    if producer == "lazy" and not _lazy_started:
-        _lazy_started = True
-        time.sleep(LAZY_S)
-    if producer == "relapse" and n < THRESHOLD[producer]:
-        mark = Path(os.environ[FLAKY_ENV]) / f"relapse-{n}"
-        if mark.exists():
-            time.sleep(RELAPSE_S)
-            ctypes.string_at(0)
-        mark.touch()
     producer = producer.removeprefix("slow-")  # "slow-X": X, with a slow import (adapters.py)
     if n < THRESHOLD[producer]:
         return Result(PASS, seen=os.getpid() if producer == "pid" else None)
@@ -97,8 +78,6 @@ def execute(params: dict, producer: str, consumer: str | None) -> Result:
     if producer == "abort":
         os.abort()
     if producer == "segfault":
-        ctypes.string_at(0)
-    if producer in ("lazy", "relapse"):
         ctypes.string_at(0)
     if producer == "linger":
         if os.fork() == 0:  # out of the worker's process group: a kill of it misses this one
@@ -131,6 +110,12 @@ def execute(params: dict, producer: str, consumer: str | None) -> Result:
             message=f"zeros read for n={n} [CAI-CONSUMER-READS-DESCRIBED]",
         )
     raise AssertionError(f"unknown synthetic library {producer!r}")
+
+
+def taints(params: dict, result: Result) -> bool:
+    """The family's taint predicate (`worker._taints`): an example with `taint` set leaves its
+    process untrusted, whatever its outcome."""
+    return bool(params.get("taint"))
 
 
 def healthy() -> tuple[bool, str]:
