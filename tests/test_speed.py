@@ -94,7 +94,7 @@ def test_same_seed_same_results_however_the_cells_are_split(tmp_path):
     ]
 
 
-def _kinds_run(out: Path, max_examples: int = 40, **settings) -> list[dict]:
+def _kinds_run(out: Path, max_examples: int = 60, **settings) -> list[dict]:
     """The kinds family's one `abort` cell: its drawn records in journal order."""
     config = RunConfig(
         out=out,
@@ -116,7 +116,8 @@ def _kinds_run(out: Path, max_examples: int = 40, **settings) -> list[dict]:
 
 def test_drawn_examples_of_a_kind_are_skipped_after_three_lost(tmp_path):
     """Three crashes of one kind of drawn example (here a mutation) in a cell are enough: the
-    rest of that kind is journaled as skipped, saying why, and the other kind still runs."""
+    rest of that kind is journaled as skipped, saying why, and the other kinds still run. An
+    example that leaves its worker untrusted (the family's `taints`) counts as one lost."""
     from caiconform.runner.driver import DRAWN_CRASH_CAP
 
     assert DRAWN_CRASH_CAP == 3  # `caiconform run --help` says so
@@ -130,9 +131,13 @@ def test_drawn_examples_of_a_kind_are_skipped_after_three_lost(tmp_path):
         assert all(r["params"]["n"] < 500 or r["outcome"] != "pass" for r in after)
         assert after[0]["message"] == (
             f"not run: drawn examples of mutation {mutation!r} already ended 3 examples of "
-            "that kind of this cell with crash/hang/poisoned"
+            "that kind of this cell with crash/hang/poisoned or a worker it left untrusted"
         )
         assert all(r["outcome"] == "pass" for r in mine[: lost[-1]] if r["params"]["n"] < 500)
+    tainting = [r for r in records if r["params"]["mutation"] == "m-t"]
+    assert [r["outcome"] != "skip" for r in tainting][:4] == [True, True, True, False]
+    assert all(r["outcome"] == "skip" for r in tainting[3:])
+    assert len({r["worker"] for r in tainting[:3]}) == 3  # each retired its worker
     uncapped = _kinds_run(tmp_path / "uncapped", drawn_crash_cap=0)
     assert sum(r["outcome"] == "crash" for r in uncapped) > 6
     assert not any(r["outcome"] == "skip" for r in uncapped)
@@ -174,7 +179,7 @@ def test_run_drawn_crash_cap_flag(tmp_path, capsys):
     assert f"(default {DRAWN_CRASH_CAP};" in " ".join(parser.format_help().split())
     out = tmp_path / "run"
     argv = ["run", "--adapter-source", SOURCE, "--checks", KINDS, "--libraries", "abort"]
-    argv += ["--max-examples", "30", "--seed", "5", "--gpus", "0", "--no-shrink", "--out", str(out)]
+    argv += ["--max-examples", "60", "--seed", "5", "--gpus", "0", "--no-shrink", "--out", str(out)]
     assert cli_main([*argv, "--drawn-crash-cap", "1"]) == 0
     assert json.loads((out / "run.json").read_text())["settings"]["drawn_crash_cap"] == 1
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

@@ -350,7 +350,8 @@ class _CellRun:
         self.ran_crashes: Counter = Counter()  # kind -> lost among finished examples
         self.journal_crashes: Counter = Counter()  # the same, in journal order (authoritative)
         for record in self.explored:  # `--resume`: what the journal already holds counts
-            if record["outcome"] in _LOST:
+            ran = record.get("worker") is not None  # a capped record never ran
+            if ran and self._costly(record["params"], Result.from_dict(record)):
                 coverage = record.get("coverage") if record.get("floor") else None
                 kind = crash_kind(record["params"], coverage)
                 self.ran_crashes[kind] += 1
@@ -451,6 +452,17 @@ class _CellRun:
             )
         return self.journal.record(record)
 
+    def _costly(self, params: dict, result: Result) -> bool:
+        """Did the example cost its worker process: lost (crash, hang, poisoned), or one the
+        family's `taints` retires (`worker._taints`)? What the crash caps count."""
+        if result.outcome in _LOST:
+            return True
+        taints = getattr(self.cell.family.module, "taints", None)
+        try:
+            return bool(taints(params, result)) if taints is not None else False
+        except Exception:
+            return True  # as the worker does: a predicate that fails retires the process
+
     def _cap(self, job: _Job) -> int:
         """How many lost examples of `job`'s kind skip the rest of that kind (0: none)."""
         if job.coverage is not None:
@@ -463,7 +475,7 @@ class _CellRun:
             Result(
                 SKIP,
                 message=f"not run: {job.kind} already ended {crashes} {what} "
-                f"of this cell with crash/hang/poisoned",
+                f"of this cell with crash/hang/poisoned or a worker it left untrusted",
             ),
             0.0,
             None,
@@ -548,7 +560,7 @@ class _CellRun:
         else:
             exchange = self._exchange(job.params, worker)
         with self.lock:
-            if cap and exchange.result.outcome in _LOST:
+            if cap and self._costly(job.params, exchange.result):
                 self.ran_crashes[job.kind] += 1
             self.results[job.position] = exchange
         self._flush()
@@ -567,7 +579,7 @@ class _CellRun:
                     crashes = self.journal_crashes[job.kind]
                     if crashes >= cap:
                         exchange = self._capped(job, crashes)
-                    elif exchange.result.outcome in _LOST:
+                    elif self._costly(job.params, exchange.result):
                         self.journal_crashes[job.kind] += 1
                 record = self._journal(job.params, exchange, job.index, job.tag, job.coverage)
                 self.cache[job.key] = record

@@ -1,6 +1,7 @@
-"""A synthetic family whose drawn examples have kinds: each names one of two mutations, as the
+"""A synthetic family whose drawn examples have kinds: each names one of three mutations, as the
 adversarial family's drawn examples do, so the runner's cap on lost drawn examples of one kind
-(`driver.DRAWN_CRASH_CAP`) is visible. Its examples reuse `tests.synthetic.checks.execute`: the
+(`driver.DRAWN_CRASH_CAP`) is visible; every example of mutation `m-t` leaves its worker
+untrusted (`taints`), which the cap counts too. Its examples reuse `tests.synthetic.checks.execute`: the
 producer name chooses how an example misbehaves from n >= THRESHOLD on.
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from caiconform.runner.outcome import Result
 from tests.synthetic.checks import execute, healthy  # noqa: F401 - the family contract
 
 FAMILY = "synthetic-kinds"
@@ -17,5 +19,9 @@ NEEDS_GPU = False
 
 def examples(producer: str, consumer: str | None) -> st.SearchStrategy[dict]:
     return st.fixed_dictionaries(
-        {"n": st.integers(0, 1000), "mutation": st.sampled_from(["m-a", "m-b"])}
+        {"n": st.integers(0, 1000), "mutation": st.sampled_from(["m-a", "m-b", "m-t"])}
     )
+
+
+def taints(params: dict, result: Result) -> bool:
+    return params.get("mutation") == "m-t"
