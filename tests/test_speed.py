@@ -143,6 +143,20 @@ def test_drawn_examples_of_a_kind_are_skipped_after_three_lost(tmp_path):
     assert not any(r["outcome"] == "skip" for r in uncapped)
 
 
+def test_drawn_examples_kinds_tell_mutants_of_different_rules_apart():
+    from caiconform.runner.driver import crash_kind
+
+    first = crash_kind({"kind": "mutant", "rule": "CAI-SHAPE-INT", "interface": {}}, None)
+    assert first == "drawn examples of kind 'mutant', rule 'CAI-SHAPE-INT'"
+    assert first != crash_kind({"kind": "mutant", "rule": "CAI-SHAPE-TUPLE"}, None)
+    live = {"kind": "live", "mutation": "stream-bogus", "layout": {"kind": "C"}, "seed": 3}
+    assert crash_kind(live, None) == (
+        "drawn examples of kind 'live', mutation 'stream-bogus', layout 'C'"
+    )
+    assert crash_kind({"n": 1}, None) == ""  # nothing tells it apart: never capped
+    assert crash_kind({"n": 1}, {"layout": "x"}) == "layout 'x'"  # the floor's
+
+
 def test_a_resumed_run_counts_the_lost_examples_its_journal_holds(tmp_path):
     """Resumed from its journal cut after the second crash of a kind, a run skips what the
     uninterrupted run skipped: the journal's crashes count toward the cap."""

@@ -79,8 +79,9 @@ DEFAULT_SHRINK_BUDGET_S = 20.0
 #: floor examples of one layout kind (or, without one, one mutation) that may end in
 #: crash/hang/poisoned before the rest of that kind is skipped (see `_Job.kind`)
 FLOOR_CRASH_CAP = 2
-#: drawn examples of one kind (params `kind`, `mutation` and layout kind: `_Job.kind`) that may
-#: end in crash/hang/poisoned in a cell before the rest of that kind there is skipped. Each such
+#: drawn examples of one kind (params `kind`, `mutation`, `rule`, layout kind: `crash_kind`) that may
+#: end in crash/hang/poisoned (or leave their worker untrusted) in a cell before the rest of
+#: that kind there is skipped. Each such
 #: example costs a fresh process (on the H100 2-3 s: a CUDA context and the library's first
 #: exchange); seed 11's default matrix had 92 drawn ones, 55 of them after the third of their
 #: kind, and leaving those out kept every (outcome, rule) class of every cell (`RunConfig`:
@@ -270,8 +271,11 @@ def crash_kind(params: dict, coverage: dict | None) -> str:
     """What the crash caps count by. A floor example's (`coverage` given): the layout kind,
     or for examples with none (the adversarial floor's mutants) the rule the mutation
     breaks, so two crashes on one mutation do not skip the mutants of every other rule. A
-    drawn example's: its params' `kind` and `mutation` (adversarial's) and layout kind, those
-    it has; "" when it has none (such examples are not capped: nothing tells them apart)."""
+    drawn example's: its params' `kind`, `mutation` and `rule` (adversarial's live mutations
+    and mutants: a mutant's rule is the one it breaks) and layout kind, those it has; "" when
+    it has none (such examples are not capped: nothing tells them apart). Without the rule,
+    a cell's mutants were one kind: at 1,000 examples three crashes on some rules skipped
+    the mutants of every other, and five single-example crash groups were not found."""
     if coverage is None:
         layout = params.get("layout")
         parts = [
@@ -279,6 +283,7 @@ def crash_kind(params: dict, coverage: dict | None) -> str:
             for name, value in (
                 ("kind", params.get("kind")),
                 ("mutation", params.get("mutation")),
+                ("rule", params.get("rule")),
                 ("layout", layout.get("kind") if isinstance(layout, dict) else None),
             )
             if isinstance(value, str)
