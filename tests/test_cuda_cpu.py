@@ -244,3 +244,60 @@ def test_host_wait_failure_names_the_call(monkeypatch):
     monkeypatch.setattr(hostwait, "_entry_points", lambda: (lambda *a: 400, 1))
     with pytest.raises(CUDAError, match="cuLaunchHostFunc failed with CUDA_ERROR_INVALID_HANDLE"):
         hostwait.sleep_on_stream(7, 10)
+
+
+def test_copy_from_host_lands_before_it_returns_without_waiting_on_other_work(monkeypatch):
+    """The copy goes to a non-blocking stream of the current context, made once per context,
+    and that stream (not the device, not the legacy stream) is synchronized before it
+    returns; a stream of a destroyed context is replaced once."""
+    from cuda.bindings import driver
+
+    from caiconform.cuda import memory
+
+    ok = driver.CUresult.CUDA_SUCCESS
+    calls: list[tuple] = []
+    made = iter(range(100, 200))
+    state = {"stale": False}
+
+    def create(flags):
+        calls.append(("create", flags))
+        return (ok, next(made))
+
+    def copy(dst, src, nbytes, stream):
+        calls.append(("copy", int(dst), nbytes, int(stream)))
+        if state["stale"]:
+            state["stale"] = False
+            return (driver.CUresult.CUDA_ERROR_INVALID_HANDLE,)
+        return (ok,)
+
+    def sync(stream):
+        calls.append(("sync", int(stream)))
+        return (ok,)
+
+    monkeypatch.setattr(memory, "_copy_streams", {})
+    monkeypatch.setattr(driver, "cuCtxGetCurrent", lambda: (ok, 7))
+    monkeypatch.setattr(driver, "cuStreamCreate", create)
+    monkeypatch.setattr(driver, "cuMemcpyHtoDAsync", copy)
+    monkeypatch.setattr(driver, "cuStreamSynchronize", sync)
+    non_blocking = int(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
+    memory.copy_from_host(0x1000, np.arange(4, dtype=np.int32))
+    memory.copy_from_host(0x2000, np.arange(2, dtype=np.int8))
+    assert calls == [
+        ("create", non_blocking),
+        ("copy", 0x1000, 16, 100),
+        ("sync", 100),
+        ("copy", 0x2000, 2, 100),
+        ("sync", 100),
+    ]
+    calls.clear()
+    state["stale"] = True
+    memory.copy_from_host(0x3000, np.arange(1, dtype=np.int8))
+    assert calls == [
+        ("copy", 0x3000, 1, 100),
+        ("create", non_blocking),
+        ("copy", 0x3000, 1, 101),
+        ("sync", 101),
+    ]
+    calls.clear()
+    memory.copy_from_host(0x4000, np.empty(0, dtype=np.int8))
+    assert calls == []

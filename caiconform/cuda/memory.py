@@ -8,6 +8,7 @@ cuMemGetAddressRange, which fails cleanly (CUDA_ERROR_NOT_FOUND) outside an allo
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass
 
@@ -84,13 +85,55 @@ def copy_to_host(ptr: int, nbytes: int, stream: int | None = None) -> np.ndarray
     return out
 
 
+#: current context (its handle) -> the non-blocking stream `copy_from_host` copies on
+_copy_streams: dict[int, int] = {}
+_copy_lock = threading.Lock()
+
+
+def _copy_stream(fresh: bool = False) -> int:
+    """This context's stream for host-to-device copies (made once; again when `fresh`)."""
+    from cuda.bindings import driver
+
+    context = int(call(driver.cuCtxGetCurrent))
+    with _copy_lock:
+        if fresh or context not in _copy_streams:
+            flags = int(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
+            _copy_streams[context] = int(call(driver.cuStreamCreate, flags))
+        return _copy_streams[context]
+
+
 def copy_from_host(ptr: int, data: np.ndarray) -> None:
-    """Synchronous copy of a contiguous host array's bytes to device `ptr`."""
+    """Copy a contiguous host array's bytes to device `ptr` (in the current context); they
+    are in device memory when it returns.
+
+    cuMemcpyHtoD alone does not promise that: from pageable memory it may return once the
+    bytes are staged for the DMA (CUDA's "API synchronization behavior"), ordered before later
+    work on the legacy stream only. The reference producer fills its arrays from such a buffer
+    with a kernel on a non-blocking stream, which could then read it before the bytes landed
+    and hand a consumer wrong values, blamed on the consumer. So the copy runs on a
+    non-blocking stream of this context, which is then synchronized: no wait on any other
+    work either (the stream scenarios' pending work stays pending)."""
     from cuda.bindings import driver
 
     data = np.ascontiguousarray(data)
-    if data.nbytes:
-        call(driver.cuMemcpyHtoD, driver.CUdeviceptr(ptr), data.ctypes.data, data.nbytes)
+    if not data.nbytes:
+        return
+    for fresh in (False, True):  # a stream of a context since destroyed: make another
+        stream = driver.CUstream(_copy_stream(fresh))
+        try:
+            call(
+                driver.cuMemcpyHtoDAsync,
+                driver.CUdeviceptr(ptr),
+                data.ctypes.data,
+                data.nbytes,
+                stream,
+            )
+        except CUDAError as exc:
+            if fresh or exc.name != "CUDA_ERROR_INVALID_HANDLE":
+                raise
+            continue
+        call(driver.cuStreamSynchronize, stream)
+        return
 
 
 def memset(ptr: int, byte: int, nbytes: int, stream: int | None = None) -> None:
