@@ -79,13 +79,13 @@ DEFAULT_SHRINK_BUDGET_S = 20.0
 #: floor examples of one layout kind (or, without one, one mutation) that may end in
 #: crash/hang/poisoned before the rest of that kind is skipped (see `_Job.kind`)
 FLOOR_CRASH_CAP = 2
-#: drawn examples of one kind (params `kind`, `mutation`, `rule`, layout kind: `crash_kind`) that may
-#: end in crash/hang/poisoned (or leave their worker untrusted) in a cell before the rest of
-#: that kind there is skipped. Each such
-#: example costs a fresh process (on the H100 2-3 s: a CUDA context and the library's first
-#: exchange); seed 11's default matrix had 92 drawn ones, 55 of them after the third of their
-#: kind, and leaving those out kept every (outcome, rule) class of every cell (`RunConfig`:
-#: `drawn_crash_cap`, `--drawn-crash-cap`; 0 runs them all)
+#: drawn examples of one kind (params `kind`, `mutation`, `rule`, layout kind: `crash_kind`)
+#: that may end in crash/hang/poisoned (or leave their worker untrusted) in a cell before the
+#: rest of that kind there is skipped. Each such example costs a fresh process (on the H100
+#: 2-3 s: a CUDA context and the library's first exchange); seed 11's default matrix had 92
+#: drawn ones, 55 of them after the third of their kind, and leaving those out kept every
+#: finding group (reports/2026-11-25-h100-crashes) (`RunConfig.drawn_crash_cap`,
+#: `--drawn-crash-cap`; 0 runs them all)
 DRAWN_CRASH_CAP = 3
 #: saved settings a resumed run takes from the command line when given there
 _OVERRIDABLE = ("timeout_s", "shrink_budget_s")

@@ -14,16 +14,17 @@ running with `{"lost": returncode}`, promotes the spare and forks the next one: 
 crashed worker costs a fork and a prepare done in the background, not a cold import of torch or
 CuPy. A child killed by a fatal signal is seen at the signal, not at its end: its faulthandler
 writes down a *death pipe* of its own, whose first line ("Fatal Python error: Segmentation
-fault") the host takes as the child's death (and copies, with the traceback, to its stderr, the
-worker log); the child then ends and is reaped while the next examples run, as a retired one is. A child that answers `retire` (a poisoned context) has its answer passed on as soon as the
-spare is promoted; it is reaped later, while the next examples run.
+fault") the host takes as the child's death (and copies, with the traceback, to its stderr,
+the worker log); the child then ends and is reaped while the next examples run, as a retired
+one is. A child that answers `retire` (a poisoned context, or an example its family's `taints`
+flags) has its answer passed on as soon as the spare is promoted; it is reaped later, while
+the next examples run. After new imports the host replaces its children by forks that share
+them, so no child imports a library the host already holds.
 
 Spares are not *warmed* (sent the cell's first passing example ahead of need, so a library's
 first exchange in a process is paid in the background): on the H100 (seed 11, one machine) the
 parent then waited for the warming spare instead, and the run took 110.2 s warmed against
-103.6 s not (workers' time 1,071 s against 976 s). After new imports the host
-replaces its children by forks that share them, so no child imports a library the host already
-holds.
+103.6 s not (workers' time 1,071 s against 976 s).
 
 Requests besides the worker's: `kill` (SIGKILL the current child's process group; the parent
 sends it when a request timed out) and `exit`. The host's first line is `{"child": pid}`.
