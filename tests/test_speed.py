@@ -527,8 +527,31 @@ def test_a_library_whose_import_kills_the_early_servers_costs_no_example(tmp_pat
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     good = [r for r in records if r["producer"] == "good"]
     assert good and {r["outcome"] for r in good} == {"pass"}, {r["outcome"] for r in good}
-    logs = " ".join(p.read_text(errors="replace") for p in (out / "workers").glob("worker-*.log"))
-    assert "Aborted" in logs  # the early servers did die importing it
+    # the early imports happen in the zygote (the default) or, without one, in each server
+    logs = " ".join(p.read_text(errors="replace") for p in (out / "workers").glob("*.log"))
+    assert "Aborted" in logs  # the early imports did die on it
+
+
+def test_a_fork_server_dying_as_it_preloads_starts_again_without_preloading(tmp_path, monkeypatch):
+    """A server whose preload kills it (before the probes rule the library out) is started once
+    more without preloading: the example that asked for it runs, not blamed for the death."""
+    from caiconform.runner.forkserver import PRELOAD_ENV
+    from tests.synthetic.adapters import CRASH_IMPORT_ENV
+
+    monkeypatch.setenv(CRASH_IMPORT_ENV, "1")
+    log = tmp_path / "worker.log"
+    preload = {"modules": [SYNTHETIC], "libraries": ["crash-import", "good"], "source": SOURCE}
+    worker = Worker(0, fork=True, log_path=log, env={PRELOAD_ENV: json.dumps(preload)})
+    try:
+        exchange = worker.run(
+            EXECUTE, {"n": 0}, "good", None, timeout=30, module=SYNTHETIC, source=SOURCE
+        )
+    finally:
+        worker.close()
+    assert exchange.result.outcome == "pass", exchange.result
+    assert worker.starts == 2
+    assert "Aborted" in log.read_text(errors="replace")
+    assert worker.env[PRELOAD_ENV] == json.dumps(preload)  # kept for later starts
 
 
 def test_a_spin_file_written_after_the_workers_started_is_read(tmp_path, monkeypatch):

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from caiconform.runner.forkserver import PRELOAD_ENV
 from caiconform.runner.outcome import CRASH, HANG, REJECTED, Result
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.worker import PARENT_ENV, PATH_ENV
@@ -212,15 +213,33 @@ class Worker:
                 self._prepare_spare(key)
 
     def _start_fork_server(self) -> None:
-        """Start the fork server and read its first line (the pid of its first child)."""
-        self._proc = self._spawn()
-        self._buffer = b""
-        self._prepared.clear()
-        try:
-            hello = decode(self._read_answer(time.monotonic() + PREPARE_TIMEOUT_S))
-            self._child = hello.get("child")
-        except (TimeoutError, EOFError, OSError, ValueError):
-            self._child = None  # the first request finds it dead and reports how
+        """Start the fork server and read its first line (the pid of its first child). A server
+        that dies before that line died importing what it was to preload (`PRELOAD_ENV`: a
+        library whose import kills the process, before the probes have ruled it out): it is
+        started once more without preloading, so that each cell imports its own libraries and
+        only that library's cells meet the death, as failures of their own, not whichever
+        example came first."""
+        for preload in (True, False):
+            saved = None if preload else self.env.pop(PRELOAD_ENV, None)
+            try:
+                self._proc = self._spawn()
+            finally:
+                if saved is not None:
+                    self.env[PRELOAD_ENV] = saved
+            self._buffer = b""
+            self._prepared.clear()
+            try:
+                hello = decode(self._read_answer(time.monotonic() + PREPARE_TIMEOUT_S))
+                self._child = hello.get("child")
+                return
+            except EOFError:
+                self._child = None
+                if not (preload and PRELOAD_ENV in self.env):
+                    return  # the first request finds it dead and reports how
+                self._discard()
+            except (TimeoutError, OSError, ValueError):
+                self._child = None  # the first request finds it dead and reports how
+                return
 
     def _promote_spare(self) -> bool:
         """Make the spare the current process once it has answered what it was sent; False
