@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Variants of the default matrix one after another on one GPU machine (issue 11): the same seed,
-# each variant a name, its environment and its extra `caiconform run` flags, e.g.
-#   bash scripts/gpu_ab.sh OUT 11 "final::" "nowarm:CAICONFORM_NO_WARM=1:" \
-#        "nocap::--drawn-crash-cap 0"                                        (carry .whl)
+# each variant NAME:ENV:FLAGS, a name, its environment (VAR=value words, may be empty) and its
+# extra `caiconform run` flags, e.g. (carry .whl)
+#   bash scripts/gpu_ab.sh OUT 11 "final::" "nocap::--drawn-crash-cap 0" "nozygote::--no-zygote"
 # The first variant runs on the fresh machine (a later one finds the page cache and the
 # drivers warm: order them so that the one to report comes first). Each starts without the
 # compiled builds an earlier one left (fresh_builds). MAX_EXAMPLES (100) and CAP_S (250: each
