@@ -128,7 +128,6 @@ def test_drawn_examples_of_a_kind_are_skipped_after_three_lost(tmp_path):
         assert len(lost) == 3, (mutation, [r["outcome"] for r in mine])
         after = mine[lost[-1] + 1 :]
         assert after and all(r["outcome"] == "skip" for r in after), mutation
-        assert all(r["params"]["n"] < 500 or r["outcome"] != "pass" for r in after)
         assert after[0]["message"] == (
             f"not run: drawn examples of mutation {mutation!r} already ended 3 examples of "
             "that kind of this cell with crash/hang/poisoned or a worker it left untrusted"
@@ -179,7 +178,7 @@ def test_a_resumed_run_counts_the_lost_examples_its_journal_holds(tmp_path):
     assert rows([r for r in resumed if r.get("index") is not None]) == rows(whole)
 
 
-def test_run_drawn_crash_cap_flag(tmp_path, capsys):
+def test_run_drawn_crash_cap_flag(tmp_path):
     """`--drawn-crash-cap N` reaches the run, is saved for `--resume`, and the help's default
     is the runner's."""
     import argparse

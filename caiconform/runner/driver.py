@@ -60,6 +60,7 @@ from caiconform.runner.schedule import (
     start_order,
 )
 from caiconform.runner.startup import Startup
+from caiconform.runner.worker import taints_of
 from caiconform.runner.zygote import Zygote
 
 __all__ = [
@@ -460,13 +461,7 @@ class _CellRun:
     def _costly(self, params: dict, result: Result) -> bool:
         """Did the example cost its worker process: lost (crash, hang, poisoned), or one the
         family's `taints` retires (`worker._taints`)? What the crash caps count."""
-        if result.outcome in _LOST:
-            return True
-        taints = getattr(self.cell.family.module, "taints", None)
-        try:
-            return bool(taints(params, result)) if taints is not None else False
-        except Exception:
-            return True  # as the worker does: a predicate that fails retires the process
+        return result.outcome in _LOST or taints_of(self.cell.family.module, params, result)
 
     def _cap(self, job: _Job) -> int:
         """How many lost examples of `job`'s kind skip the rest of that kind (0: none)."""

@@ -107,8 +107,13 @@ def run_example(
 
 
 def _taints(execute: str, params: dict, result: Result) -> bool:
-    """The family's `taints(params, result)` (in the module of `execute`), False without one."""
-    module = sys.modules.get(execute.partition(":")[0])
+    """`taints_of` the family module of `execute`."""
+    return taints_of(sys.modules.get(execute.partition(":")[0]), params, result)
+
+
+def taints_of(module: Any, params: dict, result: Result) -> bool:
+    """The family's `taints(params, result)`, False without one: whether the example left its
+    process untrusted. Asked here, to retire the process, and by the runner's crash caps."""
     taints = getattr(module, "taints", None)
     if taints is None:
         return False

@@ -4,7 +4,8 @@ Each "library" misbehaves only from `n >= THRESHOLD[name]` on, so shrinking has 
 to find (the threshold itself). `good` always passes; `wrong` returns a wrong value (a `fail`
 finding); `raises` raises ValueError; `abort`, `segfault`, `exit`, `kill` take the worker process down;
 `linger` dies of SIGSEGV while a process of its own holds its pipes for LINGER_S (as a driver
-tearing down a dead process's CUDA contexts holds up its end); `hang` sleeps forever; `poison` leaves a flag the health hook reads, as a sticky CUDA error would;
+tearing down a dead process's CUDA contexts holds up its end); `hang` sleeps forever; `poison`
+leaves a flag the health hook reads, as a sticky CUDA error would;
 `skip` raises SkipExchange; `pid` passes and reports the worker's pid (to see replacement);
 `flaky` fails an `n` only the first time it meets it in a run (markers in the directory
 FLAKY_ENV names; without it, every time), as a nondeterministic GPU result would.
