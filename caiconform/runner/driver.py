@@ -84,8 +84,8 @@ FLOOR_CRASH_CAP = 2
 #: that may end in crash/hang/poisoned (or leave their worker untrusted) in a cell before the
 #: rest of that kind there is skipped. Each such example costs a fresh process (on the H100
 #: 2-3 s: a CUDA context and the library's first exchange); seed 11's default matrix had 92
-#: drawn ones, 55 of them after the third of their kind, and leaving those out kept every
-#: finding group (reports/2026-11-25-h100-crashes) (`RunConfig.drawn_crash_cap`,
+#: drawn ones, 55 of them after the third of their kind (simulated on that run's journal), and
+#: runs with the cap kept every finding group (reports/2026-11-25-h100-crashes) (`RunConfig.drawn_crash_cap`,
 #: `--drawn-crash-cap`; 0 runs them all)
 DRAWN_CRASH_CAP = 3
 #: saved settings a resumed run takes from the command line when given there
