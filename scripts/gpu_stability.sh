@@ -15,7 +15,7 @@
 # Brings back (8 files at most): gpu.txt, tests.log, run.log, compare.json, compare.txt,
 # gpu-util.csv.gz (nvidia-smi every 0.5 s during the matrices), cpu-util.txt (vmstat every 1 s;
 # the busiest processes 40 s in),
-# profile<N>.txt.gz (with .whl/py-spy: the parent's GIL-holding stacks, py-spy's raw format),
+# profile<N>.txt.gz (with .whl/py-spy.xz: the parent's GIL-holding stacks, py-spy's raw format),
 # seed<N>.tar.gz per seed (matrix.json/md, index.html, findings.json, env.json, run.json,
 # cells.jsonl, results.jsonl.gz and the reproducers the catalogue cites).
 set -uo pipefail
@@ -76,14 +76,16 @@ for seed in $seeds; do
   ) &
   runs+=($!)
 done
-# with .whl/py-spy (a py-spy binary, carried like the wheels): sample the parent of each run,
-# only threads holding the GIL (--gil), without pausing it (--nonblocking), to see where the
-# parent's time goes (issue 11: workers idle while the parent draws, judges and journals)
-if [ -x .whl/py-spy ]; then
+# with .whl/py-spy.xz (a py-spy binary, xz-compressed, carried like the wheels): sample the
+# parent of each run, only threads holding the GIL (--gil), without pausing it (--nonblocking),
+# to see where the parent's time goes (issue 11: workers idle while the parent draws, judges and journals)
+[ -f .whl/py-spy.xz ] && python3 -c "import lzma, shutil, sys
+shutil.copyfileobj(lzma.open('.whl/py-spy.xz'), sys.stdout.buffer)" > /tmp/py-spy && chmod +x /tmp/py-spy
+if [ -x /tmp/py-spy ]; then
   sleep 3
   for seed in $seeds; do
     pid=$(pgrep -o -f "^[^ ]*python[^ ]* [^ ]*caiconform run --seed $seed ")
-    [ -n "$pid" ] && .whl/py-spy record --pid "$pid" --gil --nonblocking --rate 50 --format raw \
+    [ -n "$pid" ] && /tmp/py-spy record --pid "$pid" --gil --nonblocking --rate 50 --format raw \
       -o "/tmp/profile$seed.txt" > "/tmp/pyspy$seed.log" 2>&1 &
   done
 fi

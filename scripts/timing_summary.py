@@ -45,6 +45,7 @@ def summary(name: str, path: Path) -> list[str]:
         f"   workers' time (s): {phases(total)}; sum {sum(total.values()):.0f}",
         f"   new children {len(first)}; their first examples (crashes aside): {phases(fresh)}",
         f"   crash {outcomes['crash']}, poisoned {outcomes['poisoned']}",
+        f"   parent {run.get('parent')}",
     ]
 
 

@@ -391,6 +391,9 @@ def test_matrix_survives_every_misbehaviour_and_shrinks_each(tmp_path):
     assert summarize(records)["synthetic"]["crash"] > 0
     # cells ran in parallel, one per worker slot
     assert {r["worker"].split("/")[0] for r in records if r["worker"]} == {"w0", "w1"}
+    # the parent's own CPU while the run went on (is it bound by its GIL?)
+    parent = json.loads((config.out / "run.json").read_text())["parent"]
+    assert 0 < parent["cpu_user_s"] + parent["cpu_system_s"] < 16 * parent["wall_s"], parent
 
 
 def test_reproducer_reproduces_the_crash(tmp_path):

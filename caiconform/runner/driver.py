@@ -23,6 +23,7 @@ Cells run in parallel, one thread per worker slot; each thread drives its own hy
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -953,6 +954,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     if unknown:
         raise UsageError(f"unknown library {unknown[0]!r} (known: {', '.join(known)})")
     run_id = run_id or _new_run(config)
+    times_at_start = os.times()
     gpu_ids, no_gpu_reason = _gpu_ids(config.gpus)
     journal = Journal(config.out, run_id)
     startup = Startup(
@@ -1098,7 +1100,24 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         if zygote is not None:
             zygote.close()
         journal.close()
+        _save_parent_times(config.out, times_at_start)
     return result
+
+
+def _save_parent_times(out: Path, start: os.times_result) -> None:
+    """Record in run.json `parent` the cores this process (every cell thread, the journal,
+    the schedule) used while the run went on: a parent near one core's worth of CPU per second
+    of wall is bound by its own GIL, not by the workers (issue 11)."""
+    end = os.times()
+    path = out / "run.json"
+    with contextlib.suppress(OSError, ValueError):
+        meta = json.loads(path.read_text())
+        meta["parent"] = {
+            "cpu_user_s": round(end.user - start.user, 3),
+            "cpu_system_s": round(end.system - start.system, 3),
+            "wall_s": round(end.elapsed - start.elapsed, 3),
+        }
+        path.write_text(json.dumps(meta, indent=1) + "\n")
 
 
 def _apply_spin(
