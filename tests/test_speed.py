@@ -605,6 +605,54 @@ def test_a_new_fork_child_is_prepared_for_the_current_cell_only():
     assert [r["producer"] for r in server.replay()] == ["a"]
 
 
+def test_a_cells_prepare_warms_its_libraries_without_probing_them(monkeypatch):
+    """A cell's prepare imports its libraries through the source's `warm`, not `probe`: the
+    probe's version lookup read every installed distribution's metadata, about 1 s per worker
+    and cell for CuPy and RMM on the H100. A source without `warm` is probed as before."""
+    from caiconform.runner import worker
+    from tests.synthetic import probes, warm_source
+
+    warm_source.calls.clear()
+    worker._prepare("json", "a", "b", "tests.synthetic.warm_source")
+    worker._prepare("json", "a", "a", "tests.synthetic.warm_source")
+    assert warm_source.calls == [("warm", "a"), ("warm", "b"), ("warm", "a")]
+
+    probed: list[str] = []
+    monkeypatch.setattr(probes, "probe", lambda name: probed.append(name) or {})
+    monkeypatch.setattr(worker, "resolve", lambda spec: _resolve_fresh(spec))
+    worker._prepare("json", "c", None, "tests.synthetic.probes")
+    assert probed == ["c"]
+
+
+def _resolve_fresh(spec: str):
+    import importlib
+
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def test_the_runs_library_source_warms_without_reading_versions(monkeypatch):
+    """`libraries.warm` asks the adapter whether it is usable (its import, the GPU) and never
+    for its version."""
+    from caiconform.adapters import registry
+    from caiconform.runner import libraries
+
+    asked: list[str] = []
+
+    class _Adapter:
+        def available(self):
+            asked.append("available")
+            return True, ""
+
+        def version(self):
+            raise AssertionError("warm read the version")
+
+    monkeypatch.setattr(registry, "get", lambda name: _Adapter())
+    libraries.warm("cupy")
+    libraries.warm(libraries.SYNTHETIC)  # needs nothing
+    assert asked == ["available"]
+
+
 def test_a_run_records_each_adapters_probe_and_the_report_shows_it(tmp_path):
     from caiconform.report.build import write_report
     from caiconform.report.load import load_run

@@ -19,6 +19,8 @@ producer makes up front, each raising `SkipExchange` with a precise reason.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from caiconform.adapters.base import STREAM_SCENARIOS, SkipExchange
@@ -225,9 +227,19 @@ def distribution_version(top_level: str) -> str | None:
     (e.g. "cupy" comes from "cupy-cuda13x"), read from metadata without importing it."""
     from importlib import metadata
 
-    for dist in metadata.packages_distributions().get(top_level, []):
+    for dist in _distributions().get(top_level, []):
         try:
             return metadata.version(dist)
         except metadata.PackageNotFoundError:
             continue
     return None
+
+
+@functools.cache
+def _distributions() -> dict[str, list[str]]:
+    """Import package -> distributions providing it, read once per process: it reads every
+    installed distribution's file list (on the GPU machine, with torch, JAX and the CUDA
+    wheels, about a second)."""
+    from importlib import metadata
+
+    return metadata.packages_distributions()

@@ -17,8 +17,8 @@ Requests (`op`):
   trusted.
 - `prepare`: `{"module", "producer", "consumer", "source"}`: import a check module and warm its
   libraries (the family's `prepare(producer, consumer)` when it has one, else the adapter
-  source's `probe(name)`, which imports the library), so the first example of a cell
-  is not charged for imports.
+  source's `warm(name)`, or its `probe(name)` when it has none: each imports the library), so
+  the first example of a cell is not charged for imports.
 - `call`: `{"function", "kwargs"}` -> `{"value"}`: any JSON-returning function (library probes,
   environment capture), run here so the parent never imports a GPU library.
 - `exit`.
@@ -132,9 +132,13 @@ def _prepare(module: str, producer: str | None, consumer: str | None, source: st
         return
     if source is None:
         return
+    try:  # a source's `warm(name)` readies a library; one without it is probed instead
+        ready = resolve(f"{source}:warm")
+    except (ImportError, AttributeError, ValueError):
+        ready = resolve(f"{source}:probe")
     for name in filter(None, dict.fromkeys((producer, consumer))):
         try:
-            resolve(f"{source}:probe")(name=name)
+            ready(name=name)
         except Exception as exc:  # the examples will meet and report the same problem
             print(f"prepare: library {name}: {_describe(exc)}", file=sys.stderr)
 
