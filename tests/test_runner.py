@@ -374,6 +374,14 @@ def test_matrix_survives_every_misbehaviour_and_shrinks_each(tmp_path):
         assert (config.out / r["repro"]).is_file()
     for r in records:
         assert (r["repro"] is None) == (r["outcome"] in ("pass", "skip")), r
+    # each shrink says how its budget went: it ran exchanges, and found the smaller example
+    # (the threshold, below the first one met) within the time it spent
+    lines = (config.out / "cells.jsonl").read_text().splitlines()
+    shrinks = {c["cell"]: c.get("shrinks", []) for c in map(json.loads, lines)}
+    for r in shrunk:
+        (log,) = shrinks[f"synthetic/{r['producer']}/-"]
+        assert (log["outcome"], log["rule"]) == (r["outcome"], r["rule"]), log
+        assert log["exchanges"] >= 1 and 0 < log["found_s"] <= log["spent_s"], log
 
     # cells that cannot run here are skipped with the reason, once each
     reasons = dict(result.skipped)

@@ -369,6 +369,8 @@ class _CellRun:
         self.confirms: list[dict] = []
         #: what running them again gave: cells.jsonl `confirmed`
         self.confirmed: list[dict] = []
+        #: how each class's shrink went: cells.jsonl `shrinks`
+        self.shrinks: list[dict] = []
         self.shrinking = 0
         self.state = "new"  # -> "running" -> "shrinking" -> "done" | "broken"
         self.started = 0.0
@@ -661,8 +663,13 @@ class _CellRun:
         self.changed()
 
     def shrink(self, strategy, target: tuple[str, str | None], worker: Worker) -> dict | None:
-        deadline = time.monotonic() + self.config.shrink_budget_s
+        began = time.monotonic()
+        deadline = began + self.config.shrink_budget_s
         attempts: dict[str, Exchange] = {}
+        #: cells.jsonl `shrinks`: how a class's budget was spent (exchanges run, when the last
+        #: smaller example of the class was found: None when none was, whether the budget ran
+        #: out)
+        log = {"outcome": target[0], "rule": target[1], "exchanges": 0, "found_s": None}
 
         @_settings(self.config.max_examples, (Phase.generate, Phase.shrink))
         @seed(self.seed)
@@ -679,8 +686,12 @@ class _CellRun:
                 )
             if exchange is None:
                 if time.monotonic() > deadline:
+                    log["budget_out"] = True
                     return
                 exchange = attempts[key] = self._exchange(params, worker)
+                log["exchanges"] += 1
+                if _class_of(exchange.result) == target:  # a smaller example of the class
+                    log["found_s"] = round(time.monotonic() - began, 3)
             if _class_of(exchange.result) == target:
                 raise _Found(params, exchange)
 
@@ -692,6 +703,10 @@ class _CellRun:
             return self._journal(found.params, found.exchange, None, tag)
         except hypothesis.errors.HypothesisException:
             return None
+        finally:
+            log["spent_s"] = round(time.monotonic() - began, 3)
+            with self.lock:
+                self.shrinks.append(log)
         return None
 
     def _finish(self, counts: Counter) -> None:
@@ -706,6 +721,7 @@ class _CellRun:
             wall_s=round(time.monotonic() - self.started, 3),
             timing=timing,
             **({"confirmed": self.confirmed} if self.confirmed else {}),
+            **({"shrinks": self.shrinks} if self.shrinks else {}),
         )
         if self.listener is not None:
             self.listener.cell_finished(self.cell, counts)
