@@ -748,3 +748,76 @@ def test_a_cells_tasks_needing_every_gpu_run_on_a_second_worker_of_the_thread(
     assert narrow.ran_on == [slot]
     assert len(wide.ran_on) == 2 and all(isinstance(w, _Recorder) for w in wide.ran_on)
     assert wide.ran_on[0] is wide.ran_on[1]
+
+
+def _shrink_with_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patience: float) -> dict:
+    """Shrink a class of lists whose sum reaches 1,500, with exchanges that each take one
+    second of a fake clock (most of the shrinker's tries fall below it); the shrink's log."""
+    import types
+
+    from hypothesis import strategies as st
+
+    from caiconform.runner.journal import Journal
+    from caiconform.runner.outcome import FAIL, PASS, Result
+    from caiconform.runner.plan import Cell, load_families
+    from caiconform.runner.pool import Exchange
+
+    clock = [0.0]
+    fake_time = types.SimpleNamespace(monotonic=lambda: clock[0], perf_counter=time.perf_counter)
+    monkeypatch.setattr(driver, "time", fake_time)
+    families, _ = load_families([SYNTHETIC])
+    out = tmp_path / f"patience-{patience}"
+    config = RunConfig(out=out, checks=[SYNTHETIC], max_examples=50, seed=7)
+    config.shrink_budget_s, config.shrink_patience_s = 1000.0, patience
+    run = driver._CellRun(
+        Cell(families[0], "wrong", None, 0), Journal(out, "r"), config, None, threading.Event()
+    )
+
+    def exchange(params: dict, worker: object) -> Exchange:
+        clock[0] += 1.0
+        if sum(params["xs"]) >= 1500:
+            return Exchange(Result(FAIL, rule="R", message="wrong"), 1.0, "w0/1")
+        return Exchange(Result(PASS), 1.0, "w0/1")
+
+    run._exchange = exchange
+    strategy = st.fixed_dictionaries({"xs": st.lists(st.integers(0, 1000), min_size=1)})
+    record = run.shrink(strategy, (FAIL, "R"), None)
+    (log,) = run.shrinks
+    assert record is not None and sum(record["params"]["xs"]) >= 1500 and log["found_at"]
+    return log
+
+
+def test_a_shrink_stops_once_its_patience_found_nothing_smaller(tmp_path, monkeypatch):
+    """A class's shrink stops when `shrink_patience_s` of exchanges brought no smaller example
+    (on the H100 two classes spent their whole 20 s budget finding none); without patience it
+    runs until hypothesis is done or the budget is spent."""
+    patient = _shrink_with_clock(tmp_path, monkeypatch, 3.0)
+    assert patient.get("patience_out") and not patient.get("budget_out"), patient
+    # no exchange starts once 3 s went by since the last smaller example (each takes 1 s)
+    assert patient["exchanges"] - patient["found_s"] <= 3 + 1, patient
+    unlimited = _shrink_with_clock(tmp_path, monkeypatch, 0.0)
+    assert not unlimited.get("patience_out") and not unlimited.get("budget_out"), unlimited
+    assert unlimited["exchanges"] > patient["exchanges"], (patient, unlimited)
+    assert unlimited["found_at"] == sorted(unlimited["found_at"])
+
+
+def test_run_shrink_patience_flag(tmp_path):
+    """`--shrink-patience S` reaches the run's settings (0 allowed: no patience), a run without
+    it takes the default, and the help says that default."""
+    import argparse
+
+    from caiconform.cli import main as cli_main
+    from caiconform.commands import run as run_command
+
+    parser = argparse.ArgumentParser()
+    run_command.add_arguments(parser)
+    assert f"(default {driver.DEFAULT_SHRINK_PATIENCE_S:g};" in " ".join(
+        parser.format_help().split()
+    )
+    argv = ["run", "--adapter-source", SOURCE, "--checks", SYNTHETIC, "--libraries", "good"]
+    argv += ["--max-examples", "3", "--seed", "5", "--gpus", "0"]
+    for flag, expected in (([], driver.DEFAULT_SHRINK_PATIENCE_S), (["--shrink-patience", "0"], 0)):
+        out = tmp_path / f"run{len(flag)}"
+        assert cli_main([*argv, *flag, "--out", str(out)]) == 0
+        settings = json.loads((out / "run.json").read_text())["settings"]
+        assert settings["shrink_patience_s"] == expected

@@ -81,6 +81,13 @@ def _seconds(value: str) -> float:
     return number
 
 
+def _seconds_or_none(value: str) -> float:
+    """Seconds, where 0 means no such limit."""
+    if value.strip() in ("0", "0.0"):
+        return 0.0
+    return _seconds(value)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--libraries", type=_names, metavar="A,B,...", help="adapters to run (default: all)"
@@ -158,6 +165,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_seconds,
         metavar="S",
         help="seconds spent shrinking each kind of non-pass result of a cell (20; on --resume, the run's)",
+    )
+    parser.add_argument(
+        "--shrink-patience",
+        type=_seconds_or_none,
+        metavar="S",
+        help="stop shrinking a kind of non-pass result once S seconds of tries found no "
+        "smaller example of it (default 5; 0: only the budget stops it; on --resume, the run's)",
     )
     parser.add_argument(
         "--no-fork",
@@ -359,6 +373,7 @@ def run(args: argparse.Namespace) -> int:
         shrink=not args.no_shrink,
         confirm=not args.no_confirm,
         shrink_budget_s=args.shrink_budget,
+        shrink_patience_s=args.shrink_patience,
         adapter_source=args.adapter_source,
         resume=args.resume,
         spare_workers=not args.no_spare,
