@@ -750,9 +750,11 @@ def test_a_cells_tasks_needing_every_gpu_run_on_a_second_worker_of_the_thread(
     assert wide.ran_on[0] is wide.ran_on[1]
 
 
-def _shrink_with_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patience: float) -> dict:
-    """Shrink a class of lists whose sum reaches 1,500, with exchanges that each take one
-    second of a fake clock (most of the shrinker's tries fall below it); the shrink's log."""
+def _shrink_with_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patience: float, step: float = 1.0
+) -> dict:
+    """Shrink a class of lists whose sum reaches 1,500, with exchanges that each take `step`
+    seconds of a fake clock (most of the shrinker's tries fall below it); the shrink's log."""
     import types
 
     from hypothesis import strategies as st
@@ -766,7 +768,7 @@ def _shrink_with_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patience
     fake_time = types.SimpleNamespace(monotonic=lambda: clock[0], perf_counter=time.perf_counter)
     monkeypatch.setattr(driver, "time", fake_time)
     families, _ = load_families([SYNTHETIC])
-    out = tmp_path / f"patience-{patience}"
+    out = tmp_path / f"patience-{patience}-{step}"
     config = RunConfig(out=out, checks=[SYNTHETIC], max_examples=50, seed=7)
     config.shrink_budget_s, config.shrink_patience_s = 1000.0, patience
     run = driver._CellRun(
@@ -774,7 +776,7 @@ def _shrink_with_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patience
     )
 
     def exchange(params: dict, worker: object) -> Exchange:
-        clock[0] += 1.0
+        clock[0] += step
         if sum(params["xs"]) >= 1500:
             return Exchange(Result(FAIL, rule="R", message="wrong"), 1.0, "w0/1")
         return Exchange(Result(PASS), 1.0, "w0/1")
@@ -788,17 +790,22 @@ def _shrink_with_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patience
 
 
 def test_a_shrink_stops_once_its_patience_found_nothing_smaller(tmp_path, monkeypatch):
-    """A class's shrink stops when `shrink_patience_s` of exchanges brought no smaller example
-    (on the H100 two classes spent their whole 20 s budget finding none); without patience it
-    runs until hypothesis is done or the budget is spent."""
+    """A class's shrink stops when `shrink_patience_s` seconds and SHRINK_PATIENCE_EXCHANGES
+    exchanges brought no smaller example (on the H100 five classes spent their whole 20 s
+    budget, two finding none); without patience it runs until hypothesis is done or the budget
+    is spent."""
     patient = _shrink_with_clock(tmp_path, monkeypatch, 3.0)
     assert patient.get("patience_out") and not patient.get("budget_out"), patient
-    # no exchange starts once 3 s went by since the last smaller example (each takes 1 s)
-    assert patient["exchanges"] - patient["found_s"] <= 3 + 1, patient
+    # each exchange takes 1 s: the tries, not the seconds, end it; none starts after the tenth
+    assert patient["exchanges"] - patient["found_s"] == driver.SHRINK_PATIENCE_EXCHANGES, patient
     unlimited = _shrink_with_clock(tmp_path, monkeypatch, 0.0)
     assert not unlimited.get("patience_out") and not unlimited.get("budget_out"), unlimited
     assert unlimited["exchanges"] > patient["exchanges"], (patient, unlimited)
     assert unlimited["found_at"] == sorted(unlimited["found_at"])
+    # exchanges of 0.1 s: the seconds end it, 15-16 tries after the last smaller example
+    quick = _shrink_with_clock(tmp_path, monkeypatch, 1.5, step=0.1)
+    assert quick.get("patience_out"), quick
+    assert 15 <= quick["exchanges"] - round(quick["found_s"] / 0.1) <= 16, quick
 
 
 def test_run_shrink_patience_flag(tmp_path):

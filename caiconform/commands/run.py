@@ -170,7 +170,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--shrink-patience",
         type=_seconds_or_none,
         metavar="S",
-        help="stop shrinking a kind of non-pass result once S seconds of tries found no "
+        help="stop shrinking a kind of non-pass result once S seconds (and 10 tries) found no "
         "smaller example of it (default 5; 0: only the budget stops it; on --resume, the run's)",
     )
     parser.add_argument(

@@ -78,12 +78,16 @@ __all__ = [
 DEFAULT_TIMEOUT_S = 30.0
 #: seconds of shrinking per (outcome, rule) class; classes the floor met are not shrunk at all
 DEFAULT_SHRINK_BUDGET_S = 20.0
-#: a class's shrink also stops once this many seconds of its exchanges brought no smaller
-#: example of it (`RunConfig.shrink_patience_s`, `--shrink-patience`; 0: the budget alone). On
-#: the H100 (2026-11-25, seed 11) the budget ran out in 3 of 23 shrinks and two more spent
-#: 12 s, 106 of the 116 s of shrinking: cuda.cccl's class ran 16 exchanges in 20.5 s and
-#: cuda.core's 10 in 12.3 s without finding any smaller example
+#: a class's shrink also stops once this many seconds, and SHRINK_PATIENCE_EXCHANGES
+#: exchanges, brought no smaller example of it (`RunConfig.shrink_patience_s`,
+#: `--shrink-patience`; 0: the budget alone). On the H100 (2026-11-25, seed 11) shrinking took
+#: 179 s of the slots' time, the budget running out in 5 of 23 classes: cuda.cccl's
+#: CAI-CONSUMER-READS-DESCRIBED ran 16 exchanges in 23 s without finding a smaller example.
+#: Seconds alone cut too soon where an exchange costs seconds (cuda.cccl builds a kernel per
+#: dtype): with 5 s alone two cuda.cccl classes kept their drawn 2- and 4-d examples instead of
+#: shrinking to 1-d int8 ones (reports/2026-11-25-h100-prepare-shrink)
 DEFAULT_SHRINK_PATIENCE_S = 5.0
+SHRINK_PATIENCE_EXCHANGES = 10
 #: floor examples of one layout kind (or, without one, one mutation) that may end in
 #: crash/hang/poisoned before the rest of that kind is skipped (see `_Job.kind`)
 FLOOR_CRASH_CAP = 2
@@ -675,8 +679,10 @@ class _CellRun:
         began = time.monotonic()
         deadline = began + self.config.shrink_budget_s
         patience = self.config.shrink_patience_s or 0.0
-        matched: list[float] = []  # when examples of the class were met: patience counts from
-        # the last (before the first, the drawn examples are being replayed to find it)
+        # when examples of the class were met, and after how many exchanges: patience counts
+        # from the last (before the first, the drawn examples are being replayed to find it)
+        matched: list[float] = []
+        since: list[int] = []
         attempts: dict[str, Exchange] = {}
         #: cells.jsonl `shrinks`: how a class's budget was spent (exchanges run, when each
         #: smaller example of the class was found: `found_s` the last, None when none was;
@@ -707,7 +713,12 @@ class _CellRun:
                 if now > deadline:
                     log["budget_out"] = True
                     return
-                if patience and matched and now - matched[-1] > patience:
+                if (
+                    patience
+                    and matched
+                    and now - matched[-1] > patience
+                    and log["exchanges"] - since[-1] >= SHRINK_PATIENCE_EXCHANGES
+                ):
                     log["patience_out"] = True
                     return
                 exchange = attempts[key] = self._exchange(params, worker)
@@ -717,6 +728,7 @@ class _CellRun:
                     log["found_at"].append(log["found_s"])
             if _class_of(exchange.result) == target:
                 matched.append(time.monotonic())
+                since.append(log["exchanges"])
                 raise _Found(params, exchange)
 
         try:
