@@ -171,7 +171,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_seconds_or_none,
         metavar="S",
         help="stop shrinking a kind of non-pass result once S seconds (and 10 tries) found no "
-        "smaller example of it (default 5; 0: only the budget stops it; on --resume, the run's)",
+        "smaller example of it: faster, but reproducers may stay larger (default 0: only the "
+        "budget stops it; on --resume, the run's)",
     )
     parser.add_argument(
         "--no-fork",

@@ -78,15 +78,15 @@ __all__ = [
 DEFAULT_TIMEOUT_S = 30.0
 #: seconds of shrinking per (outcome, rule) class; classes the floor met are not shrunk at all
 DEFAULT_SHRINK_BUDGET_S = 20.0
-#: a class's shrink also stops once this many seconds, and SHRINK_PATIENCE_EXCHANGES
-#: exchanges, brought no smaller example of it (`RunConfig.shrink_patience_s`,
-#: `--shrink-patience`; 0: the budget alone). On the H100 (2026-11-25, seed 11) shrinking took
-#: 179 s of the slots' time, the budget running out in 5 of 23 classes: cuda.cccl's
-#: CAI-CONSUMER-READS-DESCRIBED ran 16 exchanges in 23 s without finding a smaller example.
-#: Seconds alone cut too soon where an exchange costs seconds (cuda.cccl builds a kernel per
-#: dtype): with 5 s alone two cuda.cccl classes kept their drawn 2- and 4-d examples instead of
-#: shrinking to 1-d int8 ones (reports/2026-11-25-h100-prepare-shrink)
-DEFAULT_SHRINK_PATIENCE_S = 5.0
+#: `--shrink-patience S`: a class's shrink also stops once S seconds, and
+#: SHRINK_PATIENCE_EXCHANGES exchanges, brought no smaller example of it; 0 (the default): the
+#: budget alone. Measured on the H100 (2026-11-25, seed 11,
+#: reports/2026-11-25-h100-prepare-shrink): 5 s cut the matrix's shrinking from 179 to 114-116 s of the slots' time, but cuda.cccl's
+#: classes (a kernel build per dtype, seconds per exchange) found their first smaller example
+#: only after 14-40 exchanges and 13-18 s, and kept drawn 2- and 4-d examples instead of 1-d
+#: int8 ones, with seconds alone and with 10 exchanges as well: a reproducer for a maintainer
+#: is worth more than the ~4 s of wall it saved
+DEFAULT_SHRINK_PATIENCE_S = 0.0
 SHRINK_PATIENCE_EXCHANGES = 10
 #: floor examples of one layout kind (or, without one, one mutation) that may end in
 #: crash/hang/poisoned before the rest of that kind is skipped (see `_Job.kind`)
@@ -844,8 +844,6 @@ def _resumed_run_id(config: RunConfig) -> str:
             setattr(config, key, value)
         if "drawn_crash_cap" not in settings:  # a run from before the cap ran every example
             config.drawn_crash_cap = 0
-        if "shrink_patience_s" not in settings and config.shrink_patience_s is None:
-            config.shrink_patience_s = 0.0  # nor did it stop a shrink before its budget
         if config.shard is not None:
             config.shard = tuple(config.shard)
         return meta["run_id"]
