@@ -28,6 +28,7 @@ library at fault and which export the memory proves wrong; `skip` for an object 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -383,9 +384,11 @@ def _check_cuda_core(obj: Any, cai: dict, context: str, producer: str | None) ->
     return result
 
 
+@functools.cache
 def _reader_source() -> str:
     """`caiconform.dlpack` as script lines: the same parser, no caiconform import needed (its
-    docstring and `from __future__` line left out, which Python 3.10+ does without)."""
+    docstring and `from __future__` line left out, which Python 3.10+ does without). Read once
+    per process: every non-pass example's reproducer embeds it."""
     import ast
     import inspect
 
