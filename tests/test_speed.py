@@ -828,3 +828,47 @@ def test_run_shrink_patience_flag(tmp_path):
         assert cli_main([*argv, *flag, "--out", str(out)]) == 0
         settings = json.loads((out / "run.json").read_text())["settings"]
         assert settings["shrink_patience_s"] == expected
+
+
+@pytest.mark.parametrize("env, expected", [(None, driver.SWITCH_INTERVAL_S), ("0.002", 0.002)])
+def test_the_runs_parent_switches_threads_more_often_and_restores_it(
+    tmp_path, monkeypatch, env, expected
+):
+    """While a run goes on its parent's threads hand the GIL on every SWITCH_INTERVAL_S (the
+    environment may say otherwise), so a thread reading an example's answer is not kept 5 ms
+    behind one that shrinks; afterwards the process's own interval is back."""
+    import sys
+
+    if env is None:
+        monkeypatch.delenv(driver.SWITCH_INTERVAL_ENV, raising=False)
+    else:
+        monkeypatch.setenv(driver.SWITCH_INTERVAL_ENV, env)
+    seen: list[float] = []
+
+    class _Listener:
+        def planned(self, cells, skipped):
+            pass
+
+        def cell_started(self, cell, already):
+            seen.append(sys.getswitchinterval())
+
+        def example(self, cell, record):
+            seen.append(sys.getswitchinterval())
+
+        def cell_finished(self, cell, counts):
+            pass
+
+    before = sys.getswitchinterval()
+    config = RunConfig(
+        out=tmp_path / "run",
+        checks=[SYNTHETIC],
+        libraries=["good"],
+        max_examples=5,
+        seed=3,
+        workers=1,
+        gpus=0,
+        adapter_source=SOURCE,
+    )
+    run_matrix(config, _Listener())
+    assert seen and all(abs(value - expected) < 1e-9 for value in seen), seen
+    assert sys.getswitchinterval() == before
