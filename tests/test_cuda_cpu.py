@@ -301,3 +301,37 @@ def test_copy_from_host_lands_before_it_returns_without_waiting_on_other_work(mo
     calls.clear()
     memory.copy_from_host(0x4000, np.empty(0, dtype=np.int8))
     assert calls == []
+
+
+def test_memset_without_a_stream_is_done_when_it_returns_without_waiting_on_other_work(
+    monkeypatch,
+):
+    """cuMemsetD8 returns before device memory is set (ordered on the legacy stream only), so
+    a memset without a stream runs on the context's copy stream, which is synchronized; with a
+    stream it is only enqueued there."""
+    from cuda.bindings import driver
+
+    from caiconform.cuda import memory
+
+    ok = driver.CUresult.CUDA_SUCCESS
+    calls: list[tuple] = []
+    monkeypatch.setattr(memory, "_copy_streams", {})
+    monkeypatch.setattr(driver, "cuCtxGetCurrent", lambda: (ok, 7))
+    monkeypatch.setattr(driver, "cuStreamCreate", lambda flags: (ok, 300))
+    monkeypatch.setattr(driver, "cuMemsetD8", lambda *a: calls.append(("legacy",)) or (ok,))
+    monkeypatch.setattr(
+        driver,
+        "cuMemsetD8Async",
+        lambda ptr, byte, n, stream: calls.append(("set", int(ptr), byte, n, int(stream))) or (ok,),
+    )
+    monkeypatch.setattr(
+        driver, "cuStreamSynchronize", lambda stream: calls.append(("sync", int(stream))) or (ok,)
+    )
+    memory.memset(0x1000, 0, 64)
+    assert calls == [("set", 0x1000, 0, 64, 300), ("sync", 300)]
+    calls.clear()
+    memory.memset(0x2000, 7, 8, stream=55)
+    assert calls == [("set", 0x2000, 7, 8, 55)]
+    calls.clear()
+    memory.memset(0x3000, 0, 0)
+    assert calls == []

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -118,16 +120,22 @@ def copy_from_host(ptr: int, data: np.ndarray) -> None:
     data = np.ascontiguousarray(data)
     if not data.nbytes:
         return
-    for fresh in (False, True):  # a stream of a context since destroyed: make another
+    _landed(
+        lambda stream: call(
+            driver.cuMemcpyHtoDAsync, driver.CUdeviceptr(ptr), data.ctypes.data, data.nbytes, stream
+        )
+    )
+
+
+def _landed(enqueue: Callable[[Any], object]) -> None:
+    """Enqueue work on this context's copy stream (`_copy_stream`) and wait for that stream
+    alone; a stream of a context since destroyed is replaced once."""
+    from cuda.bindings import driver
+
+    for fresh in (False, True):
         stream = driver.CUstream(_copy_stream(fresh))
         try:
-            call(
-                driver.cuMemcpyHtoDAsync,
-                driver.CUdeviceptr(ptr),
-                data.ctypes.data,
-                data.nbytes,
-                stream,
-            )
+            enqueue(stream)
         except CUDAError as exc:
             if fresh or exc.name != "CUDA_ERROR_INVALID_HANDLE":
                 raise
@@ -137,13 +145,23 @@ def copy_from_host(ptr: int, data: np.ndarray) -> None:
 
 
 def memset(ptr: int, byte: int, nbytes: int, stream: int | None = None) -> None:
-    """Set `nbytes` at `ptr` to `byte`, synchronously or ordered on `stream`."""
+    """Set `nbytes` at `ptr` to `byte`: done when it returns, or ordered on `stream`.
+
+    Without a stream cuMemsetD8 would not do: on device memory it "is asynchronous with
+    respect to the host" (CUDA's API synchronization behavior), ordered before later work on
+    the legacy stream only. The adversarial family zeroes a mutant's allocation with it and
+    hands the dict over with no stream, i.e. ready; the reference consumer then gathers on its
+    own non-blocking stream, and on the H100 (2026-11-25, 1,000 examples) once read the
+    allocation's stale bytes before the zeros landed, a wrong read blamed on the consumer. So
+    the memset runs on this context's copy stream, which is then synchronized (`_landed`)."""
     from cuda.bindings import driver
 
     if nbytes == 0:
         return
     if stream is None:
-        call(driver.cuMemsetD8, driver.CUdeviceptr(ptr), byte, nbytes)
+        _landed(
+            lambda copy: call(driver.cuMemsetD8Async, driver.CUdeviceptr(ptr), byte, nbytes, copy)
+        )
     else:
         call(driver.cuMemsetD8Async, driver.CUdeviceptr(ptr), byte, nbytes, driver.CUstream(stream))
 
