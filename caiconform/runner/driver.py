@@ -82,11 +82,11 @@ DEFAULT_SHRINK_BUDGET_S = 20.0
 #: `--shrink-patience S`: a class's shrink also stops once S seconds, and
 #: SHRINK_PATIENCE_EXCHANGES exchanges, brought no smaller example of it; 0 (the default): the
 #: budget alone. Measured on the H100 (2026-11-25, seed 11,
-#: reports/2026-11-25-h100-prepare-shrink): 5 s cut the matrix's shrinking from 179 to 114-116 s of the slots' time, but cuda.cccl's
-#: classes (a kernel build per dtype, seconds per exchange) found their first smaller example
-#: only after 14-40 exchanges and 13-18 s, and kept drawn 2- and 4-d examples instead of 1-d
-#: int8 ones, with seconds alone and with 10 exchanges as well: a reproducer for a maintainer
-#: is worth more than the ~4 s of wall it saved
+#: reports/2026-11-25-h100-prepare-shrink): 5 s cut the matrix's shrinking from 179 to
+#: 114-116 s of the slots' time, but cuda.cccl's classes (a kernel build per dtype, seconds
+#: per exchange) found their first smaller example only after 14-40 exchanges and 13-18 s, and
+#: kept drawn 2- and 4-d examples instead of 1-d int8 ones, with seconds alone and with 10
+#: exchanges as well: a reproducer for a maintainer is worth more than the ~4 s of wall saved
 DEFAULT_SHRINK_PATIENCE_S = 0.0
 SHRINK_PATIENCE_EXCHANGES = 10
 #: floor examples of one layout kind (or, without one, one mutation) that may end in
@@ -97,8 +97,8 @@ FLOOR_CRASH_CAP = 2
 #: rest of that kind there is skipped. Each such example costs a fresh process (on the H100
 #: 2-3 s: a CUDA context and the library's first exchange); seed 11's default matrix had 92
 #: drawn ones, 55 of them after the third of their kind (simulated on that run's journal), and
-#: runs with the cap kept every finding group (reports/2026-11-25-h100-crashes) (`RunConfig.drawn_crash_cap`,
-#: `--drawn-crash-cap`; 0 runs them all)
+#: runs with the cap kept every finding group (reports/2026-11-25-h100-crashes)
+#: (`RunConfig.drawn_crash_cap`, `--drawn-crash-cap`; 0 runs them all)
 DRAWN_CRASH_CAP = 3
 #: how long a thread of the run's parent may hold the GIL while others wait for it (Python's
 #: default is 5 ms). Each example's answer is read by a cell thread that needs the GIL, while
@@ -688,14 +688,13 @@ class _CellRun:
         began = time.monotonic()
         deadline = began + self.config.shrink_budget_s
         patience = self.config.shrink_patience_s or 0.0
-        # when examples of the class were met, and after how many exchanges: patience counts
-        # from the last (before the first, the drawn examples are being replayed to find it)
-        matched: list[float] = []
-        since: list[int] = []
+        # (when, after how many exchanges) an example of the class was last met: patience
+        # counts from there (before the first, the drawn examples are replayed to meet it)
+        met: list[tuple[float, int]] = []
         attempts: dict[str, Exchange] = {}
-        #: cells.jsonl `shrinks`: how a class's budget was spent (exchanges run, when each
-        #: smaller example of the class was found: `found_s` the last, None when none was;
-        #: whether the budget or the patience ran out)
+        # cells.jsonl `shrinks`: how a class's budget was spent (exchanges run, when each
+        # smaller example of the class was found: `found_s` the last, None when none was;
+        # whether the budget or the patience ran out)
         log: dict[str, Any] = {
             "outcome": target[0],
             "rule": target[1],
@@ -724,9 +723,9 @@ class _CellRun:
                     return
                 if (
                     patience
-                    and matched
-                    and now - matched[-1] > patience
-                    and log["exchanges"] - since[-1] >= SHRINK_PATIENCE_EXCHANGES
+                    and met
+                    and now - met[-1][0] > patience
+                    and log["exchanges"] - met[-1][1] >= SHRINK_PATIENCE_EXCHANGES
                 ):
                     log["patience_out"] = True
                     return
@@ -736,8 +735,7 @@ class _CellRun:
                     log["found_s"] = round(time.monotonic() - began, 3)
                     log["found_at"].append(log["found_s"])
             if _class_of(exchange.result) == target:
-                matched.append(time.monotonic())
-                since.append(log["exchanges"])
+                met.append((time.monotonic(), log["exchanges"]))
                 raise _Found(params, exchange)
 
         try:
