@@ -81,7 +81,7 @@ def _seconds(value: str) -> float:
     return number
 
 
-def _seconds_or_none(value: str) -> float:
+def _seconds_or_zero(value: str) -> float:
     """Seconds, where 0 means no such limit."""
     if value.strip() in ("0", "0.0"):
         return 0.0
@@ -168,7 +168,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--shrink-patience",
-        type=_seconds_or_none,
+        type=_seconds_or_zero,
         metavar="S",
         help="stop shrinking a kind of non-pass result once S seconds (and 10 tries) found no "
         "smaller example of it: faster, but reproducers may stay larger (default 0: only the "

@@ -76,8 +76,8 @@ def warm(name: str) -> None:
     """Ready adapter `name` in a worker about to run its examples: import its library and see
     the GPU (`available()`), without `probe`'s version lookup, which for CuPy and RMM reads
     every installed distribution's metadata (`_staging.distribution_version`): as a cell's
-    prepare on the H100 that cost about 1 s per worker and cell, 70 s of the default matrix's
-    workers' time (2026-11-25)."""
+    prepare on the H100 that cost about 1 s per worker and cell; the default matrix's prepares
+    took 132 s of workers' time with it, 26-37 s without (2026-11-25)."""
     if name == SYNTHETIC:
         return
     from caiconform.adapters import registry
