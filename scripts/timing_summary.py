@@ -1,6 +1,7 @@
 """Per run directory: the start, when the first and last examples ran, the workers' time by
 phase (`results.jsonl` `timing`, seconds summed over workers), the first examples of new worker
-children, crashes and poisoned contexts (issue 11).
+children, crashes and poisoned contexts, the cells' shrinking and confirming (`cells.jsonl`),
+the parent's CPU (run.json `parent`) (issue 11).
 Usage: python scripts/timing_summary.py NAME=RUN_DIR ... > timing-summary.txt
 """
 
@@ -34,6 +35,9 @@ def summary(name: str, path: Path) -> list[str]:
     times = sorted(_stamp(r, run["created"]) for r in ran)
     outcomes = collections.Counter(r["outcome"] for r in ran)
     spin = run.get("spin_calibration", {}).get("spin_us")
+    cells = [json.loads(line) for line in (path / "cells.jsonl").read_text().splitlines()]
+    shrinks = [s for c in cells for s in c.get("shrinks", [])]
+    confirm_s = sum(c.get("timing", {}).get("confirm_s", 0.0) for c in cells)
 
     def phases(counter: collections.Counter) -> str:
         return ", ".join(f"{k} {v:.0f}" for k, v in sorted(counter.items()))
@@ -45,6 +49,9 @@ def summary(name: str, path: Path) -> list[str]:
         f"   workers' time (s): {phases(total)}; sum {sum(total.values()):.0f}",
         f"   new children {len(first)}; their first examples (crashes aside): {phases(fresh)}",
         f"   crash {outcomes['crash']}, poisoned {outcomes['poisoned']}",
+        f"   shrinking {sum(s['spent_s'] for s in shrinks):.0f} s in {len(shrinks)} classes "
+        f"({sum(bool(s.get('budget_out')) for s in shrinks)} to the budget); "
+        f"confirming {confirm_s:.0f} s",
         f"   parent {run.get('parent')}",
     ]
 
