@@ -80,6 +80,26 @@ def test_a_dead_server_is_seen_with_its_status_and_replaced(zygote, tmp_path):
         worker.close()
 
 
+def test_a_running_server_is_polled_without_asking_the_zygote(zygote, tmp_path, monkeypatch):
+    """Every example polls its server twice: while it runs, its pidfd answers and the zygote
+    (a lock and a socket shared by every slot) is not asked; once it died, the zygote's
+    status is its exit status."""
+    worker = Worker(0, fork=True, log_path=tmp_path / "w0.log")
+    worker.zygote = zygote
+    asked: list[int] = []
+    status = zygote.status
+    monkeypatch.setattr(zygote, "status", lambda pid: asked.append(pid) or status(pid))
+    try:
+        assert _run_on(worker, "good", 0).result.outcome == "pass"
+        assert worker.alive and worker.alive
+        assert asked == []
+        os.killpg(worker._proc.pid, signal.SIGKILL)
+        assert worker._proc.wait(timeout=10) == -signal.SIGKILL
+        assert asked and set(asked) == {worker._proc.pid}
+    finally:
+        worker.close()
+
+
 def test_without_a_zygote_a_slot_starts_cold(zygote, tmp_path):
     zygote.close()
     worker = Worker(0, fork=True, log_path=tmp_path / "w0.log")

@@ -152,20 +152,23 @@ class ZygoteProcess:
         return bool(ready)
 
     def poll(self) -> int | None:
+        """None while the server runs, else its exit status. A running server is seen from
+        its pidfd alone: the zygote is asked (under a lock every slot shares, a socket read)
+        only once the process has ended; `pool.Worker.alive` polls twice per example, which at
+        1,000 examples per cell was 3 % of the run parent's GIL time on the H100."""
         if self.returncode is not None:
             return self.returncode
+        if not self._ended():
+            return None
         status = self._zygote.status(self.pid)
-        if status is None and self._ended():
-            deadline = time.monotonic() + _STATUS_WAIT_S
-            while status is None and time.monotonic() < deadline:
-                time.sleep(0.01)
-                status = self._zygote.status(self.pid)
-            status = UNKNOWN_STATUS if status is None else status
-        if status is not None:
-            self.returncode = status
-            if self._pidfd is not None:
-                os.close(self._pidfd)
-                self._pidfd = None
+        deadline = time.monotonic() + _STATUS_WAIT_S
+        while status is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+            status = self._zygote.status(self.pid)
+        self.returncode = UNKNOWN_STATUS if status is None else status
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
