@@ -61,7 +61,7 @@ from caiconform.runner.schedule import (
     shard_cells,
     start_order,
 )
-from caiconform.runner.startup import Startup
+from caiconform.runner.startup import Startup, save_run_meta
 from caiconform.runner.worker import taints_of
 from caiconform.runner.zygote import Zygote
 
@@ -1016,8 +1016,6 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         raise UsageError(f"unknown library {unknown[0]!r} (known: {', '.join(known)})")
     run_id = run_id or _new_run(config)
     times_at_start = os.times()
-    switch_interval = sys.getswitchinterval()
-    sys.setswitchinterval(_switch_interval())
     gpu_ids, no_gpu_reason = _gpu_ids(config.gpus)
     journal = Journal(config.out, run_id)
     startup = Startup(
@@ -1054,6 +1052,8 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     threads: list[threading.Thread] = []
     spin_file: Path | None = None
     zygote: Zygote | None = None
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(_switch_interval())
     try:
         if _starts_early(config, families, gpu_ids):
             # the fork servers import every library asked for while the probes find which are
@@ -1183,15 +1183,13 @@ def _save_parent_times(out: Path, start: os.times_result) -> None:
     the schedule) used while the run went on: a parent near one core's worth of CPU per second
     of wall is bound by its own GIL, not by the workers (issue 11)."""
     end = os.times()
-    path = out / "run.json"
+    parent = {
+        "cpu_user_s": round(end.user - start.user, 3),
+        "cpu_system_s": round(end.system - start.system, 3),
+        "wall_s": round(end.elapsed - start.elapsed, 3),
+    }
     with contextlib.suppress(OSError, ValueError):
-        meta = json.loads(path.read_text())
-        meta["parent"] = {
-            "cpu_user_s": round(end.user - start.user, 3),
-            "cpu_system_s": round(end.system - start.system, 3),
-            "wall_s": round(end.elapsed - start.elapsed, 3),
-        }
-        path.write_text(json.dumps(meta, indent=1) + "\n")
+        save_run_meta(out, parent=parent)
 
 
 def _apply_spin(

@@ -27,7 +27,7 @@ from typing import Any
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.pool import Worker, WorkerLost
 
-__all__ = ["Startup", "PROBE_TIMEOUT_S", "probe_all"]
+__all__ = ["Startup", "PROBE_TIMEOUT_S", "probe_all", "save_run_meta"]
 
 #: how long probing one library (importing it) may take in a worker
 PROBE_TIMEOUT_S = 300.0
@@ -234,7 +234,12 @@ class Startup:
         self._save(startup=self.timings)
 
     def _save(self, **entries: Any) -> None:
-        path = self.out / "run.json"
-        meta = json.loads(path.read_text())
-        meta.update(entries)
-        path.write_text(json.dumps(meta, indent=1) + "\n")
+        save_run_meta(self.out, **entries)
+
+
+def save_run_meta(out: Path, **entries: Any) -> None:
+    """Add `entries` to the run directory's run.json."""
+    path = out / "run.json"
+    meta = json.loads(path.read_text())
+    meta.update(entries)
+    path.write_text(json.dumps(meta, indent=1) + "\n")
