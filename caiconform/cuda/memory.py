@@ -87,13 +87,15 @@ def copy_to_host(ptr: int, nbytes: int, stream: int | None = None) -> np.ndarray
     return out
 
 
-#: current context (its handle) -> the non-blocking stream `copy_from_host` copies on
+#: current context (its handle) -> the non-blocking stream `copy_from_host` and `memset`
+#: without a stream enqueue on and wait for (`_landed`)
 _copy_streams: dict[int, int] = {}
 _copy_lock = threading.Lock()
 
 
 def _copy_stream(fresh: bool = False) -> int:
-    """This context's stream for host-to-device copies (made once; again when `fresh`)."""
+    """This context's stream for work that is done when its call returns (`_landed`: copies
+    from the host, memsets); made once, again when `fresh`."""
     from cuda.bindings import driver
 
     context = int(call(driver.cuCtxGetCurrent))
