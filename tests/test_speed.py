@@ -55,8 +55,10 @@ def _run(
     preload: bool | None = None,
     zygote: bool = False,
     extra: tuple[str, ...] = (),
+    **settings,
 ) -> Path:
-    """The synthetic matrix (the libraries in `extra` beside the misbehaving ones)."""
+    """The synthetic matrix (the libraries in `extra` beside the misbehaving ones); `settings`:
+    more RunConfig fields."""
     run_matrix(
         RunConfig(
             out=out,
@@ -73,6 +75,7 @@ def _run(
             fork_workers=fork,
             preload_workers=preload,
             zygote=zygote,
+            **settings,
         )
     )
     return out

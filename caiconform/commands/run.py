@@ -175,6 +175,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "budget stops it; on --resume, the run's)",
     )
     parser.add_argument(
+        "--batch",
+        type=_positive_int,
+        metavar="N",
+        help="examples of a cell sent to a worker in one request, so it runs the next while "
+        "the last is journaled (8; 1: one at a time)",
+    )
+    parser.add_argument(
         "--no-fork",
         action="store_true",
         help="start every worker process cold instead of forking it from a process that "
@@ -386,6 +393,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.drawn_crash_cap is not None:
         config.drawn_crash_cap = args.drawn_crash_cap
+    if args.batch is not None:
+        config.batch = args.batch
     if args.costs_from is not None and not (args.costs_from / "cells.jsonl").is_file():
         raise UsageError(f"--costs-from {args.costs_from}: no cells.jsonl there")
     out_console = console()

@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -108,6 +108,14 @@ DRAWN_CRASH_CAP = 3
 #: (seconds), to measure it
 SWITCH_INTERVAL_S = 0.0005
 SWITCH_INTERVAL_ENV = "CAICONFORM_SWITCH_INTERVAL_S"
+#: a cell's examples sent to a worker in one request (`Worker.run_many`, `RunConfig.batch`):
+#: the worker runs the next while the parent reads, judges and journals the last, instead of
+#: waiting for the round trip (on the H100, 2026-11-25, seed 11: 2.8 ms of transfer and 1.7
+#: ms of the parent's turnaround per example, against 0.3 ms for the 20,853 examples an
+#: adapter skips). A batch is at most a quarter of what the cell has left (BATCH_SHARE), so
+#: helpers still share a cell's last examples
+DEFAULT_BATCH = 8
+BATCH_SHARE = 4
 #: saved settings a resumed run takes from the command line when given there
 _OVERRIDABLE = ("timeout_s", "shrink_budget_s", "shrink_patience_s")
 _THREAD_SAFE_HYPOTHESIS = (6, 136)
@@ -173,6 +181,8 @@ class RunConfig:
     costs_from: Path | None = None
     #: run only the cells with these keys ("family/producer/consumer"; benchmarks)
     only_cells: Sequence[str] | None = None
+    #: examples per request to a worker (DEFAULT_BATCH; 1: one at a time)
+    batch: int = DEFAULT_BATCH
 
     def saved(self) -> dict[str, Any]:
         return {
@@ -374,16 +384,19 @@ class _CellRun:
         self.strategy: Any = None
         self.jobs: list[_Job] = []
         self.dispatched = 0
+        #: jobs handed out in a batch that ended before them (its process lost): next out
+        self.returned: list[_Job] = []
         self.results: dict[int, Exchange] = {}
         self.journaled = 0
-        self.ran_crashes: Counter = Counter()  # kind -> lost among finished examples
+        #: kind -> positions of the lost among finished examples (-1: journaled before)
+        self.ran_lost: dict[str, list[int]] = {}
         self.journal_crashes: Counter = Counter()  # the same, in journal order (authoritative)
         for record in self.explored:  # `--resume`: what the journal already holds counts
             ran = record.get("worker") is not None  # a capped record never ran
             if ran and self._costly(record["params"], Result.from_dict(record)):
                 coverage = record.get("coverage") if record.get("floor") else None
                 kind = crash_kind(record["params"], coverage)
-                self.ran_crashes[kind] += 1
+                self.ran_lost.setdefault(kind, []).append(-1)
                 self.journal_crashes[kind] += 1
         self.draw_error: str | None = None
         self.targets: list[tuple[str, str | None]] = []
@@ -407,7 +420,7 @@ class _CellRun:
         if self.state == "new":
             return self.cost
         if self.state == "running":
-            return self.cost * (len(self.jobs) - self.dispatched) / max(1, len(self.jobs))
+            return self.cost * self._undispatched() / max(1, len(self.jobs))
         if self.state != "shrinking":
             return 0.0
         # a class's shrinking runs up to its budget, on one thread: on the H100 a cell's classes
@@ -416,13 +429,15 @@ class _CellRun:
         budget = self.config.shrink_budget_s or DEFAULT_SHRINK_BUDGET_S
         return len(self.targets) * budget / 2 + len(self.confirms) * per_example
 
+    def _undispatched(self) -> int:
+        return len(self.jobs) - self.dispatched + len(self.returned)
+
     def take(self) -> tuple | None:
-        """The next task of this cell for any thread: an example, or a class to shrink."""
+        """The next task of this cell for any thread: a batch of examples (`_batch`), or a
+        class to shrink, or an example to run again."""
         with self.lock:
-            if self.state == "running" and self.dispatched < len(self.jobs):
-                job = self.jobs[self.dispatched]
-                self.dispatched += 1
-                return ("example", self, job)
+            if self.state == "running" and self._undispatched():
+                return ("examples", self, self._batch())
             # classes to shrink first: each is one long task on one thread (up to the shrink
             # budget), the re-runs are short and fill in around them
             if self.state == "shrinking" and self.targets:
@@ -433,17 +448,21 @@ class _CellRun:
                 return ("confirm", self, self.confirms.pop(0))
             return None
 
+    def _batch(self) -> list[_Job]:
+        """The next examples to hand out (the lock held): those returned first, then the
+        undispatched, up to `config.batch` and a BATCH_SHARE-th of what is left."""
+        left = self._undispatched()
+        size = max(1, min(self.config.batch, -(-left // BATCH_SHARE)))
+        batch = self.returned[:size]
+        del self.returned[:size]
+        more = min(size - len(batch), len(self.jobs) - self.dispatched)
+        batch += self.jobs[self.dispatched : self.dispatched + more]
+        self.dispatched += more
+        return batch
+
     # -- one example --------------------------------------------------------------------
     def _exchange(self, params: dict, worker: Worker) -> Exchange:
-        return worker.run(
-            self.cell.family.execute,
-            params,
-            self.cell.producer,
-            self.cell.consumer,
-            timeout=self.config.timeout_s,
-            module=self.cell.family.module.__name__,
-            source=self.config.adapter_source,
-        )
+        return next(self._exchanges([params], worker))
 
     def _journal(
         self,
@@ -574,21 +593,57 @@ class _CellRun:
             self.drawing = False
         self._flush()
 
-    def run_job(self, job: _Job, worker: Worker) -> None:
+    def run_jobs(self, jobs: Sequence[_Job], worker: Worker) -> None:
+        """Run a batch of the cell's examples on `worker` in one request, each result kept
+        (and the finished prefix journaled) as it arrives. Those of a kind the crash caps
+        now skip are not sent; those after an example that cost its process were not run and
+        go back to the cell, to be handed out again (and the caps asked again) first."""
         if self.stop.is_set():
             raise _Stopped
-        cap = self._cap(job)
+        send: list[_Job] = []
+        for job in jobs:
+            cap = self._cap(job)
+            if cap and self._lost_before(job) >= cap:
+                self._keep(job, self._capped(job, cap))
+            else:
+                send.append(job)
+        ran = 0
+        for exchange in self._exchanges([job.params for job in send], worker):
+            self._keep(send[ran], exchange)
+            ran += 1
+            if self.stop.is_set():
+                break
+        if ran < len(send):
+            with self.lock:
+                self.returned[:0] = send[ran:]
+            self.changed()
+
+    def _lost_before(self, job: _Job) -> int:
+        """Lost examples of `job`'s kind, among those finished, before it in journal order.
+        Only those: the journal caps an example by the ones before it (`_flush`), and a
+        batch's examples cut off by a crash run after later ones, so counting those too
+        skipped an example the journal would have had run (a `skip` instead of its `fail`)."""
         with self.lock:
-            crashes = self.ran_crashes[job.kind]
-        if cap and crashes >= cap:
-            exchange = self._capped(job, cap)
-        else:
-            exchange = self._exchange(job.params, worker)
+            return sum(position < job.position for position in self.ran_lost.get(job.kind, ()))
+
+    def _keep(self, job: _Job, exchange: Exchange) -> None:
+        """One example's result: counted for the crash caps, journaled in order."""
         with self.lock:
-            if cap and self._costly(job.params, exchange.result):
-                self.ran_crashes[job.kind] += 1
+            if self._cap(job) and self._costly(job.params, exchange.result):
+                self.ran_lost.setdefault(job.kind, []).append(job.position)
             self.results[job.position] = exchange
         self._flush()
+
+    def _exchanges(self, params: Sequence[dict], worker: Worker) -> Iterator[Exchange]:
+        return worker.run_many(
+            self.cell.family.execute,
+            params,
+            self.cell.producer,
+            self.cell.consumer,
+            timeout=self.config.timeout_s,
+            module=self.cell.family.module.__name__,
+            source=self.config.adapter_source,
+        )
 
     def _flush(self) -> None:
         """Journal the finished examples that come next in order (one thread at a time:
@@ -780,8 +835,8 @@ class _CellRun:
     def run_task(self, task: tuple, worker: Worker) -> None:
         """Run one task `take()` handed out: an example, a re-run or a class to shrink."""
         kind, job = task[0], task[2]
-        if kind == "example":
-            self.run_job(job, worker)
+        if kind == "examples":
+            self.run_jobs(job, worker)
         elif kind == "confirm":
             self.run_confirm(job, worker)
         else:

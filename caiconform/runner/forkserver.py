@@ -10,7 +10,8 @@ current cell (its `prepare` sent there too: that is where CUDA contexts are made
 warmed) while the first works; a new child is prepared for the current cell only (`replay`).
 
 When the child dies (a crash, or killed after a hang) the host answers the request it was
-running with `{"lost": returncode}`, promotes the spare and forks the next one: replacing a
+running (for a batch, `run_many`, the example after the last it answered) with
+`{"lost": returncode}`, promotes the spare and forks the next one: replacing a
 crashed worker costs a fork and a prepare done in the background, not a cold import of torch or
 CuPy. A child killed by a fatal signal is seen at the signal, not at its end: its faulthandler
 writes down a *death pipe* of its own, whose first line ("Fatal Python error: Segmentation
@@ -459,8 +460,8 @@ class ForkServer:
             answer = decode(line)
             if str(answer.get("id", "")).startswith("host-"):
                 continue
-            if answer.get("id") == self.pending:
-                self.pending = None
+            if answer.get("id") == self.pending and not answer.get("more"):
+                self.pending = None  # a batch's (`run_many`) last answer, or the only one
             if answer.get("retire"):  # unfit: replaced before the next request reaches it
                 self._retire(answer)
                 return

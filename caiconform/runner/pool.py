@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -342,36 +342,53 @@ class Worker:
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request and wait up to `timeout` seconds for its answer. Raises WorkerLost
         (with CRASH or HANG) after reaping or killing the process; the next request restarts it."""
+        request_id, offset = self._send(message)
+        return self._receive(request_id, time.monotonic() + timeout, timeout, offset)
+
+    def _send(self, message: dict[str, Any]) -> tuple[int, int]:
+        """Send `message` (the process started first if needed) under a new id: (the id, the
+        worker log's size before it, where a death note would begin)."""
         self.start()
         assert self._proc is not None and self._proc.stdin is not None
         self._next_id += 1
-        message = {**message, "id": self._next_id}
         offset = self._log_offset()
-        started = time.monotonic()
         try:
-            self._proc.stdin.write(encode(message))
+            self._proc.stdin.write(encode({**message, "id": self._next_id}))
             self._proc.stdin.flush()
-            answer = self._answer_to(self._next_id, started + timeout)
+        except (BrokenPipeError, OSError, ValueError) as exc:
+            raise self._crashed(exc, offset) from None
+        return self._next_id, offset
+
+    def _receive(
+        self, request_id: int, deadline: float, timeout: float, offset: int
+    ) -> dict[str, Any]:
+        """The next answer to `request_id`, by `deadline`. Raises WorkerLost (with CRASH or
+        HANG) after reaping or killing the process."""
+        try:
+            answer = self._answer_to(request_id, deadline)
         except TimeoutError:
             self._kill_hung()
             raise WorkerLost(
                 HANG, f"no answer within {timeout:g} s; worker killed and replaced"
             ) from None
         except (EOFError, BrokenPipeError, OSError, ValueError) as exc:
-            proc = self._proc
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=10)
-            status = _signal_name(proc.returncode) if proc.returncode is not None else str(exc)
-            note = self._death_note(offset)
-            self._discard()
-            raise WorkerLost(
-                CRASH, f"worker died ({status})" + (f": {note}" if note else "")
-            ) from None
+            raise self._crashed(exc, offset) from None
         if "lost" in answer:  # fork mode: the forked process died; the server lives on
             note = self._death_note(offset)
             status = _signal_name(int(answer["lost"]))
             raise WorkerLost(CRASH, f"worker died ({status})" + (f": {note}" if note else ""))
         return answer
+
+    def _crashed(self, exc: BaseException, offset: int) -> WorkerLost:
+        """The process died (its pipe broke or closed): reap it and say how it ended."""
+        proc = self._proc
+        assert proc is not None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)
+        status = _signal_name(proc.returncode) if proc.returncode is not None else str(exc)
+        note = self._death_note(offset)
+        self._discard()
+        return WorkerLost(CRASH, f"worker died ({status})" + (f": {note}" if note else ""))
 
     def _answer_to(self, request_id: int, deadline: float) -> dict[str, Any]:
         """Read answers until the one to `request_id` (noting the fork server's child pid)."""
@@ -421,6 +438,30 @@ class Worker:
     ) -> Exchange:
         """Run one example; never raises for anything the example does. A crash, hang or
         poisoned context becomes the outcome, and the worker is replaced for the next one."""
+        batch = self.run_many(
+            execute, [params], producer, consumer, timeout=timeout, module=module, source=source
+        )
+        return next(iter(batch))
+
+    def run_many(
+        self,
+        execute: str,
+        examples: Sequence[dict],
+        producer: str | None,
+        consumer: str | None,
+        *,
+        timeout: float,
+        module: str | None = None,
+        source: str | None = None,
+    ) -> Iterator[Exchange]:
+        """Run `examples` one after another in one request (`run_many`; a lone example is a
+        `run`), yielding each one's Exchange as its answer arrives, so the worker runs the next
+        while the caller journals this one. Each example has `timeout` seconds from the
+        answer before it. Never raises for anything an example does; stops after an example
+        that crashed, hung, poisoned or retired its process: the examples after it were not
+        run, and the caller runs them elsewhere (the next request gets a fresh process)."""
+        if not examples:
+            return
         started = time.monotonic()
         timing: dict[str, float] = {}
         clock = time.perf_counter()
@@ -445,42 +486,61 @@ class Worker:
                     timing["replace_s"] = timing.get("replace_s", 0.0) + time.perf_counter() - clock
                 label = self.label
             clock = time.perf_counter()
-            answer = self.request(
-                {
-                    "op": "run",
-                    "execute": execute,
-                    "params": params,
-                    "producer": producer,
-                    "consumer": consumer,
-                },
-                timeout=timeout,
-            )
-            roundtrip = time.perf_counter() - clock
+            fields = {"execute": execute, "producer": producer, "consumer": consumer}
+            if len(examples) == 1:
+                request_id, offset = self._send({"op": "run", "params": examples[0], **fields})
+            else:
+                request_id, offset = self._send(
+                    {"op": "run_many", "examples": list(examples), **fields}
+                )
         except WorkerLost as lost:
             timing["lost_s"] = time.perf_counter() - clock
-            return Exchange(
+            yield Exchange(
                 Result(lost.outcome, message=lost.message),
                 time.monotonic() - started,
                 label,
                 timing,
             )
-        if "error" in answer:
-            return Exchange(
-                Result(REJECTED, message=f"runner: {answer['error']}"),
-                time.monotonic() - started,
-                label,
-                timing,
-            )
-        if answer.get("retire") and not self.fork:  # a fork server replaces its child itself
-            self.stop()
-        execute_s = float(answer["duration_s"])
-        health_s = float(answer.get("health_s", 0.0))
-        timing.update(
-            execute_s=execute_s,
-            health_s=health_s,
-            transfer_s=max(0.0, roundtrip - execute_s - health_s),
-        )
-        return Exchange(Result.from_dict(answer["result"]), execute_s, label, timing)
+            return
+        for _ in examples:
+            try:
+                answer = self._receive(request_id, time.monotonic() + timeout, timeout, offset)
+            except WorkerLost as lost:
+                timing["lost_s"] = time.perf_counter() - clock
+                yield Exchange(
+                    Result(lost.outcome, message=lost.message),
+                    time.monotonic() - started,
+                    label,
+                    timing,
+                )
+                return
+            roundtrip = time.perf_counter() - clock
+            if answer.get("retire") and not self.fork:  # a fork server replaces its child
+                self.stop()
+            if "error" in answer:
+                exchange = Exchange(
+                    Result(REJECTED, message=f"runner: {answer['error']}"),
+                    time.monotonic() - started,
+                    label,
+                    timing,
+                )
+            else:
+                execute_s = float(answer["duration_s"])
+                health_s = float(answer.get("health_s", 0.0))
+                timing.update(
+                    execute_s=execute_s,
+                    health_s=health_s,
+                    transfer_s=max(0.0, roundtrip - execute_s - health_s),
+                )
+                exchange = Exchange(Result.from_dict(answer["result"]), execute_s, label, timing)
+            yield exchange
+            if not answer.get("more") or answer.get("retire"):
+                return
+            # the next example's own measures: from this answer on. The log offset stays the
+            # request's: the worker may have begun the next example, and a crash's death note,
+            # before this answer was read (a batch ends at its one crash)
+            started, clock, timing = time.monotonic(), time.perf_counter(), {}
+            label = self.label
 
     def call(self, function: str, timeout: float, **kwargs: Any) -> Any:
         """Call a JSON-returning "module:function" in the worker. Raises WorkerLost, or

@@ -131,6 +131,16 @@ def repro(params: dict, producer: str, consumer: str | None) -> str:
     )
 
 
+#: seconds each `nap` example takes
+NAP_S = 0.3
+
+
+def nap(params: dict, producer: str, consumer: str | None) -> Result:
+    """An example that takes NAP_S seconds and passes (to time batches of examples)."""
+    time.sleep(NAP_S)
+    return Result(PASS, seen=params["n"])
+
+
 def not_a_result(params: dict, producer: str, consumer: str) -> int:
     """An `execute` with a bug: returns something that is not a Result."""
     return 42
