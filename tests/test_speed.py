@@ -875,3 +875,31 @@ def test_the_runs_parent_switches_threads_more_often_and_restores_it(
     run_matrix(config, _Listener())
     assert seen and all(abs(value - expected) < 1e-9 for value in seen), seen
     assert sys.getswitchinterval() == before
+
+
+def test_a_class_is_shrunk_while_its_cells_examples_still_run(tmp_path):
+    """A class is queued to shrink (and its first example to run again) as soon as its first
+    drawn example is journaled, before the cell's other examples: the shrunk record comes
+    before the cell's last examples in the journal, and is still the minimal one."""
+    from tests.synthetic.checks import THRESHOLD
+
+    out = tmp_path / "run"
+    run_matrix(
+        RunConfig(
+            out=out,
+            checks=[SYNTHETIC],
+            libraries=["wrong"],
+            max_examples=60,
+            seed=77,
+            workers=1,
+            gpus=0,
+            adapter_source=SOURCE,
+        )
+    )
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    shrunk = [i for i, r in enumerate(records) if r.get("shrunk")]
+    explored = [i for i, r in enumerate(records) if r.get("index") is not None]
+    assert len(shrunk) == 1 and shrunk[0] < explored[-1], (shrunk, explored[-1])
+    assert records[shrunk[0]]["params"] == {"n": THRESHOLD["wrong"]}
+    cell = json.loads((out / "cells.jsonl").read_text().splitlines()[-1])
+    assert [c["same"] for c in cell["confirmed"]] == [True]

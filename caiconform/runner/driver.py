@@ -399,9 +399,16 @@ class _CellRun:
                 self.ran_lost.setdefault(kind, []).append(-1)
                 self.journal_crashes[kind] += 1
         self.draw_error: str | None = None
+        #: classes to shrink, queued as their first drawn example is journaled (`_note`)
         self.targets: list[tuple[str, str | None]] = []
         #: the first record of each non-pass class, to run once more (`run_confirm`)
         self.confirms: list[dict] = []
+        #: explored records `_note` has looked at; the classes it met (floor's, queued to
+        #: shrink, queued to run again)
+        self.noted = 0
+        self.floor_classes: set[tuple[str, str | None]] = set()
+        self.queued_classes: set[tuple[str, str | None]] = set()
+        self.confirm_classes: set[tuple[str, str | None]] = set()
         #: what running them again gave: cells.jsonl `confirmed`
         self.confirmed: list[dict] = []
         #: how each class's shrink went: cells.jsonl `shrinks`
@@ -419,31 +426,36 @@ class _CellRun:
         """Estimated seconds of work not yet handed out."""
         if self.state == "new":
             return self.cost
-        if self.state == "running":
-            return self.cost * self._undispatched() / max(1, len(self.jobs))
-        if self.state != "shrinking":
+        if self.state not in ("running", "shrinking"):
             return 0.0
         # a class's shrinking runs up to its budget, on one thread: on the H100 a cell's classes
         # left to shrink were its last minute, ended by one thread while others began new cells
         per_example = self.cost / max(1, len(self.jobs))
         budget = self.config.shrink_budget_s or DEFAULT_SHRINK_BUDGET_S
-        return len(self.targets) * budget / 2 + len(self.confirms) * per_example
+        left = len(self.targets) * budget / 2 + len(self.confirms) * per_example
+        if self.state == "running":
+            left += self._undispatched() * per_example
+        return left
 
     def _undispatched(self) -> int:
         return len(self.jobs) - self.dispatched + len(self.returned)
 
     def take(self) -> tuple | None:
-        """The next task of this cell for any thread: a batch of examples (`_batch`), or a
-        class to shrink, or an example to run again."""
+        """The next task of this cell for any thread: a class to shrink, a batch of examples
+        (`_batch`), or an example to run again."""
         with self.lock:
-            if self.state == "running" and self._undispatched():
-                return ("examples", self, self._batch())
-            # classes to shrink first: each is one long task on one thread (up to the shrink
-            # budget), the re-runs are short and fill in around them
-            if self.state == "shrinking" and self.targets:
+            if self.state not in ("running", "shrinking"):
+                return None
+            # classes to shrink first, while the cell's examples still run: each is one long
+            # task on one thread (up to the shrink budget); begun once the cell's examples
+            # had all run, the shrink of adversarial/-/pycuda's poisoned class was the run's
+            # last 8 s on the H100 (2026-11-25). The re-runs are short and fill in
+            if self.targets:
                 self.shrinking += 1
                 return ("shrink", self, self.targets.pop(0))
-            if self.state == "shrinking" and self.confirms:
+            if self.state == "running" and self._undispatched():
+                return ("examples", self, self._batch())
+            if self.confirms:
                 self.shrinking += 1
                 return ("confirm", self, self.confirms.pop(0))
             return None
@@ -667,31 +679,51 @@ class _CellRun:
                 self.journaled += 1
                 if self.listener is not None:
                     self.listener.example(self.cell, record)
+            self._note()
             if self.journaled < len(self.jobs) or self.drawing:
                 return
             if self.draw_error is not None:
                 self.journal.record(skip_record(self.cell, self.draw_error))
                 self._finish(Counter(r["outcome"] for r in self.explored) + Counter({SKIP: 1}))
-            elif self.config.shrink:
-                # a class the floor met keeps its floor example as the reproducer: the floor's
-                # arrays are already small (adversarial's mutants are hypothesis's minimal
-                # ones), and shrinking it again costs the cell's longest phase
-                in_floor = {_class_of(r) for r in self.explored if r.get("floor")}
-                classes = dict.fromkeys(
-                    _class_of(r)
-                    for r in self.explored
-                    if r["outcome"] not in (PASS, SKIP)
-                    and not r.get("floor")
-                    and _class_of(r) not in in_floor
-                )
-                self.targets = [t for t in classes if t not in self.shrunk_classes]
-            if self.config.confirm:
-                self.confirms = _firsts_to_confirm(self.explored)
-            if self.state == "running":
+            elif self.state == "running":
                 self.state = "shrinking"
-                if not self.targets and not self.confirms:
+                if not self.targets and not self.confirms and not self.shrinking:
                     self._finish(Counter(r["outcome"] for r in self.explored))
         self.changed()
+
+    def _note(self) -> None:
+        """Queue, for the records journaled since the last call (the lock held), the classes
+        to shrink and the examples to run again, as soon as they are known: once the cell's
+        examples are drawn (a draw error means neither) and, for a drawn example, every
+        example before it journaled (hypothesis's shrink replays them from `cache` to meet
+        the class). A class to shrink is one of a drawn example's, not pass or skip, and not
+        met by the floor: the floor's examples keep theirs as the reproducer (the floor's
+        arrays are already small, adversarial's mutants hypothesis's minimal ones, and
+        shrinking them again cost the cell's longest phase). Those already shrunk (journaled
+        before a `--resume`) are not queued again."""
+        if self.drawing or self.draw_error is not None:
+            return
+        for record in self.explored[self.noted :]:
+            cls = _class_of(record)
+            if record.get("floor"):
+                self.floor_classes.add(cls)
+            elif (
+                self.config.shrink
+                and record["outcome"] not in (PASS, SKIP)
+                and cls not in self.floor_classes
+                and cls not in self.shrunk_classes
+                and cls not in self.queued_classes
+            ):
+                self.queued_classes.add(cls)
+                self.targets.append(cls)
+            if (
+                self.config.confirm
+                and record["outcome"] in _CONFIRMED
+                and cls not in self.confirm_classes
+            ):
+                self.confirm_classes.add(cls)
+                self.confirms.append(record)
+        self.noted = len(self.explored)
 
     def run_shrink(self, target: tuple[str, str | None], worker: Worker) -> None:
         began = time.perf_counter()
@@ -846,15 +878,6 @@ class _CellRun:
 #: outcomes whose class is run once more: a hang is not (it would cost the timeout again), nor a
 #: floor example the crash cap skipped
 _CONFIRMED = frozenset(OUTCOMES) - {PASS, SKIP, HANG}
-
-
-def _firsts_to_confirm(explored: Sequence[dict]) -> list[dict]:
-    """The first explored record of each (outcome, rule) class that `run_confirm` runs again."""
-    firsts: dict[tuple, dict] = {}
-    for record in explored:
-        if record["outcome"] in _CONFIRMED:
-            firsts.setdefault(_class_of(record), record)
-    return list(firsts.values())
 
 
 def skip_record(cell: Cell, reason: str) -> dict[str, Any]:
