@@ -33,19 +33,7 @@ source scripts/gpu_env.sh
 
 # the GPU tests (TESTS_CAP_S=0: none), before the matrices or, with TESTS_AFTER=1, after them
 # (the matrices then run on a fresh machine)
-gpu_tests() {
-t0=$(date +%s)
-# test_reference_gpu.py's tally test reads what the property before it counted: its own process,
-# beside the rest
-timeout -s INT -k 5 "${TESTS_CAP_S:-90}" python3 -m pytest tests/gpu/test_reference_gpu.py -q \
-  -p no:cacheprovider -rs > /tmp/tests-ref.log 2>&1 &
-timeout -s INT -k 5 "${TESTS_CAP_S:-90}" python3 -m pytest tests/gpu -q -p no:cacheprovider -rs \
-  -n 8 --ignore=tests/gpu/test_reference_gpu.py > "$out/tests.log" 2>&1
-echo "tests exit $?" >> "$out/tests.log"
-wait
-{ echo "== tests/gpu/test_reference_gpu.py"; cat /tmp/tests-ref.log; } >> "$out/tests.log"
-echo "tests: $(( $(date +%s) - t0 )) s; $(grep -E '(passed|failed)' "$out/tests.log" | tail -2 | tr '\n' ' ')"
-}
+gpu_tests() { bash scripts/gpu_tests.sh "$out" "${TESTS_CAP_S:-90}"; }
 [ "${TESTS_CAP_S:-90}" = 0 ] || [ "${TESTS_AFTER:-0}" = 1 ] || gpu_tests
 
 # CCCL_WARM=1 keeps the compiled builds the tests (or an earlier run) left on disk
