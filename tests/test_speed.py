@@ -638,7 +638,6 @@ def test_the_runs_library_source_warms_without_reading_versions(monkeypatch):
     """`libraries.warm` asks the adapter whether it is usable (its import, the GPU) and never
     for its version."""
     from caiconform.adapters import registry
-    from caiconform.cuda import device
     from caiconform.runner import libraries
 
     asked: list[str] = []
@@ -652,65 +651,9 @@ def test_the_runs_library_source_warms_without_reading_versions(monkeypatch):
             raise AssertionError("warm read the version")
 
     monkeypatch.setattr(registry, "get", lambda name: _Adapter())
-    monkeypatch.setattr(device, "ensure_context", lambda: asked.append("context"))
     libraries.warm("cupy")
     libraries.warm(libraries.SYNTHETIC)  # needs nothing
-    assert asked == ["available", "context"]
-
-
-def test_warming_makes_the_gpu_context_only_for_usable_gpu_libraries(monkeypatch):
-    """The context a prepared spare child makes ahead of its first example: for an adapter
-    that is usable and needs a GPU, not for one that is not, nor one that needs none, nor
-    with CAICONFORM_WARM_CHILDREN=0; a context that cannot be made is left to the example."""
-    from caiconform.adapters import registry
-    from caiconform.cuda import device
-    from caiconform.runner import libraries
-
-    made: list[str] = []
-
-    class _Adapter:
-        def __init__(self, name, usable, needs_gpu):
-            self.name, self.usable, self.needs_gpu = name, usable, needs_gpu
-
-        def available(self):
-            return self.usable, ""
-
-    adapters = {
-        "gpu": _Adapter("gpu", True, True),
-        "gone": _Adapter("gone", False, True),
-        "cpu": _Adapter("cpu", True, False),
-    }
-    monkeypatch.setattr(registry, "get", adapters.__getitem__)
-    monkeypatch.setattr(device, "ensure_context", lambda: made.append("context"))
-    for name in adapters:
-        libraries.warm(name)
-    assert made == ["context"]
-    monkeypatch.setenv(libraries.WARM_ENV, "0")
-    libraries.warm("gpu")
-    assert made == ["context"]
-    monkeypatch.delenv(libraries.WARM_ENV)
-
-    def _fails():
-        raise device.CUDAError("cuInit", None, "no driver")
-
-    monkeypatch.setattr(device, "ensure_context", _fails)
-    libraries.warm("gpu")  # no exception: the first example reports it
-
-
-def test_preloading_a_gpu_library_imports_what_examples_import_on_first_use():
-    """In a fresh process, `libraries.preload` of a GPU library leaves the examples' own
-    modules imported (a forked child then imports none of them), and no CUDA context made."""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys; from caiconform.runner import libraries as L; L.preload('reference'); "
-        "mine = [m for m in L.EXAMPLE_MODULES if m.startswith('caiconform')]; "
-        "print(sorted(set(mine) - set(sys.modules))); "
-        "from caiconform.cuda import device; print(getattr(device._local, 'device', None))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split("\n")[:2] == ["[]", "None"], done.stdout + done.stderr
+    assert asked == ["available"]
 
 
 def test_a_run_records_each_adapters_probe_and_the_report_shows_it(tmp_path):
