@@ -1,7 +1,8 @@
 """Per run directory: the start, when the first and last examples ran, the workers' time by
 phase (`results.jsonl` `timing`, seconds summed over workers), the first examples of new worker
 children, crashes and poisoned contexts, the cells' shrinking and confirming (`cells.jsonl`),
-the parent's CPU (run.json `parent`) (issue 11).
+the parent's CPU (run.json `parent`), and the slots' time from the first example to the last
+split into examples, shrinking, confirming and the rest (issue 11).
 Usage: python scripts/timing_summary.py NAME=RUN_DIR ... > timing-summary.txt
 """
 
@@ -39,6 +40,13 @@ def summary(name: str, path: Path) -> list[str]:
     shrinks = [s for c in cells for s in c.get("shrinks", [])]
     confirm_s = sum(c.get("timing", {}).get("confirm_s", 0.0) for c in cells)
 
+    shrink_s = sum(s["spent_s"] for s in shrinks)
+    slots = len({r["worker"].split("/")[0] for r in ran})
+    # what the slots' time from the first example to the last went to: examples, shrinking,
+    # confirming, and the rest (the parent's turn between a slot's requests, idle slots)
+    capacity = slots * (times[-1] - times[0])
+    rest = capacity - sum(total.values()) - shrink_s - confirm_s
+
     def phases(counter: collections.Counter) -> str:
         return ", ".join(f"{k} {v:.0f}" for k, v in sorted(counter.items()))
 
@@ -49,10 +57,13 @@ def summary(name: str, path: Path) -> list[str]:
         f"   workers' time (s): {phases(total)}; sum {sum(total.values()):.0f}",
         f"   new children {len(first)}; their first examples (crashes aside): {phases(fresh)}",
         f"   crash {outcomes['crash']}, poisoned {outcomes['poisoned']}",
-        f"   shrinking {sum(s['spent_s'] for s in shrinks):.0f} s in {len(shrinks)} classes "
+        f"   shrinking {shrink_s:.0f} s in {len(shrinks)} classes "
         f"({sum(bool(s.get('budget_out')) for s in shrinks)} to the budget); "
         f"confirming {confirm_s:.0f} s",
         f"   parent {run.get('parent')}",
+        f"   {slots} slots x first to last example: {capacity:.0f} s, of which examples "
+        f"{sum(total.values()):.0f}, shrinking {shrink_s:.0f}, confirming {confirm_s:.0f}, "
+        f"the rest {rest:.0f}",
     ]
 
 
