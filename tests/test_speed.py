@@ -914,3 +914,30 @@ def test_a_class_is_shrunk_while_its_cells_examples_still_run(tmp_path):
     assert records[shrunk[0]]["params"] == {"n": THRESHOLD["wrong"]}
     cell = json.loads((out / "cells.jsonl").read_text().splitlines()[-1])
     assert [c["same"] for c in cell["confirmed"]] == [True]
+
+
+def test_a_correct_rejection_is_neither_shrunk_nor_run_again(tmp_path):
+    """Invalid input refused cleanly is the consumer doing its job: its class gets no shrink
+    and no re-run; a rejection of valid input (`raises`, a finding) still gets both."""
+    out = tmp_path / "run"
+    run_matrix(
+        RunConfig(
+            out=out,
+            checks=[SYNTHETIC],
+            libraries=["refuses", "raises"],
+            max_examples=40,
+            seed=77,
+            workers=2,
+            gpus=0,
+            adapter_source=SOURCE,
+        )
+    )
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    cells = {c["cell"]: c for c in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
+    refused = [r for r in records if r["producer"] == "refuses"]
+    assert any(r["outcome"] == "rejected" for r in refused)
+    assert not any(r.get("shrunk") for r in refused)
+    assert "confirmed" not in cells["synthetic/refuses/-"]
+    assert "shrinks" not in cells["synthetic/refuses/-"]
+    assert any(r.get("shrunk") for r in records if r["producer"] == "raises")
+    assert cells["synthetic/raises/-"]["confirmed"]

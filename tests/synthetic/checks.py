@@ -6,7 +6,8 @@ finding); `raises` raises ValueError; `abort`, `segfault`, `exit`, `kill` take t
 `linger` dies of SIGSEGV while a process of its own holds its pipes for LINGER_S (as a driver
 tearing down a dead process's CUDA contexts holds up its end); `hang` sleeps forever; `poison`
 leaves a flag the health hook reads, as a sticky CUDA error would;
-`skip` raises SkipExchange; `pid` passes and reports the worker's pid (to see replacement);
+`skip` raises SkipExchange; `refuses` returns a correct rejection (`rejected`, expected a
+clean rejection); `pid` passes and reports the worker's pid (to see replacement);
 `flaky` fails an `n` only the first time it meets it in a run (markers in the directory
 FLAKY_ENV names; without it, every time), as a nondeterministic GPU result would.
 """
@@ -22,7 +23,8 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from caiconform.adapters.base import SkipExchange
-from caiconform.runner.outcome import FAIL, PASS, Result
+from caiconform.checks._support import EXPECT_REJECTION
+from caiconform.runner.outcome import FAIL, PASS, REJECTED, Result
 
 FAMILY = "synthetic"
 #: one cell per library keeps the tests quick; `plan_cells` is tested for "pair" separately
@@ -45,6 +47,7 @@ THRESHOLD = {
     "poison": 700,
     "skip": 0,
     "flaky": 400,
+    "refuses": 200,
 }
 #: how long a `linger` example's own process outlives it, holding its pipes
 LINGER_S = 4.0
@@ -76,6 +79,13 @@ def execute(params: dict, producer: str, consumer: str | None) -> Result:
         )
     if producer == "raises":
         raise ValueError(f"cannot take n={n}")
+    if producer == "refuses":  # invalid input refused cleanly: the right answer, no finding
+        return Result(
+            REJECTED,
+            rule="CAI-SHAPE-INT",
+            message=f"n={n} refused [CAI-SHAPE-INT]",
+            expected=EXPECT_REJECTION,
+        )
     if producer == "abort":
         os.abort()
     if producer == "segfault":
