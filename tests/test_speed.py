@@ -941,25 +941,3 @@ def test_a_correct_rejection_is_neither_shrunk_nor_run_again(tmp_path):
     assert "shrinks" not in cells["synthetic/refuses/-"]
     assert any(r.get("shrunk") for r in records if r["producer"] == "raises")
     assert cells["synthetic/raises/-"]["confirmed"]
-
-
-def test_a_cell_slower_than_its_estimate_counts_its_measured_seconds_per_example():
-    """`remaining` counts a cell's examples left at its recent seconds per example when that
-    is above the family's estimate (so free threads help a cell whose examples keep crashing
-    their processes), starting from the estimate; a faster cell keeps its estimate."""
-    cell = driver._CellRun.__new__(driver._CellRun)
-    cell.lock = threading.Lock()
-    cell.state, cell.cost, cell.jobs, cell.dispatched = "running", 10.0, [None] * 100, 20
-    cell.returned, cell.targets, cell.confirms = [], [], []
-    cell.config = RunConfig(out=Path("."), checks=[])
-    cell.recent_per_example = None
-    assert cell.remaining() == pytest.approx(8.0)  # 80 left at the estimate's 0.1 s
-    cell._measured(8.0, 8)  # a batch of 8 at 1 s each
-    assert 0.1 < cell.recent_per_example < 1.0  # weighed against the estimate it starts from
-    assert cell.remaining() == pytest.approx(80 * cell.recent_per_example)
-    for _ in range(10):
-        cell._measured(8.0, 8)
-    assert cell.recent_per_example == pytest.approx(1.0, rel=0.01)
-    for _ in range(20):
-        cell._measured(0.08, 8)  # faster than the estimate: the estimate stays
-    assert cell.remaining() == pytest.approx(8.0)

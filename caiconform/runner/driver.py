@@ -117,15 +117,6 @@ SWITCH_INTERVAL_ENV = "CAICONFORM_SWITCH_INTERVAL_S"
 #: helpers still share a cell's last examples
 DEFAULT_BATCH = 8
 BATCH_SHARE = 4
-#: how much one example weighs in a cell's recent seconds per example (`_CellRun._measured`),
-#: which `remaining` uses when above the estimate: the estimate is per family, and the
-#: adversarial cells of CuPy and PyCUDA, whose drawn mutants crash or poison a process every
-#: few examples (a new CUDA context each, ~2 s under load), ran their last 40 s on one thread
-#: at ~0.4-1 s per example while the scheduler, counting 0.11 s, started other cells instead
-#: of helping (the H100, 2026-11-25: they ended the run). CAICONFORM_MEASURED_COSTS=0 keeps
-#: to the estimate, to measure it
-RECENT_WEIGHT = 0.1
-MEASURED_COSTS = os.environ.get("CAICONFORM_MEASURED_COSTS", "1") != "0"
 #: saved settings a resumed run takes from the command line when given there
 _OVERRIDABLE = ("timeout_s", "shrink_budget_s", "shrink_patience_s")
 _THREAD_SAFE_HYPOTHESIS = (6, 136)
@@ -427,9 +418,6 @@ class _CellRun:
         self.state = "new"  # -> "running" -> "shrinking" -> "done" | "broken"
         self.started = 0.0
         self.timing: Counter = Counter()
-        #: seconds per example of the cell's recent batches (None until one ran): what
-        #: `remaining` counts the examples left at when more than the estimate
-        self.recent_per_example: float | None = None
 
     # -- what the scheduler asks ---------------------------------------------------------
     def finished(self) -> bool:
@@ -444,8 +432,6 @@ class _CellRun:
         # a class's shrinking runs up to its budget, on one thread: on the H100 a cell's classes
         # left to shrink were its last minute, ended by one thread while others began new cells
         per_example = self.cost / max(1, len(self.jobs))
-        if self.recent_per_example is not None and MEASURED_COSTS:
-            per_example = max(per_example, self.recent_per_example)
         budget = self.config.shrink_budget_s or DEFAULT_SHRINK_BUDGET_S
         left = len(self.targets) * budget / 2 + len(self.confirms) * per_example
         if self.state == "running":
@@ -635,32 +621,15 @@ class _CellRun:
             else:
                 send.append(job)
         ran = 0
-        began = time.perf_counter()
-        prepared = 0.0  # the cell's imports in this worker: once, not per example
         for exchange in self._exchanges([job.params for job in send], worker):
-            prepared += exchange.timing.get("prepare_s", 0.0)
             self._keep(send[ran], exchange)
             ran += 1
             if self.stop.is_set():
                 break
-        if ran:
-            self._measured(time.perf_counter() - began - prepared, ran)
         if ran < len(send):
             with self.lock:
                 self.returned[:0] = send[ran:]
             self.changed()
-
-    def _measured(self, seconds: float, examples: int) -> None:
-        """Fold a batch's seconds per example into `recent_per_example`: an exponential
-        average weighted by the batch's examples (RECENT_WEIGHT each), starting from the
-        estimate, so a first batch that also made a worker's CUDA context counts for what it
-        is worth."""
-        with self.lock:
-            before = self.recent_per_example
-            if before is None:
-                before = self.cost / max(1, len(self.jobs))
-            keep = (1.0 - RECENT_WEIGHT) ** examples
-            self.recent_per_example = keep * before + (1.0 - keep) * max(0.0, seconds) / examples
 
     def _lost_before(self, job: _Job) -> int:
         """Lost examples of `job`'s kind, among those finished, before it in journal order.
