@@ -33,7 +33,7 @@ source scripts/gpu_env.sh
 
 # the GPU tests (TESTS_CAP_S=0: none), before the matrices or, with TESTS_AFTER=1, after them
 # (the matrices then run on a fresh machine)
-gpu_tests() { bash scripts/gpu_tests.sh "$out" "${TESTS_CAP_S:-90}"; }
+gpu_tests() { bash scripts/gpu_marked_tests.sh "$out" "${TESTS_CAP_S:-90}"; }
 [ "${TESTS_CAP_S:-90}" = 0 ] || [ "${TESTS_AFTER:-0}" = 1 ] || gpu_tests
 
 # CCCL_WARM=1 keeps the compiled builds the tests (or an earlier run) left on disk
