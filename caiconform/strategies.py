@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from math import prod
@@ -139,6 +140,7 @@ def typestrs(
     return st.sampled_from(options).flatmap(lambda ks: _typestrs_of(ks[0], ks[1], byteorder))
 
 
+@functools.cache  # _typestrs_of: one strategy per value (flatmap validates each new one)
 def _typestrs_of(kind: str, sizes: tuple[int, ...], byteorder: str) -> st.SearchStrategy[str]:
     def spell(order: str, size: int, unit: str) -> str:
         if kind in _ORDER_FREE or (size == 1 and kind in "iu"):
@@ -734,9 +736,9 @@ def mutants(
         raise InvalidArgument(f"none of the rules asked for applies to version {version}")
     shape_st = shapes() if shape is None else shape
     typestr_st = typestrs() if typestr is None else typestr
-    return st.sampled_from(wanted).flatmap(
-        lambda rule: _mutant(rule, version, shape_st, typestr_st)
-    )
+    # one strategy per rule: flatmap validates each new strategy it is given, on every draw
+    expand = functools.cache(lambda rule: _mutant(rule, version, shape_st, typestr_st))
+    return st.sampled_from(wanted).flatmap(expand)
 
 
 @st.composite

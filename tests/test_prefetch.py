@@ -101,3 +101,39 @@ def test_a_run_with_prefetched_draws_equals_one_without(tmp_path, seed):
         assert (prefetched > 0) == prefetch, prefetched
     assert runs[True] == runs[False]
     assert len(runs[True]) >= 4 * 12
+
+
+@pytest.mark.parametrize(
+    ("family", "producer", "consumer"),
+    [
+        ("roundtrip", "torch", "cupy"),
+        ("zero_size", "reference", "numba"),
+        ("agreement", "cupy", None),
+        ("schema", "reference", None),
+        ("adversarial", None, "cupy"),
+    ],
+)
+def test_draws_do_not_depend_on_the_strategies_kept_from_earlier_draws(family, producer, consumer):
+    """The families' flatmaps keep the strategy they made for each value (a new one was
+    validated on every draw: half the drawing time); drawn with those caches empty and again
+    with them full, a cell gets the same examples."""
+    from caiconform import strategies
+    from caiconform.checks import adversarial, agreement, roundtrip, schema, zero_size
+
+    expansions = [
+        roundtrip._params,
+        zero_size._params,
+        agreement._params,
+        schema._producer_params,
+        adversarial._live,
+        strategies._typestrs_of,
+    ]
+    assert roundtrip._params("<f4") is roundtrip._params("<f4")
+    for expand in expansions:
+        expand.cache_clear()
+    module = f"caiconform.checks.{family}"
+    cold = draw_cell(module, producer, consumer, 5, 40)
+    assert strategies._typestrs_of.cache_info().currsize  # the warm draw meets kept ones
+    warm = draw_cell(module, producer, consumer, 5, 40)
+    assert [canonical(p) for p in cold[0]] == [canonical(p) for p in warm[0]]
+    assert len(cold[0]) == 40 and cold[1] is None

@@ -22,6 +22,7 @@ record. `Export` is the object class that exposes an arbitrary dict.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from typing import Any
@@ -82,6 +83,7 @@ def _mutants() -> st.SearchStrategy[dict]:
     )
 
 
+@functools.cache  # _live: one strategy per value (flatmap validates each new one)
 def _live(mutation: str) -> st.SearchStrategy[dict]:
     from caiconform import strategies as cst
     from caiconform.spec.typestr import parse_typestr
@@ -89,6 +91,7 @@ def _live(mutation: str) -> st.SearchStrategy[dict]:
     kind = _LAYOUT_KIND.get(mutation, "C")
     typestrs = cst.typestrs(itemsizes=[2, 4, 8]) if kind == "odd" else cst.typestrs()
 
+    @functools.cache  # one strategy per typestr (flatmap validates each new one)
     def layouts(typestr: str) -> st.SearchStrategy[dict]:
         return cst.layouts(
             shape=cst.shapes(min_dims=1, allow_zero=False),

@@ -60,6 +60,7 @@ NEEDS_GPU = True
 CUDA_DEVICE_TYPES = (2, 3, 13)
 
 
+@functools.cache  # _params: one strategy per value (flatmap validates each new one)
 def _params(typestr: str) -> st.SearchStrategy[dict]:
     from caiconform import strategies as cst
     from caiconform.spec.typestr import parse_typestr

@@ -18,6 +18,8 @@ CAI-CONSUMER-READS-DESCRIBED (an interop gap).
 
 from __future__ import annotations
 
+import functools
+
 from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
@@ -31,6 +33,7 @@ ROLES = "pair"
 NEEDS_GPU = True
 
 
+@functools.cache  # _params: one strategy per value (flatmap validates each new one)
 def _params(typestr: str) -> st.SearchStrategy[dict]:
     from caiconform import strategies as cst
     from caiconform.spec.typestr import parse_typestr

@@ -20,6 +20,7 @@ source `caiconform.checks.synthetic_source` offers it to the runner.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -61,6 +62,7 @@ SCENARIOS = (
 )
 
 
+@functools.cache  # _producer_params: one strategy per value (flatmap validates each new one)
 def _producer_params(typestr: str) -> st.SearchStrategy[dict]:
     from caiconform import strategies as cst
     from caiconform.spec.typestr import parse_typestr

@@ -13,6 +13,8 @@ zero-size export (pointer 0 is what the spec prescribes, so refusing it is an in
 
 from __future__ import annotations
 
+import functools
+
 from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
@@ -37,6 +39,7 @@ def zero_shapes() -> st.SearchStrategy[tuple[int, ...]]:
     )
 
 
+@functools.cache  # _params: one strategy per value (flatmap validates each new one)
 def _params(typestr: str) -> st.SearchStrategy[dict]:
     from caiconform import strategies as cst
     from caiconform.spec.typestr import parse_typestr
