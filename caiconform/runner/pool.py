@@ -91,6 +91,17 @@ def _reap(proc: subprocess.Popen | ZygoteProcess | None) -> None:
             stream.close()
 
 
+def _lost(
+    lost: WorkerLost, started: float, clock: float, label: str, timing: dict[str, float]
+) -> Exchange:
+    """The exchange of an example whose process was lost (crash or hang): its outcome, and
+    `lost_s` from `clock` (the request) to now."""
+    timing["lost_s"] = time.perf_counter() - clock
+    return Exchange(
+        Result(lost.outcome, message=lost.message), time.monotonic() - started, label, timing
+    )
+
+
 def _signal_name(returncode: int) -> str:
     if returncode < 0:
         with contextlib.suppress(ValueError):
@@ -494,25 +505,13 @@ class Worker:
                     {"op": "run_many", "examples": list(examples), **fields}
                 )
         except WorkerLost as lost:
-            timing["lost_s"] = time.perf_counter() - clock
-            yield Exchange(
-                Result(lost.outcome, message=lost.message),
-                time.monotonic() - started,
-                label,
-                timing,
-            )
+            yield _lost(lost, started, clock, label, timing)
             return
         for _ in examples:
             try:
                 answer = self._receive(request_id, time.monotonic() + timeout, timeout, offset)
             except WorkerLost as lost:
-                timing["lost_s"] = time.perf_counter() - clock
-                yield Exchange(
-                    Result(lost.outcome, message=lost.message),
-                    time.monotonic() - started,
-                    label,
-                    timing,
-                )
+                yield _lost(lost, started, clock, label, timing)
                 return
             roundtrip = time.perf_counter() - clock
             if answer.get("retire") and not self.fork:  # a fork server replaces its child
