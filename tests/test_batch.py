@@ -86,7 +86,7 @@ def test_batches_journal_what_examples_one_at_a_time_journal(tmp_path, fork):
     assert single == batched
 
 
-def test_run_batch_flag(tmp_path):
+def test_run_batch_flag():
     """`--batch N` reaches the run; 0 is refused with a one-line error."""
     import argparse
 
