@@ -688,3 +688,13 @@ def test_streams_draw_a_spin_length_only_for_the_reference_producer() -> None:
     assert find(streams.examples("cupy", "torch"), lambda p: True)["delay_us"] == 0
     longest = find(streams.examples("reference", "torch"), lambda p: p["delay_us"] > 20_000)
     assert longest["delay_us"] in streams.DELAYS_US
+
+
+def test_only_families_without_overlapping_streams_ask_for_one_queue():
+    """One hardware queue per context runs every stream's work in issue order: the streams
+    family's spin could then never expose a consumer that does not wait for the producer's
+    stream, and the devices family's copies between GPUs are left at the driver's default."""
+    from caiconform.checks import FAMILIES, load
+
+    single = {f for f in FAMILIES if getattr(load(f), "SINGLE_QUEUE", False)}
+    assert single == set(FAMILIES) - {"streams", "devices"}

@@ -590,6 +590,7 @@ class _FakeChild:
     def __init__(self) -> None:
         self.prepared: set[str] = set()
         self.sent: list[dict] = []
+        self.queues = None
 
     def send(self, message: dict) -> None:
         self.sent.append(message)
@@ -941,3 +942,44 @@ def test_a_correct_rejection_is_neither_shrunk_nor_run_again(tmp_path):
     assert "shrinks" not in cells["synthetic/refuses/-"]
     assert any(r.get("shrunk") for r in records if r["producer"] == "raises")
     assert cells["synthetic/raises/-"]["confirmed"]
+
+
+def _queues(worker: Worker, module: str) -> tuple[str | None, int]:
+    exchange = worker.run(f"{module}:queues", {}, "good", None, timeout=30, module=module)
+    assert exchange.result.outcome == "pass", exchange.result
+    value, pid = exchange.result.seen
+    return value, pid
+
+
+@pytest.mark.parametrize(
+    ("env", "single", "other"),
+    [
+        ({}, "1", None),  # one queue for a SINGLE_QUEUE family's cells only
+        ({"CUDA_DEVICE_MAX_CONNECTIONS": "4"}, "4", "4"),  # the user's setting stands
+        ({"CAICONFORM_SINGLE_QUEUE": "0"}, None, None),  # turned off
+    ],
+)
+def test_a_single_queue_familys_children_make_their_contexts_with_one_queue(
+    monkeypatch, env, single, other
+):
+    """A context made with one hardware queue took a quarter of the time beside others on the
+    H100, but runs every stream's work in issue order: only the cells of a family that says
+    `SINGLE_QUEUE` get such children, and a cell of another family after them gets new ones
+    (a context's queues are fixed when it is made), unless nothing differs."""
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    monkeypatch.delenv("CAICONFORM_SINGLE_QUEUE", raising=False)
+    worker = Worker(0, env=env, fork=True)
+    try:
+        first = _queues(worker, "tests.synthetic.single_queue")
+        second = _queues(worker, SYNTHETIC)
+        third = _queues(worker, "tests.synthetic.single_queue")
+        again = _queues(worker, "tests.synthetic.single_queue")
+    finally:
+        worker.close()
+    assert (first[0], second[0], third[0]) == (single, other, single)
+    assert again == third  # the same family: the same child
+    if single != other:
+        assert first[1] != second[1] != third[1]  # children made for the other queues
+    else:
+        assert first[1] == second[1] == third[1]
+    assert worker.starts == 1

@@ -3,7 +3,11 @@
 Each family module defines `FAMILY`, `ROLES` ("pair", "producer" or "consumer"), `NEEDS_GPU`,
 `examples(producer, consumer)` (a hypothesis strategy of JSON-able params, drawn in the parent),
 `execute(params, producer, consumer) -> Result` (run in an isolated worker) and
-`repro(params, producer, consumer) -> str` (a standalone reproducer script). Modules are imported
+`repro(params, producer, consumer) -> str` (a standalone reproducer script). A family none of
+whose examples needs two streams' work to overlap says `SINGLE_QUEUE = True`: its forked workers
+make their CUDA contexts with one hardware queue, much cheaper to make beside others
+(`runner.forkserver.queues_for`); the streams family, whose spin exposes a consumer that does
+not wait, must not. Modules are imported
 only when asked for, so listing the families stays cheap.
 """
 

@@ -50,6 +50,8 @@ __all__ = [
 FAMILY = "adversarial"
 ROLES = "consumer"
 NEEDS_GPU = True
+#: no example needs two streams' work to overlap (`checks` docstring)
+SINGLE_QUEUE = True
 Export = sup.InterfaceObject
 
 #: live mutation -> the rule it breaks (None: legal, a consumer must read it or refuse it for a

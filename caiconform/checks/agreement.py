@@ -56,6 +56,8 @@ __all__ = [
 FAMILY = "agreement"
 ROLES = "producer"
 NEEDS_GPU = True
+#: no example needs two streams' work to overlap (`checks` docstring)
+SINGLE_QUEUE = True
 #: DLDeviceType values a CAI pointer's memory can have: kDLCUDA, kDLCUDAHost, kDLCUDAManaged
 CUDA_DEVICE_TYPES = (2, 3, 13)
 

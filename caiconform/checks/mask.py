@@ -27,6 +27,8 @@ __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "MASKS", "examples", "mask_values", "
 FAMILY = "mask"
 ROLES = "consumer"
 NEEDS_GPU = True
+#: no example needs two streams' work to overlap (`checks` docstring)
+SINGLE_QUEUE = True
 MASKS = ("none", "all-valid", "random")
 
 

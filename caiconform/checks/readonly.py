@@ -26,6 +26,8 @@ __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "examples", "execute", "repro"]
 FAMILY = "readonly"
 ROLES = "consumer"
 NEEDS_GPU = True
+#: no example needs two streams' work to overlap (`checks` docstring)
+SINGLE_QUEUE = True
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:

@@ -31,6 +31,8 @@ __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "examples", "floor", "execute", "repr
 FAMILY = "roundtrip"
 ROLES = "pair"
 NEEDS_GPU = True
+#: no example needs two streams' work to overlap (`checks` docstring)
+SINGLE_QUEUE = True
 
 
 @functools.cache  # _params: one strategy per value (flatmap validates each new one)

@@ -46,6 +46,8 @@ __all__ = [
 FAMILY = "schema"
 ROLES = "producer"
 NEEDS_GPU = True
+#: no example needs two streams' work to overlap (`checks` docstring)
+SINGLE_QUEUE = True
 SYNTHETIC = "synthetic"
 #: `synthetic` hands out dicts, not objects: only this family can judge it (runner.plan)
 DICT_PRODUCERS = True

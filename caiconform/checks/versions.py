@@ -35,6 +35,8 @@ __all__ = [
 FAMILY = "versions"
 ROLES = "consumer"
 NEEDS_GPU = True
+#: no example needs two streams' work to overlap (`checks` docstring)
+SINGLE_QUEUE = True
 UNKNOWN_VERSIONS = (4, 99, -1, 2**31)
 EXTRA_KEYS = ("owner", "device", "flags", "__version__")
 

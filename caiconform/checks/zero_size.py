@@ -26,6 +26,8 @@ __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "KINDS", "zero_shapes", "examples", "
 FAMILY = "zero_size"
 ROLES = "pair"
 NEEDS_GPU = True
+#: no example needs two streams' work to overlap (`checks` docstring)
+SINGLE_QUEUE = True
 #: layout kinds that make sense for an empty array (an empty slice is `sliced`)
 KINDS = ("C", "F", "padded", "sliced")
 

@@ -20,7 +20,10 @@ the worker log); the child then ends and is reaped while the next examples run, 
 one is. A child that answers `retire` (a poisoned context, or an example its family's `taints`
 flags) has its answer passed on as soon as the spare is promoted; it is reaped later, while
 the next examples run. After new imports the host replaces its children by forks that share
-them, so no child imports a library the host already holds.
+them, so no child imports a library the host already holds; likewise when a cell's family
+wants other hardware queues per CUDA context than the children were forked with (`queues_for`:
+one queue for the families that never need two streams' work to overlap, which makes a
+context much cheaper to make beside others).
 
 Spares are not *warmed* (sent the cell's first passing example ahead of need, so a library's
 first exchange in a process is paid in the background): on the H100 (seed 11, one machine) the
@@ -58,6 +61,19 @@ _WORTH_A_FORK_S = 0.02
 PRELOAD_ENV = "CAICONFORM_PRELOAD"
 
 
+#: the driver's count of hardware work queues ("connections") per CUDA context, read when a
+#: context is made (default 8). On the H100 a context's making takes a driver-wide turn that
+#: grows with it: 16 children making theirs at once, beside 16 busy processes as in a run, took
+#: 6.5 s with the default and 1.8 s with one queue (`scripts/diag_context_contention.py`,
+#: 2026-11-25). The run makes ~150-200 contexts (a crash or poisoned context costs one), so a
+#: family that never needs two streams' work to overlap has its children made with one queue
+#: (`SINGLE_QUEUE = True` in its module). One queue runs every stream's work in the order it
+#: was issued, which would hide a consumer that does not wait for the producer's stream: the
+#: streams family (its spin) keeps the default, and so does a family that does not say.
+QUEUES_ENV = "CUDA_DEVICE_MAX_CONNECTIONS"
+#: "0": every child keeps the driver's default queues (the A/B of the above)
+SINGLE_QUEUE_ENV = "CAICONFORM_SINGLE_QUEUE"
+
 #: the fatal signals faulthandler handles, by the name its first line gives them ("Fatal Python
 #: error: <name>"): what a child's death note says it died of
 _FATAL = {
@@ -72,6 +88,15 @@ _FATAL = {
 _DYING_GRACE_S = 5.0
 #: the death file of a forked child (faulthandler keeps it too; this keeps it obviously alive)
 _death_file: Any = None
+
+
+def queues_for(module: Any) -> str | None:
+    """The `QUEUES_ENV` value a child gets for a cell of family `module`: "1" for a family
+    that declares `SINGLE_QUEUE`, None (inherit the host's environment) for any other, when
+    the user set `QUEUES_ENV` themselves, or with `SINGLE_QUEUE_ENV=0`."""
+    if QUEUES_ENV in os.environ or os.environ.get(SINGLE_QUEUE_ENV) == "0":
+        return None
+    return "1" if getattr(module, "SINGLE_QUEUE", False) else None
 
 
 def _prepare_key(fields: dict[str, Any]) -> str:
@@ -99,6 +124,8 @@ class _Child:
         self.buffer = b""
         #: the prepares this child has been sent (by the host or relayed from the parent)
         self.prepared: set[str] = set()
+        #: its `QUEUES_ENV` (None: the host's), fixed at its fork: its contexts are made so
+        self.queues: str | None = None
 
     def read_death(self) -> bool:
         """Copy what the death pipe holds to the host's stderr (the worker log, where the
@@ -248,6 +275,8 @@ class ForkServer:
         #: the prepare of the cell the parent asked for last: the one a new child is given
         self.current: dict[str, Any] | None = None
         self.imported: set[tuple] = set()
+        #: the `QUEUES_ENV` of children forked now: the current cell's family's (`queues_for`)
+        self.queues: str | None = None
         self.child: _Child | None = None
         self.spare: _Child | None = None
         self.pending: Any = None  # id of the parent's request the child is running
@@ -262,6 +291,7 @@ class ForkServer:
         from_child, child_out = os.pipe()
         death_from, death_to = os.pipe()
         host = os.getpid()
+        queues = self.queues
         # everything the host holds (the libraries it imported) goes to the collector's
         # permanent generation: a child's gc.collect() then scans only what its examples made,
         # not torch's/JAX's object graphs (on an H100 with every library imported, a lifetime
@@ -277,6 +307,8 @@ class ForkServer:
                         with contextlib.suppress(OSError):
                             os.close(fd)
                 os.setpgid(0, 0)
+                if queues is not None:  # before any CUDA call: the driver reads it at cuInit
+                    os.environ[QUEUES_ENV] = queues
                 _die_with_host(host)
                 global _death_file
                 _death_file = os.fdopen(death_to, "w")
@@ -292,6 +324,7 @@ class ForkServer:
         os.close(child_out)
         os.close(death_to)
         child = _Child(pid, to_child, from_child, death_from)
+        child.queues = queues
         for request in self.replay():
             self._send_prepare(child, request)
         return child
@@ -391,8 +424,10 @@ class ForkServer:
                 self.dying.remove(child)
 
     def _refresh(self) -> None:
-        """New imports in the host: children forked before them would import again, so both
-        are replaced by forks that share them (prepared for the current cell: `replay`)."""
+        """New imports in the host (children forked before them would import again), or a
+        cell whose family wants other queues than the children's contexts were made with
+        (`queues_for`): both are replaced by new forks (prepared for the current cell:
+        `replay`)."""
         for child in (self.child, self.spare):
             if child is not None:
                 self._let_die(child, grace=0.0)
@@ -439,16 +474,29 @@ class ForkServer:
             self.child.kill()
             return True
         if op == "prepare":
-            if self._import(request):
+            imported = self._import(request)
+            if self._made_for_other_queues(request.get("module")) or imported:
                 self._refresh()
             fields = {k: v for k, v in request.items() if k != "id"}
             self.current = fields
             if self.spare is not None:
                 self._send_prepare(self.spare, fields)
             self.child.prepared.add(_prepare_key(fields))
+        elif op in ("run", "run_many"):
+            family = str(request.get("execute") or "").partition(":")[0]
+            if self._made_for_other_queues(family):
+                self._refresh()
         self.pending = request.get("id")
+        assert self.child is not None
         self.child.send(request)
         return True
+
+    def _made_for_other_queues(self, module: str | None) -> bool:
+        """Take the queues a cell of `module` (a family's, already imported) wants for the
+        children forked from now on (`queues_for`); True when the current child or the spare
+        was forked with others (its contexts, made or to be made, would have them)."""
+        self.queues = queues_for(sys.modules.get(module or ""))
+        return any(c is not None and c.queues != self.queues for c in (self.child, self.spare))
 
     def _from_child(self) -> None:
         assert self.child is not None

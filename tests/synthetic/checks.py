@@ -168,3 +168,9 @@ def uses_cuda_bindings(params: dict, producer: str, consumer: str) -> Result:
         kernels.fill(8, 16, (1024,), (4,), 4)  # writes through a near-null device pointer
         synchronize()
     return Result(PASS)
+
+
+def queues(params: dict, producer: str, consumer: str | None) -> Result:
+    """The hardware queues this worker's CUDA contexts would be made with (the driver reads
+    `CUDA_DEVICE_MAX_CONNECTIONS` at cuInit), and its pid (`runner.forkserver.queues_for`)."""
+    return Result(PASS, seen=[os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"), os.getpid()])
