@@ -373,6 +373,45 @@ def test_a_capped_cell_gets_no_more_helpers_than_its_cap():
     assert scheduler.next(c) == ("start", other)  # not a third
 
 
+def test_a_thread_keeps_to_cells_of_its_workers_queues_while_any_is_left():
+    """A cell whose workers want other hardware queues replaces the slot's forked workers
+    (`forkserver.queues_for`): a thread starts the longest cell of its last cell's queues
+    first, a thread without a cell the longest of all, and helps cells of its queues first."""
+    stop = threading.Event()
+    one = [_FakeCell(f"one{i}", cost, 3) for i, cost in enumerate((40, 8))]
+    default = [_FakeCell(f"default{i}", cost, 3) for i, cost in enumerate((30, 20))]
+    for cell in one:
+        cell.queues = "1"
+    for cell in default:
+        cell.queues = None
+    scheduler = Scheduler([*default, *one], stop)
+    a, b = scheduler.thread(), scheduler.thread()
+    assert scheduler.next(a) == ("start", one[0])  # no cell yet: the longest
+    one[0].started = True
+    assert scheduler.next(b) == ("start", default[0])
+    default[0].started = True
+    for _ in range(3):
+        assert scheduler.next(a)[1] is one[0]
+    assert scheduler.next(a) == ("start", one[1])  # not default[1], though longer
+    one[1].started = True
+    for _ in range(3):
+        assert scheduler.next(a)[1] is one[1]
+    assert scheduler.next(a) == ("start", default[1])  # none of its queues left
+    default[1].started = True
+    # helping: a thread last on a one-queue cell helps the one-queue cell with less left
+    # before the other with more; a thread without a cell helps the one with more
+    small, big, done = _FakeCell("small", 3, 3), _FakeCell("big", 10, 10), _FakeCell("d", 1, 0)
+    small.queues, big.queues, done.queues = "1", None, "1"
+    for cell in (small, big, done):
+        cell.started = True
+    helping = Scheduler([], stop)
+    helping.active = [big, small]
+    t = helping.thread()
+    helping._attach(t, done)
+    assert helping.next(t)[1] is small
+    assert helping.next(helping.thread())[1] is big
+
+
 def test_default_workers_are_the_cores_available(monkeypatch):
     monkeypatch.setattr(driver.os, "sched_getaffinity", lambda pid: set(range(13)))
     assert driver.default_workers() == 13

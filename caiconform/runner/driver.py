@@ -46,6 +46,7 @@ from caiconform.env import visible_gpus
 from caiconform.expectations import is_correct_rejection
 from caiconform.runner.calibrate import SPIN_ENV, SPIN_FILE, SPIN_FILE_ENV
 from caiconform.runner.draws import hypothesis_settings, seed_only_draws
+from caiconform.runner.forkserver import queues_for
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
@@ -370,6 +371,9 @@ class _CellRun:
         #: (`_drive`), on at most WIDE_HELPERS threads at once
         self.wide = cell.gpus >= 2
         self.helpers_cap = WIDE_HELPERS if self.wide else None
+        #: the hardware queues its workers' contexts are made with (`forkserver.queues_for`):
+        #: the scheduler keeps a thread on cells of one kind, since a change costs new workers
+        self.queues = queues_for(cell.family.module)
         self.seed = _cell_seed(int(config.seed or 0), cell.key)
         self.cache: dict[str, dict] = {}  # params key -> record (or unjournaled shrink attempt)
         self.explored: list[dict] = []
