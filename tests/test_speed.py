@@ -1022,3 +1022,29 @@ def test_a_single_queue_familys_children_make_their_contexts_with_one_queue(
     else:
         assert first[1] == second[1] == third[1]
     assert worker.starts == 1
+
+
+@pytest.mark.parametrize(
+    ("env", "single", "value"),
+    [({}, ["schema"], None), ({"CUDA_DEVICE_MAX_CONNECTIONS": "4"}, [], "4")],
+)
+def test_run_json_says_which_families_workers_had_one_queue(
+    tmp_path, monkeypatch, env, single, value
+):
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    monkeypatch.delenv("CAICONFORM_SINGLE_QUEUE", raising=False)
+    for key, setting in env.items():
+        monkeypatch.setenv(key, setting)
+    run_matrix(
+        RunConfig(
+            out=tmp_path,
+            checks=["schema"],
+            libraries=["synthetic"],
+            max_examples=3,
+            workers=1,
+            seed=1,
+            adapter_source="caiconform.checks.synthetic_source",
+        )
+    )
+    queues = json.loads((tmp_path / "run.json").read_text())["queues"]
+    assert queues == {"single_queue": single, "CUDA_DEVICE_MAX_CONNECTIONS": value}

@@ -46,7 +46,7 @@ from caiconform.env import visible_gpus
 from caiconform.expectations import is_correct_rejection
 from caiconform.runner.calibrate import SPIN_ENV, SPIN_FILE, SPIN_FILE_ENV
 from caiconform.runner.draws import hypothesis_settings, seed_only_draws
-from caiconform.runner.forkserver import queues_for
+from caiconform.runner.forkserver import QUEUES_ENV, queues_for
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
@@ -1211,6 +1211,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
                 journal.record(skip_record(cell, reason))
                 journal.cell_done(cell.key, skipped=reason)
         to_run = [c for c in cells if c.key not in done]
+        _save_queues(config, to_run)
         wanted = config.prefetch_draws
         if wanted or (wanted is None and len(to_run) >= MIN_CELLS):
             prefetch = Prefetch(processes_for(len(pool.workers)))
@@ -1266,6 +1267,19 @@ def _switch_interval() -> float:
     except ValueError:
         return SWITCH_INTERVAL_S
     return seconds if seconds > 0 else SWITCH_INTERVAL_S
+
+
+def _save_queues(config: RunConfig, cells: Sequence[Cell]) -> None:
+    """Record in run.json `queues` the families whose forked workers make their CUDA contexts
+    with one hardware queue in this run (`forkserver.queues_for`), and the user's own
+    `CUDA_DEVICE_MAX_CONNECTIONS`: a reader of the run can tell how its contexts were made."""
+    single = {c.family.name for c in cells if queues_for(c.family.module) == "1"}
+    entry = {
+        "single_queue": sorted(single) if config.fork_workers else [],
+        QUEUES_ENV: os.environ.get(QUEUES_ENV),
+    }
+    with contextlib.suppress(OSError, ValueError):
+        save_run_meta(config.out, queues=entry)
 
 
 def _save_parent_times(out: Path, start: os.times_result) -> None:
