@@ -175,14 +175,15 @@ class Scheduler:
 
     `next(thread)` hands out, in this order: the next task of the thread's own cell; a new cell
     (longest first among those whose workers want the hardware queues of the thread's last
-    cell, `queues`, while any is left: a change replaces the slot's forked workers, and on the
-    H100 taking cells in plain longest-first order changed 67 times in a run, each a prepare of
-    ~2 s for the new worker's context) unless a running cell's remaining work per helper is larger than that whole
-    cell (it is then on the critical path, and the thread helps it instead); any task of a
-    running cell (those of the thread's queues first). A new cell comes as the task `("start", cell)`: the thread prepares it (draws
-    its examples) and takes its tasks from then on. It blocks while every cell left is being
-    prepared or its last tasks run elsewhere (they may yet open shrink tasks), and returns None
-    when nothing is left or `stop` is set.
+    cell, `queues`, while any is left: a change replaces the slot's forked workers, and taking
+    cells in plain longest-first order changed kind 67 times in a run on the H100, each a
+    prepare of ~2 s for the new worker's context) unless a running cell's remaining work per
+    helper is larger than that whole cell (it is then on the critical path, and the thread
+    helps it instead); any task of a running cell (those of the thread's queues first). A new
+    cell comes as the task `("start", cell)`: the thread prepares it (draws its examples) and
+    takes its tasks from then on. It blocks while every cell left is being prepared or its last
+    tasks run elsewhere (they may yet open shrink tasks), and returns None when nothing is left
+    or `stop` is set.
     """
 
     def __init__(self, cells: Iterable[CellWork], stop: threading.Event) -> None:
@@ -233,7 +234,11 @@ class Scheduler:
             self.active.append(start)
             self._attach(me, start)
             return ("start", start)
-        for cell in sorted(helpable, key=lambda c: (_queues(c) != mine, -c.remaining())):
+
+        def other_kind(cell: CellWork) -> bool:
+            return own is not None and _queues(cell) != mine
+
+        for cell in sorted(helpable, key=lambda c: (other_kind(c), -c.remaining())):
             task = cell.take()
             if task is not None:
                 self._attach(me, cell)
