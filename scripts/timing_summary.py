@@ -1,8 +1,10 @@
 """Per run directory: the start, when the first and last examples ran, the workers' time by
 phase (`results.jsonl` `timing`, seconds summed over workers), the first examples of new worker
 children, crashes and poisoned contexts, the cells' shrinking and confirming (`cells.jsonl`),
-the parent's CPU (run.json `parent`), and the slots' time from the first example to the last
-split into examples, shrinking, confirming and the rest (issue 11).
+the parent's CPU (run.json `parent`), the slots' time from the first example to the last
+split into examples, shrinking, confirming and the rest, and how often a slot went from a cell
+of a family whose workers have one hardware queue (`SINGLE_QUEUE`) to one of another family or
+back (each change replaces the slot's forked workers; issue 11).
 Usage: python scripts/timing_summary.py NAME=RUN_DIR ... > timing-summary.txt
 """
 
@@ -17,6 +19,21 @@ from pathlib import Path
 
 def _stamp(record: dict, start: float) -> float:
     return datetime.datetime.fromisoformat(record["time"]).timestamp() - start
+
+
+def _kind_changes(ran: list[dict], start: float) -> int:
+    """Changes between one-queue families' cells and the others', summed over slots, in the
+    order the records were journaled."""
+    from caiconform.checks import FAMILIES, load
+
+    single = {f for f in FAMILIES if getattr(load(f), "SINGLE_QUEUE", False)}
+    last: dict[str, bool] = {}
+    changes = 0
+    for record in sorted(ran, key=lambda r: _stamp(r, start)):
+        slot, kind = record["worker"].split("/")[0], record["check"] in single
+        changes += slot in last and last[slot] != kind
+        last[slot] = kind
+    return changes
 
 
 def summary(name: str, path: Path) -> list[str]:
@@ -61,6 +78,8 @@ def summary(name: str, path: Path) -> list[str]:
         f"({sum(bool(s.get('budget_out')) for s in shrinks)} to the budget); "
         f"confirming {confirm_s:.0f} s",
         f"   parent {run.get('parent')}",
+        f"   slots' changes between one-queue families and the others: "
+        f"{_kind_changes(ran, run['created'])}",
         f"   {slots} slots x first to last example: {capacity:.0f} s, of which examples "
         f"{sum(total.values()):.0f}, shrinking {shrink_s:.0f}, confirming {confirm_s:.0f}, "
         f"the rest {rest:.0f}",
