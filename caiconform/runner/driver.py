@@ -51,7 +51,7 @@ from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
 from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
-from caiconform.runner.pool import Exchange, Worker, WorkerPool
+from caiconform.runner.pool import Exchange, Worker, WorkerPool, forks_here
 from caiconform.runner.prefetch import MIN_CELLS, Prefetch, draw_cell, processes_for
 from caiconform.runner.protocol import canonical
 from caiconform.runner.repro import write_repro
@@ -1275,7 +1275,7 @@ def _save_queues(config: RunConfig, cells: Sequence[Cell]) -> None:
     `CUDA_DEVICE_MAX_CONNECTIONS`: a reader of the run can tell how its contexts were made."""
     single = {c.family.name for c in cells if queues_for(c.family.module) == "1"}
     entry = {
-        "single_queue": sorted(single) if config.fork_workers else [],
+        "single_queue": sorted(single) if config.fork_workers and forks_here() else [],
         QUEUES_ENV: os.environ.get(QUEUES_ENV),
     }
     with contextlib.suppress(OSError, ValueError):

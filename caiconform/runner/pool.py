@@ -32,7 +32,7 @@ from caiconform.runner.protocol import decode, encode
 from caiconform.runner.worker import PARENT_ENV, PATH_ENV
 from caiconform.runner.zygote import Zygote, ZygoteProcess
 
-__all__ = ["Exchange", "Worker", "WorkerPool", "WorkerLost", "DEFAULT_ENV"]
+__all__ = ["Exchange", "Worker", "WorkerPool", "WorkerLost", "DEFAULT_ENV", "forks_here"]
 
 #: set in every worker unless the caller's environment already sets them: several workers share
 #: one GPU, so JAX must not grab most of its memory up front
@@ -40,6 +40,11 @@ DEFAULT_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 
 #: how long a worker may take to import a check module and warm its adapters
 PREPARE_TIMEOUT_S = 300.0
+
+
+def forks_here() -> bool:
+    """Whether workers may be fork servers here (Linux: `os.fork` after imports, pidfds)."""
+    return sys.platform.startswith("linux")
 
 
 class WorkerLost(Exception):
@@ -139,7 +144,7 @@ class Worker:
         fork: bool = False,
     ) -> None:
         self.slot = slot
-        self.fork = fork and sys.platform.startswith("linux")
+        self.fork = fork and forks_here()
         self._child: int | None = None  # fork mode: pid of the process running examples
         self.env = dict(env or {})
         self.health_hooks = tuple(health_hooks)
