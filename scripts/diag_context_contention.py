@@ -100,7 +100,6 @@ def wave(n: int, library: str) -> dict:
     time.sleep(0.2)
     start = time.perf_counter()
     os.write(go_w, b"x" * n)
-    lines = b""
     with os.fdopen(rep_r, "rb") as f:
         lines = f.read()
     answered = time.perf_counter() - start

@@ -986,8 +986,7 @@ def test_a_correct_rejection_is_neither_shrunk_nor_run_again(tmp_path):
 def _queues(worker: Worker, module: str) -> tuple[str | None, int]:
     exchange = worker.run(f"{module}:queues", {}, "good", None, timeout=30, module=module)
     assert exchange.result.outcome == "pass", exchange.result
-    value, pid = exchange.result.seen
-    return value, pid
+    return tuple(exchange.result.seen)
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ Each family module defines `FAMILY`, `ROLES` ("pair", "producer" or "consumer"),
 whose examples needs two streams' work to overlap says `SINGLE_QUEUE = True`: its forked workers
 make their CUDA contexts with one hardware queue, much cheaper to make beside others
 (`runner.forkserver.queues_for`); the streams family, whose spin exposes a consumer that does
-not wait, must not. Modules are imported
-only when asked for, so listing the families stays cheap.
+not wait, must not. Modules are imported only when asked for, so listing the families stays
+cheap.
 """
 
 from __future__ import annotations
