@@ -659,6 +659,47 @@ def test_a_new_fork_child_is_prepared_for_the_current_cell_only():
     assert [r["producer"] for r in server.replay()] == ["a"]
 
 
+def test_children_forked_for_a_new_cell_are_not_prepared_for_the_cell_before(monkeypatch):
+    """A cell of the other queues (or one whose libraries the host imports first) replaces
+    child and spare; the new ones were prepared for the cell before as well, warming its
+    libraries' CUDA state in vain (one extra prepare per change of kind), until the new cell
+    became current before they were forked."""
+    from caiconform.runner import forkserver
+
+    monkeypatch.delenv(forkserver.QUEUES_ENV, raising=False)
+    monkeypatch.delenv(forkserver.SINGLE_QUEUE_ENV, raising=False)
+    server = forkserver.ForkServer(-1, -1, [])
+    forked: list[_FakeChild] = []
+
+    def fork() -> _FakeChild:  # as `_fork` does, without a process
+        child = _FakeChild()
+        child.queues = server.queues
+        for request in server.replay():
+            server._send_prepare(child, request)
+        forked.append(child)
+        return child
+
+    monkeypatch.setattr(server, "_fork", fork)
+    monkeypatch.setattr(server, "_let_die", lambda child, grace: None)
+    server.child, server.spare = fork(), fork()
+    server.child.queues = server.spare.queues = "1"  # forked for a one-queue family's cell
+    server.current = {"op": "prepare", "module": "json", "producer": "old", "consumer": None}
+    request = {"op": "prepare", "module": "json", "producer": "new", "consumer": None}
+    server._request({**request, "id": 7, "source": None})  # json: the default queues
+    child, spare = forked[-2:]
+    assert (server.child, server.spare) == (child, spare)
+    assert [m["producer"] for m in child.sent] == ["new"] and child.sent[0]["id"] == 7
+    assert [m["producer"] for m in spare.sent] == ["new"]
+    assert child.queues is None and spare.queues is None
+
+    monkeypatch.setattr(server, "_import", lambda request: True)  # new imports, same queues
+    server._request({**request, "producer": "newer", "id": 8, "source": None})
+    assert [m["producer"] for m in forked[-2].sent] == ["newer"]
+    assert [m["producer"] for m in forked[-1].sent] == ["newer"]
+    server._request({"op": "run", "execute": "json:x", "id": 9})  # a run request: no refresh
+    assert len(forked) == 6 and [r["producer"] for r in server.replay()] == ["newer"]
+
+
 def test_a_cells_prepare_warms_its_libraries_without_probing_them(monkeypatch):
     """A cell's prepare imports its libraries through the source's `warm`, not `probe`: the
     probe's version lookup read every installed distribution's metadata, about 1 s per worker

@@ -426,8 +426,8 @@ class ForkServer:
     def _refresh(self) -> None:
         """New imports in the host (children forked before them would import again), or a
         cell whose family wants other queues than the children's contexts were made with
-        (`queues_for`): both are replaced by new forks (prepared for the current cell:
-        `replay`)."""
+        (`queues_for`): both are replaced by new forks, prepared for the current cell
+        (`replay`): on a prepare, none, since the cell it prepares becomes current only after."""
         for child in (self.child, self.spare):
             if child is not None:
                 self._let_die(child, grace=0.0)
@@ -475,9 +475,13 @@ class ForkServer:
             return True
         if op == "prepare":
             imported = self._import(request)
-            if self._made_for_other_queues(request.get("module")) or imported:
-                self._refresh()
             fields = {k: v for k, v in request.items() if k != "id"}
+            if self._made_for_other_queues(request.get("module")) or imported:
+                # the new children are not prepared for the cell before (its libraries'
+                # CUDA state would be made in vain): the child gets this request below, the
+                # spare its replay of it
+                self.current = None
+                self._refresh()
             self.current = fields
             if self.spare is not None:
                 self._send_prepare(self.spare, fields)

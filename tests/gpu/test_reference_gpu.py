@@ -8,6 +8,7 @@ variable CAICONFORM_EVIDENCE_DIR names a folder, the malformed-dict property wri
 from __future__ import annotations
 
 import collections
+import contextlib
 import ctypes
 import gc
 import json
@@ -157,17 +158,34 @@ def _race_values() -> np.ndarray:
     return np.arange(math.prod(RACE_SHAPE), dtype="<f4").reshape(RACE_SHAPE)
 
 
-def _quiet_device() -> None:
-    """Free what earlier tests left to the collector and let the device finish, so no deferred
-    cuMemFree (which waits for the whole device) lands inside a race this test wants to see:
-    on the H100 (2026-11-24) the unsynced scenario read the final values in 2 of 3 runs of the
-    whole file after its 8 GiB and malformed-dict tests, and in none of 8 runs of the stream
-    tests alone."""
+@contextlib.contextmanager
+def _race_window(values: np.ndarray):
+    """Keep device-wide synchronisation out of a race this test wants to see. Before it: free
+    what earlier tests left to the collector (a deferred cuMemFree waits for the whole device:
+    on the H100, 2026-11-24, the unsynced scenario read the final values in 2 of 3 runs of the
+    whole file after its 8 GiB and malformed-dict tests, in none of 8 of the stream tests alone),
+    and run one synchronized exchange of the same layout, so the kernels both sides launch are
+    loaded (lazy loading may synchronise the context) and the consumer's stream exists. During
+    it: no collection, so no finaliser frees device memory inside the window. The unsynced
+    scenario still read the final values once on 2026-11-25 (the H100, whole file, after
+    only the collection above); which of these ways did it was not measured."""
     from caiconform.cuda import ensure_context, synchronize
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray
 
-    gc.collect()
     ensure_context(0)
+    warm = ReferenceArray(values, Layout(RACE_SHAPE), "<f4", stream_scenario="pending",
+                          delay_us=1_000)  # fmt: skip
+    consume(warm, sync="host")
+    warm.synchronize()
+    del warm
+    gc.collect()
     synchronize()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 @pytest.mark.parametrize("scenario", STREAM_SCENARIOS)
@@ -177,16 +195,16 @@ def test_stream_scenarios_read_final_values_when_synchronized(scenario, sync):
     from caiconform.reference.producer import ReferenceArray
 
     values = _race_values()
-    _quiet_device()
-    arr = ReferenceArray(values, Layout(RACE_SHAPE), "<f4", stream_scenario=scenario,
-                         delay_us=RACE_US)  # fmt: skip
-    exported = arr.__cuda_array_interface__["stream"]
+    with _race_window(values):
+        arr = ReferenceArray(values, Layout(RACE_SHAPE), "<f4", stream_scenario=scenario,
+                             delay_us=RACE_US)  # fmt: skip
+        exported = arr.__cuda_array_interface__["stream"]
+        result = consume(arr, sync=sync)
     expected_stream = {"none": None, "legacy": 1, "per-thread": 2}
     if scenario in expected_stream:
         assert exported == expected_stream[scenario]
     else:
         assert isinstance(exported, int) and exported > 2
-    result = consume(arr, sync=sync)
     if scenario == "unsynced":  # the producer is caught: its exported stream is not enough
         assert not _same_bytes(result.values, values)
     else:
@@ -201,10 +219,10 @@ def test_ignoring_the_stream_reads_the_sentinel(scenario):
     from caiconform.reference.producer import ReferenceArray, sentinel_of
 
     values = _race_values()
-    _quiet_device()
-    arr = ReferenceArray(values, Layout(RACE_SHAPE), "<f4", stream_scenario=scenario,
-                         delay_us=RACE_US)  # fmt: skip
-    raced = consume(arr, sync="ignore").values
+    with _race_window(values):
+        arr = ReferenceArray(values, Layout(RACE_SHAPE), "<f4", stream_scenario=scenario,
+                             delay_us=RACE_US)  # fmt: skip
+        raced = consume(arr, sync="ignore").values
     assert _same_bytes(raced, sentinel_of(values)), "expected the sentinel, read final values"
     assert _same_bytes(consume(arr, sync="host").values, values)
 
