@@ -91,6 +91,71 @@ def test_warm_work_runs_beside_the_probes_and_its_errors_wait(tmp_path):
     assert done == ["floor"] and "warm_s" in startup.timings
 
 
+def test_builds_run_in_processes_of_their_own_past_the_start(tmp_path):
+    """A library's builds (compiles every worker would repeat) run each in a worker process
+    of its own from `begin`; `finish` does not wait for them, and run.json `builds` gets their
+    answers, the longest's seconds and a failure's error once the run saves them."""
+    import os
+    import time
+
+    out = _run_dir(tmp_path)
+    build = f"{SOURCE}:build"
+    startup = Startup(out, calibrate=False)
+    startup.begin(
+        builds=[
+            (build, {"tag": "a"}),
+            (build, {"tag": "b", "seconds": 3.0}),
+            (build, {"tag": "c", "fail": True}),
+        ]  # fmt: skip
+    )
+    startup.finish()
+    assert "builds" not in json.loads((out / "run.json").read_text())
+    deadline = time.monotonic() + 60
+    while any(t.is_alive() for t in startup._builds) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    startup.save_builds()
+    builds = json.loads((out / "run.json").read_text())["builds"]
+    assert set(builds["answers"]) == {"a", "b"} and builds["unfinished"] == 0
+    assert len({*builds["answers"].values(), os.getpid()}) == 3
+    assert builds["s"] >= 3.0 and "build c failed" in builds["errors"][0]
+
+
+def test_a_run_on_a_gpu_asks_the_source_for_cuda_cccls_builds_in_parts(tmp_path):
+    from caiconform.adapters._cccl_builds import WARM_TYPESTRS
+    from caiconform.runner import driver, libraries
+
+    config = driver.RunConfig(out=tmp_path, checks=[], adapter_source="caiconform.runner.libraries")
+    builds = driver._builds(config, ["cupy", "cuda.cccl"], ["0"])
+    assert len(builds) == libraries.BUILD_PROCESSES
+    assert {function for function, _ in builds} == {"caiconform.adapters._cccl_builds:warm"}
+    assert sorted(t for _, kwargs in builds for t in kwargs["typestrs"]) == sorted(WARM_TYPESTRS)
+    assert driver._builds(config, ["cupy", "torch"], ["0"]) == []
+    assert driver._builds(config, ["cuda.cccl"], []) == []  # no GPU
+    config.warm_builds = False
+    assert driver._builds(config, ["cuda.cccl"], ["0"]) == []
+    config.warm_builds, config.adapter_source = True, "tests.synthetic.probes"
+    assert driver._builds(config, ["a"], ["0"]) == []  # no `builds` in the source: none
+
+
+@pytest.mark.parametrize(("argv", "expected"), [([], True), (["--no-warm-builds"], False)])
+def test_run_warms_builds_unless_told_not_to(argv, expected):
+    import argparse
+
+    from caiconform.commands import run as run_command
+
+    parser = argparse.ArgumentParser()
+    run_command.add_arguments(parser)
+    assert parser.parse_args(argv).warm_builds is expected
+
+
+def test_warming_cuda_cccls_builds_without_it_says_why(monkeypatch):
+    from caiconform.adapters import _cccl_builds
+    from caiconform.adapters.cccl_adapter import CcclAdapter
+
+    monkeypatch.setattr(CcclAdapter, "available", lambda self: (False, "no cuda.compute"))
+    assert _cccl_builds.warm(["<f4"]) == {"skipped": "no cuda.compute"}
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 @pytest.mark.parametrize("fork", [False, True])
 def test_workers_write_no_core_dumps(fork):

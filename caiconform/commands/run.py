@@ -212,6 +212,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--zygote", dest="zygote", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
+        "--no-warm-builds",
+        dest="warm_builds",
+        action="store_false",
+        help="on a GPU: leave each worker to compile cuda.cccl's builds as its cells meet "
+        "them, instead of compiling them at the start in processes of their own",
+    )
+    parser.add_argument(
         "--no-spare",
         action="store_true",
         help="with --no-fork: no prepared spare process per worker (halves the processes; "
@@ -388,6 +395,7 @@ def run(args: argparse.Namespace) -> int:
         fork_workers=not args.no_fork,
         preload_workers=args.preload,
         zygote=args.zygote,
+        warm_builds=args.warm_builds,
         shard=args.shard,
         costs_from=args.costs_from,
     )

@@ -171,6 +171,10 @@ class RunConfig:
     #: start 8.5-10.1 s; 125.3 s without, the start 14.9 s, its 16 servers importing for 13.2 s
     #: each; the same 302 finding groups)
     zygote: bool = True
+    #: on a GPU, compile at the run's start, in processes of their own, what each worker
+    #: process would otherwise compile for itself (the adapter source's `builds`: cuda.cccl's
+    #: builds per element type)
+    warm_builds: bool = True
     #: draw cells' examples in spawned processes ahead of the cells (`prefetch.py`); None:
     #: when the matrix has at least `prefetch.MIN_CELLS` cells to run
     prefetch_draws: bool | None = None
@@ -1121,6 +1125,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
             if callable(getattr(f.module, "floor", None)) and not hasattr(f.module, "seed_floor")
         ],
         floors=[f.module.__name__ for f in families if hasattr(f.module, "seed_floor")],
+        builds=_builds(config, requested, gpu_ids),
     )
     if config.workers is None:
         config.workers = default_workers(len(gpu_ids))
@@ -1254,9 +1259,24 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         if zygote is not None:
             zygote.close()
         journal.close()
+        startup.save_builds()
         _save_parent_times(config.out, times_at_start)
         sys.setswitchinterval(switch_interval)
     return result
+
+
+def _builds(
+    config: RunConfig, requested: Sequence[str], gpu_ids: Sequence[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The adapter source's `builds` for the libraries asked for, on a GPU and unless
+    `config.warm_builds` is off; none from a source without `builds`."""
+    if not (config.warm_builds and gpu_ids):
+        return []
+    try:
+        builds = resolve(f"{config.adapter_source}:builds")
+    except (ImportError, AttributeError, ValueError):
+        return []
+    return list(builds(list(requested)))
 
 
 def _switch_interval() -> float:

@@ -4,7 +4,10 @@ registry.
 An adapter source is a module with `names() -> list[str]` (called in the parent; must be cheap)
 and `probe(name) -> dict` (called in a worker, because answering "is it available?" imports the
 library), and optionally `preload(name)`: import the library without initialising CUDA, which a
-fork server (`forkserver.py`) does once before it forks the workers that run examples. The runner accepts another source module for synthetic adapters in tests or private
+fork server (`forkserver.py`) does once before it forks the workers that run examples, and
+`builds(names) -> [(function, kwargs)]`: what every process meeting these libraries would
+otherwise compile for itself, which a run on a GPU has done at its start, each call in a
+process of its own (`Startup.begin(builds=...)`). The runner accepts another source module for synthetic adapters in tests or private
 adapters; `LibraryInfo` is what a probe answers.
 """
 
@@ -13,7 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LibraryInfo", "names", "probe", "preload"]
+__all__ = ["LibraryInfo", "BUILD_PROCESSES", "builds", "names", "probe", "preload"]
+
+#: processes that compile cuda.cccl's builds at a run's start (`builds`): 12 dtypes at 1.7-3.2 s
+#: each (the H100) in about the start's ~10 s, beside its probes and fork servers' imports
+BUILD_PROCESSES = 4
 
 
 @dataclass(frozen=True)
@@ -106,3 +113,15 @@ def preload(name: str) -> None:
     if module:
         with contextlib.suppress(Exception):  # probe() reports it, from the worker that runs
             importlib.import_module(module)
+
+
+def builds(names: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """cuda.cccl's builds per element type (`_cccl_builds.warm`), in `BUILD_PROCESSES` parts,
+    when `names` holds it: each worker process otherwise compiled what it met, the others
+    waiting on the build's lock (`_cccl_builds`)."""
+    if "cuda.cccl" not in names:
+        return []
+    from caiconform.adapters._cccl_builds import WARM_TYPESTRS
+
+    parts = [list(WARM_TYPESTRS[i::BUILD_PROCESSES]) for i in range(BUILD_PROCESSES)]
+    return [("caiconform.adapters._cccl_builds:warm", {"typestrs": part}) for part in parts if part]

@@ -7,7 +7,9 @@ the run began, a quarter of the run. None needs another's result: the probes run
 (one process per library, up to `processes`), the environment capture beside them, and the
 calibration (`runner.calibrate`) is started at once when the run may have streams cells on a
 GPU (its family was asked for and a GPU is visible) and kept only if it does; the families'
-coverage floors are built in a thread of the parent meanwhile. Each helper
+coverage floors are built in a thread of the parent meanwhile, and the libraries' builds
+(`libraries.builds`: compiles every worker would repeat) in processes of their own, which the
+start does not wait for (run.json `builds` says how long they took). Each helper
 process is started and closed in the thread that uses it (a worker dies with the thread that
 started it, `worker._exit_with_parent`). `timings` says how long each part took; the runner
 keeps them in run.json (`startup`).
@@ -150,16 +152,31 @@ class Startup:
         self._spin: _Task | None = None
         self._warm: _Task | None = None
         self._floors: _Task | None = None
+        self._builds: list[_Task] = []
         self._started = time.perf_counter()
 
-    def begin(self, warm: Sequence[Callable[[], Any]] = (), floors: Sequence[str] = ()) -> None:
+    def begin(
+        self,
+        warm: Sequence[Callable[[], Any]] = (),
+        floors: Sequence[str] = (),
+        builds: Sequence[tuple[str, dict[str, Any]]] = (),
+    ) -> None:
         """Start the helpers, and `warm`: work of the parent's own that needs nothing the
         probes find (the families' coverage floors, which `_cell_costs` needs), run in a thread
         meanwhile; what it raises is left to whoever needs that work. `floors`: modules whose
         floor is built in worker processes instead (`_floor_elsewhere`): the adversarial floor
         took 14 s in the parent's thread at the H100's start (2026-11-24; 5 s alone) and 15.8 s
-        in one worker process (one core's work under the start's load), 4.4 s in four."""
+        in one worker process (one core's work under the start's load), 4.4 s in four.
+        `builds`: (function, kwargs) calls, each in a worker process of its own, left to run
+        past the start (`save_builds`)."""
         logs = self.out / "workers"
+        for i, (function, kwargs) in enumerate(builds):
+            task = _Task(
+                f"build-{i}",
+                lambda f=function, k=kwargs, i=i: _in_worker(f, logs / f"build-{i}.log", **k),
+            )
+            task.start()
+            self._builds.append(task)
         if floors:
             self._floors = _Task(
                 "floors", lambda: [_quietly(lambda m=m: _floor_elsewhere(m, logs)) for m in floors]
@@ -232,6 +249,31 @@ class Startup:
             self._spin.join()  # not needed after all: its process is closed, its result dropped
         self.timings["startup_s"] = round(time.perf_counter() - self._started, 3)
         self._save(startup=self.timings)
+
+    def save_builds(self) -> None:
+        """Record in run.json `builds` what the builds' calls answered, merged, and how long
+        the longest took (`s`), or that some had not ended (`unfinished`: the run ended first
+        or they failed, `errors`); nothing when the run started none."""
+        if not self._builds:
+            return
+        answers: dict[str, Any] = {}
+        errors: list[str] = []
+        for task in self._builds:
+            if task.is_alive():
+                continue
+            try:
+                answers.update(task.result() or {})
+            except (WorkerLost, RuntimeError) as exc:
+                errors.append(str(exc)[:200])
+        ended = [t for t in self._builds if not t.is_alive()]
+        entry: dict[str, Any] = {
+            "s": round(max((t.seconds for t in ended), default=0.0), 3),
+            "answers": answers,
+            "unfinished": len(self._builds) - len(ended),
+        }
+        if errors:
+            entry["errors"] = errors
+        self._save(builds=entry)
 
     def _save(self, **entries: Any) -> None:
         save_run_meta(self.out, **entries)

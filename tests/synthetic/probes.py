@@ -33,3 +33,12 @@ def dump_state() -> list[int]:
     import resource
 
     return [ctypes.CDLL(None).prctl(3, 0, 0, 0, 0), resource.getrlimit(resource.RLIMIT_CORE)[0]]
+
+
+def build(tag: str, seconds: float = 0.0, fail: bool = False) -> dict:
+    """A library's build as `libraries.builds` names one (tests/test_startup.py): which process
+    made it, after `seconds`; `fail` raises instead."""
+    time.sleep(seconds)
+    if fail:
+        raise ValueError(f"build {tag} failed")
+    return {tag: os.getpid()}
