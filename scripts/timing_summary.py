@@ -4,7 +4,9 @@ children, crashes and poisoned contexts, the cells' shrinking and confirming (`c
 the parent's CPU (run.json `parent`), the slots' time from the first example to the last
 split into examples, shrinking, confirming and the rest, and how often a slot went from a cell
 of a family whose workers have one hardware queue (`SINGLE_QUEUE`) to one of another family or
-back (each change replaces the slot's forked workers; issue 11).
+back (each change replaces the slot's forked workers; issue 11), the stretches over 1 s in
+which no example ended anywhere (every slot stalled at once: a GPU-wide pause), and the
+slots' time in cuda.cccl examples over 1 s (waiting for or making a build).
 Usage: python scripts/timing_summary.py NAME=RUN_DIR ... > timing-summary.txt
 """
 
@@ -36,6 +38,11 @@ def _kind_changes(ran: list[dict], start: float) -> int:
     return changes
 
 
+def _pauses(times: list[float]) -> list[tuple[float, float]]:
+    """(start, seconds) of each stretch over 1 s between two examples' ends, run-wide."""
+    return [(a, b - a) for a, b in zip(times, times[1:], strict=False) if b - a > 1.0]
+
+
 def summary(name: str, path: Path) -> list[str]:
     run = json.loads((path / "run.json").read_text())
     lines = (path / "results.jsonl").read_text().splitlines()
@@ -64,6 +71,13 @@ def summary(name: str, path: Path) -> list[str]:
     capacity = slots * (times[-1] - times[0])
     rest = capacity - sum(total.values()) - shrink_s - confirm_s
 
+    pauses = _pauses(times)
+    cccl_slow = sum(
+        r["duration_s"]
+        for r in ran
+        if "cuda.cccl" in (r["producer"], r["consumer"]) and (r["duration_s"] or 0) > 1
+    )
+
     def phases(counter: collections.Counter) -> str:
         return ", ".join(f"{k} {v:.0f}" for k, v in sorted(counter.items()))
 
@@ -83,6 +97,10 @@ def summary(name: str, path: Path) -> list[str]:
         f"   {slots} slots x first to last example: {capacity:.0f} s, of which examples "
         f"{sum(total.values()):.0f}, shrinking {shrink_s:.0f}, confirming {confirm_s:.0f}, "
         f"the rest {rest:.0f}",
+        f"   no example ended anywhere for over 1 s: {len(pauses)} time(s), "
+        f"{sum(p for _, p in pauses):.1f} s"
+        + "".join(f"; {p:.1f} s from {a:.1f} s" for a, p in pauses),
+        f"   cuda.cccl examples over 1 s: {cccl_slow:.0f} s of the slots' time",
     ]
 
 
