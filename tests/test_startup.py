@@ -120,6 +120,15 @@ def test_builds_run_in_processes_of_their_own_past_the_start(tmp_path):
     assert builds["s"] >= 3.0 and "build c failed" in builds["errors"][0]
 
 
+def test_builds_still_running_when_the_run_ends_are_counted_not_waited_for(tmp_path):
+    out = _run_dir(tmp_path)
+    startup = Startup(out, calibrate=False)
+    startup.begin(builds=[(f"{SOURCE}:build", {"tag": "slow", "seconds": 5.0})])
+    startup.save_builds()
+    builds = json.loads((out / "run.json").read_text())["builds"]
+    assert builds == {"s": 0.0, "answers": {}, "unfinished": 1}
+
+
 def test_a_run_on_a_gpu_asks_the_source_for_cuda_cccls_builds_in_parts(tmp_path):
     from caiconform.adapters._cccl_builds import WARM_TYPESTRS
     from caiconform.runner import driver, libraries

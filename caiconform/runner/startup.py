@@ -251,29 +251,29 @@ class Startup:
         self._save(startup=self.timings)
 
     def save_builds(self) -> None:
-        """Record in run.json `builds` what the builds' calls answered, merged, and how long
-        the longest took (`s`), or that some had not ended (`unfinished`: the run ended first
-        or they failed, `errors`); nothing when the run started none."""
+        """Record in run.json `builds` what the builds' calls that ended answered, merged, how
+        long the longest of them took (`s`), how many were still running when the run ended
+        (`unfinished`) and what failed (`errors`); nothing when the run started none. Called as
+        the run ends, so it raises nothing."""
         if not self._builds:
             return
+        ended = [task for task in self._builds if not task.is_alive()]
         answers: dict[str, Any] = {}
         errors: list[str] = []
-        for task in self._builds:
-            if task.is_alive():
-                continue
+        for task in ended:
             try:
                 answers.update(task.result() or {})
-            except (WorkerLost, RuntimeError) as exc:
-                errors.append(str(exc)[:200])
-        ended = [t for t in self._builds if not t.is_alive()]
+            except Exception as exc:  # noqa: BLE001 -- recorded; the cells compile for themselves
+                errors.append(f"{type(exc).__name__}: {exc}"[:200])
         entry: dict[str, Any] = {
-            "s": round(max((t.seconds for t in ended), default=0.0), 3),
+            "s": round(max((task.seconds for task in ended), default=0.0), 3),
             "answers": answers,
             "unfinished": len(self._builds) - len(ended),
         }
         if errors:
             entry["errors"] = errors
-        self._save(builds=entry)
+        with contextlib.suppress(OSError, ValueError):
+            self._save(builds=entry)
 
     def _save(self, **entries: Any) -> None:
         save_run_meta(self.out, **entries)
