@@ -194,6 +194,16 @@ def test_compare_values_is_bitwise_and_nan_aware() -> None:
     assert "not a numpy array" in sup.compare_values([1.0], expected)
 
 
+def test_compare_values_reports_a_misread_0d_array() -> None:
+    """A 0-d big-endian array read back with its bytes swapped is a mismatch at (), not an
+    IndexError of the comparison (which the runner journaled as the consumer's refusal)."""
+    expected = sup.make_values(">i4", (), 0)
+    misread = np.asarray(expected.astype("<i4").view(">i4").astype("<i4"))
+    message = sup.compare_values(misread, expected)
+    assert message is not None and message.startswith("1 of 1 elements differ; first at ()")
+    assert sup.compare_values(np.asarray(expected.astype("<i4")), expected) is None
+
+
 def test_compare_values_complex_nan_and_byte_order() -> None:
     expected = np.array([complex(np.nan, 1.0), 2 + 3j], dtype="<c8")
     seen = np.array([complex(np.nan, 1.0), 2 + 3j], dtype="<c8")

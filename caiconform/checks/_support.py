@@ -131,6 +131,7 @@ def _native(a: np.ndarray) -> np.ndarray:
 
 def _same_element(expected: np.ndarray, seen: np.ndarray) -> np.ndarray:
     """Element-wise: bit patterns equal, or both NaN (a NaN's payload is not data)."""
+    # ascontiguousarray makes a 0-d array 1-d: the bytes are compared so, the result reshaped
     a = np.ascontiguousarray(expected)
     b = np.ascontiguousarray(seen)
     ab = a.view(np.uint8).reshape(a.shape + (a.dtype.itemsize,))
@@ -144,7 +145,7 @@ def _same_element(expected: np.ndarray, seen: np.ndarray) -> np.ndarray:
             real = (a.real == b.real) | (np.isnan(a.real) & np.isnan(b.real))
             imag = (a.imag == b.imag) | (np.isnan(a.imag) & np.isnan(b.imag))
             same |= real & imag
-    return same
+    return same.reshape(np.shape(expected))
 
 
 def compare_values(seen: Any, expected: np.ndarray) -> str | None:
@@ -172,8 +173,10 @@ def compare_values(seen: Any, expected: np.ndarray) -> str | None:
     same = _same_element(a, b)
     if same.all():
         return None
-    wrong = np.argwhere(~same)
-    first = tuple(int(i) for i in wrong[0])
+    # flatnonzero + unravel_index, not argwhere: argwhere reads a 0-d array as 1-d, and its
+    # index then fails on the 0-d array itself
+    wrong = np.flatnonzero(~same)
+    first = tuple(int(i) for i in np.unravel_index(int(wrong[0]), same.shape))
     got, want = repr(b[first]), repr(a[first])
     if got == want:  # same value, other bytes (a bool stored as 2, a NaN payload): show the bytes
         got, want = _element_bytes(b, first), f"{_element_bytes(a, first)} (bytes)"
