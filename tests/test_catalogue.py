@@ -142,7 +142,9 @@ def test_groups_join_cells_count_examples_and_use_the_shrunk_reproducer():
         "ambiguous_groups": 0,
         "unreproduced_groups": 0,
         "by_library": {"torch": 1},
+        "by_severity": {"corrupts": 1},
     }
+    assert group["severity"] == "corrupts"  # a misread byte order
 
 
 def test_the_condition_contrasts_the_failure_with_its_passing_neighbour():

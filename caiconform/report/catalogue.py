@@ -55,6 +55,7 @@ from typing import Any
 from caiconform.expectations import env_versions, is_correct_rejection, lookup_version
 from caiconform.report.load import cell_key
 from caiconform.runner.outcome import CRASH, HANG, PASS, POISONED, REJECTED, SKIP
+from caiconform.severity import SEVERITIES, rank, severity_of
 from caiconform.spec.rules import RULES
 
 __all__ = [
@@ -65,7 +66,10 @@ __all__ = [
     "build_catalogue",
     "contrast",
     "culprit_of",
+    "filed_rule",
     "group_key",
+    "group_order",
+    "implied_rule",
     "compare",
     "finding_records",
     "input_rule",
@@ -319,13 +323,47 @@ def culprit_of(record: Mapping[str, Any], evidence: Evidence | None = None) -> d
     return {"library": None, "role": None, "why": f"ambiguous: {why}"}
 
 
+#: family -> (the consumer's rule, the producer's rule) a finding on valid input without a rule
+#: of its own is filed under: what the side that failed had to honour in that family
+_HONOURED = {
+    "streams": ("CAI-SYNC-CONSUMER", "CAI-SYNC-PRODUCER-SUFFICIENT"),
+    "readonly": ("CAI-DATA-READONLY-HONOURED", "CAI-PRODUCER-DESCRIBES-DATA"),
+    "mask": ("CAI-MASK-TRUTH", "CAI-PRODUCER-DESCRIBES-DATA"),
+    "lifetime": ("CAI-LIFETIME-DATA-HELD", "CAI-LIFETIME-NO-EFFECT"),
+}
+_READS = ("CAI-CONSUMER-READS-DESCRIBED", "CAI-PRODUCER-DESCRIBES-DATA")
+
+
+def implied_rule(record: Mapping[str, Any], role: str | None) -> str | None:
+    """The rule a finding without a rule of its own and without an input rule is filed under:
+    a crash, hang, poison or refusal on valid input breaks the rule the failing side had to
+    honour in that family (`_HONOURED`; elsewhere reading, or exporting, what the dict
+    describes). None for a record that has a rule or an input rule."""
+    if record.get("rule") or input_rule(record):
+        return None
+    consumer_rule, producer_rule = _HONOURED.get(str(record.get("check")), _READS)
+    return producer_rule if role == "producer" else consumer_rule
+
+
+def filed_rule(record: Mapping[str, Any], role: str | None) -> tuple[str | None, str | None]:
+    """(rule, how) a record's finding is filed under: its own rule ("record"), the rule its
+    input was built to break ("input"), else the rule the failing side had to honour
+    ("implied")."""
+    if record.get("rule"):
+        return record["rule"], "record"
+    found = input_rule(record)
+    if found:
+        return found, "input"
+    return implied_rule(record, role), "implied"
+
+
 def group_key(record: Mapping[str, Any], culprit: Mapping[str, Any]) -> tuple:
     """(library, role, rule, outcome class): what a maintainer fixes once. A record without a
-    rule is keyed by its input's rule (`input_rule`), marked so it is no rule of the record."""
-    rule = record.get("rule")
-    if not rule:
-        found = input_rule(record)
-        rule = f"input:{found}" if found else None
+    rule is keyed by its input's rule (`input_rule`), marked so it is no rule of the record;
+    one without either by the rule its failing side had to honour (`implied_rule`)."""
+    rule, how = filed_rule(record, culprit.get("role"))
+    if how == "input":
+        rule = f"input:{rule}"
     return (culprit.get("library"), culprit.get("role"), rule, outcome_class(record))
 
 
@@ -610,15 +648,19 @@ def build_catalogue(
         culprit = culprit_of(r, evidence)
         key = group_key(r, culprit)
         if key not in groups:
-            trigger = input_rule(r)
-            rule = RULES.get(r.get("rule") or "")
+            filed, how = filed_rule(r, culprit["role"])
+            entry = RULES.get(filed or "")
+            level = entry.level.value if entry is not None else None
+            outcome = outcome_class(r)
             groups[key] = {
                 "library": culprit["library"],
                 "role": culprit["role"],
-                "rule": r.get("rule"),
-                "input_rule": trigger,
-                "level": rule.level.value if rule is not None else None,
-                "outcome": outcome_class(r),
+                "rule": None if how == "input" else filed,
+                "input_rule": filed if how == "input" else None,
+                "rule_implied": how == "implied",
+                "level": level,
+                "outcome": outcome,
+                "severity": severity_of(outcome, filed, level),
                 "why": culprit["why"],
             }
         (shrunk if r.get("shrunk") else members)[key].append(r)
@@ -660,19 +702,9 @@ def build_catalogue(
             }
         )
         out.append(group)
-    severity = {"crash": 0, "poisoned": 1, "hang": 2, "fail": 3, "accepted-invalid": 4}
-    level_rank = {"MUST": 0, "SHOULD": 1, "PORTABILITY": 2, "MAY": 3}
-    out.sort(
-        key=lambda g: (
-            g["library"] is None,
-            str(g["library"]),
-            severity.get(g["outcome"], 5),
-            level_rank.get(g["level"] or "", 4),
-            -g["count"],
-            str(g["rule"] or g["input_rule"]),
-        )
-    )
+    out.sort(key=group_order)
     counts = Counter(g["library"] or "(ambiguous)" for g in out)
+    severities = Counter(g["severity"] for g in out)
     return {
         "schema": SCHEMA,
         "runs": sorted({str(r.get("run_id")) for r in records if r.get("run_id")}),
@@ -683,8 +715,27 @@ def build_catalogue(
             "ambiguous_groups": sum(g["library"] is None for g in out),
             "unreproduced_groups": sum(g["reproduced"] is False for g in out),
             "by_library": dict(sorted(counts.items())),
+            "by_severity": {s: severities[s] for s in SEVERITIES if severities[s]},
         },
     }
+
+
+_OUTCOME_ORDER = {"crash": 0, "poisoned": 1, "hang": 2, "fail": 3, "accepted-invalid": 4}
+_LEVEL_ORDER = {"MUST": 0, "SHOULD": 1, "PORTABILITY": 2, "MAY": 3}
+
+
+def group_order(group: Mapping[str, Any]) -> tuple:
+    """Sort key of a group: by library (ambiguous last), most severe first, then the rule's
+    level, the most examples, the rule."""
+    return (
+        group.get("library") is None,
+        str(group.get("library")),
+        rank(group.get("severity")),
+        _OUTCOME_ORDER.get(group.get("outcome") or "", 5),
+        _LEVEL_ORDER.get(group.get("level") or "", 4),
+        -int(group.get("count") or 0),
+        str(group.get("rule") or group.get("input_rule")),
+    )
 
 
 def _keys(catalogue: Mapping[str, Any]) -> dict[tuple, Mapping[str, Any]]:
