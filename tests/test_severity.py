@@ -55,7 +55,7 @@ def test_severity_is_the_harm_not_the_level(outcome, rule, level, expected) -> N
 def test_severities_rank_most_harmful_first_and_the_default_threshold() -> None:
     assert [rank(s) for s in SEVERITIES] == [0, 1, 2, 3, 4]
     assert rank(None) == 5
-    assert DEFAULT_FAIL_ON == {CORRUPTS, CRASHES, REFUSES_VALID}
+    assert {CORRUPTS, CRASHES, REFUSES_VALID} == DEFAULT_FAIL_ON
 
 
 def test_parse_severities() -> None:
