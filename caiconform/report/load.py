@@ -28,6 +28,7 @@ __all__ = [
     "cell_key",
     "JOURNAL_NAMES",
     "REQUIRED_KEYS",
+    "record_problem",
 ]
 
 #: Journal file names, looked for in this order.
@@ -84,16 +85,49 @@ def _lines(path: Path) -> Iterator[str]:
             yield from fh
 
 
-def _check_record(record: Any, where: str) -> dict[str, Any]:
+#: the type each placing key must have: JSON's spelling of it, and the Python types it reads as
+_KEY_TYPES: dict[str, tuple[str, tuple[type, ...]]] = {
+    "run_id": ("a string", (str,)),
+    "seq": ("an integer", (int,)),
+    "check": ("a string", (str,)),
+    "producer": ("a string or null", (str, type(None))),
+    "consumer": ("a string or null", (str, type(None))),
+    "rule": ("a string or null", (str, type(None))),
+}
+
+
+def record_problem(record: Any) -> str | None:
+    """Why `record` cannot be a journal record (not an object, a placing key missing or of the
+    wrong type, an unknown outcome), or None when it can."""
     if not isinstance(record, dict):
-        raise ReportInputError(f"{where}: expected a JSON object, got {type(record).__name__}")
+        return f"expected a JSON object, got {type(record).__name__}"
     missing = [k for k in REQUIRED_KEYS if k not in record]
     if missing:
-        raise ReportInputError(f"{where}: record lacks {', '.join(missing)}")
-    if record["outcome"] not in OUTCOMES:
-        raise ReportInputError(
-            f"{where}: outcome {record['outcome']!r} is not one of {', '.join(OUTCOMES)}"
-        )
+        return f"record lacks {', '.join(missing)}"
+    for key, (spelled, types) in _KEY_TYPES.items():
+        value = record.get(key)
+        if key in record and (type(value) is bool or not isinstance(value, types)):
+            return f"{key} is {_json_type(value)}, expected {spelled}"
+    if not isinstance(record["outcome"], str) or record["outcome"] not in OUTCOMES:
+        return f"outcome {_short(record['outcome'])} is not one of {', '.join(OUTCOMES)}"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    names.update({list: "an array", dict: "an object", type(None): "null"})
+    return names.get(type(value), type(value).__name__)
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else json.dumps(value)[:40]
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_record(record: Any, where: str) -> dict[str, Any]:
+    problem = record_problem(record)
+    if problem is not None:
+        raise ReportInputError(f"{where}: {problem}")
     return record
 
 
@@ -125,7 +159,23 @@ def read_journal(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         raise ReportInputError(f"{path}: not UTF-8 text ({exc.reason})") from None
     if pending is not None:
         warnings.append(f"{path}:{pending[0]}: dropped a truncated last line ({pending[1]})")
-    return records, warnings
+    return _unique(records, path, warnings), warnings
+
+
+def _unique(records: list[dict[str, Any]], path: Path, warnings: list[str]) -> list[dict[str, Any]]:
+    """`records` with every repeat of a (run_id, seq) left out: one line written twice (a run
+    killed while journaling, then resumed) is one result, not two."""
+    seen: set[tuple[str, int]] = set()
+    unique = []
+    for record in records:
+        key = (record["run_id"], record["seq"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(record)
+    if len(unique) < len(records):
+        repeats = len(records) - len(unique)
+        warnings.append(f"{path}: {repeats} repeated line(s) (same run_id and seq) counted once")
+    return unique
 
 
 def _find_journal(directory: Path) -> Path:

@@ -2,9 +2,11 @@
 line per finished cell), appended and fsync'ed as things finish, so a killed run loses at most
 the example that was running.
 
-A run killed in the middle of a write leaves a truncated last line; reading drops it and the
-next append first cuts it off, so the file stays one JSON object per line. Records are read back
-on `--resume` to skip finished cells and to replay finished examples of a partial cell.
+A run killed in the middle of a write leaves a truncated last line; reading drops it and cuts
+it off the file, so the file stays one JSON object per line. Records are read back on `--resume`
+to skip finished cells and to replay finished examples of a partial cell. A broken line anywhere
+else, or a record the report could not place, means the file was damaged: opening it raises
+`JournalError` naming the file and line, as `caiconform report` would refuse it.
 """
 
 from __future__ import annotations
@@ -13,13 +15,28 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from caiconform.report.load import record_problem
 from caiconform.runner.protocol import jsonable
 
-__all__ = ["JsonlFile", "Journal", "utc_now"]
+__all__ = ["JsonlFile", "Journal", "JournalError", "utc_now"]
+
+
+class JournalError(ValueError):
+    """A journal file damaged past its last line; the message names the file and the line."""
+
+
+def _cell_problem(entry: Any) -> str | None:
+    """Why a `cells.jsonl` line cannot be a finished cell, or None."""
+    if not isinstance(entry, dict):
+        return f"expected a JSON object, got {type(entry).__name__}"
+    if not isinstance(entry.get("cell"), str):
+        return "no cell key (a string)"
+    return None
 
 
 def utc_now() -> str:
@@ -30,15 +47,17 @@ def utc_now() -> str:
 class JsonlFile:
     """An append-only JSON-lines file, safe to append to from several threads.
 
-    On open, a truncated last line (no newline) is dropped from the file; `records` holds the
-    lines that parsed and `damaged` counts those that did not (only a truncated tail is
-    expected).
+    On open, a truncated last line (no newline, or one that does not parse) is cut off the
+    file and counted in `damaged`; `records` holds the lines before it. A line that does not
+    parse before the last one, or one `problem(record)` finds fault with (it returns why, or
+    None), raises JournalError.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, problem: Callable[[Any], str | None] | None = None) -> None:
         self.path = path
         self.records: list[dict[str, Any]] = []
         self.damaged = 0
+        self._problem = problem
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._written = 0  # lines written by this object
@@ -53,18 +72,30 @@ class JsonlFile:
         complete = data.rfind(b"\n") + 1
         if complete < len(data):
             self.damaged += 1
-            with open(self.path, "r+b") as fh:
-                fh.truncate(complete)
-        for line in data[:complete].splitlines():
+        broken: tuple[int, int, str] | None = None  # (line number, its offset, the error)
+        offset = 0
+        for number, line in enumerate(data[:complete].splitlines(keepends=True), start=1):
+            start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
+            if broken is not None:
+                raise JournalError(f"{self.path}:{broken[0]}: not valid JSON ({broken[2]})")
             try:
                 record = json.loads(line)
-            except ValueError:
-                self.damaged += 1
+            except (ValueError, RecursionError) as exc:
+                broken = (number, start, getattr(exc, "msg", type(exc).__name__))
                 continue
+            problem = self._problem(record) if self._problem is not None else None
+            if problem is not None:
+                raise JournalError(f"{self.path}:{number}: {problem}")
             if isinstance(record, dict):
                 self.records.append(record)
+        if broken is not None:  # the last line: a write cut short
+            self.damaged += 1
+            complete = broken[1]
+        if complete < len(data):
+            with open(self.path, "r+b") as fh:
+                fh.truncate(complete)
 
     def write(self, record: dict[str, Any]) -> int:
         """Write one record as one line (one `write` call on an O_APPEND file); returns the
@@ -109,10 +140,10 @@ class Journal:
         self.run_dir = run_dir
         self.run_id = run_id
         run_dir.mkdir(parents=True, exist_ok=True)
-        self.results = JsonlFile(run_dir / "results.jsonl")
-        self.cells = JsonlFile(run_dir / "cells.jsonl")
+        self.results = JsonlFile(run_dir / "results.jsonl", record_problem)
+        self.cells = JsonlFile(run_dir / "cells.jsonl", _cell_problem)
         self._seq_lock = threading.Lock()
-        self._seq = max((int(r.get("seq", -1)) for r in self.results.records), default=-1)
+        self._seq = max((r["seq"] for r in self.results.records), default=-1)
         self.started = time.monotonic()
 
     @property
@@ -134,6 +165,14 @@ class Journal:
 
     def cell_done(self, key: str, **summary: Any) -> None:
         self.cells.append({"cell": key, **summary, "time": utc_now()})
+
+    def skip_cell(self, key: str, record: dict[str, Any], reason: str) -> None:
+        """Journal the one skip `record` of a cell that cannot run, and the cell as done. A run
+        killed between the two left the record already written: it is not written again."""
+        written = self.records_of(record["check"], record["producer"], record["consumer"])
+        if not any(r.get("outcome") == record["outcome"] for r in written):
+            self.record(record)
+        self.cell_done(key, skipped=reason)
 
     def records_of(self, check: str, producer: str | None, consumer: str | None) -> list[dict]:
         """The records already journaled for one cell."""
