@@ -153,11 +153,16 @@ class Expectation:
 
     def matches_finding(self, record: Mapping[str, Any]) -> bool:
         """True when `record` is a finding of the kind this entry expects (scope aside)."""
-        return (
-            record.get("outcome") in self.outcomes
-            and is_finding(record)
-            and _glob(record.get("rule"), self.rule)
-        )
+        if record.get("outcome") not in self.outcomes or not is_finding(record):
+            return False
+        if record.get("rule"):
+            return _glob(record["rule"], self.rule)
+        # a record without a rule (a crash, a refusal no rule explains) is matched on the rule
+        # reports file it under (`caiconform.filing`): its input's, else the one its failing
+        # side had to honour; the empty string as before when there is none
+        from caiconform.filing import candidate_rules
+
+        return any(_glob(rule, self.rule) for rule in candidate_rules(record) or ("",))
 
     def active(self, version_of: VersionLookup) -> tuple[bool, str]:
         """Whether the `when` condition holds, and why not (for the report)."""

@@ -431,3 +431,28 @@ def test_a_correct_rejection_is_a_pass_not_a_finding():
     assert application.records[0].status == "pass"
     # the entry expected a finding that did not happen: the consumer refuses correctly
     assert application.entries[0].status == "xpass"
+
+
+def test_an_entry_matches_a_finding_without_a_rule_by_the_rule_it_is_filed_under() -> None:
+    """A crash has no rule of its own: an entry covers it by the rule reports file it under —
+    its input's (an adversarial mutant's), else the one its failing side had to honour."""
+    mutant_crash = {
+        "producer": None,
+        "consumer": "cupy",
+        "check": "adversarial",
+        "outcome": "crash",
+        "rule": None,
+        "params": {"rule": "CAI-STREAM-LIVE"},
+    }
+    valid_crash = {
+        "producer": "reference",
+        "consumer": "torch",
+        "check": "roundtrip",
+        "outcome": "crash",
+        "rule": None,
+        "params": {"typestr": "<f4"},
+    }
+    (live,) = _entries({"rule": "CAI-STREAM-LIVE", "reason": "known segfault", "consumer": "cupy"})
+    (reads,) = _entries({"rule": "CAI-CONSUMER-READS-DESCRIBED", "reason": "aborts on negative"})
+    assert live.matches_finding(mutant_crash) and not live.matches_finding(valid_crash)
+    assert reads.matches_finding(valid_crash) and not reads.matches_finding(mutant_crash)

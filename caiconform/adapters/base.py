@@ -57,6 +57,18 @@ class SkipExchange(Exception):
     reason, recorded with outcome `skip` (a capability gap, not a failure)."""
 
 
+#: how the reason of a skip caused by a failing producer factory begins (`ProducerFailed`)
+SETUP_PREFIX = "setup: "
+
+
+class ProducerFailed(RuntimeError):
+    """A producer's `produce` raised something other than SkipExchange: the example could not
+    be built, so nothing was exchanged. That is a defect of the test setup (a factory should
+    raise SkipExchange for what its library cannot make), not a finding against either side:
+    the runner records a skip whose reason begins with `SETUP_PREFIX`, and reports list these
+    apart with that hint."""
+
+
 class Adapter:
     """Base class for adapters. Subclasses set `name`, `module`, `capabilities` and implement
     `produce` and/or `consume`."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from caiconform.adapters.base import SkipExchange
+from caiconform.adapters.base import ProducerFailed, SkipExchange
 from caiconform.runner.outcome import (
     ACCEPTED_INVALID,
     FAIL,
@@ -348,7 +348,7 @@ def produce(name: str, values: np.ndarray, layout: Layout, typestr: str, scenari
     except SkipExchange:
         raise
     except Exception as exc:
-        raise RuntimeError(
+        raise ProducerFailed(
             f"producer {name} could not build the example: {describe_exception(exc)}"
         ) from exc
 

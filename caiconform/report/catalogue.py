@@ -45,7 +45,6 @@ Conditions, two of them per group:
 
 from __future__ import annotations
 
-import functools
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -53,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from caiconform.expectations import env_versions, is_correct_rejection, lookup_version
+from caiconform.filing import filed_rule, implied_rule, input_rule
 from caiconform.report.load import cell_key
 from caiconform.runner.outcome import CRASH, HANG, PASS, POISONED, REJECTED, SKIP
 from caiconform.severity import SEVERITIES, rank, severity_of
@@ -149,27 +149,6 @@ def passed(record: Mapping[str, Any]) -> bool:
 def finding_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The records that are findings (shrunk reproducers included)."""
     return [r for r in records if outcome_class(r) is not None]
-
-
-@functools.cache
-def _live_mutation_rules() -> dict[str, str | None]:
-    from caiconform.checks.adversarial import LIVE  # imports hypothesis: only when needed
-
-    return dict(LIVE)
-
-
-def input_rule(record: Mapping[str, Any]) -> str | None:
-    """For a record without a rule: the rule its input was built to break (an adversarial
-    mutant's `rule`, a live mutation's), else None."""
-    if record.get("rule"):
-        return None
-    params = record.get("params") or {}
-    if isinstance(params.get("rule"), str) and params["rule"] in RULES:
-        return params["rule"]
-    mutation = params.get("mutation")
-    if isinstance(mutation, str) and record.get("check") == "adversarial":
-        return _live_mutation_rules().get(mutation)
-    return None
 
 
 def _side(rule: str | None) -> str | None:
@@ -321,40 +300,6 @@ def culprit_of(record: Mapping[str, Any], evidence: Evidence | None = None) -> d
             f"shows it opposite the reference or opposite several partners in {family}"
         )
     return {"library": None, "role": None, "why": f"ambiguous: {why}"}
-
-
-#: family -> (the consumer's rule, the producer's rule) a finding on valid input without a rule
-#: of its own is filed under: what the side that failed had to honour in that family
-_HONOURED = {
-    "streams": ("CAI-SYNC-CONSUMER", "CAI-SYNC-PRODUCER-SUFFICIENT"),
-    "readonly": ("CAI-DATA-READONLY-HONOURED", "CAI-PRODUCER-DESCRIBES-DATA"),
-    "mask": ("CAI-MASK-TRUTH", "CAI-PRODUCER-DESCRIBES-DATA"),
-    "lifetime": ("CAI-LIFETIME-DATA-HELD", "CAI-LIFETIME-NO-EFFECT"),
-}
-_READS = ("CAI-CONSUMER-READS-DESCRIBED", "CAI-PRODUCER-DESCRIBES-DATA")
-
-
-def implied_rule(record: Mapping[str, Any], role: str | None) -> str | None:
-    """The rule a finding without a rule of its own and without an input rule is filed under:
-    a crash, hang, poison or refusal on valid input breaks the rule the failing side had to
-    honour in that family (`_HONOURED`; elsewhere reading, or exporting, what the dict
-    describes). None for a record that has a rule or an input rule."""
-    if record.get("rule") or input_rule(record):
-        return None
-    consumer_rule, producer_rule = _HONOURED.get(str(record.get("check")), _READS)
-    return producer_rule if role == "producer" else consumer_rule
-
-
-def filed_rule(record: Mapping[str, Any], role: str | None) -> tuple[str | None, str | None]:
-    """(rule, how) a record's finding is filed under: its own rule ("record"), the rule its
-    input was built to break ("input"), else the rule the failing side had to honour
-    ("implied")."""
-    if record.get("rule"):
-        return record["rule"], "record"
-    found = input_rule(record)
-    if found:
-        return found, "input"
-    return implied_rule(record, role), "implied"
 
 
 def group_key(record: Mapping[str, Any], culprit: Mapping[str, Any]) -> tuple:

@@ -87,6 +87,15 @@ def _is_skip(exc: BaseException) -> bool:
     return isinstance(exc, SkipExchange)
 
 
+def _is_setup(exc: BaseException) -> bool:
+    """A producer's factory failed to build the example (`adapters.base.ProducerFailed`)."""
+    try:
+        from caiconform.adapters.base import ProducerFailed
+    except ImportError:
+        return False
+    return isinstance(exc, ProducerFailed)
+
+
 def _as_result(value: Any) -> Result:
     if isinstance(value, Result):
         return value
@@ -111,6 +120,10 @@ def run_example(
     except Exception as exc:
         if _is_skip(exc):
             result = Result(SKIP, message=_one_line(str(exc)))
+        elif _is_setup(exc):
+            from caiconform.adapters.base import SETUP_PREFIX
+
+            result = Result(SKIP, message=SETUP_PREFIX + _one_line(str(exc)))
         else:
             result = Result(REJECTED, message=_describe(exc))
     return result, time.perf_counter() - start

@@ -174,3 +174,10 @@ def queues(params: dict, producer: str, consumer: str | None) -> Result:
     """The hardware queues this worker's CUDA contexts would be made with (the driver reads
     `CUDA_DEVICE_MAX_CONNECTIONS` at cuInit), and its pid (`runner.forkserver.queues_for`)."""
     return Result(PASS, seen=[os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"), os.getpid()])
+
+
+def factory_fails(params: dict, producer: str, consumer: str | None) -> Result:
+    """An example whose producer factory raises (a user's factory that cannot make a dtype)."""
+    from caiconform.adapters.base import ProducerFailed
+
+    raise ProducerFailed(f"producer {producer} could not build the example: ValueError: no cast")

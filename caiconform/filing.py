@@ -1,0 +1,85 @@
+"""Which rule a finding is filed under, when its record names none.
+
+A record's own rule is the rule its check found broken. A crash, hang or poisoned context has
+none (the runner assigned the outcome; the check never reported), nor does a refusal the check
+could not tie to a rule. Such a finding is filed under the rule its input was built to break
+(an adversarial mutant's, a live mutation's), else under the rule the failing side had to
+honour in that family: a consumer that aborts on a valid array failed to read what the dict
+describes. Reports group by the filed rule, severities are read from it, and expectation
+entries match it, so a crash is never filed as "None".
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from caiconform.spec.rules import RULES
+
+__all__ = ["input_rule", "implied_rule", "filed_rule", "candidate_rules"]
+
+
+@functools.cache
+def _live_mutation_rules() -> dict[str, str | None]:
+    from caiconform.checks.adversarial import LIVE  # imports hypothesis: only when needed
+
+    return dict(LIVE)
+
+
+def input_rule(record: Mapping[str, Any]) -> str | None:
+    """For a record without a rule: the rule its input was built to break (an adversarial
+    mutant's `rule`, a live mutation's), else None."""
+    if record.get("rule"):
+        return None
+    params = record.get("params") or {}
+    if isinstance(params.get("rule"), str) and params["rule"] in RULES:
+        return params["rule"]
+    mutation = params.get("mutation")
+    if isinstance(mutation, str) and record.get("check") == "adversarial":
+        return _live_mutation_rules().get(mutation)
+    return None
+
+
+#: family -> (the consumer's rule, the producer's rule) a finding on valid input without a rule
+#: of its own is filed under: what the side that failed had to honour in that family
+_HONOURED = {
+    "streams": ("CAI-SYNC-CONSUMER", "CAI-SYNC-PRODUCER-SUFFICIENT"),
+    "readonly": ("CAI-DATA-READONLY-HONOURED", "CAI-PRODUCER-DESCRIBES-DATA"),
+    "mask": ("CAI-MASK-TRUTH", "CAI-PRODUCER-DESCRIBES-DATA"),
+    "lifetime": ("CAI-LIFETIME-DATA-HELD", "CAI-LIFETIME-NO-EFFECT"),
+}
+_READS = ("CAI-CONSUMER-READS-DESCRIBED", "CAI-PRODUCER-DESCRIBES-DATA")
+
+
+def implied_rule(record: Mapping[str, Any], role: str | None) -> str | None:
+    """The rule a finding without a rule of its own and without an input rule is filed under:
+    a crash, hang, poison or refusal on valid input breaks the rule the failing side had to
+    honour in that family (`_HONOURED`; elsewhere reading, or exporting, what the dict
+    describes). None for a record that has a rule or an input rule."""
+    if record.get("rule") or input_rule(record):
+        return None
+    consumer_rule, producer_rule = _HONOURED.get(str(record.get("check")), _READS)
+    return producer_rule if role == "producer" else consumer_rule
+
+
+def filed_rule(record: Mapping[str, Any], role: str | None) -> tuple[str | None, str | None]:
+    """(rule, how) a record's finding is filed under: its own rule ("record"), the rule its
+    input was built to break ("input"), else the rule the failing side had to honour
+    ("implied")."""
+    if record.get("rule"):
+        return record["rule"], "record"
+    found = input_rule(record)
+    if found:
+        return found, "input"
+    return implied_rule(record, role), "implied"
+
+
+def candidate_rules(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """The rules a record's finding may be filed under when its culprit's role is not known
+    (an expectation entry matching records): its own or input rule, else the implied rule of
+    either side."""
+    rule, how = filed_rule(record, None)
+    if how != "implied":
+        return (rule,) if rule else ()
+    return tuple(dict.fromkeys(r for r in (rule, implied_rule(record, "producer")) if r))
