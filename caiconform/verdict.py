@@ -1,0 +1,219 @@
+"""The verdict on a set of results: red only for a library's own defects at or above the
+failing threshold that no expectation (baseline) covers, or for an expectation that no longer
+holds.
+
+Every finding group of the catalogue (`caiconform.report.catalogue`) has one culprit library
+(or none, when it cannot be told) and a severity (`caiconform.severity`). For a library under
+test (the pytest plugin's `--cai-name`) a group is:
+
+- `own`: its culprit is that library;
+- `ambiguous`: no single culprit, and the library is on one side of the pairs that showed it
+  (a CI run cannot clear it, so it fails, saying so);
+- `peer`: another library's defect, seen along the way: listed, never failing.
+
+Without a library (a whole-matrix `caiconform run` or `report`), every group is judged as
+`own`. A judged group fails when its severity is in `fail_on` and at least one of its examples
+is not covered by an expectation entry: a *new* defect. A group all of whose examples are
+covered is `expected` (baselined). A strict entry that covered nothing (the defect is gone, or
+the entry is stale) is an entry error, also red: the baseline has to be updated.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from caiconform.expectations import (
+    EntryStatus,
+    Expectation,
+    apply_expectations,
+    installed_version,
+)
+from caiconform.severity import DEFAULT_FAIL_ON, SEVERITIES, rank
+
+__all__ = ["Judged", "Verdict", "judge", "group_line", "involves"]
+
+
+@dataclass
+class Judged:
+    """One finding group and what the verdict made of it.
+
+    status: `new` (fails: at/above the threshold, not covered), `expected` (covered by the
+    expectations), `below` (under the threshold: reported, not failing).
+    side: `own`, `ambiguous` or `peer` (see the module docstring).
+    """
+
+    group: Mapping[str, Any]
+    status: str
+    side: str
+    records: list[Mapping[str, Any]] = field(default_factory=list)
+
+    @property
+    def failing(self) -> bool:
+        return self.status == "new" and self.side in ("own", "ambiguous")
+
+
+@dataclass
+class Verdict:
+    """What a set of results comes to for `library` (None: every library)."""
+
+    library: str | None
+    fail_on: frozenset[str]
+    judged: list[Judged]
+    entry_errors: list[EntryStatus]
+    entry_notes: list[EntryStatus]
+    expectations_given: bool
+
+    def of(self, side: str, *statuses: str) -> list[Judged]:
+        return [j for j in self.judged if j.side == side and (not statuses or j.status in statuses)]
+
+    @property
+    def failing(self) -> list[Judged]:
+        return [j for j in self.judged if j.failing]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failing and not self.entry_errors
+
+    def headline(self) -> str:
+        """The first line a maintainer reads: what to do."""
+        own = [j for j in self.judged if j.side == "own"]
+        failing = self.failing
+        who = self.library or "the matrix"
+        if failing:
+            worst = failing[0]
+            first = group_line(worst.group)
+            more = f" and {len(failing) - 1} more" if len(failing) > 1 else ""
+            do = f"FIX: {who}: {len(failing)} failing defect(s) ({first}{more})"
+        elif self.entry_errors:
+            do = (
+                f"UPDATE THE BASELINE: {who}: {len(self.entry_errors)} expectation(s) no longer "
+                "hold (a defect fixed, or an entry stale)"
+            )
+        else:
+            do = f"OK: {who}: no failing defect"
+        parts = [do]
+        if self.expectations_given:
+            new = sum(j.status == "new" for j in own)
+            parts.append(f"{new} new since baseline")
+        below = [j for j in own if j.status == "below"]
+        if below:
+            parts.append(
+                f"{len(below)} below --fail-on ({_severity_counts(j.group for j in below)})"
+            )
+        if self.library is not None:
+            peers = self.of("peer")
+            parts.append(f"{len(peers)} defect(s) of other libraries seen, not failing")
+        return "; ".join(parts)
+
+
+def _severity_counts(groups: Iterable[Mapping[str, Any]]) -> str:
+    counts: dict[str, int] = defaultdict(int)
+    for g in groups:
+        counts[str(g.get("severity"))] += 1
+    return ", ".join(f"{counts[s]} {s}" for s in SEVERITIES if counts.get(s))
+
+
+def group_line(group: Mapping[str, Any]) -> str:
+    """One line for a group: `severity: library role: rule (level), outcome, N examples`."""
+    rule = group.get("rule") or f"input breaks {group.get('input_rule')}"
+    library = group.get("library") or "ambiguous"
+    return (
+        f"{group.get('severity')}: {library} {group.get('role') or ''} {rule} "
+        f"({group.get('level')}, {group.get('outcome')}, {group.get('count')} example(s))"
+    ).replace("  ", " ")
+
+
+def involves(group: Mapping[str, Any], library: str) -> bool:
+    """Whether `library` is on a side of a cell of `group` (cells are check/producer/consumer)."""
+    return any(library in str(cell).split("/")[1:] for cell in group.get("cells") or [])
+
+
+def _key(group: Mapping[str, Any]) -> tuple:
+    rule = group.get("rule") or (
+        f"input:{group['input_rule']}" if group.get("input_rule") else None
+    )
+    return (group.get("library"), group.get("role"), rule, group.get("outcome"))
+
+
+def judge(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    library: str | None = None,
+    fail_on: Iterable[str] = DEFAULT_FAIL_ON,
+    expectations: Sequence[Expectation] | None = None,
+    version_of: Callable[[Mapping[str, Any]], Callable[[str], str | None]] | None = None,
+    catalogue: Mapping[str, Any] | None = None,
+) -> Verdict:
+    """Judge `records` (journal records; shrunk ones included) for `library`.
+
+    `catalogue` is `build_catalogue(records)` when the caller has it already. `version_of`
+    as in `apply_expectations`.
+    """
+    from caiconform.report.catalogue import (
+        Evidence,
+        build_catalogue,
+        culprit_of,
+        group_key,
+        outcome_class,
+    )
+
+    fail_on = frozenset(fail_on)
+    catalogue = catalogue if catalogue is not None else build_catalogue(records)
+    evidence = Evidence.of(r for r in records if not r.get("shrunk"))
+    members: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        if outcome_class(r) is not None and not r.get("shrunk"):
+            members[group_key(r, culprit_of(r, evidence))].append(r)
+    application = apply_expectations(
+        expectations or [], records, version_of or (lambda record: installed_version)
+    )
+    covered = {id(v.record) for v in application.records if v.status == "xfail"}
+    judged = []
+    for group in catalogue.get("groups", []):
+        side = _side(group, library)
+        if side is None:
+            continue
+        examples = members.get(_key(group), [])
+        if group.get("severity") not in fail_on:
+            status = "below"
+        elif examples and all(id(r) in covered for r in examples):
+            status = "expected"
+        else:
+            status = "new"
+        judged.append(Judged(group, status, side, examples))
+    judged.sort(key=lambda j: (j.status != "new", rank(j.group.get("severity"))))
+    ran = {(r.get("producer"), r.get("consumer"), r.get("check")) for r in records}
+    errors, notes = [], []
+    for status in application.entries:
+        if status.status == "unmatched" and not _entry_ran(status.entry, ran):
+            notes.append(status)
+        elif status.is_error:
+            errors.append(status)
+    return Verdict(library, fail_on, judged, errors, notes, bool(expectations))
+
+
+def _side(group: Mapping[str, Any], library: str | None) -> str | None:
+    if library is None:
+        return "own"
+    if group.get("library") == library:
+        return "own"
+    if group.get("library") is None:
+        return "ambiguous" if involves(group, library) else "peer"
+    return "peer"
+
+
+def _entry_ran(entry: Expectation, ran: set[tuple]) -> bool:
+    """Whether any result of the run falls in the entry's producer/consumer/check scope (an
+    entry about checks or libraries that did not run here is not judged stale)."""
+    from caiconform.expectations import wildcard_match
+
+    def fits(value: Any, pattern: str) -> bool:
+        return wildcard_match("" if value is None else str(value), pattern)
+
+    return any(
+        fits(p, entry.producer) and fits(c, entry.consumer) and fits(k, entry.check)
+        for p, c, k in ran
+    )
