@@ -9,7 +9,8 @@ TARGET is one of
 JSON has no tuples, so a recorded dict's lists stand for tuples (shape, strides, data, descr
 fields) and are not reported as lists; a recorded mask is a nested dict. The schema check is
 pure Python; live checks (pointer, allocation, stream) need the live object and a GPU.
-Exit status: 0 no MUST-level violation, 1 at least one, 2 bad usage (one line says why).
+Exit status: 0 no MUST-level violation, 1 at least one, 2 bad usage or a target that gave no
+answer within `--timeout` seconds (one line says why).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import argparse
 import importlib
 import json
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,10 +30,22 @@ from caiconform.cli import console as cli_console
 from caiconform.spec.findings import Finding, Report
 from caiconform.spec.validate import ATTR, validate
 
-__all__ = ["add_arguments", "run", "live_checks", "load_targets", "Target", "RecordedExport"]
+__all__ = [
+    "add_arguments",
+    "run",
+    "live_checks",
+    "load_targets",
+    "Target",
+    "RecordedExport",
+    "DEFAULT_TIMEOUT_S",
+]
 
 #: Why live checks did not run on a recorded dict.
 RECORDED_SKIP = "recorded dict: no live object to inspect (schema only)"
+#: seconds a target may take to import, export and be judged before `check` gives up on it
+DEFAULT_TIMEOUT_S = 10.0
+#: digits int() converts at once (Python limits one conversion to 4,300 by default)
+_INT_CHUNK = 4000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +57,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="judge as CAI version N (0-3) instead of the dict's own version",
     )
+    parser.add_argument(
+        "--timeout",
+        metavar="S",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT_S,
+        help=f"give up (exit 2) when importing, reading and judging TARGET takes longer than S "
+        f"seconds, as a property that hangs would (default {DEFAULT_TIMEOUT_S:g}; 0: no limit)",
+    )
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {raw!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {raw!r}")
+    return value
 
 
 @dataclass
@@ -83,8 +116,18 @@ def live_checks(obj: Any) -> tuple[list[Finding], str | None]:
 
 def run(args: argparse.Namespace) -> int:
     version = parse_cai_version(args.version)
+    timeout = getattr(args, "timeout", DEFAULT_TIMEOUT_S)
+    results = _within(timeout, args.target, lambda: _judge(args.target, version))
+    if args.json:
+        _print_json(results)
+    else:
+        _print_tables(results)
+    return 0 if all(report.ok for _, report, _ in results) else 1
+
+
+def _judge(spec: str, version: int | None) -> list[tuple[Target, Report, str | None]]:
     results = []
-    for target in load_targets(args.target):
+    for target in load_targets(spec):
         report = validate(target.obj, version=version)
         if target.live:
             extra, skipped = live_checks(target.obj)
@@ -92,11 +135,34 @@ def run(args: argparse.Namespace) -> int:
         else:
             skipped = RECORDED_SKIP
         results.append((target, report, skipped))
-    if args.json:
-        _print_json(results)
-    else:
-        _print_tables(results)
-    return 0 if all(report.ok for _, report, _ in results) else 1
+    return results
+
+
+def _within(seconds: float, spec: str, work: Callable[[], Any]) -> Any:
+    """`work()`'s value, or UsageError when it has not returned after `seconds` (0: wait as
+    long as it takes). It runs in a daemon thread, so a target that hangs (a property that
+    never returns) is left behind and the process still exits."""
+    if not seconds:
+        return work()
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="caiconform-check", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise UsageError(
+            f"{spec}: no answer after {seconds:g} s (an import, call or property that hangs?); "
+            "--timeout S waits longer"
+        )
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 # --- targets -------------------------------------------------------------------------------
@@ -164,15 +230,19 @@ def _parse_json_text(text: str, source: str) -> list[Target]:
         values = [(source, _loads(text, source))]
     except json.JSONDecodeError as whole_error:
         values = []
-        for number, line in enumerate(text.splitlines(), 1):
+        lines = text.splitlines()
+        for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 values.append((f"{source}:{number}", _loads(line, f"{source}:{number}")))
             except json.JSONDecodeError as line_error:
-                # before any good line, this is not JSON Lines: the whole-text error says where
-                error = line_error if values else whole_error
-                where = number if values else whole_error.lineno
+                # before any good line: JSON Lines when a later line is an object of its own,
+                # else one JSON text, whose own error says where
+                if values or _holds_a_json_line(lines[number:]):
+                    where, error = number, line_error
+                else:
+                    where, error = whole_error.lineno, whole_error
                 raise UsageError(f"{source}: line {where}: invalid JSON: {error.msg}") from None
     if not values:
         raise UsageError(f"{source}: no JSON object in it")
@@ -187,13 +257,40 @@ def _parse_json_text(text: str, source: str) -> list[Target]:
     return targets
 
 
+def _holds_a_json_line(lines: list[str]) -> bool:
+    """Whether one of `lines` is a JSON object on its own (the text is JSON Lines)."""
+    for line in lines:
+        if line.lstrip().startswith("{"):
+            try:
+                if isinstance(_loads(line, ""), dict):
+                    return True
+            except (json.JSONDecodeError, UsageError):
+                continue
+    return False
+
+
 def _loads(text: str, where: str) -> Any:
     """json.loads, with a RecursionError (the decoder's answer to very deep nesting) turned
-    into a usage error: no recorded interface dict nests that deep."""
+    into a usage error: no recorded interface dict nests that deep. Integers of any length are
+    read as they are written (Python's own limit on converting digits would stop them), so
+    the validator judges their value."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_parse_int)
     except RecursionError:
         raise UsageError(f"{where}: JSON nested too deeply to be an interface dict") from None
+
+
+def _parse_int(digits: str) -> int:
+    """A JSON integer's value, however many digits it has (converted in chunks, each under
+    Python's limit on one str-to-int conversion)."""
+    if len(digits) <= _INT_CHUNK:
+        return int(digits)
+    sign, digits = (-1, digits[1:]) if digits.startswith("-") else (1, digits)
+    value = 0
+    for start in range(0, len(digits), _INT_CHUNK):
+        chunk = digits[start : start + _INT_CHUNK]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return sign * value
 
 
 def from_json(d: dict) -> dict:

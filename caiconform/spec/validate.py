@@ -88,7 +88,7 @@ def _validate(target: Any, version: int | None, *, fast: bool = False) -> Report
                 return report
             judged = _judged_version(d, version)
             _check_dict(d, judged, findings)
-    except Exception as exc:  # last resort: a hostile object slipped past the guards below
+    except (Exception, SystemExit) as exc:  # last resort: a hostile object got past the guards
         findings.append(
             finding(
                 "CAI-ATTR-DICT",
@@ -233,7 +233,7 @@ def _clean(d: dict, version: int | None, target: str) -> Report | None:
         # zero-size: the pointer is 0, no side overflows, strides are left to the full path
         if ptr != 0 or strides is not None or max(shape) > _INDEX_MAX:
             return None
-    elif ptr <= 0 or ptr >= _ADDRESS_END or ptr % align or hi > _INDEX_MAX:
+    elif ptr <= 0 or ptr + hi > _ADDRESS_END or ptr % align or hi > _INDEX_MAX:
         return None
     if "mask" in d and d["mask"] is not None:
         return None
@@ -374,7 +374,7 @@ def _check_shape(d: dict, out: list[Finding]) -> tuple[int, ...] | None:
                 out.append(finding("CAI-SHAPE-INT", f"shape[{i}]", _show(n), "an int"))
             else:
                 out.append(
-                    finding("CAI-SHAPE-NONNEGATIVE", f"shape[{i}]", str(value), "an int >= 0")
+                    finding("CAI-SHAPE-NONNEGATIVE", f"shape[{i}]", _show(value), "an int >= 0")
                 )
     return None if bad else tuple(result)
 
@@ -523,7 +523,7 @@ def _check_strides(
                 "CAI-STRIDES-NDIM",
                 "strides",
                 f"{len(result)} strides",
-                f"{len(shape)}, one per dimension of shape {shape}",
+                f"{len(shape)}, one per dimension of shape {_show(shape)}",
             )
         )
         return False, None
@@ -547,7 +547,7 @@ def _check_layout(
                 finding(
                     "CAI-DATA-ZERO-SIZE-NULL",
                     "data[0]",
-                    f"{ptr:#x} for shape {shape}",
+                    f"{ptr:#x} for shape {_show(shape)}",
                     "0 for a zero-size array",
                 )
             )
@@ -556,7 +556,7 @@ def _check_layout(
                 finding(
                     "CAI-DATA-NONZERO-SIZE-NONNULL",
                     "data[0]",
-                    f"0 for shape {shape}",
+                    f"0 for shape {_show(shape)}",
                     "a nonzero pointer",
                 )
             )
@@ -567,6 +567,15 @@ def _check_layout(
             overflow = overflow or any(abs(s) > _INDEX_MAX for s in strides)
         lo, hi = byte_extent(shape, strides, itemsize)
         overflow = overflow or hi - lo > _INDEX_MAX
+        if ptr and (ptr + lo < 0 or ptr + hi > _ADDRESS_END):
+            out.append(
+                finding(
+                    "CAI-DATA-POINTER-RANGE",
+                    "data[0]",
+                    f"{ptr:#x}, whose bytes reach {ptr + lo:#x} to {ptr + hi:#x}",
+                    "every byte the shape, strides and typestr reach below 2**64 (and >= 0)",
+                )
+            )
         if ptr and ptr % alignment(ts):
             out.append(
                 finding(
@@ -604,7 +613,7 @@ def _check_strides_portability(
             finding(
                 "CAI-PORT-STRIDES-ITEMSIZE",
                 f"strides[{odd}]",
-                str(strides[odd]),
+                _show(strides[odd]),
                 f"a multiple of the item size {itemsize}",
             )
         )
@@ -622,7 +631,7 @@ def _check_strides_portability(
             finding(
                 "CAI-PORT-NEGATIVE-STRIDES",
                 f"strides[{negative}]",
-                str(strides[negative]),
+                _show(strides[negative]),
                 "a positive stride",
             )
         )
@@ -704,7 +713,7 @@ def _check_mask(mask: Any, shape: tuple[int, ...] | None, v: int, out: list[Find
         return
     try:
         inner = getattr(mask, ATTR)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a property is the producer's failure
         out.append(
             finding(
                 "CAI-MASK-TYPE",
@@ -739,7 +748,10 @@ def _check_mask(mask: Any, shape: tuple[int, ...] | None, v: int, out: list[Find
     elif not _broadcastable(mask_shape, shape):
         out.append(
             finding(
-                "CAI-MASK-SHAPE", "mask.shape", str(mask_shape), f"a shape broadcastable to {shape}"
+                "CAI-MASK-SHAPE",
+                "mask.shape",
+                _show(mask_shape),
+                f"a shape broadcastable to {_show(shape)}",
             )
         )
     elif mask_shape != shape:
@@ -747,8 +759,8 @@ def _check_mask(mask: Any, shape: tuple[int, ...] | None, v: int, out: list[Find
             finding(
                 "CAI-PORT-MASK-SHAPE-EXACT",
                 "mask.shape",
-                str(mask_shape),
-                f"the array's own shape {shape}",
+                _show(mask_shape),
+                f"the array's own shape {_show(shape)}",
             )
         )
 
