@@ -703,8 +703,24 @@ def test_streams_draw_a_spin_length_only_for_the_reference_producer() -> None:
 def test_only_families_without_overlapping_streams_ask_for_one_queue():
     """One hardware queue per context runs every stream's work in issue order: the streams
     family's spin could then never expose a consumer that does not wait for the producer's
-    stream, and the devices family's copies between GPUs are left at the driver's default."""
+    stream. The devices family's exchanges have no pending work (each of its replacements
+    makes a context on two GPUs, cheaper with one queue)."""
     from caiconform.checks import FAMILIES, load
 
     single = {f for f in FAMILIES if getattr(load(f), "SINGLE_QUEUE", False)}
-    assert single == set(FAMILIES) - {"streams", "devices"}
+    assert single == set(FAMILIES) - {"streams"}
+
+
+def test_devices_drawn_examples_are_one_kind_for_the_crash_cap() -> None:
+    """The devices family's drawn params name nothing `driver.crash_kind` counts by, so its
+    lost examples were never capped (70 poisoned contexts in one cell on two H100s): its own
+    `crash_kind` makes every drawn example one kind, and the driver uses it."""
+    from caiconform.runner.driver import crash_kind
+
+    devices = load("devices")
+    params = [{"typestr": "<f4", "shape": [3], "seed": 1}, {"typestr": "|b1", "shape": [1, 2]}]
+    assert crash_kind(params[0], None) == ""  # without the family's hook: never capped
+    kinds = {crash_kind(p, None, devices.crash_kind) for p in params}
+    assert kinds == {devices.DRAWN_KIND}
+    # a floor example keeps the floor's kinds
+    assert crash_kind(params[0], {"layout": "C"}, devices.crash_kind) == "layout 'C'"

@@ -797,9 +797,10 @@ def test_a_cells_tasks_needing_every_gpu_run_on_a_second_worker_of_the_thread(
     monkeypatch, tmp_path
 ):
     """A task of a cell that needs several GPUs runs, on a machine with several, on a worker of
-    the thread's that sees every GPU (no CUDA_VISIBLE_DEVICES) but is otherwise the slot's: a
-    fork server preloaded as the slots are, with a spare, so a poisoned context costs a fork;
-    made once per thread, closed with it. Other cells' tasks stay on the slot's worker."""
+    the thread's that sees every GPU (the slot's own first: its device 0) but is otherwise the
+    slot's: a fork server preloaded as the slots are, with a spare, so a poisoned context costs
+    a fork; made once per thread, closed with it. Other cells' tasks stay on the slot's
+    worker."""
     from caiconform.runner.forkserver import PRELOAD_ENV
 
     made: list[dict] = []
@@ -837,7 +838,7 @@ def test_a_cells_tasks_needing_every_gpu_run_on_a_second_worker_of_the_thread(
     config = driver.RunConfig(out=tmp_path, checks=["devices"])
     driver._drive(_Scheduler(), slot, ["0", "1"], config)
     assert len([m for m in made if "env" in m]) == 1
-    assert made[0]["env"] == {PRELOAD_ENV: "{}"}
+    assert made[0]["env"] == {PRELOAD_ENV: "{}", "CUDA_VISIBLE_DEVICES": "1,0"}
     assert made[0]["fork"] and made[0]["spare"] and list(made[0]["health_hooks"]) == [HOOK]
     assert made[-1] == {"closed": True}
     assert narrow.ran_on == [slot]

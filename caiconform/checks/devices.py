@@ -8,6 +8,15 @@ in its current context (cuPointerGetAttribute with CU_POINTER_ATTRIBUTE_DEVICE_P
 
 Outcomes: `pass`; `fail` CAI-DATA-POINTER-CONTEXT (wrong values); `rejected` naming
 CAI-DATA-POINTER-CONTEXT (refused a valid export from another device).
+
+Every example is the same exchange (one C-contiguous array, no pending work): a consumer that
+poisons its context or crashes on one does so on the others. Its drawn examples name no kind
+the runner's crash cap counts by (no `layout`, `mutation`, `rule`), so none was ever capped:
+on two H100s `devices/-/cuda.cccl` ran 70 poisoned examples, each a new process making a
+context on both GPUs and a faulting kernel, 135 s of the run's tail (issue 27). `crash_kind`
+makes them one kind, capped as any other family's (`driver.DRAWN_CRASH_CAP`). No example needs
+two streams' work to overlap, so its workers' contexts have one hardware queue
+(`SINGLE_QUEUE`): each replacement makes two contexts, one per GPU.
 """
 
 from __future__ import annotations
@@ -18,12 +27,31 @@ from caiconform.checks import _support as sup
 from caiconform.runner.outcome import Result
 from caiconform.spec.layout import Layout
 
-__all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "MIN_GPUS", "examples", "execute", "repro"]
+__all__ = [
+    "FAMILY",
+    "ROLES",
+    "NEEDS_GPU",
+    "MIN_GPUS",
+    "SINGLE_QUEUE",
+    "crash_kind",
+    "examples",
+    "execute",
+    "repro",
+]
 
 FAMILY = "devices"
 ROLES = "consumer"
 NEEDS_GPU = True
 MIN_GPUS = 2
+SINGLE_QUEUE = True
+#: the one kind of the family's drawn examples (`crash_kind`)
+DRAWN_KIND = "drawn arrays on device 1"
+
+
+def crash_kind(params: dict) -> str:
+    """What the runner's crash cap counts a drawn example by: every one is the same exchange
+    (DRAWN_KIND), so a consumer's third lost one skips the rest of the cell's."""
+    return DRAWN_KIND
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:

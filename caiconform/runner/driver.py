@@ -47,11 +47,18 @@ from caiconform.expectations import is_correct_rejection
 from caiconform.runner.calibrate import SPIN_ENV, SPIN_FILE, SPIN_FILE_ENV
 from caiconform.runner.draws import hypothesis_settings, seed_only_draws
 from caiconform.runner.forkserver import QUEUES_ENV, queues_for
-from caiconform.runner.journal import Journal, JournalError
+from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
 from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
-from caiconform.runner.pool import Exchange, Worker, WorkerPool, forks_here
+from caiconform.runner.pool import (
+    Exchange,
+    Worker,
+    WorkerPool,
+    choose_workers,
+    forks_here,
+)
+from caiconform.runner.pool import default_workers as _default_workers
 from caiconform.runner.prefetch import MIN_CELLS, Prefetch, draw_cell, processes_for
 from caiconform.runner.protocol import canonical
 from caiconform.runner.repro import write_repro
@@ -62,6 +69,7 @@ from caiconform.runner.schedule import (
     load_history,
     shard_cells,
     start_order,
+    wide_threads,
 )
 from caiconform.runner.startup import Startup, save_run_meta
 from caiconform.runner.worker import taints_of
@@ -134,7 +142,8 @@ class RunConfig:
     libraries: list[str] | None = None
     max_examples: int = 100
     seed: int | None = None
-    #: cell threads, one worker slot each; None: `default_workers` (the cores available)
+    #: cell threads, one worker slot each; None: `default_workers` (WORKERS_PER_GPU per GPU,
+    #: at most the cores; the cores without a GPU)
     workers: int | None = None
     #: None: the resumed run's value, else DEFAULT_TIMEOUT_S
     timeout_s: float | None = None
@@ -302,12 +311,17 @@ class _Job:
     #: the floor's coverage labels; None for a drawn example
     coverage: dict | None = None
 
+    #: the family's own `crash_kind(params)` for drawn examples, when it has one
+    family_kind: Callable[[dict], str] | None = None
+
     @property
     def kind(self) -> str:
-        return crash_kind(self.params, self.coverage)
+        return crash_kind(self.params, self.coverage, self.family_kind)
 
 
-def crash_kind(params: dict, coverage: dict | None) -> str:
+def crash_kind(
+    params: dict, coverage: dict | None, family_kind: Callable[[dict], str] | None = None
+) -> str:
     """What the crash caps count by. A floor example's (`coverage` given): the layout kind,
     or for examples with none (the adversarial floor's mutants) the rule the mutation
     breaks, so two crashes on one mutation do not skip the mutants of every other rule. A
@@ -315,7 +329,11 @@ def crash_kind(params: dict, coverage: dict | None) -> str:
     and mutants: a mutant's rule is the one it breaks) and layout kind, those it has; "" when
     it has none (such examples are not capped: nothing tells them apart). Without the rule,
     a cell's mutants were one kind: at 1,000 examples three crashes on some rules skipped
-    the mutants of every other, and five single-example crash groups were not found."""
+    the mutants of every other, and five single-example crash groups were not found. A
+    family module's own `crash_kind(params)` (`family_kind`) names its drawn examples' kind
+    instead (devices: params that name none, whose lost examples were never capped)."""
+    if coverage is None and family_kind is not None:
+        return family_kind(params)
     if coverage is None:
         layout = params.get("layout")
         parts = [
@@ -404,7 +422,7 @@ class _CellRun:
             ran = record.get("worker") is not None  # a capped record never ran
             if ran and self._costly(record["params"], Result.from_dict(record)):
                 coverage = record.get("coverage") if record.get("floor") else None
-                kind = crash_kind(record["params"], coverage)
+                kind = crash_kind(record["params"], coverage, self._family_kind)
                 self.ran_lost.setdefault(kind, []).append(-1)
                 self.journal_crashes[kind] += 1
         self.draw_error: str | None = None
@@ -523,6 +541,10 @@ class _CellRun:
             )
         return self.journal.record(record)
 
+    @property
+    def _family_kind(self) -> Callable[[dict], str] | None:
+        return getattr(self.cell.family.module, "crash_kind", None)
+
     def _costly(self, params: dict, result: Result) -> bool:
         """Did the example cost its worker process: lost (crash, hang, poisoned), or one the
         family's `taints` retires (`worker._taints`)? What the crash caps count."""
@@ -608,7 +630,9 @@ class _CellRun:
             if key in seen:
                 continue
             seen.add(key)
-            more.append(_Job(len(jobs) + len(more), i, params, key, f"{i:04d}"))
+            more.append(
+                _Job(len(jobs) + len(more), i, params, key, f"{i:04d}", None, self._family_kind)
+            )
         with self.lock:
             self.jobs.extend(more)
             self.drawing = False
@@ -981,13 +1005,10 @@ def _new_run(config: RunConfig) -> str:
 
 
 def default_workers(gpus: int = 0) -> int:
-    """One worker per core this process may run on (`os.sched_getaffinity`), and at least one
-    per GPU, so every GPU gets cells."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, cores, gpus)
+    """The worker slots of a run that does not say: `pool.default_workers` (WORKERS_PER_GPU
+    per GPU, at most the cores this process may run on, at least one per GPU; one per core
+    without a GPU)."""
+    return _default_workers(gpus)
 
 
 def _gpu_ids(requested: int | None) -> tuple[list[str], str]:
@@ -1111,10 +1132,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     run_id = run_id or _new_run(config)
     times_at_start = os.times()
     gpu_ids, no_gpu_reason = _gpu_ids(config.gpus)
-    try:
-        journal = Journal(config.out, run_id)
-    except JournalError as exc:
-        raise UsageError(f"cannot resume: {exc} (the journal is damaged)") from None
+    journal = Journal(config.out, run_id)
     startup = Startup(
         config.out,
         calibrate=config.calibrate_spin
@@ -1130,8 +1148,10 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         floors=[f.module.__name__ for f in families if hasattr(f.module, "seed_floor")],
         builds=_builds(config, requested, gpu_ids),
     )
-    if config.workers is None:
-        config.workers = default_workers(len(gpu_ids))
+    choice = choose_workers(config.workers, gpu_ids)
+    config.workers = choice.count
+    with contextlib.suppress(OSError, ValueError):
+        save_run_meta(config.out, workers=choice.to_json())
     pool = WorkerPool(
         max(1, config.workers),
         gpu_ids=gpu_ids,
@@ -1145,7 +1165,7 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     if journal.damaged:
         result.notes.append(f"dropped {journal.damaged} truncated journal line(s)")
     prefetch: Prefetch | None = None
-    scheduler = Scheduler([], stop)
+    scheduler = Scheduler([], stop, wide_threads=wide_threads(len(gpu_ids)))
     ready = threading.Event()
     threads: list[threading.Thread] = []
     spin_file: Path | None = None
@@ -1210,13 +1230,14 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         result.skipped += [(c.key, why) for c, why in skipped]
         for family in broken:
             if f"{family.name}/*" not in done:
-                skip = family_skip_record(family.name, family.reason)
-                journal.skip_cell(f"{family.name}/*", skip, family.reason)
+                journal.record(family_skip_record(family.name, family.reason))
+                journal.cell_done(f"{family.name}/*", skipped=family.reason)
         if listener is not None:
             listener.planned([c for c in cells if c.key not in done], result.skipped)
         for cell, reason in skipped:
             if cell.key not in done:
-                journal.skip_cell(cell.key, skip_record(cell, reason), reason)
+                journal.record(skip_record(cell, reason))
+                journal.cell_done(cell.key, skipped=reason)
         to_run = [c for c in cells if c.key not in done]
         _save_queues(config, to_run)
         wanted = config.prefetch_draws
@@ -1392,7 +1413,7 @@ def _drive(
                     continue
                 target = worker
                 if cell.wide and len(gpu_ids) > 1:
-                    wide = wide or _wide_worker(worker, config)
+                    wide = wide or _wide_worker(worker, config, gpu_ids)
                     target = wide
                 cell.run_task(task, target)
             except _Stopped:
@@ -1405,16 +1426,23 @@ def _drive(
             wide.close()
 
 
-def _wide_worker(slot: Worker, config: RunConfig) -> Worker:
+def _wide_worker(slot: Worker, config: RunConfig, gpu_ids: Sequence[str] = ()) -> Worker:
     """A worker for cells that need several GPUs: the slot's settings but every GPU visible: a
-    fork server (with the slot's preload) and a spare, as the slot has. Without them every
+    fork server (with the slot's preload) and a spare, as the slot has. Its device 0 is the
+    slot's own GPU (`CUDA_VISIBLE_DEVICES` the slot's first, then the others of `gpu_ids`), so
+    the devices family's consumers (device 0 current) run on every GPU, not all on the first,
+    where a consumer's faulting kernel held up the other processes. Without them every
     poisoned context cost a cold start of a process importing every library (nvidia-h200-x2,
     2026-11-24: the devices cells of cuda.cccl, numba-kernel and PyCUDA, mostly poisoned
     examples, ran 57-83 s for 20 examples); with them, but each cell whole on one worker, those
     three still had not ended at the 258 s cap, 105 s after every other cell."""
+    env = {k: v for k, v in slot.env.items() if k != "CUDA_VISIBLE_DEVICES"}
+    own = slot.env.get("CUDA_VISIBLE_DEVICES")
+    if own is not None and own in gpu_ids:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join([own, *(g for g in gpu_ids if g != own)])
     wide = Worker(
         slot.slot,
-        env={k: v for k, v in slot.env.items() if k != "CUDA_VISIBLE_DEVICES"},
+        env=env,
         health_hooks=slot.health_hooks,
         log_path=config.out / "workers" / f"worker-{slot.slot}-all-gpus.log",
         spare=config.spare_workers,

@@ -32,7 +32,20 @@ from caiconform.runner.protocol import decode, encode
 from caiconform.runner.worker import PARENT_ENV, PATH_ENV
 from caiconform.runner.zygote import Zygote, ZygoteProcess
 
-__all__ = ["Exchange", "Worker", "WorkerPool", "WorkerLost", "DEFAULT_ENV", "forks_here"]
+__all__ = [
+    "Exchange",
+    "Worker",
+    "WorkerPool",
+    "WorkerLost",
+    "WorkerChoice",
+    "DEFAULT_ENV",
+    "WORKERS_PER_GPU",
+    "choose_workers",
+    "cores_available",
+    "default_workers",
+    "forks_here",
+    "slot_gpus",
+]
 
 #: set in every worker unless the caller's environment already sets them: several workers share
 #: one GPU, so JAX must not grab most of its memory up front
@@ -41,10 +54,96 @@ DEFAULT_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 #: how long a worker may take to import a check module and warm its adapters
 PREPARE_TIMEOUT_S = 300.0
 
+#: worker slots a default run gives each GPU it uses (`default_workers`): what one GPU takes,
+#: not what the host's cores allow. Measured with seed 11's default matrix, 100 examples per
+#: cell: one H100 with 16 cores and 16 workers took 60-67 s; on a host with 2 H100s and 32
+#: cores, one GPU given the 32 workers its cores gave took 153.1 s (ordinary cells 20-100x
+#: slower, `streams/jax/jax` 3.5 s -> 118 s: the GPU's contexts and time slices, not the CPU,
+#: were short), and given 16 workers 78.8 s (issue 27). `--workers` overrides it
+WORKERS_PER_GPU = 16
+
 
 def forks_here() -> bool:
     """Whether workers may be fork servers here (Linux: `os.fork` after imports, pidfds)."""
     return sys.platform.startswith("linux")
+
+
+def cores_available() -> int:
+    """The cores this process may run on (`os.sched_getaffinity`; `os.cpu_count` elsewhere)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def default_workers(gpus: int = 0, cores: int | None = None) -> int:
+    """The worker slots of a run that does not say (`--workers`): without a GPU, one per core;
+    with `gpus` GPUs, WORKERS_PER_GPU per GPU, no more than the cores (the run's own process
+    and its drawing processes need some too: at 100 examples per cell its parent used 45 % of
+    a core on one H100) and at least one per GPU, so every GPU gets cells."""
+    cores = cores_available() if cores is None else cores
+    if gpus <= 0:
+        return max(1, cores)
+    return max(1, gpus, min(cores, WORKERS_PER_GPU * gpus))
+
+
+def slot_gpus(count: int, gpu_ids: Sequence[str]) -> list[str | None]:
+    """The GPU each of `count` slots is pinned to (`CUDA_VISIBLE_DEVICES`): slot i gets
+    `gpu_ids[i % len(gpu_ids)]`, so every GPU has its own slots (and their fork servers) and
+    their numbers differ by one at most; None for every slot with fewer than two GPUs (the
+    slots then see what the run sees)."""
+    if len(gpu_ids) < 2:
+        return [None] * count
+    return [gpu_ids[slot % len(gpu_ids)] for slot in range(count)]
+
+
+@dataclass(frozen=True)
+class WorkerChoice:
+    """How many worker slots a run has, how they are spread over its GPUs, and why (run.json
+    `workers`)."""
+
+    count: int
+    #: GPU id -> slots pinned to it ({} without a GPU; with one GPU, its slots)
+    per_gpu: dict[str, int]
+    cores: int
+    #: how the count was chosen: "--workers" or the default's rule with its numbers
+    chosen: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "workers_per_gpu": dict(self.per_gpu),
+            "cores": self.cores,
+            "chosen": self.chosen,
+        }
+
+
+def choose_workers(
+    requested: int | None, gpu_ids: Sequence[str], cores: int | None = None
+) -> WorkerChoice:
+    """The run's worker slots: `requested` (`--workers`, at least 1) when given, else
+    `default_workers` for the GPUs in `gpu_ids`."""
+    cores = cores_available() if cores is None else cores
+    gpus = len(gpu_ids)
+    if requested is not None:
+        count, chosen = max(1, requested), "--workers"
+    else:
+        count = default_workers(gpus, cores)
+        if gpus:
+            chosen = (
+                f"default: min({cores} cores, {WORKERS_PER_GPU} per GPU x {gpus} GPU(s)), "
+                "at least one per GPU"
+            )
+        else:
+            chosen = f"default: one per core ({cores}), no GPU"
+    pins = slot_gpus(count, gpu_ids)
+    per_gpu: dict[str, int] = {}
+    if gpus == 1:
+        per_gpu[gpu_ids[0]] = count
+    for gpu in pins:
+        if gpu is not None:
+            per_gpu[gpu] = per_gpu.get(gpu, 0) + 1
+    return WorkerChoice(count, per_gpu, cores, chosen)
 
 
 class WorkerLost(Exception):
@@ -557,7 +656,9 @@ class Worker:
 
 class WorkerPool:
     """`size` worker slots, one per cell thread. With several GPUs, slot i sees only GPU
-    `gpu_ids[i % len(gpu_ids)]` (CUDA_VISIBLE_DEVICES), spreading the cells over the GPUs."""
+    `gpu_ids[i % len(gpu_ids)]` (CUDA_VISIBLE_DEVICES, `slot_gpus`): each GPU has its own
+    slots and fork servers, and any slot's thread may take any cell's examples, so the cells
+    spread over the GPUs."""
 
     def __init__(
         self,
@@ -572,10 +673,10 @@ class WorkerPool:
         if size < 1:
             raise ValueError(f"a pool needs at least one worker, got {size}")
         self.workers: list[Worker] = []
-        for slot in range(size):
+        for slot, gpu in enumerate(slot_gpus(size, gpu_ids)):
             env = {}
-            if len(gpu_ids) > 1:
-                env["CUDA_VISIBLE_DEVICES"] = gpu_ids[slot % len(gpu_ids)]
+            if gpu is not None:
+                env["CUDA_VISIBLE_DEVICES"] = gpu
             log = None if log_dir is None else log_dir / f"worker-{slot}.log"
             self.workers.append(
                 Worker(

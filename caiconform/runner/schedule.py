@@ -30,6 +30,8 @@ __all__ = [
     "Scheduler",
     "CellWork",
     "start_order",
+    "WIDE_THREADS_PER_GPU",
+    "wide_threads",
 ]
 
 #: seconds a worker takes to start a library (import, CUDA context, first kernels), measured
@@ -67,6 +69,15 @@ FAMILY_EXAMPLE_S = {
     "agreement": 0.005,
 }
 DEFAULT_EXAMPLE_S = 0.01
+#: threads per GPU of the run that may take tasks of cells needing several GPUs (`Scheduler`
+#: `wide_threads`): the devices family's cells, 4 helpers each (`driver.WIDE_HELPERS`), on
+#: every thread that helped them made a fork server seeing every GPU per thread
+WIDE_THREADS_PER_GPU = 4
+
+
+def wide_threads(gpus: int) -> int:
+    """The run's cap on threads taking wide cells' tasks: WIDE_THREADS_PER_GPU per GPU."""
+    return WIDE_THREADS_PER_GPU * max(1, gpus)
 
 
 def estimate_cost(
@@ -184,14 +195,34 @@ class Scheduler:
     takes its tasks from then on. It blocks while every cell left is being prepared or its last
     tasks run elsewhere (they may yet open shrink tasks), and returns None when nothing is left
     or `stop` is set.
+
+    `wide_threads`: at most this many threads ever take tasks of cells that need several GPUs
+    (`wide`; None: any). Each such thread keeps a second fork server whose children make a
+    context on every GPU (`driver._wide_worker`); with every thread free to help, a run on two
+    GPUs made one per thread, and their faulting consumers held up the GPUs' other processes.
     """
 
-    def __init__(self, cells: Iterable[CellWork], stop: threading.Event) -> None:
+    def __init__(
+        self,
+        cells: Iterable[CellWork],
+        stop: threading.Event,
+        wide_threads: int | None = None,
+    ) -> None:
         self.pending = start_order(cells)
         self.active: list[CellWork] = []
         self.stop = stop
         self.cond = threading.Condition()
         self._helpers: dict[int, int] = {}
+        self.wide_threads = wide_threads
+        #: the threads that have taken a wide cell's task
+        self._wide: set[int] = set()
+
+    def _may_take(self, me: _Thread, cell: CellWork) -> bool:
+        """Whether `me` may take tasks of `cell`: any cell, except a wide one once
+        `wide_threads` other threads have taken wide cells' tasks."""
+        if not getattr(cell, "wide", False) or self.wide_threads is None:
+            return True
+        return id(me) in self._wide or len(self._wide) < self.wide_threads
 
     def thread(self) -> _Thread:
         return _Thread()
@@ -202,6 +233,8 @@ class Scheduler:
         me.cell = cell
         if cell is not None:
             self._helpers[id(cell)] = self._helpers.get(id(cell), 0) + 1
+            if getattr(cell, "wide", False):
+                self._wide.add(id(me))
 
     def _pick(self, me: _Thread) -> Any | None:
         own = me.cell
@@ -218,6 +251,7 @@ class Scheduler:
             if c.splittable
             and c.remaining() > 0
             and (c.helpers_cap is None or self._helpers.get(id(c), 0) < c.helpers_cap)
+            and self._may_take(me, c)
         ]
         best = max(
             helpable,
@@ -226,9 +260,10 @@ class Scheduler:
         )
         share = 0.0 if best is None else best.remaining() / (self._helpers.get(id(best), 0) + 1)
         mine = _queues(own) if own is not None else None
-        start = next((c for c in self.pending if own is None or _queues(c) == mine), None)
-        if self.pending and start is None:
-            start = self.pending[0]
+        allowed = [c for c in self.pending if self._may_take(me, c)]
+        start = next((c for c in allowed if own is None or _queues(c) == mine), None)
+        if allowed and start is None:
+            start = allowed[0]
         if start is not None and not (best is not None and share > start.cost):
             self.pending.remove(start)
             self.active.append(start)
