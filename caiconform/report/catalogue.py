@@ -153,7 +153,7 @@ def finding_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, A
 
 def _side(rule: str | None) -> str | None:
     found = RULES.get(rule or "")
-    return found.side if found is not None else None
+    return found.side.value if found is not None else None
 
 
 def _one_sided(record: Mapping[str, Any]) -> str | None:

@@ -1,0 +1,80 @@
+"""Write a run's finding groups as a strict expectation file (a baseline) for later runs.
+
+`caiconform baseline RUN_DIR [--merge DIR ...] -o cai-expectations.yaml [--library NAME]
+[--fail-on SEVERITIES]` writes one entry per finding group of the run's catalogue at or above
+`--fail-on` (default: corrupts, crashes, refuses-valid), each with a reason to fill in; with
+`--library`, only the groups whose culprit is that library. Runs given that file
+(`caiconform run|report --expectations`, the pytest plugin's `--cai-expectations`) are red
+only for a new group or for an entry whose finding no longer happens. Exit status: 0 written,
+2 unreadable input, an unknown library or severity, or a file that cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="run directory (results.jsonl)")
+    parser.add_argument(
+        "--merge", metavar="DIR", nargs="+", action="extend", default=[], help="more runs"
+    )
+    parser.add_argument(
+        "-o", "--out", metavar="FILE", required=True, help="the expectation file to write (.yaml)"
+    )
+    parser.add_argument("--library", metavar="NAME", help="only this library's own groups")
+    parser.add_argument(
+        "--fail-on",
+        metavar="SEVERITIES",
+        default=None,
+        help="comma-separated severities whose groups are written (default: corrupts,crashes,"
+        "refuses-valid; 'all' writes every group)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from caiconform.baseline import BaselineError, write_baseline
+    from caiconform.cli import UsageError
+    from caiconform.report.catalogue import build_catalogue
+    from caiconform.report.load import ReportInputError, load_run
+    from caiconform.report.merge import merge_runs
+    from caiconform.runner.journal import utc_now
+    from caiconform.severity import DEFAULT_FAIL_ON, parse_severities
+
+    if Path(args.out).suffix.lower() not in (".yaml", ".yml"):
+        raise UsageError(f"-o {args.out}: a baseline is written as YAML (.yaml or .yml)")
+    try:
+        fail_on = DEFAULT_FAIL_ON if args.fail_on is None else parse_severities(args.fail_on)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        runs = [load_run(d) for d in [args.run_dir, *args.merge]]
+    except ReportInputError as exc:
+        raise UsageError(str(exc)) from None
+    run_data = runs[0] if len(runs) == 1 else merge_runs(runs)
+    groups = build_catalogue(run_data.records, run_data.envs, run_data.confirmations)["groups"]
+    if args.library is not None:
+        named = sorted({g["library"] for g in groups if g.get("library")})
+        if args.library not in named:
+            raise UsageError(
+                f"--library {args.library!r}: no finding group names it "
+                f"(groups name: {', '.join(named) or 'none'})"
+            )
+        groups = [g for g in groups if g.get("library") == args.library]
+    chosen = [g for g in groups if g.get("severity") in fail_on]
+    source = ", ".join(str(d) for d in [args.run_dir, *args.merge])
+    try:
+        written = write_baseline(chosen, args.out, date=utc_now()[:10], source=source)
+    except BaselineError as exc:
+        raise UsageError(str(exc)) from None
+    left = len(groups) - len(chosen)
+    print(
+        f"wrote {written} expectation(s) to {args.out} ({left} group(s) below --fail-on left out); "
+        "fill in each reason, commit the file, and pass it as --expectations / "
+        "--cai-expectations"
+    )
+    return 0
