@@ -181,7 +181,11 @@ def test_exit_code_usage_beats_failure_beats_pass():
     must = PluginReport("a:B", results=[CheckResult("x", "EMM-ALLOC-VALID", "fail")])
     crash = PluginReport("a:B", results=[CheckResult("x", "EMM-ALLOC-VALID", "crash")])
     usage = PluginReport("a:B", status="usage", reason="nope")
+    unchecked = PluginReport(
+        "a:B", status="unavailable", results=[CheckResult("x", "EMM-ALLOC-VALID", "skip")]
+    )
     assert exit_code([ok, should]) == 0
+    assert exit_code([ok, unchecked]) == 3 and exit_code([unchecked, must]) == 1
     assert exit_code([ok, must]) == 1 and exit_code([crash]) == 1
     assert exit_code([must, usage]) == 2
 
@@ -206,11 +210,12 @@ def test_gpu_checks_lists_what_the_child_runs_in_order():
     context = SimpleNamespace(memory_manager=None)
     checks.cuda = SimpleNamespace(current_context=lambda: context)
     checks.emit = lambda result: None
+    checks.recorder = None
     for name in dir(GpuChecks):
         if name.startswith("_check_"):
             setattr(checks, name, lambda *args: None)
     announced: list[tuple[str, str]] = []
-    checks.run(via_env=False, on_start=lambda check, rule: announced.append((check, rule)))
+    checks.run(on_start=lambda check, rule: announced.append((check, rule)))
     assert announced == list(GPU_CHECKS)
 
 
@@ -277,8 +282,11 @@ def test_without_numba_the_checker_says_so_and_skips_everything():
     else:
         pytest.skip("numba-cuda is importable here")
     out = _cli("caiconform.reference.emm:ReferencePoolManager")
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 3, out.stderr
     assert "NOT CHECKED" in out.stdout and "numba-cuda not importable" in out.stdout
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("caiconform emm-check: nothing checked (exit 3)")
+    assert "numba-cuda not importable" in line
     json_out = _cli("--json", "caiconform.reference.emm:ReferencePoolManager")
     import json
 

@@ -7,8 +7,15 @@ version, set_memory_manager), then on a GPU: one instance per context, memalloc 
 a further spawned process, defer_cleanup, initialize and reset. Without Numba or a GPU the
 checks that cannot run are listed as skipped, with the reason.
 
+Numba's side is checked too: with the plugin set through set_memory_manager, and again in a fresh
+process through NUMBA_CUDA_MEMORY_MANAGER=<module> when the module names the class, every Numba
+allocation path (device_array, device_array_like, to_device, managed_array, mapped_array,
+pinned_array, cuda.pinned, cuda.mapped, deallocation under defer_cleanup, IPC open) must hand
+out memory the plugin allocated [EMM-NUMBA-NO-DIRECT-ALLOC].
+
 Exit status: 0 when no MUST rule failed, 1 when one did, 2 when a target is not an importable
-class.
+class, 3 when a plugin could not be checked at all (every check skipped: numba-cuda not
+installed, say), with one line on stderr saying why.
 """
 
 from __future__ import annotations
@@ -67,7 +74,13 @@ def render(reports, out) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from caiconform.emm.checker import check_plugin, exit_code, parse_target
+    from caiconform.emm.checker import (
+        NOT_CHECKED,
+        check_plugin,
+        exit_code,
+        nothing_checked,
+        parse_target,
+    )
 
     if args.timeout <= 0:
         raise UsageError(f"--timeout must be > 0, got {args.timeout}")
@@ -93,4 +106,11 @@ def run(args: argparse.Namespace) -> int:
     usage = [r for r in reports if r.status == "usage"]
     if usage and not args.json:
         raise UsageError("; ".join(f"{r.target}: {r.reason}" for r in usage))
+    if code == NOT_CHECKED:
+        why = "; ".join(
+            f"{r.target}: {r.reason or 'every check skipped'}"
+            for r in reports
+            if nothing_checked(r)
+        )
+        print(f"caiconform emm-check: nothing checked (exit {NOT_CHECKED}): {why}", file=sys.stderr)
     return code

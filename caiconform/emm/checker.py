@@ -6,9 +6,9 @@ result on the check it was running; everything learned before stays. Numba's mem
 choice is process state, so each plugin gets a fresh process and the caller's choice is never
 touched; inside the child the checks restore whatever they change.
 
-The child registers the plugin through ``NUMBA_CUDA_MEMORY_MANAGER`` when the plugin's module
-names it as ``_numba_memory_manager`` (checking the environment-variable path too), otherwise
-through ``numba.cuda.set_memory_manager``.
+The child registers the plugin with ``numba.cuda.set_memory_manager``; a further spawned process
+checks Numba's allocation paths again with the plugin set through ``NUMBA_CUDA_MEMORY_MANAGER``
+(the module name the user gave) when the module names the class as ``_numba_memory_manager``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import importlib
 import importlib.util
 import inspect
 import multiprocessing
-import os
 import time
 from typing import Any
 
@@ -28,6 +27,8 @@ __all__ = [
     "check_plugin",
     "parse_target",
     "exit_code",
+    "nothing_checked",
+    "NOT_CHECKED",
     "GPU_CHECKS",
     "STATIC_CHECKS",
     "JUDGED_RULES",
@@ -45,6 +46,8 @@ STATIC_CHECKS = (
 #: The GPU check groups, as (check, rule), in the order the child runs them.
 GPU_CHECKS = (
     ("binding", "EMM-ONE-INSTANCE-PER-CONTEXT"),
+    ("allocation-paths", "EMM-NUMBA-NO-DIRECT-ALLOC"),
+    ("fresh-process", "EMM-SET-ENV"),
     ("numba-uses-plugin", "EMM-NUMBA-NO-DIRECT-ALLOC"),
     ("memalloc", "EMM-ALLOC-VALID"),
     ("memalloc-impossible", "EMM-ALLOC-VALID"),
@@ -70,10 +73,13 @@ JUDGED_RULES = (
     "EMM-ALLOC-POINTER-OBJECT",
     "EMM-ALLOC-CURRENT-CONTEXT",
     "EMM-ALLOC-VALID",
+    "EMM-INITIALIZE-BEFORE-USE",
+    "EMM-INITIALIZE-PREPARES",
     "EMM-INITIALIZE-IDEMPOTENT",
     "EMM-RESET-FREES",
     "EMM-RESET-BEFORE-INITIALIZE",
     "EMM-IPC-HANDLE",
+    "EMM-NUMBA-IPC-CLOSE",
     "EMM-MEMORY-INFO",
     "EMM-MEMORY-INFO-RAISES",
     "EMM-DEFER-CLEANUP",
@@ -169,7 +175,6 @@ def _child_run(target: str, setup: str | None, send) -> None:
     prepare = _find_setup(setup, send) if setup else None
     if setup and prepare is None:
         return
-    os.environ["NUMBA_CUDA_MEMORY_MANAGER"] = module_name
     try:
         api = NumbaEMM.load()
         missing = ""
@@ -209,7 +214,8 @@ def _child_run(target: str, setup: str | None, send) -> None:
     env = {
         "numba_cuda": api.version,
         "plugin_module": module_name,
-        "registered_via": "NUMBA_CUDA_MEMORY_MANAGER" if via_env else "set_memory_manager",
+        "registered_via": "set_memory_manager"
+        + (" and NUMBA_CUDA_MEMORY_MANAGER (fresh process)" if via_env else ""),
         "setup": setup,
     }
     if gpu:
@@ -222,15 +228,28 @@ def _child_run(target: str, setup: str | None, send) -> None:
         send("unavailable", f"no GPU ({why}): GPU checks skipped")
         return
 
+    from numba.cuda.cudadrv.driver import driver
+
     from caiconform.emm.checks import GpuChecks
+    from caiconform.emm.paths import Recorder
 
     previous = api.get_manager()
-    if not via_env:
-        api.set_memory_manager(plugin)
+    api.set_memory_manager(plugin)
+    # installed before the context exists, so initialize's place among the calls is seen
+    recorder = None if plugin is api.default_manager else Recorder(plugin, driver).install()
     try:
-        checks = GpuChecks(plugin, api, lambda r: send("result", r.to_dict()))
-        checks.run(via_env, on_start=lambda check, rule: send("start", (check, rule)))
+        checks = GpuChecks(
+            plugin,
+            api,
+            lambda r: send("result", r.to_dict()),
+            recorder=recorder,
+            target=(module_name, qualname),
+            via_env=via_env,
+        )
+        checks.run(on_start=lambda check, rule: send("start", (check, rule)))
     finally:
+        if recorder is not None:
+            recorder.uninstall()
         api.restore_manager(previous)
 
 
@@ -297,8 +316,20 @@ def _add_skips(report: PluginReport) -> None:
             report.results.append(CheckResult(check, rule, SKIP, report.reason))
 
 
+#: The exit status when a plugin could not be checked at all (numba-cuda missing, say).
+NOT_CHECKED = 3
+
+
+def nothing_checked(report: PluginReport) -> bool:
+    """Whether every result of a usable target is a skip: nothing was judged."""
+    return report.status != "usage" and all(r.outcome == SKIP for r in report.results)
+
+
 def exit_code(reports: list[PluginReport]) -> int:
-    """2 if any target was unusable, else 1 if any MUST rule failed, else 0."""
+    """2 if any target was unusable, else 1 if any MUST rule failed, else 3 (`NOT_CHECKED`) if
+    some plugin had nothing checked (every check skipped), else 0."""
     if any(r.status == "usage" for r in reports):
         return 2
-    return 0 if all(r.ok for r in reports) else 1
+    if not all(r.ok for r in reports):
+        return 1
+    return NOT_CHECKED if any(nothing_checked(r) for r in reports) else 0

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.cuda.errors import call
+from caiconform.emm.paths import PATHS, PathChecks, Recorder
 from caiconform.emm.result import CheckResult, failed, passed, skipped
 from caiconform.emm.static import NumbaEMM
 
@@ -118,16 +119,80 @@ def _importer_main(items: list[tuple[str, bytes, bytes]], conn) -> None:
     conn.close()
 
 
-class GpuChecks:
-    """The checks of one plugin class in this process; `emit` receives each result."""
+def _fresh_main(module_name: str, qualname: str, via_env: bool, blob: bytes | None, conn) -> None:
+    """Spawned by the fresh-process check: the plugin set the way a user would (through
+    ``NUMBA_CUDA_MEMORY_MANAGER=<module>`` in this process's environment from its start when the
+    module names the class as ``_numba_memory_manager``, else with set_memory_manager before any
+    context), then every allocation path, IPC open included (the handle came from another
+    process). Sends the results' dicts."""
+    out: list[dict] = []
+    try:
+        import importlib
 
-    def __init__(self, plugin: type, api: NumbaEMM, emit: Callable[[CheckResult], None]) -> None:
+        module = importlib.import_module(module_name)
+        plugin: Any = module
+        for part in qualname.split("."):
+            plugin = getattr(plugin, part)
+        from numba import cuda
+        from numba.cuda.cudadrv.driver import driver
+
+        recorder = Recorder(plugin, driver).install()
+        if not via_env:
+            cuda.set_memory_manager(plugin)
+        route = "NUMBA_CUDA_MEMORY_MANAGER" if via_env else "set_memory_manager (fresh process)"
+        mgr = cuda.current_context().memory_manager
+        if via_env:
+            value = os.environ.get("NUMBA_CUDA_MEMORY_MANAGER")
+            if type(mgr) is plugin:
+                out.append(passed("env-variable", "EMM-SET-ENV", f"={value}").to_dict())
+            else:
+                out.append(
+                    failed(
+                        "env-variable", "EMM-SET-ENV", type(mgr).__qualname__, plugin.__qualname__
+                    ).to_dict()
+                )
+        PathChecks(cuda, recorder, route, lambda r: out.append(r.to_dict())).run(blob)
+    except Exception as exc:
+        out.append(
+            failed(
+                "fresh-process",
+                "EMM-NUMBA-NO-DIRECT-ALLOC",
+                f"{type(exc).__name__}: {exc}",
+                "the paths checked",
+            ).to_dict()
+        )
+    conn.send(out)
+    conn.close()
+
+
+class GpuChecks:
+    """The checks of one plugin class in this process; `emit` receives each result.
+
+    `recorder` (installed before the context was made) watches the plugin's methods and Numba's
+    driver allocators for the allocation-path checks; None for Numba's own manager, where no
+    plugin is in use. `target` is the (module, qualname) the user named, for the fresh process;
+    `via_env`: the module names the class as ``_numba_memory_manager``.
+    """
+
+    def __init__(
+        self,
+        plugin: type,
+        api: NumbaEMM,
+        emit: Callable[[CheckResult], None],
+        *,
+        recorder: Recorder | None = None,
+        target: tuple[str, str] | None = None,
+        via_env: bool = False,
+    ) -> None:
         from numba import cuda
 
         self.cuda = cuda
         self.plugin = plugin
         self.api = api
         self.emit = emit
+        self.recorder = recorder
+        self.target = target or (plugin.__module__, plugin.__qualname__)
+        self.via_env = via_env
 
     # -- helpers -----------------------------------------------------------------------------
     def _array(self, mem: Any, nbytes: int):
@@ -158,7 +223,7 @@ class GpuChecks:
             self.emit(failed(check, rule, f"{type(exc).__name__}: {exc}", "no exception"))
 
     # -- the run -----------------------------------------------------------------------------
-    def run(self, via_env: bool, on_start: Callable[[str, str], None] | None = None) -> None:
+    def run(self, on_start: Callable[[str, str], None] | None = None) -> None:
         """Run every check group; `on_start(check, rule)` is told which one is about to run,
         so a crash can be pinned on it."""
         started = on_start or (lambda check, rule: None)
@@ -166,8 +231,10 @@ class GpuChecks:
         ctx = self.cuda.current_context()
         self.ctx = ctx
         self.mgr = ctx.memory_manager
-        self._check_binding(via_env)
+        self._check_binding()
         for check, rule, body in (
+            ("allocation-paths", "EMM-NUMBA-NO-DIRECT-ALLOC", self._check_paths),
+            ("fresh-process", "EMM-SET-ENV", self._check_fresh_process),
             ("numba-uses-plugin", "EMM-NUMBA-NO-DIRECT-ALLOC", self._check_numba_uses_plugin),
             ("memalloc", "EMM-ALLOC-VALID", self._check_memalloc),
             ("memalloc-impossible", "EMM-ALLOC-VALID", self._check_impossible),
@@ -184,30 +251,8 @@ class GpuChecks:
             self._guard(check, rule, body)
             gc.collect()
 
-    def _check_binding(self, via_env: bool) -> None:
+    def _check_binding(self) -> None:
         mgr, ctx = self.mgr, self.ctx
-        if via_env:
-            if type(mgr) is self.plugin:
-                self.emit(
-                    passed("env-variable", "EMM-SET-ENV", os.environ["NUMBA_CUDA_MEMORY_MANAGER"])
-                )
-            else:
-                self.emit(
-                    failed(
-                        "env-variable",
-                        "EMM-SET-ENV",
-                        type(mgr).__qualname__,
-                        self.plugin.__qualname__,
-                    )
-                )
-        else:
-            self.emit(
-                skipped(
-                    "env-variable",
-                    "EMM-SET-ENV",
-                    "module's _numba_memory_manager is not this class",
-                )
-            )
         same = self.cuda.current_context().memory_manager is mgr
         if type(mgr) is self.plugin and mgr.context is ctx and same:
             self.emit(
@@ -249,6 +294,78 @@ class GpuChecks:
                     "existing context keeps its instance",
                 )
             )
+
+    def _not_a_plugin(self) -> str | None:
+        if self.recorder is None:
+            return "Numba's own memory manager: no EMM plugin is in use, so the rule does not apply"
+        return None
+
+    def _check_paths(self) -> None:
+        """Every Numba allocation path through the plugin set with set_memory_manager in this
+        process (`paths.PathChecks`); IPC open is judged in the fresh process."""
+        why = self._not_a_plugin()
+        if why:
+            for path, _ in PATHS:
+                self.emit(
+                    skipped(f"path:{path} via set_memory_manager", "EMM-NUMBA-NO-DIRECT-ALLOC", why)
+                )
+            return
+        PathChecks(self.cuda, self.recorder, "set_memory_manager", self.emit).run(None)
+
+    def _check_fresh_process(self) -> None:
+        """The paths again in a spawned process where the plugin is set as a user would:
+        ``NUMBA_CUDA_MEMORY_MANAGER=<module>`` (the exact module name the user gave) when the
+        module names the class, else set_memory_manager; an IPC handle exported here is opened
+        there."""
+        why = self._not_a_plugin()
+        if why:
+            self.emit(skipped("env-variable", "EMM-SET-ENV", why))
+            return
+        if not self.via_env:
+            self.emit(
+                skipped(
+                    "env-variable",
+                    "EMM-SET-ENV",
+                    f"module {self.target[0]}'s _numba_memory_manager is not this class",
+                )
+            )
+        blob = None
+        mem = self.mgr.memalloc(4096)
+        try:
+            blob = pickle.dumps(self.mgr.get_ipc_handle(mem))
+        except Exception as exc:
+            self.emit(
+                skipped(
+                    "path:ipc-open",
+                    "EMM-NUMBA-NO-DIRECT-ALLOC",
+                    f"no IPC handle to open: {type(exc).__name__}: {exc}",
+                )
+            )
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe(duplex=False)
+        saved = os.environ.pop("NUMBA_CUDA_MEMORY_MANAGER", None)
+        if self.via_env:
+            os.environ["NUMBA_CUDA_MEMORY_MANAGER"] = self.target[0]
+        try:
+            proc = ctx.Process(target=_fresh_main, args=(*self.target, self.via_env, blob, child))
+            proc.start()
+        finally:
+            os.environ.pop("NUMBA_CUDA_MEMORY_MANAGER", None)
+            if saved is not None:
+                os.environ["NUMBA_CUDA_MEMORY_MANAGER"] = saved
+        child.close()
+        try:
+            if not parent.poll(300):
+                raise RuntimeError("the fresh process sent nothing within 300 s")
+            for data in parent.recv():
+                self.emit(CheckResult.from_dict(data))
+        except EOFError:
+            raise RuntimeError(f"the fresh process died (exit code {proc.exitcode})") from None
+        finally:
+            proc.join(30)
+            if proc.is_alive():
+                proc.kill()
+        del mem
 
     def _check_numba_uses_plugin(self) -> None:
         mgr = self.mgr

@@ -19,7 +19,11 @@ reuse, further empty ones go back to the driver). While any ``defer_cleanup`` is
 are queued (the memory stays reserved) and the pool keeps every empty slab; the queued frees
 and the slab trimming happen when the outermost ``defer_cleanup`` exits, even if it exits with
 an exception. Host allocations are Numba's (`HostOnlyCUDAMemoryManager`), and their cleanup is
-deferred by the same context manager.
+deferred by the same context manager. Managed memory (Numba's ``managed_array`` calls the
+manager's ``memallocmanaged``, which the EMM text does not name) is the plugin's too: one
+``cuMemAllocManaged`` per call in both modes, logged, freed like device memory (queued while
+deferred) and by ``reset``; without this, Numba's host-only base would allocate it with the
+driver directly.
 
 Every device allocation and free is recorded in an `AllocationLog` (`allocation_log`), so
 lifetime checks can see exactly when memory went back.
@@ -35,7 +39,7 @@ from collections.abc import Callable, Iterator
 
 from cuda.bindings import driver as cu
 from numba.cuda import HostOnlyCUDAMemoryManager, IpcHandle, MemoryInfo
-from numba.cuda.cudadrv.driver import AutoFreePointer
+from numba.cuda.cudadrv.driver import AutoFreePointer, ManagedMemory
 
 from caiconform.cuda.errors import CUDAError, call
 from caiconform.reference.suballoc import RangeTable, SlabPool
@@ -83,6 +87,8 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
         self._live: dict[int, AutoFreePointer] = {}
         self._defer_depth = 0
         self._pending: list[int] = []
+        self._managed: dict[int, int] = {}
+        self._pending_managed: list[int] = []
         self.initialized = False
 
     # -- the EMM interface -------------------------------------------------------------------
@@ -108,6 +114,28 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
                 finalizer=self._finalizer(address),
             )
             self._live[address] = mem
+        return mem.own()
+
+    def memallocmanaged(self, size: int, attach_global: bool = True):
+        """Managed memory for Numba's ``managed_array``: one ``cuMemAllocManaged`` (attached
+        globally or to the host, as asked), logged and freed like device memory."""
+        if size < 0:
+            raise ValueError(f"memallocmanaged size must be >= 0, got {size}")
+        attach = cu.CUmemAttach_flags
+        flags = attach.CU_MEM_ATTACH_GLOBAL if attach_global else attach.CU_MEM_ATTACH_HOST
+        nbytes = max(int(size), 1)
+        with self._lock:
+            address = int(call(cu.cuMemAllocManaged, nbytes, int(flags), detail=f"{nbytes} bytes"))
+            self._managed[address] = nbytes
+            self.allocation_log.record_alloc(
+                address, size, self.context.device.id, f"emm-{self.mode}-managed"
+            )
+            mem = ManagedMemory(
+                weakref.proxy(self.context),
+                cu.CUdeviceptr(address),
+                size,
+                finalizer=self._managed_finalizer(address),
+            )
         return mem.own()
 
     def get_memory_info(self) -> MemoryInfo:
@@ -145,6 +173,11 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
             self._drop_all()
             for address in [a for a, _ in live] + pending:
                 self.allocation_log.record_free(address)
+            managed = list(self._managed) + self._pending_managed
+            self._managed.clear()
+            self._pending_managed = []
+            for address in managed:
+                self._free_managed(address)
         super().reset()
 
     @contextlib.contextmanager
@@ -164,6 +197,9 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
                         pending, self._pending = self._pending, []
                         for address in pending:
                             self._release(address)
+                        managed, self._pending_managed = self._pending_managed, []
+                        for address in managed:
+                            self._free_managed(address)
                         self._deferring(False)
 
     @property
@@ -185,6 +221,22 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
                     self._release(address)
 
         return finalize
+
+    def _managed_finalizer(self, address: int) -> Callable[[], None]:
+        def finalize() -> None:
+            with self._lock:
+                if self._managed.pop(address, None) is None:
+                    return  # reset freed it already
+                if self._defer_depth:
+                    self._pending_managed.append(address)
+                else:
+                    self._free_managed(address)
+
+        return finalize
+
+    def _free_managed(self, address: int) -> None:
+        _driver_free(address)
+        self.allocation_log.record_free(address)
 
     def _release(self, address: int) -> None:
         self._give_back(address)
