@@ -5,7 +5,7 @@ A heavy GPU library takes seconds to import; the runner probes every library bef
 plan (`startup.Startup`). On a CPU the synthetic adapter source stands in: its `slow-*`
 libraries take `SLOW_IMPORT_S` (1 s) to "import" in a process, like torch or JAX. Reported: the
 seconds of each way and their ratio. The GPU figure is in the run's `run.json` `startup`
-(reports/2026-11-24-h100-speed: probes of 12 libraries in 9.1 s side by side).
+(docs/performance.md, 2026-11-24: probes of 12 libraries in 9.1 s side by side).
 
 Usage: python benchmarks/bench_startup.py [--processes 8] [--out bench_startup.json]
 """

@@ -1,5 +1,5 @@
-# Sourced by the GPU-machine scripts (gpu_stability.sh, gpu_two_speedup.sh,
-# diag_devices_stall.sh): the carried wheels (.whl/*.whl: rmm, cuda-cccl, PyCUDA and their
+# Sourced by the GPU-machine scripts (gpu_stability.sh, gpu_two_speedup.sh, gpu_ab.sh,
+# gpu_marked_tests.sh): the carried wheels (.whl/*.whl: rmm, cuda-cccl, PyCUDA and their
 # pure-Python needs) installed under /tmp/site and put on PYTHONPATH, caiconform installed
 # editable, the machine written to "$out/gpu.txt" (GPUs, driver, memory; cores). Needs $out.
 export PYTHONUNBUFFERED=1

@@ -461,7 +461,7 @@ def test_cuda_core_misreading_an_agreeing_capsule_is_cuda_cores(monkeypatch):
 
 def test_cupys_unsigned_division_of_a_negative_stride_is_explained():
     # CuPy 14.2's toDlpack divides a Py_ssize_t byte stride by a size_t itemsize: -8 // 4 became
-    # 2**62 - 2 elements in the capsule (seen on the H100, reports/2026-11-23-h100); our parser
+    # 2**62 - 2 elements in the capsule (seen on the H100, 2026-11-23); our parser
     # reads the capsule's int64 as written, so the byte stride is 2**64 - 8
     buffer = np.zeros(64, dtype=np.uint8)
     made = _Capsules(buffer, (4,), (2**62 - 2,), code=2, bits=32, versioned=True)

@@ -2,7 +2,7 @@
 worker process.
 
 Why: cuda.compute compiles its transform for each element type the first time a process meets
-it (NVRTC, 1.7-3.2 s per dtype on an H100, `reports/2026-11-24-h100-cccl-builds/cccl-compile.txt`),
+it (NVRTC, 1.7-3.2 s per dtype on an H100, docs/performance.md),
 and a run's workers are fresh processes: every cell, every poisoned context, every crash began
 the compiles again. In the 2026-11-24 H100 matrix the cuda.cccl cells were 42 % of all exchange
 time, and the slowest cell of the run. A compile cannot be paid before the workers fork:

@@ -64,8 +64,9 @@ PRELOAD_ENV = "CAICONFORM_PRELOAD"
 #: the driver's count of hardware work queues ("connections") per CUDA context, read when a
 #: context is made (default 8). On the H100 a context's making takes a driver-wide turn that
 #: grows with it: 16 children making theirs at once, beside 16 busy processes as in a run, took
-#: 6.5 s with the default and 1.8 s with one queue (`scripts/diag_context_contention.py`,
-#: 2026-11-25). The run makes ~150-200 contexts (a crash or poisoned context costs one), so a
+#: 6.5 s with the default and 1.8 s with one queue (2026-11-25, docs/performance.md;
+#: `scripts/diag_context_contention.py` at commit 67fb8c2). The run makes ~150-200 contexts (a
+#: crash or poisoned context costs one), so a
 #: family that never needs two streams' work to overlap has its children made with one queue
 #: (`SINGLE_QUEUE = True` in its module). One queue runs every stream's work in the order it
 #: was issued, which would hide a consumer that does not wait for the producer's stream: the

@@ -1,7 +1,7 @@
 """Cells' examples drawn in other processes, ahead of the cells that run them.
 
 The parent's cell threads share one GIL. On the H100 (2026-11-23, seed 11 of the default
-matrix, `py-spy record --gil` on the parent; reports/2026-11-23-h100-final) 71 % of the samples
+matrix, `py-spy record --gil` on the parent; docs/performance.md, 2026-11-23) 71 % of the samples
 holding the GIL were hypothesis drawing a cell's examples (`draws.draw_examples`, 5.8 s per
 cell on average under that contention, 1,595 s over 275 cells), while that cell's workers had
 nothing to run. A

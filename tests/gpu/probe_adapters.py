@@ -1,6 +1,6 @@
 """Probe how the installed libraries behave through their caiconform adapters; JSONL out.
 
-Not a test: a record of observations for `reports/adapters-<gpu>/`. Sections run in child
+Not a test: a record of observations for a report (`reports/README.md`). Sections run in child
 processes (several at once), each writing one JSON line per observation and a "start" line
 before each exchange, so a library that takes its process down still leaves a trace of which
 exchange did it.
