@@ -2,7 +2,7 @@
 
 Only the chosen command's module is imported, so `caiconform check file.json` does not pay for
 what `caiconform run` needs. A command module defines `add_arguments(parser)` and
-`run(args) -> int`; its docstring's first line is its help. To add a command, add one entry to
+`run(args) -> int`; the first sentence of its docstring is its help line. To add a command, add one entry to
 `COMMANDS`. A command signals bad user input by raising `UsageError`: `main` prints one line,
 `caiconform: error: ...`, and exits 2, never a traceback.
 """
@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from types import ModuleType
 
-__all__ = ["COMMANDS", "UsageError", "main", "console", "parse_cai_version"]
+__all__ = ["COMMANDS", "UsageError", "main", "console", "parse_cai_version", "version"]
 
 #: command name -> module implementing it (imported only when that command runs)
 COMMANDS: dict[str, str] = {
@@ -26,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "findings": "caiconform.commands.findings",
     "emm-check": "caiconform.commands.emm_check",
     "run": "caiconform.commands.run",
+    "baseline": "caiconform.commands.baseline",
 }
 
 EXIT_USAGE = 2
@@ -57,9 +59,30 @@ def console():
     return out
 
 
+#: a sentence ends at a full stop followed by white space or the end (not "matrix.json,")
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s|$)")
+
+
 def _summary(module: ModuleType) -> str:
-    doc = (module.__doc__ or "").strip()
-    return doc.splitlines()[0] if doc else ""
+    """The first sentence of a command module's docstring, on one line: its `--help` line."""
+    paragraph = (module.__doc__ or "").strip().split("\n\n")[0]
+    text = " ".join(paragraph.split())
+    end = _SENTENCE_END.search(text)
+    return text[: end.start()] if end else text
+
+
+def version() -> str:
+    """The installed distribution's version; the package's own when it is not installed (a
+    checkout on `PYTHONPATH`)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
+    try:
+        return installed_version("caiconform")
+    except PackageNotFoundError:
+        from caiconform import __version__
+
+        return __version__
 
 
 def _build_parser(chosen: str | None) -> argparse.ArgumentParser:
@@ -67,6 +90,7 @@ def _build_parser(chosen: str | None) -> argparse.ArgumentParser:
         prog="caiconform",
         description="Conformance checks for the CUDA Array Interface and Numba's EMM interface.",
     )
+    parser.add_argument("-V", "--version", action="version", version=f"caiconform {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         if chosen is not None and name != chosen:
@@ -93,6 +117,10 @@ def _build_parser(chosen: str | None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `caiconform` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] in (["--version"], ["-V"]):
+        # before building the parser, which imports every command's module
+        print(f"caiconform {version()}")
+        return 0
     chosen = next((a for a in argv if not a.startswith("-")), None)
     try:
         parser = _build_parser(chosen if chosen in COMMANDS else None)

@@ -330,15 +330,25 @@ def _summary(console: Any, result: Any) -> None:
     from caiconform.runner.driver import summarize
     from caiconform.runner.outcome import OUTCOMES
 
-    table = Table(title=f"run {result.run_id}: examples by outcome")
+    # a cell that could not run has one skip record without an example index: counted apart
+    cells_skipped: Counter = Counter(
+        r.get("check") or "?"
+        for r in result.records
+        if r["outcome"] == "skip" and r.get("index") is None and not r.get("shrunk")
+    )
+    table = Table(title=f"run {result.run_id}: examples by outcome; cells skipped whole")
     table.add_column("family")
     for outcome in OUTCOMES:
         table.add_column(outcome, justify="right", style=_OUTCOME_STYLE[outcome])
+    table.add_column("cells skipped", justify="right", style=_OUTCOME_STYLE["skip"])
     totals: Counter = Counter()
     for family, counts in summarize(result.records).items():
+        counts["skip"] -= cells_skipped[family]
         totals.update(counts)
-        table.add_row(family, *(str(counts.get(o, "")) for o in OUTCOMES))
-    table.add_row("[b]all[/b]", *(f"[b]{totals.get(o, '')}[/b]" for o in OUTCOMES))
+        row = [str(counts.get(o) or "") for o in OUTCOMES]
+        table.add_row(family, *row, str(cells_skipped[family] or ""))
+    total_row = [f"[b]{totals.get(o) or ''}[/b]" for o in OUTCOMES]
+    table.add_row("[b]all[/b]", *total_row, f"[b]{sum(cells_skipped.values()) or ''}[/b]")
     console.print(table)
 
     by_reason: dict[str, list[str]] = defaultdict(list)
