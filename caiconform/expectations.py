@@ -12,7 +12,9 @@ turns every result into one of:
 and every entry into one of `xfail` (it covered at least one finding), `xpass` (results in its
 scope exist, but none failed the way it says: the bug was fixed), `unmatched` (no result is in
 its scope at all: a typo, a renamed check, a library not in the run) or `inactive` (its `when`
-version condition is false for every result in scope). Strict entries (the default) make
+version condition is false for every result in scope) or `unjudged` (every active result in its
+scope is a `skip`: the library is not installed here, so nothing says whether the failure is
+still there; a note, not an error). Strict entries (the default) make
 `xpass` and `unmatched` errors, so a list cannot rot: fixed bugs and stale entries have to be
 deleted. The file format is documented in docs/expectations.md.
 """
@@ -35,6 +37,7 @@ from caiconform.runner.outcome import (
     HANG,
     POISONED,
     REJECTED,
+    SKIP,
 )
 from caiconform.spec.rules import RULES
 
@@ -140,14 +143,19 @@ class Expectation:
         )
 
     def in_scope(self, record: Mapping[str, Any]) -> bool:
-        """True when `record` is one of the results this entry is about, whatever its outcome."""
+        """True when `record` is one of the results this entry is about, whatever its outcome.
+        A cell's skip record (no params: the cell could not run here) is in the scope of every
+        entry about its producer, consumer and check, whatever params the entry names."""
         return (
             _glob(record.get("producer"), self.producer)
             and _glob(record.get("consumer"), self.consumer)
             and _glob(record.get("check"), self.check)
-            and all(
-                _param_matches(record.get("params") or {}, path, pattern)
-                for path, pattern in self.params.items()
+            and (
+                (record.get("outcome") == SKIP and not record.get("params"))
+                or all(
+                    _param_matches(record.get("params") or {}, path, pattern)
+                    for path, pattern in self.params.items()
+                )
             )
         )
 
@@ -454,8 +462,8 @@ class RecordVerdict:
 
 @dataclass
 class EntryStatus:
-    """What happened to one entry: `xfail`, `xpass`, `unmatched` or `inactive`, with counts of
-    results in its scope and of findings it covered."""
+    """What happened to one entry: `xfail`, `xpass`, `unmatched`, `inactive` or `unjudged`,
+    with counts of results in its scope and of findings it covered."""
 
     entry: Expectation
     status: str
@@ -475,6 +483,7 @@ class EntryStatus:
             "(fixed? delete the entry)",
             "unmatched": "matches no result (stale entry, or a library/check not in this run)",
             "inactive": f"not applied ({self.note})",
+            "unjudged": "not judged: only skipped results in scope",
         }[self.status]
         prefix = "error" if self.is_error else "note"
         return f"{prefix}: {self.entry.label}: {what}"
@@ -547,6 +556,7 @@ def apply_expectations(
     verdicts: list[RecordVerdict] = []
     statuses = {entry.index: EntryStatus(entry, "unmatched") for entry in entries}
     active_scope = {entry.index: 0 for entry in entries}
+    judged = {entry.index: 0 for entry in entries}  # active results in scope, skips left out
     notes: dict[int, str] = {}
     for record in records:
         versions = lookup(record)
@@ -562,6 +572,7 @@ def apply_expectations(
                 notes.setdefault(entry.index, why)
                 continue
             active_scope[entry.index] += 1
+            judged[entry.index] += record.get("outcome") != SKIP
             if entry.matches_finding(record):
                 status.covered += 1
     for entry in entries:
@@ -572,6 +583,8 @@ def apply_expectations(
             status.status, status.note = "inactive", notes.get(entry.index, "")
         elif status.covered:
             status.status = "xfail"
+        elif judged[entry.index] == 0:
+            status.status = "unjudged"
         else:
             status.status = "xpass"
     return Application(verdicts, list(statuses.values()))

@@ -232,6 +232,36 @@ def test_an_expected_failure_that_passes_is_an_error():
     assert not application.ok
 
 
+def test_an_entry_whose_scope_holds_only_skips_is_not_judged():
+    (entry,) = _entries({"rule": "CAI-DATA-ZERO-SIZE-NULL", "producer": "torch", "reason": "r"})
+    skips = [_record("skip", rule=None, seq=n) for n in range(3)]
+    application = apply_expectations([entry], skips, _no_versions)
+    (status,) = application.entries
+    assert (status.status, status.in_scope, status.is_error) == ("unjudged", 3, False)
+    assert status.describe() == (f"note: {entry.label}: not judged: only skipped results in scope")
+    assert application.ok
+    # one result that ran is enough to judge it
+    application = apply_expectations([entry], [*skips, _record("pass", rule=None)], _no_versions)
+    assert application.entries[0].status == "xpass"
+
+
+def test_the_documented_example_on_a_machine_without_the_libraries_is_not_an_error(tmp_path):
+    path = tmp_path / "example.yaml"
+    path.write_text(_blocks("yaml")[0])
+    entries = load_expectations(path)
+    skips = [
+        _record("skip", rule=None, seq=n, producer=p, consumer=c, check=check)
+        for n, (p, c, check) in enumerate(
+            (e.producer.replace("*", "x"), e.consumer.replace("*", "x"), e.check.replace("*", "x"))
+            for e in entries
+        )
+    ]
+    application = apply_expectations(entries, skips, _no_versions)
+    statuses = {s.entry.index: s.status for s in application.entries}
+    assert statuses == {1: "inactive", 2: "unjudged", 3: "unjudged"}  # 1: torch unknown
+    assert application.ok
+
+
 def test_an_entry_matching_nothing_is_an_error_unless_not_strict():
     entries = _entries(
         {"rule": "CAI-DATA-ZERO-SIZE-NULL", "producer": "tourch", "reason": "typo"},
