@@ -114,7 +114,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_positive_int,
         metavar="N",
         help="worker processes; a free one starts the next longest cell or helps a long one "
-        "(default: the CPU cores available, at least one per GPU)",
+        "(default: 16 per GPU used, at most the CPU cores available, at least one per GPU; "
+        "the cores without a GPU)",
     )
     parser.add_argument(
         "--shard",
