@@ -3,6 +3,12 @@
 Filters combine: --level MUST --side producer --version 2 lists the MUST rules binding
 producers that apply to CAI version 2 (EMM rules have no CAI version, so --version hides them).
 Output: a table, --json (a list of rule objects) or --markdown (a table for documents).
+
+--coverage [RUN_DIR]: for each rule, the check families and EMM checks that exercise it (read
+from the code, `caiconform.spec.coverage`) or the reason it cannot be checked; with a run
+directory (its results.jsonl or .jsonl.gz), how many examples exercised it and how many
+findings named it. `--coverage --markdown` writes docs/coverage.md. Exit status 1 when a MUST
+or SHOULD rule is neither exercised nor reasoned.
 """
 
 from __future__ import annotations
@@ -32,6 +38,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--version", metavar="N", help="only rules that apply to CAI version N (0-3)"
+    )
+    parser.add_argument(
+        "--coverage",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="RUN_DIR",
+        help="the checks exercising each rule (and a run's example counts), or why none can",
     )
 
 
@@ -71,6 +85,8 @@ def versions_text(rule: Rule) -> str:
 
 def run(args: argparse.Namespace) -> int:
     rules = select(args.level, args.side, args.version)
+    if args.coverage is not None:
+        return _coverage(args, {r.id for r in rules})
     if args.json:
         json.dump([r.to_dict() for r in rules], sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -111,3 +127,51 @@ def _print_table(rules: list[Rule]) -> None:
             Text(r.id), r.level.value, versions_text(r), r.side.value, Text(r.section), Text(r.text)
         )
     cli_console().print(table)
+
+
+def _coverage(args: argparse.Namespace, wanted: set[str]) -> int:
+    from caiconform.spec import coverage as cov
+
+    run_dir = args.coverage or None
+    try:
+        entries = cov.coverage(run_dir)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    gaps = cov.must_should_gaps(entries)
+    entries = [e for e in entries if e.rule.id in wanted]
+    if args.json:
+        json.dump([e.to_dict() for e in entries], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.markdown:
+        sys.stdout.write(cov.to_markdown(entries, run_dir))
+    else:
+        _print_coverage(entries, cov.summary(entries))
+    if gaps:
+        print(
+            f"MUST/SHOULD rules neither exercised nor reasoned: {', '.join(gaps)}", file=sys.stderr
+        )
+    return 1 if gaps else 0
+
+
+def _print_coverage(entries, counts) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    with_counts = any(e.examples is not None for e in entries)
+    table = Table(title=f"rule coverage: {len(entries)} rule(s)")
+    for column in ("ID", "Level", "Status", "Checked by"):
+        table.add_column(column, overflow="fold")
+    if with_counts:
+        table.add_column("Examples", justify="right")
+        table.add_column("Findings", justify="right")
+    table.add_column("Reason", overflow="fold")
+    for e in entries:
+        row = [Text(e.rule.id), e.rule.level.value, e.status, Text(", ".join(e.checks))]
+        if with_counts:
+            row += [str(e.examples), str(e.findings)]
+        table.add_row(*row, Text(e.reason))
+    console = cli_console()
+    console.print(table)
+    for level, by_status in counts.items():
+        parts = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
+        console.print(f"{level}: {parts}", markup=False)
