@@ -144,7 +144,8 @@ class Recorder:
             return True
         for klass in self.plugin.__mro__:
             if name in vars(klass):
-                return not klass.__module__.startswith("numba")
+                where = getattr(vars(klass)[name], "__module__", None) or klass.__module__
+                return not where.startswith("numba")
         return False
 
     def _wrap_method(self, name: str) -> None:

@@ -102,3 +102,77 @@ def test_checker_judges_numba_default_manager():
     assert report.status == "checked", report.reason
     rules = {r.rule: r.outcome for r in report.results}
     assert rules["EMM-SUBCLASS"] == "pass" and rules["EMM-ALLOC-VALID"] == "pass"
+
+
+PATH_NAMES = (
+    "device_array",
+    "device_array_like",
+    "to_device",
+    "managed_array",
+    "mapped_array",
+    "pinned_array",
+    "pinned",
+    "mapped",
+    "deallocation",
+)
+
+
+@needs_numba
+@pytest.mark.parametrize(
+    ("cls", "mode"), [("ReferenceDirectManager", "direct"), ("ReferencePoolManager", "pool")]
+)
+def test_every_numba_allocation_path_goes_through_the_reference_plugin_by_both_routes(
+    cls, mode, monkeypatch
+):
+    """Both routes: set_memory_manager here, NUMBA_CUDA_MEMORY_MANAGER=caiconform.reference.emm
+    (with CAICONFORM_EMM_MODE naming the mode) in the fresh process; IPC open there."""
+    from caiconform.emm.checker import check_plugin, exit_code
+
+    monkeypatch.setenv("CAICONFORM_EMM_MODE", mode)
+    report = check_plugin(f"caiconform.reference.emm:{cls}")
+    assert report.status == "checked", report.reason
+    bad = [r.message for r in report.results if r.outcome not in ("pass", "skip")]
+    assert not bad, "\n".join(bad)
+    passed = {r.check for r in report.results if r.outcome == "pass"}
+    for route in ("set_memory_manager", "NUMBA_CUDA_MEMORY_MANAGER"):
+        for path in PATH_NAMES:
+            assert f"path:{path} via {route}" in passed, (path, route)
+        assert f"initialize-before-use via {route}" in passed
+    assert "path:ipc-open via NUMBA_CUDA_MEMORY_MANAGER" in passed
+    rules = {r.rule for r in report.results if r.outcome == "pass"}
+    assert {"EMM-SET-ENV", "EMM-NUMBA-IPC-CLOSE", "EMM-INITIALIZE-BEFORE-USE"} <= rules
+    assert exit_code([report]) == 0
+
+
+@needs_numba
+def test_numba_default_manager_paths_are_not_applicable():
+    from caiconform.emm.checker import check_plugin
+
+    report = check_plugin("numba.cuda.cudadrv.driver:NumbaCUDAMemoryManager")
+    paths = [r for r in report.results if r.check.startswith("path:")]
+    assert paths and {r.outcome for r in paths} == {"skip"}
+    assert all("does not apply" in r.message for r in paths)
+
+
+@needs_numba
+def test_a_host_only_plugin_without_memallocmanaged_is_told_numba_called_cu_mem_alloc_managed(
+    tmp_path, monkeypatch
+):
+    """numba-cuda 0.30.4's HostOnlyCUDAMemoryManager.memallocmanaged calls cuMemAllocManaged
+    itself: with a plugin that does not define it, managed_array bypasses the plugin."""
+    from caiconform.emm.checker import check_plugin
+
+    (tmp_path / "nomanaged_plugin.py").write_text(
+        "from caiconform.reference.emm import ReferenceDirectManager\n"
+        "from numba.cuda.cudadrv.driver import HostOnlyCUDAMemoryManager\n"
+        "class NoManaged(ReferenceDirectManager):\n"
+        "    memallocmanaged = HostOnlyCUDAMemoryManager.memallocmanaged\n"
+        "_numba_memory_manager = NoManaged\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    report = check_plugin("nomanaged_plugin:NoManaged")
+    bad = {r.check: r.message for r in report.results if r.outcome == "fail"}
+    for route in ("set_memory_manager", "NUMBA_CUDA_MEMORY_MANAGER"):
+        message = bad[f"path:managed_array via {route}"]
+        assert "cuda.managed_array" in message and "cuMemAllocManaged called by Numba" in message
