@@ -360,6 +360,8 @@ def _summary(console: Any, result: Any) -> None:
         for reason, keys in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
             cells = keys[0] if len(keys) == 1 else f"{len(keys)} cells, e.g. {keys[0]}"
             console.print(f"  {reason} ({cells})", markup=False)
+    for name, reason in dropped_libraries(result).items():
+        console.print(f"Library {name} dropped (no cell for it): {reason}", markup=False)
     ran = sum(totals.values()) - totals.get("skip", 0)
     if ran == 0:
         console.print("Nothing ran here: every cell was skipped (see the reasons above).")
@@ -428,4 +430,27 @@ def run(args: argparse.Namespace) -> int:
     if result.interrupted:
         print(f"interrupted; continue with: caiconform run --resume --out {out}", file=sys.stderr)
         return 130
+    if dropped_libraries(result) and not result.skipped and not result.records:
+        raise UsageError("nothing ran: every library asked for was dropped (reasons above)")
     return 0
+
+
+def dropped_libraries(result: Any) -> dict[str, str]:
+    """name -> reason, for each library of the run's `adapters.json` that is unavailable and
+    that no cell names (an entry point that failed to load has no capabilities, so no cell is
+    planned for it, not even a skipped one): the summary says why each was dropped."""
+    import json
+
+    try:
+        adapters = json.loads((Path(result.run_dir) / "adapters.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(adapters, dict):
+        return {}
+    named = {part for key, _ in result.skipped for part in str(key).split("/")[1:]}
+    named |= {r.get(role) for r in result.records for role in ("producer", "consumer")}
+    return {
+        str(name): str(info.get("reason") or "unavailable")
+        for name, info in adapters.items()
+        if isinstance(info, dict) and not info.get("available") and name not in named
+    }
