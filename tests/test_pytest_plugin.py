@@ -132,6 +132,9 @@ def test_options_are_registered_and_documented(pytester: pytest.Pytester):
         "--cai-expectations",
         "--cai-report",
         "--cai-name",
+        "--cai-fail-on",
+        "--cai-write-baseline",
+        "--cai-seed",
     }
     ci = (DOCS / "ci.md").read_text()
     assert set(re.findall(r"(--cai-[a-z-]+)", ci)) == registered  # every one, and no other
@@ -194,9 +197,12 @@ def test_factory_that_needs_a_gpu(project):
     result = project.runpytest("--cai-producer", "fakelib:needs_device", *SCHEMA)
     outcomes = result.parseoutcomes()
     if GPU:
-        # with a GPU present, a factory that raises for a valid request is a failure
+        # with a GPU present, a factory that raises is a defect of the test setup: an item
+        # where it built nothing fails with the hint to raise SkipExchange
         assert outcomes["failed"] == 6
-        result.stdout.fnmatch_lines(["*the factory raised RuntimeError*for a valid request*"])
+        result.stdout.fnmatch_lines(
+            ["*the factory could not build any example (raise *SkipExchange*", "*RuntimeError*"]
+        )
     else:
         assert outcomes["skipped"] == 6
         result.stdout.fnmatch_lines(
@@ -599,3 +605,150 @@ def test_each_direction_runs_only_the_selected_families(project):
         ["roundtrip[fakelib->peers]", "producer", ["roundtrip"]],
         ["roundtrip[peers->fakelib]", "consumer", ["roundtrip", "adversarial"]],
     ]
+
+
+# --- verdicts: severity, culprits, baseline (CPU) -------------------------------------------
+
+
+def test_fail_on_leaves_what_is_below_the_threshold_reported_not_failing(project):
+    # a list for a shape breaks a MUST rule of the export: refuses-valid, failing by default
+    strict = project.runpytest("--cai-producer", "fakelib:make_list_shape", *SCHEMA)
+    assert strict.parseoutcomes()["failed"] == 6
+    strict.stdout.fnmatch_lines(
+        ["FIX: fakelib: 1 failing defect(s) (refuses-valid: fakelib producer CAI-SHAPE-TUPLE *"]
+    )
+    lenient = project.runpytest(
+        "--cai-producer", "fakelib:make_list_shape", "--cai-fail-on", "corrupts,crashes", *SCHEMA
+    )
+    assert lenient.parseoutcomes()["passed"] == 6 and lenient.ret == pytest.ExitCode.OK
+    lenient.stdout.fnmatch_lines(
+        [
+            "OK: fakelib: no failing defect; 1 below --fail-on (1 refuses-valid)*",
+            "defects of fakelib below --cai-fail-on, reported, not failing: 1",
+            "  refuses-valid: fakelib producer CAI-SHAPE-TUPLE (MUST, fail, * example(s))",
+        ]
+    )
+    bad = project.runpytest("--cai-producer", "fakelib:make", "--cai-fail-on", "fatal")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--cai-fail-on: unknown severity 'fatal'" in bad.stderr.str()
+
+
+def test_baseline_round_trip(project):
+    """Write a baseline from the first run; the next runs are green; a fix (the defect gone)
+    makes the run red until its entry is deleted; a new defect is red."""
+    baseline = project.path / "cai-expectations.yaml"
+    first = project.runpytest(
+        "--cai-producer", "fakelib:make_bad_empty", "--cai-write-baseline", str(baseline), *SCHEMA
+    )
+    assert first.parseoutcomes()["failed"] >= 1
+    first.stdout.fnmatch_lines([f"baseline: wrote 1 expectation(s) to {baseline}*"])
+    text = baseline.read_text()
+    assert "rule: CAI-DATA-ZERO-SIZE-NULL" in text and "producer: fakelib" in text
+    assert "reason: 'TODO: why this is expected" in text
+    for _ in range(2):
+        again = project.runpytest(
+            "--cai-producer", "fakelib:make_bad_empty", "--cai-expectations", str(baseline), *SCHEMA
+        )
+        assert again.ret == pytest.ExitCode.OK and "failed" not in again.parseoutcomes()
+        again.stdout.fnmatch_lines(["OK: fakelib: no failing defect; 0 new since baseline*"])
+    fixed = project.runpytest(
+        "--cai-producer", "fakelib:make", "--cai-expectations", str(baseline), *SCHEMA
+    )
+    assert fixed.ret == pytest.ExitCode.TESTS_FAILED
+    fixed.stdout.fnmatch_lines(["UPDATE THE BASELINE: fakelib: 1 expectation(s) no longer hold*"])
+    new = project.runpytest(
+        "--cai-producer", "fakelib:make_list_shape", "--cai-expectations", str(baseline), *SCHEMA
+    )
+    assert new.ret == pytest.ExitCode.TESTS_FAILED
+    new.stdout.fnmatch_lines(
+        ["FIX: fakelib: 1 failing defect(s) (refuses-valid: * CAI-SHAPE-TUPLE*"]
+    )
+
+
+def _record(producer, consumer, outcome, rule, check="roundtrip", **extra):
+    return {
+        "run_id": "r",
+        "check": check,
+        "producer": producer,
+        "consumer": consumer,
+        "outcome": outcome,
+        "rule": rule,
+        "params": {"typestr": "<f4", "seed": 0},
+        "message": extra.pop("message", f"{producer}->{consumer}: {rule}"),
+        "shrunk": False,
+        **extra,
+    }
+
+
+def _campaign(records, expectations=()):
+    from caiconform.pytest_plugin.campaign import Campaign, Options
+    from caiconform.pytest_plugin.targets import Target
+
+    options = Options(
+        target=Target("mylib", "mylib:make", "mylib:read"),
+        peers=["reference", "numba", "torch"],
+        max_examples=5,
+        expectations=list(expectations),
+        report=None,
+    )
+    return Campaign(options, (True, ""), Path("."), records=list(records))
+
+
+def test_peers_defects_are_listed_not_failing_and_own_ones_fail():
+    from caiconform.pytest_plugin.summary import summary_lines
+    from caiconform.pytest_plugin.verdicts import item_failures
+
+    peer = [  # numba exports stream 0; torch reads before its v2 export's work is done
+        _record("numba", "mylib", "fail", "CAI-STREAM-ZERO-FORBIDDEN", check="schema")
+        for _ in range(3)
+    ] + [_record("torch", "mylib", "fail", "CAI-PORT-V2-PENDING", check="streams")]
+    own = [  # mylib's views export the allocation's base pointer
+        _record("mylib", "reference", "fail", "CAI-PRODUCER-DESCRIBES-DATA") for _ in range(4)
+    ]
+    allowed = [_record("reference", "mylib", "rejected", "CAI-PORT-BYTEORDER")]
+    campaign = _campaign(peer + own + allowed)
+    verdict = campaign.verdict()
+    assert [j.group["rule"] for j in item_failures(verdict, peer + allowed)] == []
+    (failing,) = item_failures(verdict, own)
+    assert failing.group["severity"] == "corrupts" and failing.group["library"] == "mylib"
+    lines = summary_lines(campaign)
+    assert lines[0].startswith(
+        "FIX: mylib: 1 failing defect(s) (corrupts: mylib producer CAI-PRODUCER-DESCRIBES-DATA "
+        "(MUST, fail, 4 example(s)))"
+    )
+    assert "2 defect(s) of other libraries seen, not failing" in lines[0]
+    at = lines.index("seen in other libraries, not failing this run: 2")
+    assert lines[at + 1].startswith("  corrupts: numba producer CAI-STREAM-ZERO-FORBIDDEN")
+    assert lines[at + 2].startswith("  corrupts: torch producer CAI-PORT-V2-PENDING")
+    below = lines.index("defects of mylib below --cai-fail-on, reported, not failing: 1")
+    assert "portability: mylib consumer CAI-PORT-BYTEORDER" in lines[below + 1]
+
+
+def test_a_defect_with_no_single_culprit_on_the_librarys_pair_fails_saying_so():
+    from caiconform.pytest_plugin.verdicts import describe_failures, item_failures
+
+    crash = [_record("torch", "mylib", "crash", None, message="worker died (SIGSEGV)")]
+    campaign = _campaign(crash)
+    (failing,) = item_failures(campaign.verdict(), crash)
+    assert failing.side == "ambiguous" and failing.group["severity"] == "crashes"
+    text = describe_failures([failing], None, "mylib")
+    assert "no single culprit: ambiguous: torch and mylib share the worker that died" in text
+
+
+def test_factory_errors_are_the_setup_s_grouped_once_with_the_hint():
+    from caiconform.pytest_plugin.schema import run_schema
+    from caiconform.pytest_plugin.verdicts import only_setup, setup_errors
+
+    def no_floats(values, layout, typestr, scenario):
+        if typestr[1] == "f":
+            raise ValueError("No cast function available")
+        return type("E", (), {"__cuda_array_interface__": None})()
+
+    outcome = run_schema("mylib", no_floats, "C", 30, [], (True, ""))
+    setup = [r for r in outcome.records if r["outcome"] == "skip"]
+    assert setup and not outcome.unexpected or all(r["rule"] for r in outcome.unexpected)
+    assert {r["message"].split(": ", 1)[0] for r in setup} == {"setup"}
+    (line,) = setup_errors(setup)
+    assert line.startswith(f"dict-schema: ValueError for typestr kind 'f' in {len(setup)} example")
+    assert "could not build the example: ValueError: No cast function available" in line
+    assert only_setup(setup) and not only_setup(outcome.records)

@@ -64,6 +64,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the run directories and the report (index.html, matrix.md, matrix.json) here",
     )
     group.addoption(
+        "--cai-fail-on",
+        metavar="SEVERITIES",
+        help="comma-separated severities of the library's own defects that fail an item "
+        "(default: corrupts,crashes,refuses-valid; accepts-invalid and portability are "
+        "reported, not failing; 'all' or 'none'); see docs/reports.md",
+    )
+    group.addoption(
+        "--cai-write-baseline",
+        metavar="FILE",
+        help="write the library's own finding groups at or above --cai-fail-on as a strict "
+        "expectation file (YAML) at the end of the session; pass it as --cai-expectations on "
+        "later runs so that only new defects fail",
+    )
+    group.addoption(
+        "--cai-seed",
+        metavar="N",
+        type=int,
+        default=0,
+        help="seed of the examples (default 0: the same examples on every run)",
+    )
+    group.addoption(
         "--cai-name",
         metavar="NAME",
         help="the name of the library under test in records and expectation files (default: "
@@ -120,12 +141,28 @@ def _options(config: pytest.Config) -> Any:
         except ExpectationError as exc:
             raise pytest.UsageError(f"--cai-expectations: {exc}") from None
     report = config.getoption("cai_report")
+    from caiconform.severity import DEFAULT_FAIL_ON, parse_severities
+
+    fail_on = DEFAULT_FAIL_ON
+    if config.getoption("cai_fail_on") is not None:
+        try:
+            fail_on = parse_severities(config.getoption("cai_fail_on"), "--cai-fail-on")
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    baseline = config.getoption("cai_write_baseline")
+    if baseline and Path(baseline).suffix.lower() not in (".yaml", ".yml"):
+        raise pytest.UsageError(
+            f"--cai-write-baseline {baseline}: a baseline is written as YAML (.yaml or .yml)"
+        )
     return Options(
         target=Target(name, producer, consumer),
         peers=peers,
         max_examples=max_examples,
         expectations=expectations,
         report=Path(report) if report else None,
+        fail_on=fail_on,
+        write_baseline=Path(baseline) if baseline else None,
+        seed=config.getoption("cai_seed"),
     )
 
 
@@ -185,6 +222,7 @@ class SchemaItem(CaiItem):
     def runtest(self) -> None:
         from caiconform.pytest_plugin.schema import FactoryNeedsGPU, describe, run_schema
         from caiconform.pytest_plugin.targets import TargetError, resolve
+        from caiconform.pytest_plugin.verdicts import describe_failures, item_failures
 
         campaign = self.campaign
         options = campaign.options
@@ -205,14 +243,34 @@ class SchemaItem(CaiItem):
             self.skip(str(exc))
         campaign.records.extend(outcome.records)
         campaign.warnings.setdefault(self.name, set()).update(outcome.warnings)
-        if outcome.unexpected:
-            raise CaiFailure(describe(outcome.unexpected))
+        failures = item_failures(campaign.verdict(), outcome.records)
+        if failures:
+            failing = {id(r) for j in failures for r in j.records}
+            shown = [r for r in outcome.unexpected if id(r) in failing]
+            raise CaiFailure(
+                describe_failures(failures, None, options.target.name)
+                + "\n"
+                + describe(shown or [j.records[0] for j in failures])
+            )
+        _judge_setup(self, outcome.records)
         if len(outcome.skips) == len(outcome.records):
             reasons = "; ".join(r for r, _ in Counter(outcome.skips).most_common(3))
             self.skip(f"the factory skipped every example: {reasons}")
         if outcome.expected:
             reasons = sorted({entry.reason for _, entry in outcome.expected})
             pytest.xfail(f"expected ({len(outcome.expected)} example(s)): {'; '.join(reasons)}")
+
+
+def _judge_setup(item: CaiItem, records: list[dict[str, Any]]) -> None:
+    """Fail an item whose examples were all factory failures: nothing was tested, and the
+    test setup (not either library) is what to fix."""
+    from caiconform.pytest_plugin.verdicts import SETUP_HINT, only_setup, setup_errors
+
+    if only_setup(records):
+        lines = setup_errors(records)
+        raise CaiFailure(
+            f"the factory could not build any example ({SETUP_HINT}):\n  " + "\n  ".join(lines)
+        )
 
 
 class ExchangeItem(CaiItem):
@@ -225,7 +283,11 @@ class ExchangeItem(CaiItem):
         self.families = families
 
     def runtest(self) -> None:
-        from caiconform.expectations import classify, installed_version
+        from caiconform.pytest_plugin.verdicts import (
+            describe_failures,
+            item_expected,
+            item_failures,
+        )
         from caiconform.runner.plan import UsageError
 
         campaign = self.campaign
@@ -238,35 +300,34 @@ class ExchangeItem(CaiItem):
         records = [r for r in result.records if r["check"] == self.family and not r.get("shrunk")]
         if not records:
             self.skip(f"no {self.family} cell involves the library in this direction")
-        verdicts = [classify(campaign.options.expectations, r, installed_version) for r in records]
-        unexpected = [v.record for v in verdicts if v.status == "fail"]
-        if unexpected:
+        verdict = campaign.verdict()
+        failures = item_failures(verdict, records)
+        if failures:
             campaign.keep = True  # the reproducers the message points at must survive
-            raise CaiFailure(_describe_cells(unexpected, result.run_dir))
-        if all(v.status == "skip" for v in verdicts):
-            reasons = Counter(v.record.get("message") or "" for v in verdicts)
+            raise CaiFailure(
+                describe_failures(failures, result.run_dir, campaign.options.target.name)
+            )
+        _judge_setup(self, records)
+        if all(r.get("outcome") == "skip" for r in records):
+            reasons = Counter(r.get("message") or "" for r in records)
             self.skip("; ".join(reason for reason, _ in reasons.most_common(3)))
-        expected = [v for v in verdicts if v.status == "xfail"]
+        expected = item_expected(verdict, records)
         if expected:
-            reasons = sorted({v.entry.reason for v in expected})
-            pytest.xfail(f"expected ({len(expected)} result(s)): {'; '.join(reasons)}")
+            reasons = sorted(
+                {
+                    v.entry.reason
+                    for j in expected
+                    for v in [_entry_of(campaign, j.records[0])]
+                    if v.entry is not None
+                }
+            )
+            pytest.xfail(f"expected ({len(expected)} group(s)): {'; '.join(reasons)}")
 
 
-def _describe_cells(records: list[dict[str, Any]], run_dir: Path) -> str:
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for record in records:
-        key = (record["producer"], record["consumer"], record["outcome"], record.get("rule"))
-        groups.setdefault(key, []).append(record)
-    lines = [f"{len(records)} unexpected result(s):"]
-    for (producer, consumer, outcome, rule), group in groups.items():
-        first = group[0]
-        lines.append(
-            f"  {producer or '-'} -> {consumer or '-'}: {outcome} x{len(group)} "
-            f"[{rule or 'no rule'}] {first.get('message') or ''}"
-        )
-        if first.get("repro"):
-            lines.append(f"    reproduce: python {run_dir / first['repro']}")
-    return "\n".join(lines)
+def _entry_of(campaign: Any, record: dict[str, Any]) -> Any:
+    from caiconform.expectations import classify, installed_version
+
+    return classify(campaign.options.expectations, record, installed_version)
 
 
 def _items(session: pytest.Session, campaign: Any) -> list[pytest.Item]:
@@ -361,6 +422,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if campaign.options.report is not None:
         campaign.write_local_run([r for r in campaign.records if r["check"] == FAMILY])
         campaign.report_path = campaign.write_report()
+    if campaign.options.write_baseline is not None:
+        campaign.baseline_written = campaign.write_baseline(campaign.options.write_baseline)
     from caiconform.expectations import wildcard_match
 
     ran = {record["check"] for record in campaign.records}

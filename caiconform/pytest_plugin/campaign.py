@@ -24,6 +24,7 @@ from caiconform.expectations import (
     installed_version,
 )
 from caiconform.pytest_plugin.targets import Target
+from caiconform.severity import DEFAULT_FAIL_ON
 
 __all__ = ["Options", "Campaign", "FamilyInfo", "family_roles", "DEFAULT_MAX_EXAMPLES"]
 
@@ -39,6 +40,12 @@ class Options:
     max_examples: int
     expectations: list[Expectation]
     report: Path | None
+    #: severities of the library's own defects that fail an item (`caiconform.severity`)
+    fail_on: frozenset[str] = DEFAULT_FAIL_ON
+    #: where to write the baseline at the end of the session, if anywhere
+    write_baseline: Path | None = None
+    #: the examples' seed: the same examples on every run unless changed
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,9 @@ class Campaign:
     keep: bool = False
     #: direction -> adapter source module, once `install` has put the user's adapter in place
     sources: dict[str, str] = field(default_factory=dict)
+    #: set at the end of the session: where the baseline was written, and how many entries
+    baseline_written: tuple[Path, int] | None = None
+    _verdict: tuple[int, Any] | None = None
 
     @classmethod
     def start(cls, options: Options, gpu: tuple[bool, str]) -> Campaign:
@@ -140,7 +150,7 @@ class Campaign:
             checks=families,
             libraries=[self.options.target.name, *self.peers()],
             max_examples=self.options.max_examples,
-            seed=0,  # the same examples on every CI run
+            seed=self.options.seed,  # the same examples on every CI run unless changed
             adapter_source=self.sources[direction],
         )
         result = run_matrix(config)
@@ -150,11 +160,50 @@ class Campaign:
         self.skipped_cells.extend(result.skipped)
         return result
 
+    # -- verdicts -----------------------------------------------------------------------
+    def verdict(self) -> Any:
+        """The verdict (`caiconform.verdict`) on every record so far for the library under
+        test; recomputed only when records were added."""
+        if self._verdict is None or self._verdict[0] != len(self.records):
+            from caiconform.verdict import judge
+
+            verdict = judge(
+                self.records,
+                library=self.options.target.name,
+                fail_on=self.options.fail_on,
+                expectations=self.options.expectations,
+            )
+            self._verdict = (len(self.records), verdict)
+        return self._verdict[1]
+
     # -- expectations and the report -----------------------------------------------------
     def application(self) -> Application:
         return apply_expectations(
             self.options.expectations, self.records, lambda record: installed_version
         )
+
+    def write_baseline(self, path: Path) -> tuple[Path, int]:
+        """Write the library's own groups at or above --cai-fail-on (and those with no single
+        culprit on its pairs) as a strict expectation file; (path, entries)."""
+        from caiconform.baseline import BaselineError, write_baseline
+        from caiconform.runner.journal import utc_now
+
+        verdict = self.verdict()
+        groups = [
+            j.group
+            for j in verdict.judged
+            if j.side in ("own", "ambiguous") and j.status != "below"
+        ]
+        try:
+            count = write_baseline(
+                groups,
+                path,
+                date=utc_now()[:10],
+                source=f"the pytest plugin's run of {self.options.target.name}",
+            )
+        except BaselineError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        return path, count
 
     def write_local_run(self, records: list[dict[str, Any]]) -> Path | None:
         """Journal the in-process (dict-schema) records as a run directory of their own."""

@@ -19,14 +19,49 @@ def _limited(lines: list[str]) -> list[str]:
     return [*lines[:_LIMIT], f"  ... and {len(lines) - _LIMIT} more"]
 
 
+def _verdict_lines(campaign: Any) -> list[str]:
+    """The verdict first: what to do, the library's own defects by severity, then what was
+    seen in other libraries (listed, not failing) and the test setup's own defects."""
+    from caiconform.pytest_plugin.verdicts import SETUP_HINT, setup_errors
+    from caiconform.verdict import group_line
+
+    verdict = campaign.verdict()
+    name = campaign.options.target.name
+    lines = [verdict.headline()]
+    sections = (
+        ("own", ("new",), f"defects of {name}, failing:"),
+        ("ambiguous", ("new",), f"defects with no single culprit on {name}'s pairs, failing:"),
+        ("own", ("expected",), f"defects of {name} covered by the expectations (baseline):"),
+        ("own", ("below",), f"defects of {name} below --cai-fail-on, reported, not failing:"),
+    )
+    for side, statuses, title in sections:
+        judged = verdict.of(side, *statuses)
+        if judged:
+            lines.append(f"{title} {len(judged)}")
+            lines += _limited([f"  {group_line(j.group)}" for j in judged])
+    peers = verdict.of("peer") + verdict.of("ambiguous", "below", "expected")
+    if peers:
+        lines.append(f"seen in other libraries, not failing this run: {len(peers)}")
+        lines += _limited([f"  {group_line(j.group)} — {j.group.get('why')}" for j in peers])
+    setup = setup_errors(campaign.records)
+    if setup:
+        lines.append(
+            f"test setup: the factory raised instead of building an example ({SETUP_HINT}):"
+        )
+        lines += _limited([f"  {line}" for line in setup])
+    return lines
+
+
 def summary_lines(campaign: Any) -> list[str]:
     from caiconform.pytest_plugin.schema import FAMILY
 
     target = campaign.options.target
-    lines = [
+    lines = _verdict_lines(campaign) if campaign.records else []
+    lines.append(
         f"library under test: {target.name} (producer {target.producer or '-'}, "
-        f"consumer {target.consumer or '-'})"
-    ]
+        f"consumer {target.consumer or '-'}); failing on: "
+        f"{', '.join(sorted(campaign.options.fail_on)) or 'nothing'}"
+    )
     if campaign.gpu[0]:
         lines.append("GPU: present; exchanges with other libraries ran through isolated workers")
     else:
@@ -68,6 +103,12 @@ def summary_lines(campaign: Any) -> list[str]:
     for status in campaign.entry_errors:
         lines.append(status.describe())
     lines += campaign.entry_notes
+    if campaign.baseline_written is not None:
+        path, count = campaign.baseline_written
+        lines.append(
+            f"baseline: wrote {count} expectation(s) to {path}; fill in the reasons, commit it, "
+            f"and run with --cai-expectations {path}"
+        )
     if campaign.report_path is not None:
         lines.append(f"report: {campaign.report_path}")
     elif campaign.keep:
