@@ -694,3 +694,84 @@ def test_cccl_read_back_order_follows_fortran_strides_only():
     assert not _f_contiguous((3, 4), None, 4)
     assert not _f_contiguous((3, 1), (4, 4), 4)  # one axis: C and F at once
     assert not _f_contiguous((3, 4), (72, 8), 4)  # neither (sliced)
+
+
+# --- a missing driver is a skip; the documented template (issue 26, item 5) ------------------
+
+
+class _DriverlessConsumer(Adapter):
+    """A GPU-free library's adapter on a machine without the NVIDIA driver."""
+
+    name = "driverless"
+    capabilities = frozenset({"consume"})
+    needs_gpu = False
+
+    def available(self) -> tuple[bool, str]:
+        return True, ""
+
+    def produce(self, values, layout, typestr, stream_scenario="none"):
+        raise SkipExchange("consumer only")
+
+    def consume(self, obj):
+        try:
+            raise OSError("libcuda.so.1: cannot open shared object file")
+        except OSError as exc:
+            raise RuntimeError("cuInit failed: no NVIDIA driver") from exc
+
+
+def test_a_consumer_missing_the_driver_is_a_skip_not_a_rejection(monkeypatch):
+    from caiconform.checks import _support
+    from caiconform.cuda import device
+
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "no NVIDIA driver: absent"))
+    monkeypatch.setattr(_support, "adapter", lambda name: _DriverlessConsumer())
+    with pytest.raises(SkipExchange) as skipped:
+        _support.consume_with("driverless", object())
+    assert str(skipped.value) == (
+        "consumer driverless cannot run here: no NVIDIA driver: absent "
+        "(RuntimeError: cuInit failed: no NVIDIA driver)"
+    )
+    # where the driver works, the same exception is the library's own answer
+    monkeypatch.setattr(device, "gpu_available", lambda: (True, ""))
+    values, exc = _support.consume_with("driverless", object())
+    assert values is None and str(exc) == "cuInit failed: no NVIDIA driver"
+
+
+def _raises_driver_error(params, producer, consumer):
+    raise RuntimeError("producer p could not build the example") from RuntimeError(
+        "CUDA driver version is insufficient: cuInit failed"
+    )
+
+
+def test_an_example_ended_by_a_missing_driver_is_a_skip_with_that_reason(monkeypatch):
+    from caiconform.cuda import device
+    from caiconform.runner import worker
+
+    monkeypatch.setattr(device, "gpu_available", lambda: (False, "no NVIDIA driver: absent"))
+    result, _ = worker.run_example(f"{__name__}:_raises_driver_error", {}, "p", None)
+    assert (result.outcome, result.message) == (
+        "skip",
+        "cannot run here: no NVIDIA driver: absent (RuntimeError: CUDA driver version is "
+        "insufficient: cuInit failed)",
+    )
+    monkeypatch.setattr(device, "gpu_available", lambda: (True, ""))
+    result, _ = worker.run_example(f"{__name__}:_raises_driver_error", {}, "p", None)
+    assert result.outcome == "rejected"
+
+
+def _documented_adapter() -> type:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "adapters.md").read_text()
+    (block,) = [b for b in doc.split("```python\n")[1:] if "class MyLibAdapter" in b]
+    namespace: dict = {}
+    exec(block.split("```")[0], namespace)
+    return namespace["MyLibAdapter"]
+
+
+@pytest.mark.parametrize("typestr", ["bfloat16", "float8_e4m3fn", "structured", "<c8", "|b1"])
+def test_the_documented_template_skips_what_its_library_has_no_arrays_for(typestr, monkeypatch):
+    monkeypatch.setitem(sys.modules, "mylib", types.SimpleNamespace(asarray=np.asarray))
+    adapter = _documented_adapter()()
+    layout = Layout((2,))
+    with pytest.raises(SkipExchange, match=f"mylib has no {typestr} arrays"):
+        adapter.produce(np.zeros(2, dtype="<f4"), layout, typestr)
+    assert adapter.produce(np.arange(2, dtype="<f4"), layout, "<f4").tolist() == [0.0, 1.0]

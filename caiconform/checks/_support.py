@@ -357,13 +357,19 @@ def consume_with(name: str, obj: Any) -> tuple[Any, BaseException | None]:
     """Run consumer `name` on `obj`: (values, None) or (None, the exception it raised).
 
     SkipExchange is not caught: it means the consumer cannot take part at all, which the runner
-    records as a skip with its reason.
+    records as a skip with its reason. Nor is a missing CUDA driver an answer
+    (`cuda.device.missing_driver`): it becomes a SkipExchange saying so.
     """
     try:
         return adapter(name).consume(obj), None
     except SkipExchange:
         raise
     except Exception as exc:  # any clean exception is the consumer's answer
+        from caiconform.cuda.device import missing_driver
+
+        why = missing_driver(exc)
+        if why is not None:  # ... but a consumer that cannot reach a GPU gave none
+            raise SkipExchange(f"consumer {name} cannot run here: {why}") from exc
         return None, exc
 
 

@@ -13,6 +13,7 @@ from caiconform.cuda.errors import CUDAError, call
 
 __all__ = [
     "gpu_available",
+    "missing_driver",
     "device_count",
     "ensure_context",
     "current_device",
@@ -46,6 +47,41 @@ def gpu_available() -> tuple[bool, str]:
     if count == 0:
         return False, "no CUDA device: cuDeviceGetCount returned 0"
     return True, ""
+
+
+#: words (lower case) in an exception's message that say the CUDA driver or device is missing
+_NO_DRIVER_WORDS = (
+    "cuinit",
+    "nvidia driver",
+    "cuda driver",
+    "libcuda",
+    "cuda-capable device",
+    "cuda_error_no_device",
+    "cudaerrornodevice",
+    "cudaerrorinsufficientdriver",
+)
+
+
+def missing_driver(exc: BaseException) -> str | None:
+    """Why `exc` means "no CUDA driver here" (a skip, not a library's answer), or None.
+
+    Only on a machine where `gpu_available()` is False, and only when the exception, or one
+    it was raised from, says so in its message (`cuInit failed ... no NVIDIA driver`): a
+    GPU-free library that rejects an invalid dict without the driver still gives its answer.
+    """
+    seen: set[int] = set()
+    chain: BaseException | None = exc
+    while chain is not None and id(chain) not in seen:
+        seen.add(id(chain))
+        text = f"{type(chain).__name__}: {chain}"
+        if any(word in text.lower() for word in _NO_DRIVER_WORDS):
+            ok, why = gpu_available()
+            if ok:
+                return None
+            line = " ".join(text.split())
+            return f"{why} ({line if len(line) <= 200 else line[:197] + '...'})"
+        chain = chain.__cause__ or chain.__context__
+    return None
 
 
 def _require_gpu() -> None:

@@ -96,6 +96,15 @@ def _is_setup(exc: BaseException) -> bool:
     return isinstance(exc, ProducerFailed)
 
 
+def _missing_driver(exc: BaseException) -> str | None:
+    """Why `exc` is a missing CUDA driver (a skip: nothing was judged), or None."""
+    try:
+        from caiconform.cuda.device import missing_driver
+    except ImportError:
+        return None
+    return missing_driver(exc)
+
+
 def _as_result(value: Any) -> Result:
     if isinstance(value, Result):
         return value
@@ -124,6 +133,8 @@ def run_example(
             from caiconform.adapters.base import SETUP_PREFIX
 
             result = Result(SKIP, message=SETUP_PREFIX + _one_line(str(exc)))
+        elif (no_driver := _missing_driver(exc)) is not None:
+            result = Result(SKIP, message=_one_line(f"cannot run here: {no_driver}"))
         else:
             result = Result(REJECTED, message=_describe(exc))
     return result, time.perf_counter() - start
