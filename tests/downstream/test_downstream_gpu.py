@@ -1,0 +1,80 @@
+"""Acceptance of the plugin's verdicts on a GPU, as a maintainer meets them (issue 24, item 7).
+
+`cleanlib` is a clean pass-through to CuPy; `cleanlib_planted` is the same library after a bad
+change (views export their allocation's base pointer). Both run under `--cai-name cleanlib`
+against reference, cupy, torch and numba: a baseline written from the first run keeps the next
+three runs green; the planted run is red with the planted defect as its only failing defect
+and its first line; other libraries' defects appear only in their own list.
+
+Each run's output goes to `$CAI_DOWNSTREAM_LOG` (a directory) when set, for the report.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from caiconform.cuda import gpu_available
+
+ROOT = Path(__file__).resolve().parents[2]
+PEERS = "reference,cupy,torch,numba"
+pytestmark = pytest.mark.gpu
+
+
+def _plugin(tmp: Path, module: str, *extra: str, log: str) -> tuple[int, list[str]]:
+    """Run the plugin on `module` in a fresh pytest process; (exit code, its caiconform
+    summary lines)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    command = [
+        sys.executable, "-m", "pytest", "-m", "cai", "-p", "no:cacheprovider", "-q",
+        "--cai-name", "cleanlib", "--cai-against", PEERS,
+        "--cai-producer", f"tests.downstream.{module}.testing:make_array",
+        "--cai-consumer", f"tests.downstream.{module}.testing:to_host",
+        *extra,
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=400)
+    out = done.stdout + done.stderr
+    logs = os.environ.get("CAI_DOWNSTREAM_LOG")
+    if logs:
+        Path(logs).mkdir(parents=True, exist_ok=True)
+        (Path(logs) / f"{log}.log").write_text(out)
+    lines = out.splitlines()
+    marks = [i for i, line in enumerate(lines) if line.startswith("=") and " caiconform " in line]
+    assert marks, f"no caiconform summary in the output:\n{out[-3000:]}"
+    return done.returncode, lines[marks[0] + 1 :]
+
+
+def test_a_baseline_keeps_the_pass_through_green_and_the_planted_bug_red(tmp_path):
+    ok, why = gpu_available()
+    if not ok:
+        pytest.skip(f"needs a GPU: {why}")
+    baseline = tmp_path / "cai-expectations.yaml"
+    _, first = _plugin(
+        tmp_path, "cleanlib", "--cai-write-baseline", str(baseline), log="1-first"
+    )
+    assert baseline.is_file(), first[:5]
+    for n in range(3):
+        code, summary = _plugin(
+            tmp_path, "cleanlib", "--cai-expectations", str(baseline), log=f"{n + 2}-baselined"
+        )
+        assert code == 0, "\n".join(summary[:20])
+        assert summary[0].startswith("OK: cleanlib: no failing defect; 0 new since baseline")
+    code, planted = _plugin(
+        tmp_path, "cleanlib_planted", "--cai-expectations", str(baseline), log="5-planted"
+    )
+    assert code == 1
+    assert planted[0].startswith(
+        "FIX: cleanlib: 1 failing defect(s) (corrupts: cleanlib producer "
+        "CAI-PRODUCER-DESCRIBES-DATA (MUST, fail,"
+    ), planted[0]
+    at = planted.index("defects of cleanlib, failing: 1")
+    assert "CAI-PRODUCER-DESCRIBES-DATA" in planted[at + 1]
+    others = [line for line in planted if line.startswith("seen in other libraries")]
+    assert others, "the peers' defects are listed on their own"
