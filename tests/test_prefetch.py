@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -54,8 +55,13 @@ def test_draw_cell_reports_a_strategy_error_formatted():
     assert drawn == [] and error is not None and error.startswith("Unsatisfiable")
 
 
-def test_processes_for_leaves_the_cores_to_the_workers():
-    assert 1 <= processes_for(16) <= 8
+@pytest.mark.parametrize(
+    ("cores", "processes"), [(1, 1), (7, 1), (8, 2), (16, 4), (33, 8), (128, 8), (None, 4)]
+)
+def test_processes_for_leaves_the_cores_to_the_workers(monkeypatch, cores, processes):
+    """A quarter of the cores, at least 1, at most 8; no core count: the 16 workers' quarter."""
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert processes_for(16) == processes
 
 
 def _records(out) -> list[tuple]:

@@ -14,6 +14,7 @@ import pytest
 from caiconform.runner import driver
 from caiconform.runner.calibrate import calibrate_spin
 from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.outcome import OUTCOMES, Result
 from caiconform.runner.pool import Worker
 from caiconform.runner.schedule import Scheduler
 from tests.test_runner import MISBEHAVIOUR
@@ -1089,3 +1090,18 @@ def test_run_json_says_which_families_workers_had_one_queue(
     )
     queues = json.loads((tmp_path / "run.json").read_text())["queues"]
     assert queues == {"single_queue": single, "CUDA_DEVICE_MAX_CONNECTIONS": value}
+
+
+@pytest.mark.parametrize("outcome", OUTCOMES)
+def test_the_crash_caps_count_exactly_the_outcomes_that_lose_a_worker(outcome):
+    """crash, hang and poisoned cost the worker process (`_LOST`); no other outcome counts
+    toward the caps unless the family's `taints` says so (a module without one here)."""
+    import types
+
+    from caiconform.runner.driver import _CellRun
+
+    run = types.SimpleNamespace(
+        cell=types.SimpleNamespace(family=types.SimpleNamespace(module=types.ModuleType("m")))
+    )
+    costly = _CellRun._costly(run, {}, Result(outcome))
+    assert costly == (outcome in ("crash", "hang", "poisoned")), outcome
