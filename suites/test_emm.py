@@ -7,8 +7,8 @@ judge its results rule by rule. A MUST failure fails the item; a SHOULD failure 
 A default plugin whose module is not installed (RMM, often) is skipped with that reason; one
 named in the variable fails instead.
 
-Run it on a GPU machine: ``python -m pytest suites/test_emm.py``. Without Numba or a GPU the
-items skip with the reason the checker gives.
+Run it on a GPU machine: ``python -m pytest suites/test_emm.py``. Every item is marked `gpu`:
+without a GPU each skips saying so; without Numba, with the reason the checker gives.
 """
 
 from __future__ import annotations
@@ -19,8 +19,16 @@ import warnings
 
 import pytest
 
+from caiconform.cuda import gpu_available
 from caiconform.emm.checker import JUDGED_RULES, check_plugin
 from caiconform.emm.result import PluginReport
+
+HAVE_GPU, NO_GPU_REASON = gpu_available()
+#: every item needs a GPU: on a CPU machine each is skipped at collection, saying why
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not HAVE_GPU, reason=f"needs an NVIDIA GPU: {NO_GPU_REASON}"),
+]
 
 DEFAULT_PLUGINS = (
     "numba.cuda.cudadrv.driver:NumbaCUDAMemoryManager",

@@ -88,8 +88,18 @@ def workdir(tmp_path_factory) -> Path:
     return path
 
 
+#: the checkout these tests belong to: its caiconform, not an installed one, is the one run
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def _pythonpath(*first: Path) -> str:
+    """The checkout and `first` ahead of whatever PYTHONPATH already holds."""
+    kept = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join([str(CHECKOUT), *map(str, first), *filter(None, [kept])])
+
+
 def cli(workdir: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(workdir), "COLUMNS": "200"}
+    env = {**os.environ, "PYTHONPATH": _pythonpath(workdir), "COLUMNS": "200"}
     return subprocess.run(
         [sys.executable, "-m", "caiconform.cli", *args],
         cwd=workdir,
@@ -99,6 +109,20 @@ def cli(workdir: Path, *args: str, stdin: str | None = None) -> subprocess.Compl
         text=True,
         timeout=60,
     )
+
+
+def test_the_subprocesses_run_this_checkouts_caiconform(workdir):
+    done = cli(workdir, "--help")
+    assert done.returncode == 0
+    probe = subprocess.run(
+        [sys.executable, "-c", "import caiconform; print(caiconform.__file__)"],
+        cwd=workdir,
+        env={**os.environ, "PYTHONPATH": _pythonpath(workdir)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert Path(probe.stdout.strip()).resolve() == CHECKOUT / "caiconform" / "__init__.py"
 
 
 def check_json(workdir: Path, *args: str, stdin: str | None = None) -> tuple[int, dict]:
