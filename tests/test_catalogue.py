@@ -523,7 +523,10 @@ def test_report_writes_findings_json_and_renders_the_catalogue(tmp_path):
     assert catalogue["schema"] == "caiconform-findings/1"
     assert catalogue["groups"][0]["library"] == "numba"
     markdown = (tmp_path / "run" / "matrix.md").read_text()
-    assert "## Catalogue of non-conformances" in markdown and "## Coverage floor" in markdown
+    assert "## Defects by library, most severe first" in markdown
+    assert "## Coverage floor" in markdown
+    page = (tmp_path / "run" / "libraries" / "numba.md").read_text()
+    assert "CAI-STREAM-ZERO-FORBIDDEN" in page and "**contrast**" in page
     assert written.matrix["summary"]["not_exercised"] == 0
     html = (tmp_path / "run" / "index.html").read_text()
     assert 'id="catalogue"' in html and "drawCoverage" in html

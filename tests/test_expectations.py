@@ -382,13 +382,23 @@ def test_report_exit_0_when_the_run_matches_its_expectations(tmp_path, capsys):
 def test_report_exit_1_on_unexpected_findings_and_stale_entries(tmp_path, capsys):
     path = tmp_path / "e.yaml"
     path.write_text(
-        "expectations:\n  - rule: CAI-SHAPE-TUPLE\n    producer: warp\n    reason: stale\n"
+        "expectations:\n  - rule: CAI-SHAPE-TUPLE\n    producer: torch\n    reason: stale\n"
+        "  - rule: CAI-SHAPE-TUPLE\n    producer: warp\n    reason: not run here\n"
     )
     assert main(["report", str(RUN_A), "--out", str(tmp_path), "--expectations", str(path)]) == 1
     out = capsys.readouterr().out
+    assert out.startswith("FIX: the matrix: 4 failing defect(s)")
     assert "error: " in out and "matches no result" in out
+    # an entry about a library that did not run here is a note, not an error
+    assert "note: " in out and "nothing in its scope ran here" in out
     assert "0 expected finding(s), 5 unexpected, 1 entry error(s)" in out
-    assert "5 not expected; 1 expectation entry error(s)." in (tmp_path / "matrix.md").read_text()
+    markdown = (tmp_path / "matrix.md").read_text()
+    assert markdown.splitlines()[2].startswith("**FIX: the matrix: 4 failing defect(s)")
+    assert "; 1 expectation entry error(s)." in markdown
+    # below the threshold, only the stale entry fails: the baseline is to be updated
+    argv = ["report", str(RUN_A), "--out", str(tmp_path), "--expectations", str(path)]
+    assert main([*argv, "--fail-on", "none"]) == 1
+    assert capsys.readouterr().out.startswith("UPDATE THE BASELINE: the matrix: 1 expectation")
 
 
 def test_report_malformed_expectations_exit_2(tmp_path, capsys):

@@ -18,7 +18,7 @@ from caiconform.cli import main
 from caiconform.report.build import write_report
 from caiconform.report.html import embed_json, render_html
 from caiconform.report.load import ReportInputError, load_run
-from caiconform.report.markdown import render_markdown
+from caiconform.report.markdown import render_markdown, render_pages
 from caiconform.report.matrix import build_matrix, pass_fraction
 from caiconform.report.merge import merge_runs
 
@@ -253,9 +253,13 @@ def test_markdown_has_a_grid_per_family_and_escapes_markup(matrix):
     text = render_markdown(matrix)
     assert "### roundtrip" in text and "### streams" in text
     assert "| **numba** | 2/2 | 2/2 | 2/2 | 2/3 rejected:1 |" in text
-    assert "[CAI-SYNC-CONSUMER](#cai-sync-consumer)" in text
-    assert "### CAI-SYNC-CONSUMER" in text
-    assert "<b>" not in text and "&lt;b&gt;not markup" in text
+    pages = render_pages(matrix)
+    # the rule's text is on the page of the library that broke it, with the message
+    (page,) = [t for name, t in pages.items() if "CAI-SYNC-CONSUMER" in t and "libraries/" in name]
+    assert "consumer side" in page and "**message**" in page
+    for body in pages.values():
+        assert "<b>" not in body
+    assert any("&lt;b&gt;not markup" in body for body in pages.values())
     assert "NVIDIA H100 80GB HBM3" in text
 
 
@@ -284,21 +288,27 @@ def test_html_title_is_escaped(matrix):
 
 def test_cli_writes_the_report_files(tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["report", str(RUN_A), "--out", str(out), "--merge", str(RUN_B)]) == 0
+    # the runs hold a crash and a MUST-level fail: at the default --fail-on the status is 1
+    assert main(["report", str(RUN_A), "--out", str(out), "--merge", str(RUN_B)]) == 1
     assert {p.name for p in out.iterdir()} == {
         "matrix.json",
         "matrix.md",
         "index.html",
         "findings.json",
+        "libraries",
+        "details",
     }
     matrix = json.loads((out / "matrix.json").read_text())
     assert len(matrix["runs"]) == 2
-    assert "62 results, 5 finding group(s)" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert printed.startswith("FIX: the matrix: ")
+    assert "62 results; 5 defect group(s) (" in printed
+    assert "finding group" not in printed and "non-conformance" not in printed
 
 
 def test_cli_writes_into_the_run_directory_by_default(tmp_path):
     run = _copy(RUN_A, tmp_path)
-    assert main(["report", str(run)]) == 0
+    assert main(["report", str(run), "--fail-on", "none"]) == 0
     assert (run / "index.html").is_file()
 
 

@@ -1,18 +1,58 @@
-"""Build the report of one or more run directories: matrix.json, matrix.md, index.html and
-findings.json (the catalogue of non-conformances, `caiconform.report.catalogue`).
+"""Build the report of one or more run directories: a summary that opens with what to do, and the details.
 
-`caiconform report RUN_DIR [--out DIR] [--merge DIR ...] [--expectations FILE]` turns a run directory (or several, from other machines or CI jobs) into `matrix.json`,
-`matrix.md` and a self-contained `index.html`. Exit status: 0 written; 1 written, but the
-results do not match `--expectations` (an unexpected finding, an expected failure that passed,
-an entry that matched nothing); 2 the input could not be read (one line says why).
+`caiconform report RUN_DIR [--out DIR] [--merge DIR ...] [--expectations FILE] [--fail-on
+SEVERITIES]` turns a run directory (or several, from other machines or CI jobs) into
+`matrix.json`, `findings.json` (the catalogue of non-conformances), a self-contained
+`index.html`, and `matrix.md`: a summary page whose first lines are the verdict (FIX, UPDATE
+THE BASELINE or OK, `caiconform.verdict`) and each library's defects most severe first, with
+one page per library in `libraries/` and the coverage, skips and environment in `details/`
+(docs/reports.md). The same verdict is the first line printed, followed by each library's
+failing defects, one line each.
+
+`--fail-on` names the severities that fail (default corrupts,crashes,refuses-valid; 'all' or
+'none'; docs/reports.md, "Severity"); with `--expectations FILE` a defect its entries cover is
+expected, not failing, and an entry that no longer holds is an error.
+
+Exit status: 0 written, and no defect at or above `--fail-on` that no expectation covers; 1
+written, but such a defect was found or an expectation entry no longer holds; 2 bad usage (an
+unknown severity) or input that could not be read (one line says why).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "run", "add_fail_on", "fail_on_of", "print_defects"]
+
+#: failing defects printed per library under the headline (the rest are counted)
+MAX_PRINTED = 5
+
+
+def add_fail_on(parser: argparse.ArgumentParser) -> None:
+    """The `--fail-on SEVERITIES` option (`report` and `run`)."""
+    from caiconform.severity import DEFAULT_FAIL_ON, SEVERITIES
+
+    default = ",".join(s for s in SEVERITIES if s in DEFAULT_FAIL_ON)
+    parser.add_argument(
+        "--fail-on",
+        metavar="SEVERITIES",
+        default=default,
+        help=f"comma-separated severities that make the exit status 1 (default {default}; "
+        f"'all' or 'none'; from {', '.join(SEVERITIES)})",
+    )
+
+
+def fail_on_of(args: argparse.Namespace) -> frozenset[str]:
+    """The parsed `--fail-on`; UsageError (exit 2, one line) for an unknown severity."""
+    from caiconform.cli import UsageError
+    from caiconform.severity import parse_severities
+
+    try:
+        return parse_severities(args.fail_on, "--fail-on")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out",
         metavar="DIR",
         default=None,
-        help="where to write matrix.json, matrix.md and index.html (default: RUN_DIR)",
+        help="where to write the report (default: RUN_DIR)",
     )
     parser.add_argument(
         "--merge",
@@ -37,9 +77,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--expectations",
         metavar="FILE",
         default=None,
-        help="expectation file (YAML/TOML); exit 1 when the results do not match it",
+        help="expectation file (YAML/TOML, a baseline): the defects it covers do not fail; "
+        "an entry that no longer holds does",
     )
+    add_fail_on(parser)
     parser.add_argument("--title", default=None, help="page title (default: the run IDs)")
+
+
+def print_defects(
+    groups: list[dict[str, Any]], statuses: list[str | None], pages: dict[str | None, str]
+) -> None:
+    """Under the headline: each library's failing defects, one line each, most severe first
+    (`MAX_PRINTED` per library, the rest counted with the page that lists them)."""
+    from caiconform.verdict import group_line
+
+    by_library: dict[str | None, list[dict[str, Any]]] = {}
+    for group, status in zip(groups, statuses, strict=False):
+        if status == "new":
+            by_library.setdefault(group.get("library"), []).append(group)
+    for library, failing in by_library.items():
+        for group in failing[:MAX_PRINTED]:
+            condition = f"; when {group['condition']}" if group.get("condition") else ""
+            print(f"  {group_line(group)}{condition}")
+        if len(failing) > MAX_PRINTED:
+            where = pages.get(library)
+            listed = f" (listed in {where})" if where else ""
+            print(
+                f"  … and {len(failing) - MAX_PRINTED} more failing defect(s) of "
+                f"{library or 'no single culprit'}{listed}"
+            )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,32 +113,48 @@ def run(args: argparse.Namespace) -> int:
     from caiconform.expectations import ExpectationError, load_expectations
     from caiconform.report.build import write_report
     from caiconform.report.load import ReportInputError
+    from caiconform.report.markdown import library_page
 
+    fail_on = fail_on_of(args)
     try:
         expectations = (
             load_expectations(args.expectations) if args.expectations is not None else None
         )
-        written = write_report([args.run_dir, *args.merge], args.out, expectations, args.title)
+        written = write_report(
+            [args.run_dir, *args.merge], args.out, expectations, args.title, fail_on=fail_on
+        )
     except (ReportInputError, ExpectationError) as exc:
         raise UsageError(str(exc)) from None
+    verdict = written.verdict
+    print(verdict["headline"])
+    for error in verdict["entry_errors"]:
+        print(f"  {error}")
+    groups = written.matrix["catalogue"]["groups"]
+    pages = {
+        g.get("library"): str(written.out_dir / library_page(g.get("library"))) for g in groups
+    }
+    print_defects(groups, verdict["status"], pages)
     for warning in written.matrix["warnings"]:
         print(f"caiconform report: warning: {warning}", file=sys.stderr)
     summary = written.matrix["summary"]
+    severities = ", ".join(f"{n} {s}" for s, n in summary["by_severity"].items())
     print(
-        f"wrote {', '.join(str(p) for p in written.files)}: {summary['results']} results, "
-        f"{summary['finding_groups']} finding group(s), {summary['catalogue_groups']} "
-        f"non-conformance group(s); {summary['not_exercised']} of "
-        f"{summary['required_combinations']} required combinations not exercised"
+        f"{summary['results']} results; {summary['catalogue_groups']} defect group(s)"
+        + (f" ({severities})" if severities else "")
+        + f"; {summary['not_exercised']} of {summary['required_combinations']} required "
+        "combinations not exercised"
     )
     application = written.application
-    if application is None:
-        return 0
-    for status in application.entries:
-        if status.status != "xfail":
-            print(status.describe())
-    print(
-        f"expectations: {len(application.expected)} expected finding(s), "
-        f"{len(application.unexpected)} unexpected, "
-        f"{len(application.entry_errors)} entry error(s)"
-    )
-    return 0 if application.ok else 1
+    if application is not None:
+        for note in verdict["entry_notes"]:
+            print(note)
+        for status in application.entries:
+            if status.status != "xfail" and not status.is_error:
+                print(status.describe())
+        print(
+            f"expectations: {len(application.expected)} expected finding(s), "
+            f"{len(application.unexpected)} unexpected, "
+            f"{len(verdict['entry_errors'])} entry error(s)"
+        )
+    print(f"wrote {written.out_dir / 'matrix.md'} (start there), {written.out_dir / 'index.html'}")
+    return 0 if written.ok else 1

@@ -1,4 +1,4 @@
-"""Building a report: load run directories, merge, apply expectations, write the three files.
+"""Building a report: load run directories, merge, apply expectations, judge, write the files.
 
 This is what `caiconform report` and the pytest plugin's `--cai-report` call; the renderers
 never read a journal themselves.
@@ -6,26 +6,24 @@ never read a journal themselves.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from caiconform.expectations import (
-    Application,
-    Expectation,
-    apply_expectations,
-    env_versions,
-    lookup_version,
-)
+from caiconform.expectations import Application, Expectation, apply_expectations
 from caiconform.report.html import render_html
 from caiconform.report.load import ReportInputError, Run, load_run
-from caiconform.report.markdown import render_markdown
-from caiconform.report.matrix import build_matrix
+from caiconform.report.markdown import LIBRARIES_DIR, render_pages
+from caiconform.report.matrix import build_matrix, version_of
 from caiconform.report.merge import merge_runs
+from caiconform.severity import DEFAULT_FAIL_ON
 
 __all__ = ["Written", "write_report", "load_runs", "apply_to_run", "REPORT_FILES"]
 
+#: the files of a report; beside them, the Markdown detail pages (`render_pages`)
 REPORT_FILES = ("matrix.json", "matrix.md", "index.html", "findings.json")
 
 
@@ -38,6 +36,16 @@ class Written:
     matrix: dict
     application: Application | None
 
+    @property
+    def verdict(self) -> dict[str, Any]:
+        """matrix.json's `verdict`: headline, ok, fail_on, status per catalogue group."""
+        return self.matrix["verdict"]
+
+    @property
+    def ok(self) -> bool:
+        """Whether the verdict passes: no failing defect, no expectation entry error."""
+        return bool(self.matrix["verdict"]["ok"])
+
 
 def load_runs(run_dirs: Sequence[str | Path]) -> Run:
     """Load and merge run directories (one directory is just loaded)."""
@@ -47,13 +55,7 @@ def load_runs(run_dirs: Sequence[str | Path]) -> Run:
 
 def apply_to_run(expectations: list[Expectation], run: Run) -> Application:
     """Apply expectations to every record, each judged against its own run's library versions."""
-    versions = {run_id: env_versions(env) for run_id, env in run.envs.items()}
-
-    def version_of(record: dict) -> Callable[[str], str | None]:
-        table = versions.get(str(record["run_id"]), {})
-        return lambda name: lookup_version(table, name)
-
-    return apply_expectations(expectations, run.records, version_of)
+    return apply_expectations(expectations, run.records, version_of(run.envs))
 
 
 def write_report(
@@ -61,9 +63,12 @@ def write_report(
     out_dir: str | Path | None = None,
     expectations: list[Expectation] | None = None,
     title: str | None = None,
+    fail_on: Iterable[str] = DEFAULT_FAIL_ON,
 ) -> Written:
-    """Write matrix.json, matrix.md and index.html for `run_dirs` (merged) into `out_dir`
-    (default: the first run directory). Raises ReportInputError for unusable input."""
+    """Write matrix.json, matrix.md (with its pages: `markdown.render_pages`), index.html and
+    findings.json for `run_dirs` (merged) into `out_dir` (default: the first run directory),
+    judged at `fail_on` with `expectations` (`caiconform.verdict`). Raises ReportInputError
+    for unusable input."""
     if not run_dirs:
         raise ReportInputError("no run directory given")
     run = load_runs(run_dirs)
@@ -75,20 +80,38 @@ def write_report(
     except OSError as exc:
         raise ReportInputError(f"{out}: cannot create the output directory ({exc})") from None
     application = apply_to_run(expectations, run) if expectations is not None else None
-    matrix = build_matrix(run, out, application)
+    matrix = build_matrix(run, out, application, fail_on=fail_on, expectations=expectations)
     title = title or "caiconform report: " + ", ".join(sorted(matrix["runs"]))
+    pages = render_pages(matrix, title)
     contents = {
         "matrix.json": json.dumps(matrix, indent=1, ensure_ascii=False) + "\n",
-        "matrix.md": render_markdown(matrix, title),
+        "matrix.md": pages.pop("matrix.md"),
         "index.html": render_html(matrix, title),
         "findings.json": json.dumps(matrix["catalogue"], indent=1, ensure_ascii=False) + "\n",
     }
-    files = []
-    for name in REPORT_FILES:
-        path = out / name
-        try:
-            path.write_text(contents[name], encoding="utf-8")
-        except OSError as exc:
-            raise ReportInputError(f"{path}: cannot write ({exc.strerror or exc})") from None
-        files.append(path)
+    files = [_write(out / name, contents[name]) for name in REPORT_FILES]
+    _remove_stale_library_pages(out, set(pages))
+    for name, text in pages.items():
+        _write(out / name, text)
     return Written(out, files, matrix, application)
+
+
+def _write(path: Path, text: str) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ReportInputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    return path
+
+
+def _remove_stale_library_pages(out: Path, pages: set[str]) -> None:
+    """A report written again into the same directory leaves no page of a library that has no
+    defect any more."""
+    folder = out / LIBRARIES_DIR
+    if not folder.is_dir():
+        return
+    for page in folder.glob("*.md"):
+        if f"{LIBRARIES_DIR}/{page.name}" not in pages:
+            with contextlib.suppress(OSError):
+                page.unlink()

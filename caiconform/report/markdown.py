@@ -1,21 +1,56 @@
-"""`matrix.md`: the matrix as GitHub-flavoured Markdown, for PR comments and job summaries.
+"""The report as GitHub-flavoured Markdown, for PR comments and job summaries.
 
-Same content as the HTML page, as tables: per check family a producer x consumer grid of
-`passed/tested`, the scores, the findings with rule IDs and reproducer links, the rules cited,
-the skips and the environment of each run.
+`matrix.md` is a summary page of a few hundred lines at most, whatever the run's size: it
+opens with what to do (the verdict's headline, `caiconform.verdict`), then lists each
+library's defects most severe first, one line each (those below `--fail-on` counted), then the
+producer x consumer grid of `passed/tested` per check family, the scores, the coverage floor
+per family, the skips grouped by reason and the environment, in short. The details are pages of
+their own beside it: `libraries/<name>.md` (every defect group of that library with its
+message, condition, contrast, culprit reason, rule text and reproducer), `details/coverage.md`,
+`details/skips.md` (every cell of every skip reason) and `details/environment.md`. The per-pair
+findings table is in matrix.json and index.html.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+from caiconform.report.load import cell_key
 from caiconform.report.matrix import SEVERITY
+from caiconform.severity import SEVERITIES
+from caiconform.spec.rules import RULES
 
-__all__ = ["render_markdown", "cell_text", "percent"]
+__all__ = [
+    "render_markdown",
+    "render_pages",
+    "render_library_page",
+    "library_page",
+    "group_anchor",
+    "cell_text",
+    "percent",
+    "LIBRARIES_DIR",
+    "DETAILS_DIR",
+]
 
 NONE = "—"
+#: where the per-library pages and the other detail pages go, beside matrix.md
+LIBRARIES_DIR = "libraries"
+DETAILS_DIR = "details"
+DETAIL_PAGES = ("coverage", "skips", "environment")
+#: the page of the groups without a single culprit
+NO_CULPRIT_PAGE = "no-single-culprit"
+#: groups at or above --fail-on listed per library on the summary page (the rest: counted,
+#: linked to the library's page)
+MAX_LINES_PER_LIBRARY = 12
+#: skip reasons listed on the summary page (the rest: counted, linked to details/skips.md)
+MAX_SKIP_REASONS = 25
+#: cells named per group on a library page (the rest are counted)
+MAX_CELLS_SHOWN = 8
 
 
 def percent(fraction: float | None) -> str:
@@ -85,54 +120,6 @@ def _scores(matrix: dict[str, Any]) -> list[str]:
     return ["## Scores", "", *_table(["library", "as producer", "as consumer"], rows)]
 
 
-def _findings(matrix: dict[str, Any]) -> list[str]:
-    findings = matrix["findings"]
-    if not findings:
-        return ["## Findings", "", "None: every result passed or was skipped."]
-    rows = []
-    for f in findings:
-        rule = (
-            f"[{f['rule']}](#{f['rule'].lower()})"
-            if f["rule"] in matrix["rules"]
-            else _md(f["rule"])
-        )
-        repro = ", ".join(f"[{i + 1}]({quote(href)})" for i, href in enumerate(f["repros"]))
-        expected = f["expectation"]["reason"] if f["expectation"] else ""
-        rows.append(
-            [
-                rule,
-                _md(f["level"]),
-                f["check"],
-                f"{_name(f['producer'])} → {_name(f['consumer'])}",
-                f["outcome"],
-                str(f["count"]),
-                _md(f["seen"]),
-                _md(f["expected"]),
-                _md(f["message"]),
-                repro or NONE,
-                _md(expected),
-            ]
-        )
-    header = ["rule", "level", "check", "pair", "outcome", "n", "seen", "expected", "message"]
-    header += ["repro", "expected failure"]
-    return ["## Findings", "", *_table(header, rows)]
-
-
-def _rules(matrix: dict[str, Any]) -> list[str]:
-    if not matrix["rules"]:
-        return []
-    lines = ["## Rules cited", ""]
-    for rule_id, rule in matrix["rules"].items():
-        lines += [
-            f"### {rule_id}",
-            "",
-            f"**{rule['level']}** ({rule['side']}, {rule['spec_file']} § {rule['section']}): "
-            f"{rule['text']}",
-            "",
-        ]
-    return lines
-
-
 def _expectations(matrix: dict[str, Any]) -> list[str]:
     statuses = matrix.get("expectations")
     if not statuses:
@@ -152,34 +139,6 @@ def _expectations(matrix: dict[str, Any]) -> list[str]:
     return ["## Expectations", "", *_table(header, rows), ""]
 
 
-def _skips(matrix: dict[str, Any]) -> list[str]:
-    if not matrix["skips"]:
-        return []
-    rows = [
-        [
-            s["check"],
-            f"{_name(s['producer'])} → {_name(s['consumer'])}",
-            str(s["count"]),
-            _md(s["reason"]),
-        ]
-        for s in matrix["skips"]
-    ]
-    return ["## Skipped", "", *_table(["check", "pair", "n", "reason"], rows), ""]
-
-
-def _environment(matrix: dict[str, Any]) -> list[str]:
-    lines = ["## Environment", ""]
-    for run_id, run in matrix["runs"].items():
-        lines += [f"### Run `{run_id}` ({run['results']} results)", ""]
-        env = run["env"]
-        if not env:
-            lines += ["No env.json was recorded.", ""]
-            continue
-        rows = [[_md(key), _md(value)] for key, value in _flatten(env)]
-        lines += [*_table(["key", "value"], rows), ""]
-    return lines
-
-
 def _flatten(env: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     """Nested env objects as dotted keys, so they fit a two-column table."""
     items: list[tuple[str, Any]] = []
@@ -190,47 +149,6 @@ def _flatten(env: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
         else:
             items.append((name, value))
     return items
-
-
-def _catalogue(matrix: dict[str, Any]) -> list[str]:
-    catalogue = matrix.get("catalogue")
-    if not catalogue:
-        return []
-    groups = catalogue["groups"]
-    lines = [
-        "## Catalogue of non-conformances",
-        "",
-        f"{len(groups)} group(s): one library, one role, one rule, one outcome class each "
-        f"({catalogue['summary']['must_groups']} at MUST level, "
-        f"{catalogue['summary']['ambiguous_groups']} without a single culprit, "
-        f"{catalogue['summary'].get('unreproduced_groups', 0)} not reproduced when run again; "
-        "column *again*: did the first example give the same result when run once more).",
-        "",
-    ]
-    if not groups:
-        return lines
-    rows = []
-    for g in groups:
-        repro = g["reproducer"]
-        link = f"[min]({quote(repro['href'])})" if repro.get("href") else NONE
-        condition = "; ".join(filter(None, [g.get("condition"), g.get("contrast")]))
-        rows.append(
-            [
-                _name(g["library"]) if g["library"] else f"? ({_md(g['why'])})",
-                _md(g["role"]),
-                _md(_rule_of(g)),
-                _md(g["level"]),
-                g["outcome"],
-                str(g["count"]),
-                _again(g.get("reproduced")),
-                str(len(g["cells"])),
-                _md(g["version"]),
-                _md(condition),
-                link,
-            ]
-        )
-    header = ["library", "role", "rule", "level", "outcome", "n", "again", "cells", "version"]
-    return [*lines, *_table([*header, "condition", "repro"], rows)]
 
 
 def _again(reproduced: bool | None) -> str:
@@ -244,19 +162,364 @@ def _rule_of(group: dict[str, Any]) -> str | None:
     return f"(input breaks {group['input_rule']})"
 
 
-def _coverage(matrix: dict[str, Any]) -> list[str]:
+# --- the summary page: what to do first ---------------------------------------------------------
+
+
+def library_page(library: str | None) -> str:
+    """The page (relative to matrix.md) that lists `library`'s defects; None: the groups
+    without a single culprit."""
+    name = library if library else NO_CULPRIT_PAGE
+    return f"{LIBRARIES_DIR}/{re.sub(r'[^A-Za-z0-9_.+-]+', '_', name)}.md"
+
+
+def group_anchor(index: int) -> str:
+    """The anchor of catalogue group `index` (0-based) on its library's page."""
+    return f"g{index + 1}"
+
+
+def _status(matrix: dict[str, Any], index: int) -> str | None:
+    statuses = (matrix.get("verdict") or {}).get("status") or []
+    return statuses[index] if index < len(statuses) else None
+
+
+def _fail_on(matrix: dict[str, Any]) -> str:
+    chosen = (matrix.get("verdict") or {}).get("fail_on")
+    return ",".join(chosen) if chosen else "none"
+
+
+def _severity_counts(groups: Iterable[dict[str, Any]]) -> str:
+    counts = Counter(str(g.get("severity")) for g in groups)
+    return ", ".join(f"{counts[s]} {s}" for s in SEVERITIES if counts.get(s))
+
+
+def _by_library(matrix: dict[str, Any]) -> dict[str | None, list[tuple[int, dict[str, Any]]]]:
+    """library (None: no single culprit, last) -> [(catalogue index, group)], most severe
+    first (the catalogue's own order)."""
+    catalogue = matrix.get("catalogue") or {"groups": []}
+    out: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
+    for index, group in enumerate(catalogue["groups"]):
+        out.setdefault(group.get("library"), []).append((index, group))
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] is None, kv[0] or "")))
+
+
+def _what(group: dict[str, Any]) -> str:
+    """`severity role rule (level): outcome, N example(s)`, Markdown-safe."""
+    rule = _rule_of(group) or NONE
+    role = f"{group['role']} " if group.get("role") else ""
+    return (
+        f"**{group.get('severity')}** {_md(role + rule)} ({_md(group.get('level'))}): "
+        f"{group.get('outcome')}, {group.get('count')} example(s)"
+    )
+
+
+_STATUS_WORDS = {
+    "new": "failing",
+    "expected": "expected (covered by the expectations)",
+    "below": "below --fail-on (reported, not failing)",
+}
+
+
+def _group_line(group: dict[str, Any], status: str | None, href: str) -> str:
+    condition = f"; when {_md(group['condition'])}" if group.get("condition") else ""
+    mark = " · expected" if status == "expected" else ""
+    return f"- {_what(group)}{condition}{mark} — [details]({href})"
+
+
+def _defects(matrix: dict[str, Any]) -> list[str]:
+    by_library = _by_library(matrix)
+    lines = ["## Defects by library, most severe first", ""]
+    if not by_library:
+        return [*lines, "None: every result passed, was skipped, or was a correct rejection."]
+    fail_on = _fail_on(matrix)
+    for library, groups in by_library.items():
+        page = library_page(library)
+        failing = [(i, g) for i, g in groups if _status(matrix, i) == "new"]
+        at_threshold = [(i, g) for i, g in groups if _status(matrix, i) in ("new", "expected")]
+        below = [g for i, g in groups if _status(matrix, i) not in ("new", "expected")]
+        version = next((g.get("version") for _, g in groups if g.get("version")), None)
+        title = _md(library) if library else "No single culprit"
+        lines += [
+            f"### {title}" + (f" {_md(version)}" if version else ""),
+            "",
+            f"{len(groups)} defect(s) ({_severity_counts(g for _, g in groups)}); "
+            f"**{len(failing)} failing** at --fail-on {fail_on} — [all, with details]({page})",
+            "",
+        ]
+        for index, group in at_threshold[:MAX_LINES_PER_LIBRARY]:
+            href = f"{page}#{group_anchor(index)}"
+            lines.append(_group_line(group, _status(matrix, index), href))
+        more = len(at_threshold) - MAX_LINES_PER_LIBRARY
+        if more > 0:
+            lines.append(f"- … and {more} more at or above --fail-on: [{page}]({page})")
+        if below:
+            lines.append(
+                f"- not failing (below --fail-on): {_severity_counts(below)} — [{page}]({page})"
+            )
+        lines.append("")
+    return lines
+
+
+def _header(matrix: dict[str, Any], title: str) -> list[str]:
+    summary = matrix["summary"]
+    verdict = matrix.get("verdict") or {}
+    outcomes = ", ".join(f"{o} {n}" for o, n in summary["outcomes"].items())
+    by_severity = summary.get("by_severity") or {}
+    severities = ", ".join(f"{n} {s}" for s, n in by_severity.items())
+    groups = summary.get("catalogue_groups", 0)
+    counts = (
+        f"{summary['results']} results ({outcomes}); pass fraction "
+        f"{percent(summary['pass_fraction'])}; {groups} defect group(s) (one library, role, "
+        f"rule and outcome each)" + (f": {severities}" if severities else "")
+    )
+    counts += f"; {summary.get('failing_groups', 0)} failing at --fail-on {_fail_on(matrix)}"
+    if summary.get("ambiguous_groups"):
+        counts += f"; {summary['ambiguous_groups']} without a single culprit"
+    if matrix.get("expectations") is not None:
+        errors = len(verdict.get("entry_errors") or [])
+        counts += f"; {errors} expectation entry error(s)"
+    lines = [f"# {title}", ""]
+    if verdict.get("headline"):
+        lines += [f"**{_md(verdict['headline'])}**", ""]
+    entries = [*(verdict.get("entry_errors") or []), *(verdict.get("entry_notes") or [])]
+    lines += [f"- {_md(entry)}" for entry in entries]
+    if entries:
+        lines.append("")
+    pages = [
+        f"[{_md(lib) if lib else 'no single culprit'}]({library_page(lib)})"
+        for lib in _by_library(matrix)
+    ]
+    details = [f"[{name}]({DETAILS_DIR}/{name}.md)" for name in DETAIL_PAGES]
+    lines += [counts + ".", ""]
+    if pages:
+        lines += ["Details per library: " + " · ".join(pages) + "; " + ", ".join(details) + ".", ""]
+    else:
+        lines += ["Details: " + ", ".join(details) + ".", ""]
+    for warning in matrix["warnings"]:
+        lines.append(f"> warning: {_md(warning)}")
+    if matrix["warnings"]:
+        lines.append("")
+    return lines
+
+
+def _coverage_summary(matrix: dict[str, Any]) -> list[str]:
     coverage = matrix.get("coverage")
     if not coverage or not coverage["cells"]:
         return []
     summary = coverage["summary"]
-    lines = [
+    families: dict[str, Counter[str]] = defaultdict(Counter)
+    for key, c in coverage["cells"].items():
+        tally = families[key.split("/")[0]]
+        tally["cells"] += 1
+        for field in ("planned", "exercised", "passed", "not_passed", "skipped"):
+            tally[field] += c[field]
+        tally["short"] += c["exercised"] < c["planned"]
+    rows = [
+        [family, *(str(t[f]) for f in ("cells", "planned", "exercised", "passed", "not_passed"))]
+        + [str(t["skipped"]), str(t["short"])]
+        for family, t in families.items()
+    ]
+    header = ["family", "cells", "required", "exercised", "passed", "not passed", "skipped"]
+    return [
         "## Coverage floor",
         "",
         f"{summary['required']} required combinations in {summary['cells']} cells; "
         f"{summary['exercised']} exercised, **{summary['not_exercised']} not exercised** "
-        f"(skipped with a reason, or never reached).",
+        f"(skipped with a reason, or never reached). Per cell, with what was not exercised and "
+        f"why: [{DETAILS_DIR}/coverage.md]({DETAILS_DIR}/coverage.md).",
+        "",
+        *_table([*header, "cells short"], rows),
+    ]
+
+
+def _skips_summary(matrix: dict[str, Any]) -> list[str]:
+    reasons = matrix.get("skip_reasons") or []
+    if not reasons:
+        return []
+    total = sum(r["count"] for r in reasons)
+    cells = len({c for r in reasons for c in r["cells"]})
+    rows = [
+        [
+            _md(r["reason"]),
+            str(r["count"]),
+            r["cells"][0] if len(r["cells"]) == 1 else f"{len(r['cells'])}, e.g. {r['cells'][0]}",
+        ]
+        for r in reasons[:MAX_SKIP_REASONS]
+    ]
+    lines = [
+        "## Skipped, by reason",
+        "",
+        f"{total} skipped result(s) in {cells} cell(s), for {len(reasons)} reason(s); every "
+        f"cell of each reason: [{DETAILS_DIR}/skips.md]({DETAILS_DIR}/skips.md).",
+        "",
+        *_table(["reason", "results", "cells"], rows),
+    ]
+    rest = reasons[MAX_SKIP_REASONS:]
+    if rest:
+        lines += [
+            "",
+            f"… and {len(rest)} more reason(s) ({sum(r['count'] for r in rest)} results), "
+            f"listed in [{DETAILS_DIR}/skips.md]({DETAILS_DIR}/skips.md).",
+        ]
+    return lines
+
+
+def _environment_summary(matrix: dict[str, Any]) -> list[str]:
+    rows = []
+    for run_id, run in matrix["runs"].items():
+        env = run["env"] or {}
+        gpu = env.get("gpu") or {}
+        devices = Counter(d.get("name", "?") for d in gpu.get("devices") or [])
+        named = ", ".join(f"{n}× {name}" if n > 1 else name for name, n in devices.items())
+        python = (env.get("python") or {}).get("version")
+        adapters = env.get("adapters") or {}
+        versions = ", ".join(
+            f"{name} {info.get('version')}"
+            for name, info in adapters.items()
+            if isinstance(info, dict) and info.get("version")
+        )
+        rows.append(
+            [
+                f"`{run_id}`",
+                str(run["results"]),
+                _md(named or gpu.get("reason") or ("unknown" if not env else "no GPU")),
+                _md(gpu.get("driver_version")),
+                _md(python),
+                _md(versions),
+            ]
+        )
+    header = ["run", "results", "GPU", "driver", "Python", "libraries"]
+    return [
+        "## Environment",
+        "",
+        *_table(header, rows),
+        "",
+        f"Every recorded key: [{DETAILS_DIR}/environment.md]({DETAILS_DIR}/environment.md).",
+    ]
+
+
+def render_markdown(matrix: dict[str, Any], title: str = "caiconform report") -> str:
+    """The whole `matrix.md` text: a summary page that opens with what to do (the verdict's
+    headline, then each library's defects most severe first), then the heatmaps, scores,
+    coverage, skips and environment in short; the details are in the pages of
+    `render_pages`."""
+    lines = _header(matrix, title)
+    for section in (_defects, _heatmaps, _scores, _coverage_summary, _expectations):
+        part = section(matrix)
+        if part:
+            lines += [*part, ""]
+    for section in (_skips_summary, _environment_summary):
+        part = section(matrix)
+        if part:
+            lines += [*part, ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# --- the detail pages ---------------------------------------------------------------------------
+
+
+def _rule_line(rule_id: str | None) -> str | None:
+    rule = RULES.get(rule_id or "")
+    if rule is None:
+        return None
+    return (
+        f"`{rule.id}` ({rule.level.value}, {rule.side.value} side, {rule.spec_file} § "
+        f"{rule.section}): {_md(rule.text)}"
+    )
+
+
+def _repro_link(href: str | None) -> str:
+    """A reproducer link from a page one folder below matrix.md."""
+    if not href:
+        return "none written"
+    target = href if href.startswith("/") else f"../{href}"
+    return f"[{_md(href)}]({quote(target)})"
+
+
+def _group_details(matrix: dict[str, Any], index: int, number: int, group: dict) -> list[str]:
+    status = _status(matrix, index)
+    role = group.get("role")
+    library = group.get("library")
+    cells = group.get("cells") or []
+    shown = ", ".join(f"`{c}`" for c in cells[:MAX_CELLS_SHOWN])
+    if len(cells) > MAX_CELLS_SHOWN:
+        shown += f" and {len(cells) - MAX_CELLS_SHOWN} more"
+    repro = group.get("reproducer") or {}
+    lines = [
+        f'### <a id="{group_anchor(index)}"></a>{number}. {_what(group)}',
+        "",
+        f"- **status**: {_STATUS_WORDS.get(status or '', status or NONE)}",
+        f"- **seen**: {len(cells)} cell(s) ({', '.join(group.get('checks') or [])}): {shown}; "
+        f"reproduced when run again: {_again(group.get('reproduced'))}",
+        f"- **message**: {_md(group.get('message'))}",
+    ]
+    if group.get("condition"):
+        lines.append(f"- **condition**: {_md(group['condition'])}")
+    if group.get("contrast"):
+        lines.append(f"- **contrast**: {_md(group['contrast'])}")
+    who = library or "no single culprit"
+    lines.append(f"- **why {_md(who)}**: {_md(group.get('why'))}")
+    if group.get("rule"):
+        text = _rule_line(group["rule"])
+        if group.get("rule_implied"):
+            text = (
+                f"{text} (the result names no rule: filed under the rule the {role or 'failing'}"
+                " side had to honour)"
+            )
+        lines.append(f"- **rule**: {text or _md(group['rule'])}")
+    if group.get("input_rule"):
+        lines.append(
+            f"- **the input breaks**: {_rule_line(group['input_rule']) or group['input_rule']}"
+        )
+    shrunk = " (hypothesis's minimal example)" if repro.get("shrunk") else ""
+    lines += [
+        f"- **reproducer**: {_repro_link(repro.get('href'))}{shrunk}; cell `{repro.get('cell')}`;"
+        f" params `{_md(repro.get('params'))}`",
         "",
     ]
+    return lines
+
+
+def render_library_page(
+    matrix: dict[str, Any], library: str | None, groups: list[tuple[int, dict[str, Any]]]
+) -> str:
+    """One library's page: its defects most severe first, an index table, then each group
+    with its message, condition, contrast, culprit reason, rule and reproducer."""
+    name = _md(library) if library else "No single culprit"
+    failing = sum(_status(matrix, i) == "new" for i, _ in groups)
+    lines = [
+        f"# {name}: {len(groups)} defect(s), most severe first",
+        "",
+        f"[Back to the summary](../matrix.md). {_severity_counts(g for _, g in groups)}; "
+        f"**{failing} failing** at --fail-on {_fail_on(matrix)}.",
+        "",
+    ]
+    rows = [
+        [
+            f"[{number}](#{group_anchor(index)})",
+            str(g.get("severity")),
+            _md(g.get("role")),
+            _md(_rule_of(g)),
+            _md(g.get("level")),
+            str(g.get("outcome")),
+            str(g.get("count")),
+            {"new": "**failing**", "expected": "expected", "below": "below"}.get(
+                _status(matrix, index) or "", NONE
+            ),
+        ]
+        for number, (index, g) in enumerate(groups, 1)
+    ]
+    header = ["#", "severity", "role", "rule", "level", "outcome", "n", "status"]
+    lines += [*_table(header, rows), ""]
+    for number, (index, group) in enumerate(groups, 1):
+        lines += _group_details(matrix, index, number, group)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _coverage_page(matrix: dict[str, Any]) -> str:
+    lines = ["# Coverage floor, per cell", "", "[Back to the summary](../matrix.md).", ""]
+    coverage = matrix.get("coverage")
+    if not coverage or not coverage["cells"]:
+        return "\n".join([*lines, "No coverage-floor records in this run."]) + "\n"
     rows = [
         [
             key,
@@ -284,43 +547,54 @@ def _coverage(matrix: dict[str, Any]) -> list[str]:
         ]
         lines += [
             "",
-            f"**{_md(key)}**",
+            f"## {_md(key)}",
             "",
             *_table(["combination", "outcome", "rule or reason"], detail),
         ]
-    return lines
+    return "\n".join(lines).rstrip() + "\n"
 
 
-def render_markdown(matrix: dict[str, Any], title: str = "caiconform report") -> str:
-    """The whole `matrix.md` text."""
-    summary = matrix["summary"]
-    outcomes = ", ".join(f"{o} {n}" for o, n in summary["outcomes"].items())
-    lines = [
-        f"# {title}",
-        "",
-        f"{summary['results']} results ({outcomes}); pass fraction "
-        f"{percent(summary['pass_fraction'])}; {summary['finding_groups']} finding group(s), "
-        f"{summary['unexpected_groups']} not expected"
-        + (
-            f"; {sum(s['error'] for s in matrix['expectations'])} expectation entry error(s)."
-            if matrix.get("expectations") is not None
-            else "."
-        ),
-        "",
-    ]
-    for warning in matrix["warnings"]:
-        lines.append(f"> warning: {_md(warning)}")
-    if matrix["warnings"]:
-        lines.append("")
-    if matrix["summary"].get("required_combinations"):
+def _skips_page(matrix: dict[str, Any]) -> str:
+    lines = ["# Skipped, by reason", "", "[Back to the summary](../matrix.md).", ""]
+    reasons = matrix.get("skip_reasons") or []
+    if not reasons:
+        return "\n".join([*lines, "Nothing was skipped."]) + "\n"
+    per_cell = Counter()
+    for s in matrix["skips"]:
+        per_cell[(s["reason"], cell_key(s))] += s["count"]
+    for r in reasons:
+        cells = ", ".join(f"`{c}` ({per_cell[(r['reason'], c)]})" for c in r["cells"])
         lines += [
-            f"Coverage floor: {matrix['summary']['not_exercised']} of "
-            f"{matrix['summary']['required_combinations']} required combinations not exercised; "
-            f"{matrix['summary'].get('catalogue_groups', 0)} non-conformance group(s).",
+            f"## {_md(r['reason'])}",
+            "",
+            f"{r['count']} result(s) in {len(r['cells'])} cell(s): {cells}",
             "",
         ]
-    for section in (_heatmaps, _scores, _catalogue, _findings, _coverage):
-        lines += [*section(matrix), ""]
-    for section in (_expectations, _rules, _skips, _environment):
-        lines += section(matrix)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _environment_page(matrix: dict[str, Any]) -> str:
+    lines = ["# Environment", "", "[Back to the summary](../matrix.md).", ""]
+    for run_id, run in matrix["runs"].items():
+        lines += [f"## Run `{run_id}` ({run['results']} results)", ""]
+        env = run["env"]
+        if not env:
+            lines += ["No env.json was recorded.", ""]
+            continue
+        rows = [[_md(key), _md(value)] for key, value in _flatten(env)]
+        lines += [*_table(["key", "value"], rows), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_pages(matrix: dict[str, Any], title: str = "caiconform report") -> dict[str, str]:
+    """Every Markdown page of a report, by path relative to the report directory: `matrix.md`
+    (the summary), `libraries/<name>.md` (one per library with defects, and one for the groups
+    without a single culprit), `details/coverage.md`, `details/skips.md` and
+    `details/environment.md`."""
+    pages = {"matrix.md": render_markdown(matrix, title)}
+    for library, groups in _by_library(matrix).items():
+        pages[library_page(library)] = render_library_page(matrix, library, groups)
+    pages[f"{DETAILS_DIR}/coverage.md"] = _coverage_page(matrix)
+    pages[f"{DETAILS_DIR}/skips.md"] = _skips_page(matrix)
+    pages[f"{DETAILS_DIR}/environment.md"] = _environment_page(matrix)
+    return pages

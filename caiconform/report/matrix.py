@@ -15,19 +15,37 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from caiconform.checks import FAMILIES
-from caiconform.expectations import Application, is_correct_rejection, is_finding
+from caiconform.expectations import (
+    Application,
+    Expectation,
+    env_versions,
+    is_correct_rejection,
+    is_finding,
+    lookup_version,
+)
 from caiconform.report.catalogue import build_catalogue
 from caiconform.report.coverage import build_coverage, planned_from_dirs
-from caiconform.report.load import Run
+from caiconform.report.load import Run, cell_key
 from caiconform.runner.outcome import OUTCOMES, PASS, REJECTED, SKIP
+from caiconform.severity import DEFAULT_FAIL_ON, SEVERITIES
 from caiconform.spec.rules import RULES
+from caiconform.verdict import Verdict, judge
 
-__all__ = ["SCHEMA", "build_matrix", "counted", "pass_fraction", "json_safe", "SEVERITY"]
+__all__ = [
+    "SCHEMA",
+    "build_matrix",
+    "counted",
+    "pass_fraction",
+    "json_safe",
+    "SEVERITY",
+    "version_of",
+    "verdict_json",
+]
 
 SCHEMA = "caiconform-matrix/1"
 
@@ -36,8 +54,6 @@ SEVERITY = {"crash": 0, "poisoned": 1, "hang": 2, "fail": 3, "accepted-invalid":
 
 #: Reproducer links kept per finding group (the rest are counted, not listed).
 MAX_REPROS = 5
-#: Skip groups kept (the most frequent first).
-MAX_SKIPS = 200
 
 
 #: the pseudo-outcome under which a cell counts its correct rejections (see `_cells`)
@@ -231,16 +247,77 @@ def _skips(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             counter[key] += 1
     return [
         {"check": c, "producer": p, "consumer": q, "reason": reason, "count": n}
-        for (c, p, q, reason), n in counter.most_common(MAX_SKIPS)
+        for (c, p, q, reason), n in counter.most_common()
     ]
 
 
+def _skip_reasons(skips: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The skips grouped by reason, as the run's terminal summary lists them: each reason with
+    its results and the cells (check/producer/consumer) it was given for, most results first.
+    Every skip is in one group: nothing is cut."""
+    results: Counter[str] = Counter()
+    cells: dict[str, list[str]] = defaultdict(list)
+    for s in skips:
+        results[s["reason"]] += s["count"]
+        cells[s["reason"]].append(cell_key(s))
+    return [
+        {"reason": reason, "count": n, "cells": sorted(cells[reason])}
+        for reason, n in sorted(results.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def version_of(
+    envs: Mapping[str, Mapping[str, Any]],
+) -> Callable[[Mapping[str, Any]], Callable[[str], str | None]]:
+    """For `apply_expectations` and `judge`: a record's library versions, read from its own
+    run's env.json (runs merged from several machines keep their own)."""
+    versions = {run_id: env_versions(env) for run_id, env in envs.items()}
+
+    def of(record: Mapping[str, Any]) -> Callable[[str], str | None]:
+        table = versions.get(str(record.get("run_id")), {})
+        return lambda name: lookup_version(table, name)
+
+    return of
+
+
+def verdict_json(verdict: Verdict, catalogue: Mapping[str, Any]) -> dict[str, Any]:
+    """The verdict as matrix.json carries it: the headline, whether it is ok, the threshold,
+    and per catalogue group (same order as `catalogue["groups"]`) its status (new, expected,
+    below) and side."""
+    index = {id(group): i for i, group in enumerate(catalogue["groups"])}
+    statuses: list[str | None] = [None] * len(catalogue["groups"])
+    for judged in verdict.judged:
+        at = index.get(id(judged.group))
+        if at is not None:
+            statuses[at] = judged.status
+    return {
+        "headline": verdict.headline(),
+        "ok": verdict.ok,
+        "fail_on": [s for s in SEVERITIES if s in verdict.fail_on],
+        "failing": len(verdict.failing),
+        "expectations_given": verdict.expectations_given,
+        "status": statuses,
+        "entry_errors": [status.describe() for status in verdict.entry_errors],
+        # entries whose scope did not run here (a library or check absent): not judged
+        "entry_notes": [
+            "note: " + status.describe().partition(": ")[2] + " (nothing in its scope ran here)"
+            for status in verdict.entry_notes
+        ],
+    }
+
+
 def build_matrix(
-    run: Run, out_dir: str | Path, application: Application | None = None
+    run: Run,
+    out_dir: str | Path,
+    application: Application | None = None,
+    *,
+    fail_on: Iterable[str] = DEFAULT_FAIL_ON,
+    expectations: Sequence[Expectation] | None = None,
 ) -> dict[str, Any]:
     """The JSON-able matrix of `run`; reproducer paths are made relative to `out_dir`, where the
     report files go. With `application` (expectations applied to `run.records`), findings an
-    entry covers carry that entry's reason, and the entries' statuses are included."""
+    entry covers carry that entry's reason, and the entries' statuses are included. `verdict`
+    is `caiconform.verdict.judge` of the whole run at `fail_on` with `expectations`."""
     out_dir = Path(out_dir)
     if application is None:
         verdicts = [(record, None) for record in run.records]
@@ -257,6 +334,14 @@ def build_matrix(
         reproducer = group["reproducer"]
         reproducer["href"] = _repro_href(run, reproducer, out_dir)
     coverage = build_coverage(run.records, planned_from_dirs(run.dirs))
+    verdict = judge(
+        run.records,
+        fail_on=fail_on,
+        expectations=expectations,
+        version_of=version_of(run.envs),
+        catalogue=catalogue,
+    )
+    skips = _skips(run.records)
     matrix: dict[str, Any] = {
         "schema": SCHEMA,
         "summary": {
@@ -267,6 +352,8 @@ def build_matrix(
             "finding_groups": len(findings),
             "unexpected_groups": sum(1 for f in findings if f["expectation"] is None),
             "catalogue_groups": catalogue["summary"]["groups"],
+            "by_severity": catalogue["summary"]["by_severity"],
+            "failing_groups": len(verdict.failing),
             "ambiguous_groups": catalogue["summary"]["ambiguous_groups"],
             "required_combinations": coverage["summary"]["required"],
             "not_exercised": coverage["summary"]["not_exercised"],
@@ -280,12 +367,14 @@ def build_matrix(
         "scores": _scores(cells),
         "findings": findings,
         "rules": {rule_id: RULES[rule_id].to_dict() for rule_id in rule_ids},
-        "skips": _skips(run.records),
+        "skips": skips,
+        "skip_reasons": _skip_reasons(skips),
         "expectations": None
         if application is None
         else [status.to_dict() for status in application.entries],
         "warnings": list(run.warnings),
         "catalogue": catalogue,
+        "verdict": verdict_json(verdict, catalogue),
         "coverage": coverage,
     }
     return json_safe(matrix)
