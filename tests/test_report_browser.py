@@ -175,6 +175,24 @@ def test_expected_findings_and_expectation_entries_render(rendered):
     }
     assert entries == {"xfail": "0", "unmatched": "1"}
     (summary,) = [e for e in dom.elements if e["attrs"].get("id") == "summary"]
-    assert "5 finding group(s), 4 not expected;" in summary["text"]
-    assert "5 non-conformance group(s)" in summary["text"]
-    assert summary["text"].endswith("; 1 expectation entry error(s).")
+    # one notion of group (the catalogue's), said once, with the verdict's threshold; the entry
+    # about warp, which did not run here, is a note, not an error
+    assert (
+        "5 defect group(s) (one library, role, rule and outcome each): 1 corrupts, 2 crashes"
+        in (summary["text"])
+    )
+    assert "; 3 failing at --fail-on corrupts,crashes,refuses-valid" in summary["text"]
+    assert "finding group" not in summary["text"] and "non-conformance" not in summary["text"]
+    assert summary["text"].endswith("; 0 expectation entry error(s).")
+
+
+def test_catalogue_rows_carry_severity_and_status_and_skips_are_grouped(rendered):
+    dom, matrix = rendered
+    rows = dom.having("tr", "group")
+    assert [r["attrs"]["data-severity"] for r in rows] == [
+        g["severity"] for g in matrix["catalogue"]["groups"]
+    ]
+    assert [r["attrs"]["data-status"] for r in rows] == matrix["verdict"]["status"]
+    assert [r["attrs"]["id"] for r in rows] == [f"group-{i + 1}" for i in range(len(rows))]
+    reasons = dom.having("tr", "skip-reason")
+    assert len(reasons) == len(matrix["skip_reasons"])

@@ -21,10 +21,20 @@ unknown severity) or input that could not be read (one line says why).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
-__all__ = ["add_arguments", "run", "add_fail_on", "fail_on_of", "print_defects"]
+__all__ = [
+    "add_arguments",
+    "run",
+    "add_fail_on",
+    "fail_on_of",
+    "expectations_of",
+    "verdict_of_run",
+    "print_defects",
+]
 
 #: failing defects printed per library under the headline (the rest are counted)
 MAX_PRINTED = 5
@@ -53,6 +63,36 @@ def fail_on_of(args: argparse.Namespace) -> frozenset[str]:
         return parse_severities(args.fail_on, "--fail-on")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def expectations_of(path: str | None) -> list[Any] | None:
+    """The entries of `--expectations FILE` (None when not given); UsageError (exit 2, one
+    line naming the file and entry) when the file cannot be used."""
+    from caiconform.cli import UsageError
+    from caiconform.expectations import ExpectationError, load_expectations
+
+    if path is None:
+        return None
+    try:
+        return load_expectations(path)
+    except ExpectationError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def verdict_of_run(
+    run_dir: Path, records: list[dict[str, Any]], fail_on: frozenset[str], expectations: Any
+) -> Any:
+    """`caiconform.verdict.judge` of a finished run's records (every library judged), each
+    record's library versions read from the run's env.json for the expectations."""
+    from caiconform.report.matrix import version_of
+    from caiconform.verdict import judge
+
+    try:
+        env = json.loads((Path(run_dir) / "env.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        env = {}
+    envs = {str(r.get("run_id")): env if isinstance(env, dict) else {} for r in records[:1]}
+    return judge(records, fail_on=fail_on, expectations=expectations, version_of=version_of(envs))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,20 +150,17 @@ def print_defects(
 
 def run(args: argparse.Namespace) -> int:
     from caiconform.cli import UsageError
-    from caiconform.expectations import ExpectationError, load_expectations
     from caiconform.report.build import write_report
     from caiconform.report.load import ReportInputError
     from caiconform.report.markdown import library_page
 
     fail_on = fail_on_of(args)
+    expectations = expectations_of(args.expectations)
     try:
-        expectations = (
-            load_expectations(args.expectations) if args.expectations is not None else None
-        )
         written = write_report(
             [args.run_dir, *args.merge], args.out, expectations, args.title, fail_on=fail_on
         )
-    except (ReportInputError, ExpectationError) as exc:
+    except ReportInputError as exc:
         raise UsageError(str(exc)) from None
     verdict = written.verdict
     print(verdict["headline"])

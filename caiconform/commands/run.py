@@ -7,8 +7,14 @@ reproducer script in RUN_DIR/repro/, and hypothesis shrinks each kind of non-pas
 minimal example. A killed run continues with `--resume --out RUN_DIR`.
 
 Cells that cannot run here (library not installed, no GPU) are skipped and listed with the
-reason. Exit status: 0 the run completed (findings are results, not errors); 2 bad usage (an
-unknown library or check); 130 interrupted (resume it with --resume).
+reason. The summary ends with the verdict (`caiconform.verdict`, docs/reports.md): FIX, UPDATE
+THE BASELINE or OK, judged at `--fail-on` (default corrupts,crashes,refuses-valid) with
+`--expectations FILE` (a baseline) as `caiconform report` judges it.
+
+Exit status: 0 the run completed and no defect at or above `--fail-on` that no expectation
+covers was found; 1 the run completed, but such a defect was found or an expectation entry no
+longer holds; 2 bad usage (an unknown library, check or severity, an unusable expectation
+file); 130 interrupted (resume it with --resume).
 """
 
 from __future__ import annotations
@@ -232,6 +238,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="module providing names() and probe(name) for the libraries "
         "(default: the adapter registry)",
     )
+    parser.add_argument(
+        "--expectations",
+        metavar="FILE",
+        default=None,
+        help="expectation file (YAML/TOML, a baseline): the defects it covers do not make the "
+        "exit status 1; an entry that no longer holds does",
+    )
+    from caiconform.commands.report import add_fail_on
+
+    add_fail_on(parser)
 
 
 class _Display:
@@ -386,6 +402,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resume and args.out is None:
         raise UsageError("--resume needs --out RUN_DIR (the run to continue)")
+    from caiconform.commands.report import expectations_of, fail_on_of, verdict_of_run
+
+    fail_on = fail_on_of(args)
+    expectations = expectations_of(args.expectations)
     run_id = None if args.out else driver.new_run_id()
     out = args.out or Path("runs") / run_id
     config = driver.RunConfig(
@@ -432,7 +452,9 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if dropped_libraries(result) and not result.skipped and not result.records:
         raise UsageError("nothing ran: every library asked for was dropped (reasons above)")
-    return 0
+    verdict = verdict_of_run(result.run_dir, result.records, fail_on, expectations)
+    out_console.print(verdict.headline(), markup=False, soft_wrap=True)
+    return 0 if verdict.ok else 1
 
 
 def dropped_libraries(result: Any) -> dict[str, str]:

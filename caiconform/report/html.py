@@ -1,7 +1,10 @@
 """`index.html`: the matrix as one self-contained page that opens with no network.
 
-The page carries the matrix as JSON in a `<script type="application/json">` block and a small
-inline script draws it: a producer x consumer heatmap per check family (cells coloured by pass
+The page opens with what to do, written into the HTML itself (it reads without script): the
+verdict's headline (`caiconform.verdict`) and, per library, its defects most severe first, one
+line each, linked to their rows in the catalogue and to the library's Markdown page. It carries
+the matrix as JSON in a `<script type="application/json">` block and a small inline script
+draws the rest: a producer x consumer heatmap per check family (cells coloured by pass
 fraction, counts in the cell and its tooltip), the scores, the findings with their rule IDs
 linked to the rule text (embedded from the catalogue) and links to the reproducers, and the
 environment of every run. Everything is inline; a Content-Security-Policy of `default-src 'none'`
@@ -14,10 +17,11 @@ from __future__ import annotations
 
 import html
 import json
+from collections import Counter
 from string import Template
 from typing import Any
 
-__all__ = ["render_html", "embed_json"]
+__all__ = ["render_html", "render_verdict", "embed_json"]
 
 CSS = """
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #ffffff; --soft: #f6f8fa; }
@@ -62,6 +66,15 @@ tr.finding.hidden { display: none; }
 .warning { background: #fff8c5; border: 1px solid #d4a72c; padding: .4rem .7rem; }
 .muted { color: var(--muted); }
 details summary { cursor: pointer; color: var(--muted); }
+#verdict .headline { font-size: 1.05rem; font-weight: 600; padding: .4rem .7rem;
+                     border-left: 6px solid #1a7f37; background: var(--soft); }
+#verdict .headline.fail { border-left-color: #cf222e; }
+#verdict ul { margin: .2rem 0 .6rem; padding-left: 1.4rem; }
+#verdict h3 { margin: .8rem 0 .2rem; }
+.sev { display: inline-block; min-width: 7.5rem; font-weight: 600; }
+.sev.corrupts { color: #cf222e; } .sev.crashes { color: #6e2fbf; }
+.sev.refuses-valid { color: #bc4c00; } .sev.accepts-invalid, .sev.portability { color: #57606a; }
+tr.group:target { outline: 3px solid #0969da; }
 """
 
 JS = r"""
@@ -100,15 +113,17 @@ function table(header, rows, cls) {
 function drawSummary() {
   const s = DATA.summary;
   const parts = Object.entries(s.outcomes).map(([o, n]) => o + " " + n).join(", ");
+  const severities = Object.entries(s.by_severity || {}).map(([k, n]) => n + " " + k).join(", ");
+  const failOn = DATA.verdict ? (DATA.verdict.fail_on.join(",") || "none") : null;
   document.getElementById("summary").textContent =
     s.results + " results (" + parts + "); pass fraction " + pct(s.pass_fraction) + "; " +
-    s.finding_groups + " finding group(s), " + s.unexpected_groups + " not expected" +
-    (s.catalogue_groups !== undefined ? "; " + s.catalogue_groups + " non-conformance group(s)"
-      : "") +
+    s.catalogue_groups + " defect group(s) (one library, role, rule and outcome each)" +
+    (severities ? ": " + severities : "") +
+    (failOn !== null ? "; " + s.failing_groups + " failing at --fail-on " + failOn : "") +
     (s.required_combinations ? "; coverage floor: " + s.not_exercised + " of " +
       s.required_combinations + " required combinations not exercised" : "") +
-    (DATA.expectations
-      ? "; " + DATA.expectations.filter((e) => e.error).length + " expectation entry error(s)."
+    (DATA.expectations && DATA.verdict
+      ? "; " + DATA.verdict.entry_errors.length + " expectation entry error(s)."
       : ".");
   const warnings = document.getElementById("warnings");
   for (const w of DATA.warnings) warnings.append(el("p", {class: "warning", text: w}));
@@ -267,12 +282,17 @@ function drawExpectations() {
 
 function drawSkips() {
   const section = document.getElementById("skips");
-  if (!DATA.skips.length) { section.append(el("p", {class: "muted", text: "Nothing was skipped."})); return; }
-  const rows = DATA.skips.map((s) => el("tr", {class: "skip"}, el("td", {text: s.check}),
-    el("td", {text: name(s.producer) + " \u2192 " + name(s.consumer)}), el("td", {text: s.count}),
-    el("td", {text: s.reason || NONE})));
-  section.append(el("details", {}, el("summary", {text: DATA.skips.length + " skip reason(s)"}),
-    table(["check", "pair", "n", "reason"], rows, "skips")));
+  const reasons = DATA.skip_reasons || [];
+  if (!reasons.length) { section.append(el("p", {class: "muted", text: "Nothing was skipped."})); return; }
+  const total = reasons.reduce((n, r) => n + r.count, 0);
+  section.append(el("p", {class: "muted", text: total + " skipped result(s), for " + reasons.length +
+    " reason(s), most results first; every cell is listed."}));
+  const rows = reasons.map((r) => el("tr", {class: "skip-reason"},
+    el("td", {text: r.reason || NONE}), el("td", {text: r.count}),
+    el("td", {}, r.cells.length === 1 ? el("span", {class: "mono", text: r.cells[0]}) :
+      el("details", {}, el("summary", {text: r.cells.length + " cells, e.g. " + r.cells[0]}),
+         el("div", {class: "mono", text: r.cells.join(", ")})))));
+  section.append(table(["reason", "results", "cells"], rows, "skips"));
 }
 
 function flatten(value, prefix, out) {
@@ -301,25 +321,32 @@ function drawCatalogue() {
   const section = document.getElementById("catalogue");
   const cat = DATA.catalogue;
   if (!cat) { section.append(el("p", {class: "muted", text: "This report predates the catalogue."})); return; }
-  section.append(el("p", {class: "muted", text: cat.groups.length + " group(s), " +
+  section.append(el("p", {class: "muted", text: cat.groups.length + " group(s), each library's " +
+    "most severe first, " +
     cat.summary.must_groups + " at MUST level, " + cat.summary.ambiguous_groups +
     " without a single culprit, " + (cat.summary.unreproduced_groups || 0) +
     " not reproduced when run again."}));
   const again = (r) => r === true ? "yes" : r === false ? "no" : NONE;
   if (!cat.groups.length) return;
-  const rows = cat.groups.map((g) => {
+  const statuses = DATA.verdict ? DATA.verdict.status : [];
+  const words = {new: "failing", expected: "expected", below: "below"};
+  const rows = cat.groups.map((g, i) => {
     const repro = g.reproducer.href ? el("a", {href: g.reproducer.href, text: "min"}) : NONE;
     const lib = g.library ? g.library : "? (" + g.why + ")";
     const cond = [g.condition, g.contrast].filter((x) => x).join("; ");
-    return el("tr", {class: "group"}, el("td", {text: lib}), el("td", {text: g.role || NONE}),
+    return el("tr", {class: "group", id: "group-" + (i + 1), "data-severity": g.severity,
+                     "data-status": statuses[i] || ""},
+      el("td", {}, el("span", {class: "sev " + g.severity, text: g.severity})),
+      el("td", {text: words[statuses[i]] || NONE}),
+      el("td", {text: lib}), el("td", {text: g.role || NONE}),
       el("td", {class: "mono", text: g.rule || (g.input_rule ? "(input breaks " + g.input_rule + ")"
         : NONE)}), el("td", {text: g.level || NONE}),
       el("td", {text: g.outcome}), el("td", {text: g.count}),
       el("td", {text: again(g.reproduced)}), el("td", {text: g.cells.length}),
       el("td", {text: g.version || NONE}), el("td", {text: cond || NONE}), el("td", {}, repro));
   });
-  section.append(table(["library", "role", "rule", "level", "outcome", "n", "again", "cells",
-    "version", "condition", "repro"], rows, "catalogue"));
+  section.append(table(["severity", "status", "library", "role", "rule", "level", "outcome", "n",
+    "again", "cells", "version", "condition", "repro"], rows, "catalogue"));
 }
 
 function drawCoverage() {
@@ -368,17 +395,20 @@ PAGE = Template("""<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="caiconform $version">
 <title>$title</title>
+<meta name="description" content="$description">
 <style>$css</style>
 </head>
 <body>
 <header>
 <h1>$title</h1>
+$headline
 <p id="summary" class="muted"></p>
 <div id="warnings"></div>
 <noscript><p class="warning">This page draws the report with JavaScript, which is off.
 matrix.md and matrix.json beside this file hold the same data.</p></noscript>
-<nav><a href="#matrix">Matrix</a><a href="#scores">Scores</a><a href="#catalogue">Catalogue</a><a href="#findings">Findings</a><a href="#coverage">Coverage</a><a href="#rules">Rules</a><a href="#skips">Skipped</a><a href="#environment">Environment</a></nav>
+<nav><a href="#verdict">What to do</a><a href="#matrix">Matrix</a><a href="#scores">Scores</a><a href="#catalogue">Catalogue</a><a href="#findings">Findings</a><a href="#coverage">Coverage</a><a href="#rules">Rules</a><a href="#skips">Skipped</a><a href="#environment">Environment</a></nav>
 </header>
+$verdict
 <section id="matrix"><h2>Matrix</h2>
 <div class="legend"><span>0%</span><span class="bar"></span><span>100% pass (of results not skipped);
 grey: all skipped; hatched: not run. Click a cell to list its findings.</span></div>
@@ -409,13 +439,104 @@ def embed_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+#: groups at or above --fail-on listed per library at the top (the rest: counted, linked)
+MAX_LINES_PER_LIBRARY = 12
+
+
+def _group_item(group: dict[str, Any], index: int, status: str | None) -> str:
+    severity = html.escape(str(group.get("severity")))
+    rule = group.get("rule") or f"(input breaks {group.get('input_rule')})"
+    role = f"{group['role']} " if group.get("role") else ""
+    text = (
+        f"{role}{rule} ({group.get('level')}): {group.get('outcome')}, "
+        f"{group.get('count')} example(s)"
+    )
+    if group.get("condition"):
+        text += f"; when {group['condition']}"
+    mark = " · expected" if status == "expected" else ""
+    return (
+        f'<li class="defect" data-status="{html.escape(status or "")}">'
+        f'<span class="sev {severity}">{severity}</span> '
+        f'<a href="#group-{index + 1}">{html.escape(text)}</a>{mark}</li>'
+    )
+
+
+def _severity_counts(groups: list[dict[str, Any]]) -> str:
+    from caiconform.severity import SEVERITIES
+
+    counts = Counter(str(g.get("severity")) for g in groups)
+    return ", ".join(f"{counts[s]} {s}" for s in SEVERITIES if counts.get(s))
+
+
+def render_verdict(matrix: dict[str, Any]) -> tuple[str, str]:
+    """(the headline paragraph, the "what to do" section) as HTML, escaped: the verdict's
+    headline, then per library its defects most severe first (those at or above --fail-on
+    one line each, linked to their catalogue rows; the rest counted), and a link to the
+    library's Markdown page."""
+    from caiconform.report.markdown import library_page
+
+    verdict = matrix.get("verdict") or {}
+    headline = verdict.get("headline") or ""
+    css = "headline" if verdict.get("ok", True) else "headline fail"
+    top = f'<p id="headline" class="{css}">{html.escape(headline)}</p>' if headline else ""
+    statuses = verdict.get("status") or []
+    groups = (matrix.get("catalogue") or {}).get("groups") or []
+    by_library: dict[str | None, list[int]] = {}
+    for index, group in enumerate(groups):
+        by_library.setdefault(group.get("library"), []).append(index)
+    parts = ['<section id="verdict"><h2>What to do</h2>']
+    parts += [f'<p class="muted">{html.escape(e)}</p>' for e in verdict.get("entry_errors") or []]
+    if not groups:
+        parts.append('<p class="muted">No defect: every result passed or was skipped.</p>')
+    fail_on = ",".join(verdict.get("fail_on") or []) or "none"
+    ordered = sorted(by_library.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))
+    for library, indices in ordered:
+        status = [statuses[i] if i < len(statuses) else None for i in indices]
+        listed = [i for i, s in zip(indices, status, strict=True) if s in ("new", "expected")]
+        below = [
+            groups[i] for i, s in zip(indices, status, strict=True) if s not in ("new", "expected")
+        ]
+        failing = sum(s == "new" for s in status)
+        name = html.escape(library) if library else "No single culprit"
+        page = html.escape(library_page(library))
+        parts.append(
+            f'<div class="library-verdict" data-library="{html.escape(library or "")}">'
+            f"<h3>{name}</h3><p>{len(indices)} defect(s) "
+            f"({html.escape(_severity_counts([groups[i] for i in indices]))}); "
+            f"<b>{failing} failing</b> at --fail-on {html.escape(fail_on)} · "
+            f'<a href="{page}">all, with details</a></p><ul>'
+        )
+        parts += [
+            _group_item(groups[i], i, statuses[i] if i < len(statuses) else None)
+            for i in listed[:MAX_LINES_PER_LIBRARY]
+        ]
+        more = len(listed) - MAX_LINES_PER_LIBRARY
+        if more > 0:
+            parts.append(
+                f'<li>… and {more} more at or above --fail-on: <a href="#catalogue">in the '
+                f'catalogue</a>, <a href="{page}">{page}</a></li>'
+            )
+        if below:
+            parts.append(
+                f"<li>not failing (below --fail-on): {html.escape(_severity_counts(below))}"
+                f' · <a href="{page}">{page}</a></li>'
+            )
+        parts.append("</ul></div>")
+    parts.append("</section>")
+    return top, "\n".join(parts)
+
+
 def render_html(matrix: dict[str, Any], title: str = "caiconform report") -> str:
     """The whole `index.html` text."""
     from caiconform import __version__
 
+    headline, verdict = render_verdict(matrix)
     return PAGE.substitute(
         version=html.escape(__version__),
         title=html.escape(title),
+        description=html.escape((matrix.get("verdict") or {}).get("headline") or ""),
+        headline=headline,
+        verdict=verdict,
         css=CSS,
         data=embed_json(matrix),
         js=JS,

@@ -45,8 +45,11 @@ DETAIL_PAGES = ("coverage", "skips", "environment")
 #: the page of the groups without a single culprit
 NO_CULPRIT_PAGE = "no-single-culprit"
 #: groups at or above --fail-on listed per library on the summary page (the rest: counted,
-#: linked to the library's page)
+#: linked to the library's page), and for all libraries together: with many libraries each
+#: gets its share of `MAX_DEFECT_LINES`, at least `MIN_LINES_PER_LIBRARY`
 MAX_LINES_PER_LIBRARY = 12
+MAX_DEFECT_LINES = 150
+MIN_LINES_PER_LIBRARY = 3
 #: skip reasons listed on the summary page (the rest: counted, linked to details/skips.md)
 MAX_SKIP_REASONS = 25
 #: cells named per group on a library page (the rest are counted)
@@ -231,6 +234,8 @@ def _defects(matrix: dict[str, Any]) -> list[str]:
     if not by_library:
         return [*lines, "None: every result passed, was skipped, or was a correct rejection."]
     fail_on = _fail_on(matrix)
+    share = MAX_DEFECT_LINES // len(by_library)
+    per_library = max(MIN_LINES_PER_LIBRARY, min(MAX_LINES_PER_LIBRARY, share))
     for library, groups in by_library.items():
         page = library_page(library)
         failing = [(i, g) for i, g in groups if _status(matrix, i) == "new"]
@@ -245,10 +250,10 @@ def _defects(matrix: dict[str, Any]) -> list[str]:
             f"**{len(failing)} failing** at --fail-on {fail_on} — [all, with details]({page})",
             "",
         ]
-        for index, group in at_threshold[:MAX_LINES_PER_LIBRARY]:
+        for index, group in at_threshold[:per_library]:
             href = f"{page}#{group_anchor(index)}"
             lines.append(_group_line(group, _status(matrix, index), href))
-        more = len(at_threshold) - MAX_LINES_PER_LIBRARY
+        more = len(at_threshold) - per_library
         if more > 0:
             lines.append(f"- … and {more} more at or above --fail-on: [{page}]({page})")
         if below:

@@ -1,0 +1,301 @@
+"""What a person reads first: the verdict at the top of `caiconform report` and `caiconform run`,
+matrix.md as a bounded summary page with one page per library, the skips grouped by reason and
+never cut, and the exit status at `--fail-on` with `--expectations` (issue 24, items 1, 3, 6).
+
+Runs are synthetic journals written here (and, for `caiconform run`, the synthetic adapters of
+tests/synthetic), so every count is known.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from caiconform.cli import main
+from caiconform.report.build import write_report
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def rec(seq: int, check: str, producer, consumer, outcome: str, rule=None, **extra) -> dict:
+    return {
+        "run_id": "r1",
+        "seq": seq,
+        "check": check,
+        "producer": producer,
+        "consumer": consumer,
+        "outcome": outcome,
+        "rule": rule,
+        "params": extra.pop("params", {"n": seq}),
+        "message": extra.pop("message", f"{outcome} [{rule}]"),
+        "expected": extra.pop("expected", "x"),
+        **extra,
+    }
+
+
+def write_run(directory: Path, records: list[dict]) -> Path:
+    directory.mkdir(parents=True)
+    (directory / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (directory / "env.json").write_text("{}")
+    return directory
+
+
+def small_run(directory: Path) -> Path:
+    """numba exports stream 0 (corrupts, 3 examples), cupy takes an invalid version
+    (accepts-invalid), torch refuses negative strides (portability); passes around them."""
+    records = [rec(i, "schema", "numba", None, "pass") for i in range(4)]
+    records += [
+        rec(10 + i, "schema", "numba", None, "fail", "CAI-STREAM-ZERO-FORBIDDEN") for i in range(3)
+    ]
+    records += [
+        rec(20, "adversarial", None, "cupy", "accepted-invalid", "CAI-VERSION-KNOWN"),
+        rec(21, "adversarial", None, "cupy", "pass"),
+        rec(30, "roundtrip", "reference", "torch", "rejected", "CAI-PORT-NEGATIVE-STRIDES"),
+        rec(31, "roundtrip", "reference", "torch", "pass"),
+        rec(40, "streams", "reference", "jax", "skip", message="jax: no CAI consumer path"),
+    ]
+    return write_run(directory, records)
+
+
+# --- the headline and the summary page ------------------------------------------------------
+
+
+def test_the_first_lines_say_what_to_do(tmp_path):
+    run = small_run(tmp_path / "run")
+    written = write_report([run])
+    lines = (run / "matrix.md").read_text().splitlines()
+    assert lines[0].startswith("# caiconform report: r1")
+    assert lines[2] == (
+        "**FIX: the matrix: 1 failing defect(s) (corrupts: numba producer "
+        "CAI-STREAM-ZERO-FORBIDDEN (MUST, fail, 3 example(s))); 2 below --fail-on "
+        "(1 accepts-invalid, 1 portability)**"
+    )
+    text = "\n".join(lines)
+    # one notion of group, said once
+    assert "3 defect group(s) (one library, role, rule and outcome each): 1 corrupts, " in text
+    assert "1 accepts-invalid, 1 portability; 1 failing at --fail-on " in text
+    assert "finding group" not in text and "non-conformance" not in text
+    # per library, most severe first, linking its page
+    numba = text.index("### numba")
+    assert text.index("### cupy") < numba < text.index("### torch")
+    assert (
+        "- **corrupts** producer CAI-STREAM-ZERO-FORBIDDEN (MUST): fail, 3 example(s) — "
+        "[details](libraries/numba.md#g" in text
+    )
+    assert "- not failing (below --fail-on): 1 accepts-invalid — [libraries/cupy.md]" in text
+    assert not written.ok
+    assert written.verdict["status"] == ["below", "new", "below"]
+
+
+def test_ok_when_nothing_reaches_the_threshold(tmp_path):
+    run = small_run(tmp_path / "run")
+    written = write_report([run], fail_on=frozenset({"crashes"}))
+    assert written.ok
+    headline = (run / "matrix.md").read_text().splitlines()[2]
+    assert headline.startswith("**OK: the matrix: no failing defect; 3 below --fail-on")
+
+
+def test_each_library_has_a_page_with_its_groups_most_severe_first(tmp_path):
+    run = small_run(tmp_path / "run")
+    write_report([run])
+    pages = sorted(p.name for p in (run / "libraries").iterdir())
+    assert pages == ["cupy.md", "numba.md", "torch.md"]
+    numba = (run / "libraries" / "numba.md").read_text()
+    assert numba.startswith("# numba: 1 defect(s), most severe first")
+    for field in ("**status**: failing", "**message**", "**contrast**", "**why numba**"):
+        assert field in numba
+    assert "CAI-STREAM-ZERO-FORBIDDEN` (MUST, producer side" in numba
+    # a library without defects any more loses its page when the report is written again
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    kept = [r for r in records if r["producer"] != "numba"]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+    write_report([run])
+    assert not (run / "libraries" / "numba.md").exists()
+
+
+def test_index_html_opens_with_the_verdict_without_script(tmp_path):
+    run = small_run(tmp_path / "run")
+    write_report([run])
+    page = (run / "index.html").read_text()
+    body = page[page.index("<body>") : page.index("<script")]
+    assert body.index('id="headline"') < body.index('id="summary"')
+    assert "FIX: the matrix: 1 failing defect(s)" in body
+    verdict = body[body.index('<section id="verdict">') :]
+    order = [verdict.index(f'data-library="{name}"') for name in ("cupy", "numba", "torch")]
+    assert order == sorted(order)
+    assert '<span class="sev corrupts">corrupts</span>' in verdict
+    assert 'href="libraries/numba.md"' in verdict
+
+
+def test_matrix_md_stays_a_summary_page_on_a_big_run(tmp_path):
+    from caiconform.spec.rules import RULES
+
+    rules = sorted(r for r, rule in RULES.items() if rule.level.value == "MUST")[:40]
+    records, seq = [], 0
+    for lib in range(30):
+        consumer = f"lib{lib:02d}"
+        for rule in rules:
+            for outcome in ("accepted-invalid", "fail"):
+                records.append(rec(seq, "adversarial", None, consumer, outcome, rule))
+                seq += 1
+        records.append(rec(seq, "adversarial", None, consumer, "pass"))
+        seq += 1
+    for i in range(600):  # more skip reasons than any page should list, and > the old 200 cap
+        records.append(
+            rec(seq, "streams", "reference", f"lib{i % 30:02d}", "skip", message=f"reason {i:03d}")
+        )
+        seq += 1
+    run = write_run(tmp_path / "run", records)
+    written = write_report([run])
+    groups = written.matrix["catalogue"]["groups"]
+    assert len(groups) >= 30 * 40
+    text = (run / "matrix.md").read_text()
+    assert len(text.splitlines()) <= 500, len(text.splitlines())
+    assert "… and " in text and "more at or above --fail-on" in text
+    # every library's page lists every group of that library
+    for lib in range(30):
+        page = (run / "libraries" / f"lib{lib:02d}.md").read_text()
+        assert page.count("\n### <a id=") == sum(g["library"] == f"lib{lib:02d}" for g in groups)
+    # the skips: grouped by reason, none cut; the summary says how many it does not list
+    reasons = written.matrix["skip_reasons"]
+    assert len(reasons) == 600 and sum(r["count"] for r in reasons) == 600
+    assert "for 600 reason(s)" in text
+    assert "… and 575 more reason(s) (575 results), listed in [details/skips.md]" in text
+    skips = (run / "details" / "skips.md").read_text()
+    assert all(f"## reason {i:03d}\n" in skips for i in range(600))
+
+
+def test_skips_are_grouped_by_reason_with_their_cells(tmp_path):
+    records = [
+        rec(i, "streams", "reference", consumer, "skip", message="needs a GPU")
+        for i, consumer in enumerate(["a", "b", "b", "c"])
+    ]
+    records.append(rec(9, "schema", "d", None, "skip", message="d unavailable"))
+    records.append(rec(10, "schema", "e", None, "pass"))
+    run = write_run(tmp_path / "run", records)
+    written = write_report([run])
+    assert written.matrix["skip_reasons"] == [
+        {
+            "reason": "needs a GPU",
+            "count": 4,
+            "cells": ["streams/reference/a", "streams/reference/b", "streams/reference/c"],
+        },
+        {"reason": "d unavailable", "count": 1, "cells": ["schema/d/-"]},
+    ]
+    text = (run / "matrix.md").read_text()
+    assert "| needs a GPU | 4 | 3, e.g. streams/reference/a |" in text
+    assert "| d unavailable | 1 | schema/d/- |" in text
+    skips = (run / "details" / "skips.md").read_text()
+    assert "`streams/reference/b` (2)" in skips
+
+
+# --- exit status ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "status", "first"),
+    [
+        ([], 1, "FIX: the matrix: 1 failing defect(s)"),
+        (["--fail-on", "none"], 0, "OK: the matrix: no failing defect; 3 below --fail-on"),
+        (["--fail-on", "all"], 1, "FIX: the matrix: 3 failing defect(s)"),
+        (["--fail-on", "accepts-invalid"], 1, "FIX: the matrix: 1 failing defect(s) (accepts"),
+        (["--fail-on", "crashes,refuses-valid"], 0, "OK: the matrix: no failing defect"),
+    ],
+)
+def test_report_exit_status_follows_fail_on(tmp_path, capsys, options, status, first):
+    run = small_run(tmp_path / "run")
+    assert main(["report", str(run), *options]) == status
+    assert capsys.readouterr().out.startswith(first)
+
+
+def test_report_bad_fail_on_is_a_usage_error(tmp_path, capsys):
+    run = small_run(tmp_path / "run")
+    assert main(["report", str(run), "--fail-on", "corrupts,bad"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "caiconform: error: --fail-on: unknown severity 'bad' (choose from corrupts, crashes, "
+        "refuses-valid, accepts-invalid, portability, or 'all' / 'none')"
+    )
+    assert not (run / "matrix.md").exists()
+
+
+def test_report_baseline_turns_red_to_green_and_a_fixed_defect_to_update(tmp_path, capsys):
+    run = small_run(tmp_path / "run")
+    baseline = tmp_path / "baseline.yaml"
+    baseline.write_text(
+        "expectations:\n  - rule: CAI-STREAM-ZERO-FORBIDDEN\n    producer: numba\n"
+        "    reason: numba exports the legacy default stream\n"
+    )
+    assert main(["report", str(run), "--expectations", str(baseline)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK: the matrix: no failing defect; 0 new since baseline")
+    # the defect is fixed: the entry no longer holds
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    fixed = [r for r in records if r["outcome"] != "fail"]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in fixed))
+    assert main(["report", str(run), "--expectations", str(baseline)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("UPDATE THE BASELINE: the matrix: 1 expectation(s) no longer hold")
+
+
+# --- caiconform run ------------------------------------------------------------------------
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "caiconform.cli", "run", "--checks", "tests.synthetic.checks"]
+    command += ["--adapter-source", "tests.synthetic.adapters", "--gpus", "0", "--seed", "3"]
+    command += ["--max-examples", "40", "--no-shrink", "--no-confirm", *args]
+    return subprocess.run(
+        command,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_run_exit_status_is_the_verdict(tmp_path):
+    red = _run(tmp_path, "--libraries", "good,wrong", "--out", str(tmp_path / "red"))
+    assert red.returncode == 1, red.stderr
+    last = red.stdout.strip().splitlines()[-1]
+    assert last.startswith("FIX: the matrix: 1 failing defect(s) (corrupts: wrong producer ")
+    baseline = tmp_path / "baseline.yaml"
+    baseline.write_text(
+        "expectations:\n  - rule: CAI-DATA-EXTENT-IN-ALLOCATION\n    producer: wrong\n"
+        "    reason: reads past its allocation\n"
+    )
+    green = _run(
+        tmp_path,
+        *("--libraries", "good,wrong", "--expectations", str(baseline)),
+        *("--out", str(tmp_path / "green")),
+    )
+    assert green.returncode == 0, green.stderr
+    assert green.stdout.strip().splitlines()[-1] == (
+        "OK: the matrix: no failing defect; 0 new since baseline"
+    )
+    below = _run(
+        tmp_path, "--libraries", "wrong", "--fail-on", "crashes", "--out", str(tmp_path / "b")
+    )
+    assert below.returncode == 0, below.stderr
+    assert "1 below --fail-on (1 corrupts)" in below.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--fail-on", "severe"], "--fail-on: unknown severity 'severe'"),
+        (["--expectations", "missing.yaml"], "missing.yaml"),
+    ],
+)
+def test_run_bad_fail_on_or_expectations_is_exit_2_before_running(tmp_path, options, message):
+    done = _run(tmp_path, "--libraries", "good", "--out", str(tmp_path / "r"), *options)
+    assert done.returncode == 2
+    err = done.stderr.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and err[0].startswith("caiconform: error: ")
+    assert not (tmp_path / "r").exists()
