@@ -71,6 +71,8 @@ def test_an_issue_holds_the_rule_what_happened_the_culprit_versions_and_the_scri
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert text.startswith("## cupy (consumer) breaks CAI-MASK-TRUTH (MUST)")
+    # the severity and why: the harm, apart from the rule's level
+    assert "**Severity**: `corrupts`: wrong values are read or written without an error" in text
     assert f"> {RULES['CAI-MASK-TRUTH'].text}" in text and "`cuda_array_interface_v3.rst`" in text
     assert "cupy read masked elements as valid" in text
     assert "**Why cupy**:" in text
@@ -84,10 +86,11 @@ def test_level_list_and_out(tmp_path):
     run = _run_dir(tmp_path)
     listed = _findings(str(run), "--list")
     rows = [line.split("\t") for line in listed.stdout.splitlines()]
-    assert sorted((r[0], r[2], r[3]) for r in rows) == [
-        ("cupy", "CAI-MASK-TRUTH", "MUST"),
-        ("numba", "CAI-STREAM-ZERO-FORBIDDEN", "MUST"),
-        ("torch", "CAI-PORT-BYTEORDER", "PORTABILITY"),
+    # the severity comes first; per library, most severe first
+    assert [(r[0], r[1], r[3], r[4]) for r in rows] == [
+        ("corrupts", "cupy", "CAI-MASK-TRUTH", "MUST"),
+        ("corrupts", "numba", "CAI-STREAM-ZERO-FORBIDDEN", "MUST"),
+        ("portability", "torch", "CAI-PORT-BYTEORDER", "PORTABILITY"),
     ]
     must = _findings(str(run), "--list", "--level", "MUST")
     assert "CAI-PORT-BYTEORDER" not in must.stdout and must.stdout.count("\n") == 2
@@ -122,3 +125,38 @@ def test_selection_and_file_names():
     assert len(select_groups(groups)) == 3
     assert issue_filename(groups[1]) == "ambiguous---input-none--.md"
     assert issue_filename({**groups[0], "rule": "a/b c"}) == "cupy-consumer-a_b_c-fail.md"
+
+
+def test_severity_filter_and_order_most_severe_first(tmp_path):
+    run = _run_dir(tmp_path)
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    records += [
+        _record(5, "adversarial", None, "cupy", "accepted-invalid", "CAI-VERSION-KNOWN"),
+        _record(6, "roundtrip", "reference", "cupy", "crash", None),
+    ]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    cupy = _findings(str(run), "--list", "--library", "cupy")
+    assert [line.split("\t")[0] for line in cupy.stdout.splitlines()] == [
+        "corrupts",
+        "crashes",
+        "accepts-invalid",
+    ]
+    severe = _findings(str(run), "--list", "--severity", "corrupts,crashes")
+    assert [tuple(line.split("\t")[:2]) for line in severe.stdout.splitlines()] == [
+        ("corrupts", "cupy"),
+        ("crashes", "cupy"),
+        ("corrupts", "numba"),
+    ]
+    crash = _findings(str(run), "--library", "cupy", "--severity", "crashes")
+    assert crash.stdout.startswith(
+        "## cupy (consumer) crashes the process [CAI-CONSUMER-READS-DESCRIBED, MUST]"
+    )
+    assert "**Severity**: `crashes`: the process dies, hangs, or is left with an unusable" in (
+        crash.stdout
+    )
+    bad = _findings(str(run), "--severity", "severe")
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == (
+        "caiconform: error: --severity: unknown severity 'severe' (choose from corrupts, "
+        "crashes, refuses-valid, accepts-invalid, portability, or 'all' / 'none')"
+    )

@@ -1,13 +1,15 @@
 """Turn a run's findings into bug reports for the libraries at fault.
 
-`caiconform findings RUN_DIR [--library NAME] [--level LEVEL] [--out DIR] [--list]` builds the
-run's catalogue of non-conformances (`caiconform.report.catalogue`, as `caiconform report`
-writes to findings.json) and renders each group as the Markdown text of an issue for its
-library (`caiconform.report.issues`): the rule's words and section, what happened and when, how
-often, why that library, versions, and the reproducer script inline. Without `--out` the texts
-go to standard output; with it, one file per group plus `index.md`. `--list` prints one line per
-group instead. Exit status: 0 (also when nothing matches: it says so), 2 for unreadable input or
-an unknown library.
+`caiconform findings RUN_DIR [--library NAME] [--level LEVEL] [--severity SEVERITIES] [--out
+DIR] [--list]` builds the run's catalogue of non-conformances (`caiconform.report.catalogue`,
+as `caiconform report` writes to findings.json) and renders each group as the Markdown text of
+an issue for its library (`caiconform.report.issues`): its severity and the harm it does, the
+rule's words and section, what happened and when, how often, why that library, versions, and
+the reproducer script inline. Groups come per library, most severe first. Without `--out` the
+texts go to standard output; with it, one file per group plus `index.md`. `--list` prints one
+tab-separated line per group instead: severity, library, role, rule, level, outcome, examples.
+Exit status: 0 (also when nothing matches: it says so), 2 for unreadable input, an unknown
+library or an unknown severity.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=LEVEL_ORDER,
         help="only findings at this level or above (MUST > SHOULD > PORTABILITY > MAY)",
     )
+    parser.add_argument(
+        "--severity",
+        metavar="SEVERITIES",
+        help="only findings of these severities, comma-separated (corrupts, crashes, "
+        "refuses-valid, accepts-invalid, portability; 'all')",
+    )
     parser.add_argument("--out", metavar="DIR", help="write one Markdown file per finding here")
     parser.add_argument("--list", action="store_true", help="one line per finding")
 
@@ -42,7 +50,14 @@ def run(args: argparse.Namespace) -> int:
     from caiconform.report.issues import issue_filename, render_issue, select_groups
     from caiconform.report.load import ReportInputError, load_run
     from caiconform.report.merge import merge_runs
+    from caiconform.severity import parse_severities
 
+    try:
+        severities = (
+            parse_severities(args.severity, "--severity") if args.severity is not None else None
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     try:
         runs = [load_run(d) for d in [args.run_dir, *args.merge]]
     except ReportInputError as exc:
@@ -53,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.library is not None and args.library not in libraries:
         known = ", ".join(libraries) or "none"
         raise UsageError(f"no findings name library {args.library!r} (findings name: {known})")
-    chosen = select_groups(groups, args.library, args.level)
+    chosen = select_groups(groups, args.library, args.level, severities)
     if not chosen:
         print("no findings match")
         return 0
@@ -61,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
         for g in chosen:
             rule = g.get("rule") or f"(input breaks {g.get('input_rule')})"
             print(
-                f"{g.get('library') or '?'}\t{g.get('role')}\t{rule}\t{g.get('level')}\t"
-                f"{g.get('outcome')}\t{g.get('count')}"
+                f"{g.get('severity')}\t{g.get('library') or '?'}\t{g.get('role')}\t{rule}\t"
+                f"{g.get('level')}\t{g.get('outcome')}\t{g.get('count')}"
             )
         return 0
     texts = [(issue_filename(g), render_issue(g, run_data.envs, run_data.dirs)) for g in chosen]
@@ -76,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         for (name, text), group in zip(texts, chosen, strict=True):
             (out / name).write_text(text, encoding="utf-8")
             index.append(
-                f"- [{text.splitlines()[0][3:]}]({name}) — {group.get('count')} example(s)"
+                f"- {group.get('severity')}: [{text.splitlines()[0][3:]}]({name}) — "
+                f"{group.get('count')} example(s)"
             )
         (out / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
     except OSError as exc:

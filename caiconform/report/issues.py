@@ -17,22 +17,42 @@ from typing import Any
 
 from caiconform.spec.rules import RULES
 
-__all__ = ["render_issue", "issue_filename", "select_groups", "LEVEL_ORDER"]
+__all__ = ["render_issue", "issue_filename", "select_groups", "LEVEL_ORDER", "HARM"]
 
 #: levels from most to least binding; `--level X` keeps X and everything above it
 LEVEL_ORDER = ("MUST", "SHOULD", "PORTABILITY", "MAY")
 #: cells listed by name in an issue; the rest are counted
 _CELLS_SHOWN = 6
+#: severity -> the harm it does, in the words of `caiconform.severity`, for an issue's reader
+HARM = {
+    "corrupts": "wrong values are read or written without an error (a value mismatch, a stale "
+    "read or race, memory freed or reused under a view, a misread byte order): the user gets "
+    "wrong results and no sign of it",
+    "crashes": "the process dies, hangs, or is left with an unusable CUDA context",
+    "refuses-valid": "a valid input the specification says must work is refused, or the "
+    "library exports or behaves in a way a conforming partner cannot use",
+    "accepts-invalid": "an invalid dict is taken without an error: what happens next is "
+    "undefined (the producer broke the rule first)",
+    "portability": "a refusal the specification allows, or a departure that loses nothing: "
+    "exchanges with other libraries may not work",
+}
 
 
 def select_groups(
-    groups: list[dict[str, Any]], library: str | None = None, level: str | None = None
+    groups: list[dict[str, Any]],
+    library: str | None = None,
+    level: str | None = None,
+    severities: frozenset[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The groups of `library` (None: all, ambiguous ones included) at `level` or above."""
+    """The groups of `library` (None: all, ambiguous ones included) at `level` or above and of
+    one of `severities` (None: any), in the catalogue's order (each library's most severe
+    first)."""
     keep = LEVEL_ORDER[: LEVEL_ORDER.index(level) + 1] if level else None
     out = []
     for group in groups:
         if library is not None and group.get("library") != library:
+            continue
+        if severities is not None and group.get("severity") not in severities:
             continue
         group_level = group.get("level") or _input_level(group)
         if keep is not None and group_level not in keep:
@@ -69,7 +89,7 @@ def _title(group: dict[str, Any]) -> str:
         "hang": "hangs",
         "poisoned": "leaves a sticky CUDA error",
     }.get(group.get("outcome"), group.get("outcome"))
-    if rule and group.get("outcome") == "rejected-valid":
+    if rule and group.get("outcome") in ("rejected-valid", "crash", "hang", "poisoned"):
         return f"{library} ({group.get('role')}) {what} [{rule}, {group.get('level')}]"
     if rule:
         return f"{library} ({group.get('role')}) {what} {rule} ({group.get('level')})"
@@ -148,6 +168,21 @@ def _reproducer(group: dict[str, Any], run_dir: Path | None) -> list[str]:
     ]
 
 
+def _severity(group: dict[str, Any]) -> list[str]:
+    """How much harm the defect does, apart from the rule's level (docs/reports.md)."""
+    severity = group.get("severity")
+    if not severity:
+        return []
+    harm = HARM.get(severity, "")
+    level = group.get("level")
+    apart = (
+        f" The rule's level is {level}; the severity is the harm, read from what happened."
+        if level
+        else ""
+    )
+    return [f"**Severity**: `{severity}`: {harm}.{apart}", ""]
+
+
 def _reproduced(reproduced: bool | None) -> list[str]:
     if reproduced is None:
         return []
@@ -164,6 +199,7 @@ def render_issue(group: dict[str, Any], envs: dict[str, Any], dirs: dict[str, Pa
     """The Markdown text of a bug report for one catalogue group."""
     run_id = str((group.get("reproducer") or {}).get("run_id"))
     lines = [f"## {_title(group)}", ""]
+    lines += _severity(group)
     lines += _rule_text(group.get("rule"))
     if not group.get("rule"):
         lines += _rule_text(group.get("input_rule"), prefix="The input breaks")
