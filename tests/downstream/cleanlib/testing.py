@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from caiconform.adapters.base import SkipExchange
+from caiconform.spec.dtypes import is_named
 from caiconform.spec.layout import Layout
 
 #: layout kinds made as real views into a larger allocation; the others as contiguous copies
@@ -17,6 +18,8 @@ def allocate(values: np.ndarray, layout: Layout, typestr: str):
     """(base allocation, the array of `values` laid out as `layout` inside it)."""
     import cupy
 
+    if is_named(typestr):  # bfloat16, float8, structured: caiconform's names, no CuPy dtype
+        raise SkipExchange(f"cleanlib has no {typestr} arrays")
     dtype = np.dtype(typestr)
     if dtype.kind not in "biufc" or dtype.itemsize > 8 * (2 if dtype.kind == "c" else 1):
         raise SkipExchange(f"cleanlib has no {typestr} arrays")
