@@ -88,6 +88,7 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
         self._defer_depth = 0
         self._pending: list[int] = []
         self._managed: dict[int, int] = {}
+        self._managed_objects: dict[int, ManagedMemory] = {}
         self._pending_managed: list[int] = []
         self.initialized = False
 
@@ -136,6 +137,9 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
                 size,
                 finalizer=self._managed_finalizer(address),
             )
+            # `own()` holds the memory object only through a weak proxy: like Numba's own
+            # manager (its `allocations` map), the plugin keeps it until its finalizer runs
+            self._managed_objects[address] = mem
         return mem.own()
 
     def get_memory_info(self) -> MemoryInfo:
@@ -175,6 +179,7 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
                 self.allocation_log.record_free(address)
             managed = list(self._managed) + self._pending_managed
             self._managed.clear()
+            self._managed_objects.clear()
             self._pending_managed = []
             for address in managed:
                 self._free_managed(address)
@@ -225,6 +230,7 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
     def _managed_finalizer(self, address: int) -> Callable[[], None]:
         def finalize() -> None:
             with self._lock:
+                self._managed_objects.pop(address, None)
                 if self._managed.pop(address, None) is None:
                     return  # reset freed it already
                 if self._defer_depth:
