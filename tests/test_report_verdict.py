@@ -175,7 +175,7 @@ def test_skips_are_grouped_by_reason_with_their_cells(tmp_path):
         rec(i, "streams", "reference", consumer, "skip", message="needs a GPU")
         for i, consumer in enumerate(["a", "b", "b", "c"])
     ]
-    records.append(rec(9, "schema", "d", None, "skip", message="d unavailable"))
+    records.append(rec(9, "schema", "d", None, "skip", message="d unavailable", index=None))
     records.append(rec(10, "schema", "e", None, "pass"))
     run = write_run(tmp_path / "run", records)
     written = write_report([run])
@@ -188,6 +188,8 @@ def test_skips_are_grouped_by_reason_with_their_cells(tmp_path):
         {"reason": "d unavailable", "count": 1, "cells": ["schema/d/-"]},
     ]
     text = (run / "matrix.md").read_text()
+    # examples and cells apart: the cell that could not run journals one skip record
+    assert "skip 5 (4 example(s), 1 cell(s) skipped whole)" in text
     assert "| needs a GPU | 4 | 3, e.g. streams/reference/a |" in text
     assert "| d unavailable | 1 | schema/d/- |" in text
     skips = (run / "details" / "skips.md").read_text()

@@ -197,7 +197,8 @@ def test_run_drawn_crash_cap_flag(tmp_path):
     out = tmp_path / "run"
     argv = ["run", "--adapter-source", SOURCE, "--checks", KINDS, "--libraries", "abort"]
     argv += ["--max-examples", "60", "--seed", "5", "--gpus", "0", "--no-shrink", "--out", str(out)]
-    assert cli_main([*argv, "--drawn-crash-cap", "1"]) == 0
+    # abort's crashes fail the verdict at the default --fail-on: exit status 1
+    assert cli_main([*argv, "--drawn-crash-cap", "1"]) == 1
     assert json.loads((out / "run.json").read_text())["settings"]["drawn_crash_cap"] == 1
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     for mutation in ("m-a", "m-b"):
@@ -763,7 +764,8 @@ def test_a_run_records_each_adapters_probe_and_the_report_shows_it(tmp_path):
     startup = json.loads((out / "run.json").read_text())["startup"]
     assert {"probe_s", "env_s", "startup_s"} <= set(startup)  # no GPU: nothing calibrated
     write_report([out], None, None)
-    assert "adapters.good.version" in (out / "matrix.md").read_text()
+    assert "adapters.good.version" in (out / "details" / "environment.md").read_text()
+    assert "good 0.0-synthetic" in (out / "matrix.md").read_text()
     (out / "adapters.json").write_text("{broken")
     assert any("adapters.json: unreadable" in w for w in load_run(out).warnings)
 

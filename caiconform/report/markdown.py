@@ -267,7 +267,7 @@ def _defects(matrix: dict[str, Any]) -> list[str]:
 def _header(matrix: dict[str, Any], title: str) -> list[str]:
     summary = matrix["summary"]
     verdict = matrix.get("verdict") or {}
-    outcomes = ", ".join(f"{o} {n}" for o, n in summary["outcomes"].items())
+    outcomes = ", ".join(_outcome(o, n, summary) for o, n in summary["outcomes"].items())
     by_severity = summary.get("by_severity") or {}
     severities = ", ".join(f"{n} {s}" for s, n in by_severity.items())
     groups = summary.get("catalogue_groups", 0)
@@ -304,6 +304,15 @@ def _header(matrix: dict[str, Any], title: str) -> list[str]:
     if matrix["warnings"]:
         lines.append("")
     return lines
+
+
+def _outcome(outcome: str, n: int, summary: dict[str, Any]) -> str:
+    """`skip N (E examples, C cells skipped whole)`: a cell that could not run journals one
+    skip record, which is no example."""
+    cells = summary.get("cells_skipped") or 0
+    if outcome != "skip" or not cells:
+        return f"{outcome} {n}"
+    return f"skip {n} ({n - cells} example(s), {cells} cell(s) skipped whole)"
 
 
 def _coverage_summary(matrix: dict[str, Any]) -> list[str]:
