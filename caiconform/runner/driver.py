@@ -47,7 +47,7 @@ from caiconform.expectations import is_correct_rejection
 from caiconform.runner.calibrate import SPIN_ENV, SPIN_FILE, SPIN_FILE_ENV
 from caiconform.runner.draws import hypothesis_settings, seed_only_draws
 from caiconform.runner.forkserver import QUEUES_ENV, queues_for
-from caiconform.runner.journal import Journal
+from caiconform.runner.journal import Journal, JournalError
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
 from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
@@ -1132,7 +1132,10 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     run_id = run_id or _new_run(config)
     times_at_start = os.times()
     gpu_ids, no_gpu_reason = _gpu_ids(config.gpus)
-    journal = Journal(config.out, run_id)
+    try:
+        journal = Journal(config.out, run_id)
+    except JournalError as exc:
+        raise UsageError(f"cannot resume: {exc} (the journal is damaged)") from None
     startup = Startup(
         config.out,
         calibrate=config.calibrate_spin
@@ -1230,14 +1233,13 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
         result.skipped += [(c.key, why) for c, why in skipped]
         for family in broken:
             if f"{family.name}/*" not in done:
-                journal.record(family_skip_record(family.name, family.reason))
-                journal.cell_done(f"{family.name}/*", skipped=family.reason)
+                skip = family_skip_record(family.name, family.reason)
+                journal.skip_cell(f"{family.name}/*", skip, family.reason)
         if listener is not None:
             listener.planned([c for c in cells if c.key not in done], result.skipped)
         for cell, reason in skipped:
             if cell.key not in done:
-                journal.record(skip_record(cell, reason))
-                journal.cell_done(cell.key, skipped=reason)
+                journal.skip_cell(cell.key, skip_record(cell, reason), reason)
         to_run = [c for c in cells if c.key not in done]
         _save_queues(config, to_run)
         wanted = config.prefetch_draws
