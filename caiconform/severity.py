@@ -31,6 +31,7 @@ __all__ = [
     "ACCEPTS_INVALID",
     "PORTABILITY",
     "DEFAULT_FAIL_ON",
+    "HARM",
     "CORRUPTING_RULES",
     "severity_of",
     "rank",
@@ -75,6 +76,20 @@ CORRUPTING_RULES = frozenset(
 )
 #: rule-ID prefixes that are all about races or lifetimes
 _CORRUPTING_PREFIXES = ("CAI-SYNC-", "CAI-LIFETIME-")
+#: severity -> the harm it does, in a sentence for a reader (bug reports, docs)
+HARM = {
+    "corrupts": "wrong values are read or written without an error (a value mismatch, a stale "
+    "read or race, memory freed or reused under a view, a misread byte order): the user gets "
+    "wrong results and no sign of it",
+    "crashes": "the process dies, hangs, or is left with an unusable CUDA context",
+    "refuses-valid": "a valid input the specification says must work is refused, or the "
+    "library exports or behaves in a way a conforming partner cannot use",
+    "accepts-invalid": "an invalid dict is taken without an error: what happens next is "
+    "undefined (the producer broke the rule first)",
+    "portability": "a refusal the specification allows, or a departure that loses nothing: "
+    "exchanges with other libraries may not work",
+}
+
 _LOST = ("crash", "hang", "poisoned")
 #: rule levels whose refusal the specification allows
 _ALLOWED_REFUSAL = ("PORTABILITY", "MAY")

@@ -118,7 +118,7 @@ def _severity_counts(groups: Iterable[Mapping[str, Any]]) -> str:
 
 def group_line(group: Mapping[str, Any]) -> str:
     """One line for a group: `severity: library role: rule (level), outcome, N examples`."""
-    rule = group.get("rule") or f"input breaks {group.get('input_rule')}"
+    rule = group.get("rule") or f"(input breaks {group.get('input_rule')})"
     library = group.get("library") or "ambiguous"
     return (
         f"{group.get('severity')}: {library} {group.get('role') or ''} {rule} "

@@ -39,9 +39,9 @@ def run(args: argparse.Namespace) -> int:
 
     from caiconform.baseline import BaselineError, write_baseline
     from caiconform.cli import UsageError
+    from caiconform.report.build import load_runs
     from caiconform.report.catalogue import build_catalogue
-    from caiconform.report.load import ReportInputError, load_run
-    from caiconform.report.merge import merge_runs
+    from caiconform.report.load import ReportInputError
     from caiconform.runner.journal import utc_now
     from caiconform.severity import DEFAULT_FAIL_ON, parse_severities
 
@@ -52,10 +52,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        runs = [load_run(d) for d in [args.run_dir, *args.merge]]
+        run_data = load_runs([args.run_dir, *args.merge])
     except ReportInputError as exc:
         raise UsageError(str(exc)) from None
-    run_data = runs[0] if len(runs) == 1 else merge_runs(runs)
     groups = build_catalogue(run_data.records, run_data.envs, run_data.confirmations)["groups"]
     if args.library is not None:
         named = sorted({g["library"] for g in groups if g.get("library")})

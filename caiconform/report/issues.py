@@ -15,27 +15,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from caiconform.severity import HARM
 from caiconform.spec.rules import RULES
 
-__all__ = ["render_issue", "issue_filename", "select_groups", "LEVEL_ORDER", "HARM"]
+__all__ = ["render_issue", "issue_filename", "select_groups", "LEVEL_ORDER"]
 
 #: levels from most to least binding; `--level X` keeps X and everything above it
 LEVEL_ORDER = ("MUST", "SHOULD", "PORTABILITY", "MAY")
 #: cells listed by name in an issue; the rest are counted
 _CELLS_SHOWN = 6
-#: severity -> the harm it does, in the words of `caiconform.severity`, for an issue's reader
-HARM = {
-    "corrupts": "wrong values are read or written without an error (a value mismatch, a stale "
-    "read or race, memory freed or reused under a view, a misread byte order): the user gets "
-    "wrong results and no sign of it",
-    "crashes": "the process dies, hangs, or is left with an unusable CUDA context",
-    "refuses-valid": "a valid input the specification says must work is refused, or the "
-    "library exports or behaves in a way a conforming partner cannot use",
-    "accepts-invalid": "an invalid dict is taken without an error: what happens next is "
-    "undefined (the producer broke the rule first)",
-    "portability": "a refusal the specification allows, or a departure that loses nothing: "
-    "exchanges with other libraries may not work",
-}
 
 
 def select_groups(
