@@ -77,6 +77,12 @@ class Verdict:
     def ok(self) -> bool:
         return not self.failing and not self.entry_errors
 
+    @property
+    def unmatched(self) -> list[EntryStatus]:
+        """Strict entries that match no result although their libraries and checks ran: a
+        typo or a stale entry, bad input rather than a finding (the CLI exits 2 for them)."""
+        return [s for s in self.entry_errors if s.status == "unmatched"]
+
     def headline(self) -> str:
         """The first line a maintainer reads: what to do."""
         own = [j for j in self.judged if j.side == "own"]

@@ -496,3 +496,19 @@ def test_an_entry_matches_a_finding_without_a_rule_by_the_rule_it_is_filed_under
     (reads,) = _entries({"rule": "CAI-CONSUMER-READS-DESCRIBED", "reason": "aborts on negative"})
     assert live.matches_finding(mutant_crash) and not live.matches_finding(valid_crash)
     assert reads.matches_finding(valid_crash) and not reads.matches_finding(mutant_crash)
+
+
+def test_report_exit_2_on_an_entry_matching_nothing_after_writing_the_report(tmp_path, capsys):
+    """An entry whose libraries and checks ran but that matches no result is a typo or a
+    stale entry: bad input, exit 2 with one line naming file and entry; the report is kept."""
+    path = tmp_path / "e.yaml"
+    path.write_text(
+        "expectations:\n  - rule: CAI-SHAPE-TUPLE\n    producer: torch\n    reason: typo\n"
+        "    params:\n      typestr: '<f99'\n"
+    )
+    argv = ["report", str(RUN_A), "--out", str(tmp_path), "--expectations", str(path)]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"caiconform: error: {path}: entry 1 (CAI-SHAPE-TUPLE, torch -> *)")
+    assert line.endswith("matches no result (stale entry, or a library/check not in this run)")
+    assert (tmp_path / "matrix.md").is_file() and (tmp_path / "index.html").is_file()

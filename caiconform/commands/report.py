@@ -15,7 +15,8 @@ expected, not failing, and an entry that no longer holds is an error.
 
 Exit status: 0 written, and no defect at or above `--fail-on` that no expectation covers; 1
 written, but such a defect was found or an expectation entry no longer holds; 2 bad usage (an
-unknown severity) or input that could not be read (one line says why).
+unknown severity), input that could not be read, or an expectation entry that matches no
+result although its libraries and checks ran (one line each says why; the report is written).
 """
 
 from __future__ import annotations
@@ -194,4 +195,13 @@ def run(args: argparse.Namespace) -> int:
             f"{len(verdict['entry_errors'])} entry error(s)"
         )
     print(f"wrote {written.out_dir / 'matrix.md'} (start there), {written.out_dir / 'index.html'}")
-    return 0 if written.ok else 1
+    return unmatched_exit(verdict["unmatched"]) or (0 if written.ok else 1)
+
+
+def unmatched_exit(unmatched: list[str]) -> int:
+    """2, after one line each on stderr, when an expectation entry matches nothing although
+    its libraries and checks ran (a typo or a stale entry: bad input, the results are kept);
+    0 otherwise."""
+    for line in unmatched:
+        print(f"caiconform: error: {line.removeprefix('error: ')}", file=sys.stderr)
+    return 2 if unmatched else 0

@@ -14,7 +14,7 @@ THE BASELINE or OK, judged at `--fail-on` (default corrupts,crashes,refuses-vali
 Exit status: 0 the run completed and no defect at or above `--fail-on` that no expectation
 covers was found; 1 the run completed, but such a defect was found or an expectation entry no
 longer holds; 2 bad usage (an unknown library, check or severity, an unusable expectation
-file); 130 interrupted (resume it with --resume).
+file, or an entry that matches no result although its libraries and checks ran); 130 interrupted (resume it with --resume).
 """
 
 from __future__ import annotations
@@ -402,7 +402,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resume and args.out is None:
         raise UsageError("--resume needs --out RUN_DIR (the run to continue)")
-    from caiconform.commands.report import expectations_of, fail_on_of, verdict_of_run
+    from caiconform.commands.report import (
+        expectations_of,
+        fail_on_of,
+        unmatched_exit,
+        verdict_of_run,
+    )
 
     fail_on = fail_on_of(args)
     expectations = expectations_of(args.expectations)
@@ -454,7 +459,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("nothing ran: every library asked for was dropped (reasons above)")
     verdict = verdict_of_run(result.run_dir, result.records, fail_on, expectations)
     out_console.print(verdict.headline(), markup=False, soft_wrap=True)
-    return 0 if verdict.ok else 1
+    unmatched = unmatched_exit([status.describe() for status in verdict.unmatched])
+    return unmatched or (0 if verdict.ok else 1)
 
 
 def dropped_libraries(result: Any) -> dict[str, str]:

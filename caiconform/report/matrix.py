@@ -298,6 +298,7 @@ def verdict_json(verdict: Verdict, catalogue: Mapping[str, Any]) -> dict[str, An
         "expectations_given": verdict.expectations_given,
         "status": statuses,
         "entry_errors": [status.describe() for status in verdict.entry_errors],
+        "unmatched": [status.describe() for status in verdict.unmatched],
         # entries whose scope did not run here (a library or check absent): not judged
         "entry_notes": [
             "note: " + status.describe().partition(": ")[2] + " (nothing in its scope ran here)"
