@@ -49,6 +49,8 @@ class Judged:
     status: str
     side: str
     records: list[Mapping[str, Any]] = field(default_factory=list)
+    #: the reasons of the expectation entries that cover the group's examples
+    reasons: list[str] = field(default_factory=list)
 
     @property
     def failing(self) -> bool:
@@ -176,7 +178,7 @@ def judge(
     application = apply_expectations(
         expectations or [], records, version_of or (lambda record: installed_version)
     )
-    covered = {id(v.record) for v in application.records if v.status == "xfail"}
+    covered = {id(v.record): v.entry for v in application.records if v.status == "xfail"}
     judged = []
     for group in catalogue.get("groups", []):
         side = _side(group, library)
@@ -189,7 +191,8 @@ def judge(
             status = "expected"
         else:
             status = "new"
-        judged.append(Judged(group, status, side, examples))
+        reasons = sorted({covered[id(r)].reason for r in examples if id(r) in covered})
+        judged.append(Judged(group, status, side, examples, reasons))
     judged.sort(key=lambda j: (j.status != "new", rank(j.group.get("severity"))))
     ran = {(r.get("producer"), r.get("consumer"), r.get("check")) for r in records}
     errors, notes = [], []

@@ -752,3 +752,27 @@ def test_factory_errors_are_the_setup_s_grouped_once_with_the_hint():
     assert line.startswith(f"dict-schema: ValueError for typestr kind 'f' in {len(setup)} example")
     assert "could not build the example: ValueError: No cast function available" in line
     assert only_setup(setup) and not only_setup(outcome.records)
+
+
+def test_a_baselined_group_carries_the_reasons_of_the_entries_that_cover_it():
+    from caiconform.expectations import parse_expectations
+    from caiconform.pytest_plugin.verdicts import item_expected, item_failures
+
+    own = [_record("mylib", "reference", "fail", "CAI-PRODUCER-DESCRIBES-DATA") for _ in range(2)]
+    entries = parse_expectations(
+        {
+            "expectations": [
+                {
+                    "rule": "CAI-PRODUCER-DESCRIBES-DATA",
+                    "producer": "mylib",
+                    "reason": "views export the base pointer (mylib#7)",
+                }
+            ]
+        },
+        "baseline.yaml",
+    )
+    verdict = _campaign(own, entries).verdict()
+    assert item_failures(verdict, own) == []
+    (expected,) = item_expected(verdict, own)
+    assert expected.reasons == ["views export the base pointer (mylib#7)"]
+    assert verdict.headline().startswith("OK: mylib: no failing defect; 0 new since baseline")
