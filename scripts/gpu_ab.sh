@@ -8,7 +8,8 @@
 # compiled builds an earlier one left (fresh_builds). MAX_EXAMPLES (100) and CAP_S (250: each
 # run's limit) may be set. Brings back ab.log (each run's exit, wall and start), gpu.txt and
 # <name>.tar.gz per variant (run.json, cells.jsonl, findings.json, env.json, adapters.json,
-# results.jsonl.gz: `scripts/timing_summary.py` and `caiconform compare` read them).
+# results.jsonl.gz: `scripts/timing_summary.py` and `caiconform compare` read them; cpu.txt: the
+# host's /proc/stat "cpu" line and its run queue each second of the run: how busy the host was).
 set -uo pipefail
 out=${1:?usage: gpu_ab.sh OUT SEED NAME:ENV:FLAGS ...}
 seed=${2:?usage: gpu_ab.sh OUT SEED NAME:ENV:FLAGS ...}
@@ -19,11 +20,15 @@ for variant in "$@"; do
   fresh_builds
   run=/tmp/ab-$name
   rm -rf "$run"
+  (while sleep 1; do echo "$(date +%s.%N) $(head -1 /proc/stat) $(grep procs_running /proc/stat)"
+   done) > "$run.cpu.txt" 2>/dev/null &
+  sampler=$!
   s=$(date +%s.%N)
   # shellcheck disable=SC2086  # env and flags are word lists
   env $env timeout -s INT -k 15 "${CAP_S:-250}" caiconform run --seed "$seed" \
     --max-examples "${MAX_EXAMPLES:-100}" $flags --out "$run" > "/tmp/ab-$name.log" 2>&1
   rc=$?
+  kill "$sampler" 2>/dev/null
   wall=$(python3 -c "print(round($(date +%s.%N)-$s,1))")
   echo "$name: exit $rc after $wall s: $env caiconform run --seed $seed" \
     "--max-examples ${MAX_EXAMPLES:-100} $flags" | tee -a "$out/ab.log"
@@ -37,7 +42,8 @@ for variant in "$@"; do
   run=/tmp/ab-$name
   caiconform report "$run" 2>&1 | tail -1 | sed "s/^/$name: /" >> "$out/ab.log"
   gzip -c "$run/results.jsonl" > "$run/results.jsonl.gz"
+  cp "$run.cpu.txt" "$run/cpu.txt" 2>/dev/null
   tar -C "$run" -czf "$out/$name.tar.gz" run.json cells.jsonl findings.json env.json \
-    adapters.json results.jsonl.gz 2>/dev/null
+    adapters.json results.jsonl.gz cpu.txt 2>/dev/null
 done
 cat "$out/ab.log"

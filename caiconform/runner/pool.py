@@ -164,7 +164,9 @@ class Exchange:
     pipes, JSON, scheduling), `replace_s` (waiting for a replacement process: a spare to
     finish preparing, or a cold start), `prepare_s` (importing the cell's module and
     libraries in this process), `lost_s` (a crash or hang, from the request to its
-    detection). Only the phases that took place are present."""
+    detection); and what the example and its health check cost the worker's CPUs
+    (`cpu_user_s`, `cpu_system_s`, every thread of the process) and how many times the kernel
+    preempted it (`preempted`). Only the phases that took place are present."""
 
     result: Result
     duration_s: float
@@ -634,6 +636,13 @@ class Worker:
                     execute_s=execute_s,
                     health_s=health_s,
                     transfer_s=max(0.0, roundtrip - execute_s - health_s),
+                )
+                timing.update(
+                    {
+                        k: answer[k]
+                        for k in ("cpu_user_s", "cpu_system_s", "preempted")
+                        if k in answer
+                    }
                 )
                 exchange = Exchange(Result.from_dict(answer["result"]), execute_s, label, timing)
             yield exchange

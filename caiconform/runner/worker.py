@@ -42,6 +42,7 @@ import faulthandler
 import gc
 import importlib
 import os
+import resource
 import sys
 import time
 from collections.abc import Iterator
@@ -66,6 +67,9 @@ __all__ = [
 PATH_ENV = "CAICONFORM_WORKER_PATH"
 #: pid of the parent; the worker exits when it is gone
 PARENT_ENV = "CAICONFORM_WORKER_PARENT"
+#: how the worker's CUDA contexts wait for the GPU (`caiconform.cuda.device.SCHEDULES`); unset:
+#: the driver's default
+SCHEDULE_ENV = "CAICONFORM_CUDA_SCHEDULE"
 
 _MESSAGE_LIMIT = 500
 
@@ -181,10 +185,12 @@ def _run_one(
     execute: str, params: dict, producer: str | None, consumer: str | None, hooks: list[str]
 ) -> dict[str, Any]:
     """One example and the health check after it: the answer to a `run` request."""
+    before = resource.getrusage(resource.RUSAGE_SELF)
     result, duration = run_example(execute, params, producer, consumer)
     started = time.perf_counter()
     ok, why = health.check(hooks)
     health_s = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_SELF)
     tainted = ok and _taints(execute, params, result)
     if not ok:
         result = Result(
@@ -200,7 +206,20 @@ def _run_one(
         "result": result.to_dict(),
         "duration_s": duration,
         "health_s": health_s,
+        **_cpu_used(before, after),
         "retire": not ok or tainted,
+    }
+
+
+def _cpu_used(before: resource.struct_rusage, after: resource.struct_rusage) -> dict[str, float]:
+    """What the example and its health check cost the process's CPUs (every thread of it:
+    a library's own threads, a driver spinning on a sync) and how often the kernel took a CPU
+    away from it (involuntary context switches): with the wall time, whether an example was
+    slow because it worked, waited, or queued for a CPU the host did not have."""
+    return {
+        "cpu_user_s": after.ru_utime - before.ru_utime,
+        "cpu_system_s": after.ru_stime - before.ru_stime,
+        "preempted": after.ru_nivcsw - before.ru_nivcsw,
     }
 
 
@@ -285,6 +304,7 @@ def _protocol_streams() -> tuple[BinaryIO, BinaryIO]:
 
 def serve(proto_in: BinaryIO, proto_out: BinaryIO, hooks: list[str]) -> None:
     """Answer requests, one line per answer, until `exit`, end of input, or a retiring example."""
+    _set_schedule()
     for line in proto_in:
         request = decode(line)
         if request.get("op") == "exit":
@@ -300,6 +320,20 @@ def serve(proto_in: BinaryIO, proto_out: BinaryIO, hooks: list[str]) -> None:
             proto_out.flush()
             if answer.get("retire"):
                 return
+
+
+def _set_schedule() -> None:
+    """Apply `SCHEDULE_ENV` before the first example makes a context (a failure is printed
+    and the driver's default kept: the examples still run)."""
+    schedule = os.environ.get(SCHEDULE_ENV)
+    if not schedule:
+        return
+    try:
+        from caiconform.cuda.device import set_primary_schedule
+
+        set_primary_schedule(schedule)
+    except Exception as exc:
+        print(f"{SCHEDULE_ENV}={schedule}: {_describe(exc)}", file=sys.stderr)
 
 
 def _batch_fields(answer: dict[str, Any]) -> dict[str, Any]:
