@@ -95,6 +95,7 @@ def test_a_conforming_plugin_passes_every_static_check_and_the_manager_is_restor
         "EMM-INTERFACE-VERSION",
         "EMM-SET-FUNCTION",
         "EMM-DEFER-CLEANUP-DOCUMENTED",
+        "EMM-NUMBA-INTERFACE-VERSION-CHECKED",
     }
     assert isinstance(instance, GoodPlugin) and instance.context is None
     assert state["manager"] == "previous"

@@ -41,6 +41,7 @@ STATIC_CHECKS = (
     ("interface-version", "EMM-INTERFACE-VERSION"),
     ("set-memory-manager", "EMM-SET-FUNCTION"),
     ("defer-documented", "EMM-DEFER-CLEANUP-DOCUMENTED"),
+    ("interface-version-rejected", "EMM-NUMBA-INTERFACE-VERSION-CHECKED"),
 )
 
 #: The GPU check groups, as (check, rule), in the order the child runs them.
@@ -55,10 +56,13 @@ GPU_CHECKS = (
     ("host-memory", "EMM-ALLOC-POINTER-OBJECT"),
     ("memory-info", "EMM-MEMORYINFO-TYPE"),
     ("ipc", "EMM-IPC-HANDLE"),
+    ("ipc-cai-import", "EMM-IPCHANDLE-OFFSET"),
+    ("lifecycle-routing", "EMM-NUMBA-IPC-ROUTED"),
     ("defer-cleanup", "EMM-DEFER-CLEANUP"),
     ("initialize", "EMM-INITIALIZE-IDEMPOTENT"),
     ("reset-before-initialize", "EMM-RESET-BEFORE-INITIALIZE"),
     ("reset", "EMM-RESET-FREES"),
+    ("reset-routed", "EMM-NUMBA-RESET-ROUTED"),
 )
 
 
@@ -78,12 +82,16 @@ JUDGED_RULES = (
     "EMM-INITIALIZE-IDEMPOTENT",
     "EMM-RESET-FREES",
     "EMM-RESET-BEFORE-INITIALIZE",
+    "EMM-NUMBA-RESET-ROUTED",
     "EMM-IPC-HANDLE",
+    "EMM-NUMBA-IPC-ROUTED",
     "EMM-NUMBA-IPC-CLOSE",
     "EMM-MEMORY-INFO",
     "EMM-MEMORY-INFO-RAISES",
+    "EMM-NUMBA-MEMORY-INFO-ROUTED",
     "EMM-DEFER-CLEANUP",
     "EMM-INTERFACE-VERSION",
+    "EMM-NUMBA-INTERFACE-VERSION-CHECKED",
     "EMM-HOSTONLY-MEMALLOC",
     "EMM-HOSTONLY-RESET-SUPER",
     "EMM-HOSTONLY-DEFER-SUPER",

@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 
 from caiconform.cuda.errors import call
+from caiconform.emm.lifecycle import LifecycleChecks
 from caiconform.emm.paths import PATHS, PathChecks, Recorder
 from caiconform.emm.result import CheckResult, failed, passed, skipped
 from caiconform.emm.static import NumbaEMM
 
-__all__ = ["GpuChecks", "MEMALLOC_SIZES", "IMPOSSIBLE_SIZE"]
+__all__ = ["GpuChecks", "MEMALLOC_SIZES", "IMPOSSIBLE_SIZE", "hostalloc_flags_missing"]
 
 #: The sizes memalloc is asked for: odd, tiny, a page, and just over 1 MiB.
 MEMALLOC_SIZES = (1, 7, 4096, (1 << 20) + 3)
@@ -62,6 +63,39 @@ def _pointer_attribute(address: int, name: str) -> int:
 
     attr = getattr(cu.CUpointer_attribute, name)
     return int(call(cu.cuPointerGetAttribute, attr, cu.CUdeviceptr(address)))
+
+
+#: flags a device with unified addressing gives every cuMemHostAlloc allocation, asked or not
+UNIFIED_IMPLIED = ("portable", "mapped")
+
+
+def hostalloc_flags_missing(
+    got: int, asked: dict[str, bool], bits: dict[str, int], unified: bool
+) -> list[str]:
+    """The cuMemHostAlloc flags asked for that cuMemHostGetFlags does not report, less those
+    the driver implies.
+
+    The driver's Unified Addressing section ("Automatic Mapping of Host Allocated Host
+    Memory"): on a device with unified addressing, all host memory allocated with
+    cuMemHostAlloc is accessible from all contexts on all devices whether or not
+    CU_MEMHOSTALLOC_PORTABLE and CU_MEMHOSTALLOC_DEVICEMAP are given. The flags word is the
+    driver's view of the allocation, not the request: on two H100s (driver 580.159.04) a
+    PORTABLE-only allocation, Numba's own memhostalloc's, reported 0x2 (DEVICEMAP, no PORTABLE).
+    So under unified addressing a missing PORTABLE or DEVICEMAP bit is no finding (the mapped
+    case is judged by a device write seen on the host instead); WRITECOMBINED stays judged.
+    """
+    return [
+        name
+        for name, on in asked.items()
+        if on and not got & int(bits[name]) and not (unified and name in UNIFIED_IMPLIED)
+    ]
+
+
+def _unified_addressing(device: int) -> bool:
+    from cuda.bindings import driver as cu
+
+    attr = cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
+    return bool(call(cu.cuDeviceGetAttribute, attr, call(cu.cuDeviceGet, device)))
 
 
 class _CountingFinalizer:
@@ -242,10 +276,13 @@ class GpuChecks:
             ("host-memory", "EMM-ALLOC-POINTER-OBJECT", self._check_host_memory),
             ("memory-info", "EMM-MEMORYINFO-TYPE", self._check_memory_info),
             ("ipc", "EMM-IPC-HANDLE", self._check_ipc),
+            ("ipc-cai-import", "EMM-IPCHANDLE-OFFSET", self._check_ipc_imported),
+            ("lifecycle-routing", "EMM-NUMBA-IPC-ROUTED", self._check_routing),
             ("defer-cleanup", "EMM-DEFER-CLEANUP", self._check_defer),
             ("initialize", "EMM-INITIALIZE-IDEMPOTENT", self._check_initialize),
             ("reset-before-initialize", "EMM-RESET-BEFORE-INITIALIZE", self._check_reset_early),
             ("reset", "EMM-RESET-FREES", self._check_reset),
+            ("reset-routed", "EMM-NUMBA-RESET-ROUTED", self._check_reset_routed),
         ):
             started(check, rule)
             self._guard(check, rule, body)
@@ -565,6 +602,7 @@ class GpuChecks:
             "mapped": cu.CU_MEMHOSTALLOC_DEVICEMAP,
             "wc": cu.CU_MEMHOSTALLOC_WRITECOMBINED,
         }
+        unified = _unified_addressing(self.ctx.device.id)
         size = 4096
         for mapped, portable, wc in ((False, True, False), (True, False, True)):
             rule = "EMM-POINTER-MAPPED" if mapped else "EMM-POINTER-PINNED"
@@ -576,7 +614,7 @@ class GpuChecks:
                 continue
             got = int(call(cu.cuMemHostGetFlags, mem.host_pointer))
             asked = {"portable": portable, "mapped": mapped, "wc": wc}
-            missing = [k for k, on in asked.items() if on and not got & int(flags[k])]
+            missing = hostalloc_flags_missing(got, asked, flags, unified)
             if missing:
                 self.emit(failed(check, rule, f"flags {got:#x} lack {missing}", "flags as asked"))
                 continue
@@ -801,6 +839,72 @@ class GpuChecks:
             else:
                 self.emit(failed(label, rule, verdict, "the exported bytes, in a spawned process"))
         del whole, big, first, second, piece, cases
+
+    def _check_ipc_imported(self) -> None:
+        """IPC of a CAI-imported array: the reference producer's array sits 512 bytes into its
+        driver allocation; `cuda.as_cuda_array` wraps it and `get_ipc_handle` goes to the plugin
+        (`lifecycle`), which did not allocate it. The handle must carry the offset from the
+        driver allocation's base, so that opened in another process it shows the exported
+        bytes [EMM-IPCHANDLE-OFFSET]; a plugin that refuses such memory leaves the user no way
+        to share an imported array [EMM-IPC-HANDLE]."""
+        from caiconform.reference.producer import ReferenceArray
+        from caiconform.spec.layout import Layout
+
+        check = "ipc-cai-import"
+        values = _pattern(4096, 13)
+        exported = ReferenceArray(values, Layout((4096,), offset=512), "|u1")
+        imported = self.cuda.as_cuda_array(exported)
+        address = int(exported.ptr)
+        try:
+            handle = imported.get_ipc_handle()._ipc_handle
+        except Exception as exc:
+            self.emit(
+                failed(
+                    check,
+                    "EMM-IPC-HANDLE",
+                    f"get_ipc_handle of as_cuda_array(obj) raised {type(exc).__name__}: {exc}",
+                    "an IpcHandle for memory Numba imported through the CAI",
+                )
+            )
+            return
+        base, _ = _allocation_range(address)
+        if handle.offset != address - base:
+            self.emit(
+                failed(
+                    check,
+                    "EMM-IPCHANDLE-OFFSET",
+                    f"offset {handle.offset}",
+                    f"pointer - driver allocation base = {address - base}",
+                )
+            )
+            return
+        verdict = self._open_in_child([(check, pickle.dumps(handle), values.tobytes())])
+        verdict = verdict.get(check, verdict.get("*", "no answer"))
+        if verdict == "ok":
+            self.emit(
+                passed(check, "EMM-IPCHANDLE-OFFSET", f"offset {handle.offset}; opened elsewhere")
+            )
+        else:
+            self.emit(
+                failed(
+                    check,
+                    "EMM-IPCHANDLE-OFFSET",
+                    verdict,
+                    "the exported bytes, in a spawned process",
+                )
+            )
+        del imported, exported
+
+    def _routing(self) -> LifecycleChecks:
+        return LifecycleChecks(self.cuda, self.emit, plugin_in_use=self.recorder is not None)
+
+    def _check_routing(self) -> None:
+        """get_memory_info and get_ipc_handle reach the plugin (`lifecycle.LifecycleChecks`)."""
+        self._routing().run(("memory-info-routed", "ipc-handle-routed"))
+
+    def _check_reset_routed(self) -> None:
+        """Context.reset() reaches the plugin's reset; last, as it cleans up every allocation."""
+        self._routing().run(("reset-routed",))
 
     def _check_ipc_same_process(self, handle: Any) -> None:
         try:

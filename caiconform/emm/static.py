@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from caiconform.emm.lifecycle import check_interface_version_rejected
 from caiconform.emm.result import CheckResult, failed, passed
 
 __all__ = ["NumbaEMM", "NumbaUnavailable", "static_checks", "SUPPORTED_INTERFACE_VERSION"]
@@ -186,6 +187,7 @@ def static_checks(
 
     results.append(_check_set_memory_manager(plugin, api))
     results.append(_check_defer_documented(plugin, api))
+    results.append(check_interface_version_rejected(plugin, api))
     return results, instance
 
 

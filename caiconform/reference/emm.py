@@ -148,13 +148,16 @@ class _ReferenceManager(HostOnlyCUDAMemoryManager):
 
     def get_ipc_handle(self, memory) -> IpcHandle:
         """An IpcHandle for `memory` (an allocation or a view into one), built from the base of
-        the driver allocation that holds it, which this plugin's bookkeeping knows."""
+        the driver allocation that holds it, which this plugin's bookkeeping knows. Memory this
+        plugin did not allocate reaches it too: Numba routes `get_ipc_handle` of every device
+        array to the plugin, one imported with `cuda.as_cuda_array` from another library's
+        export included; the driver knows that allocation's base (cuMemGetAddressRange)."""
         address = int(memory.device_pointer)
         with self._lock:
             found = self._allocation_of(address)
         if found is None:
-            raise ValueError(f"0x{address:x} was not allocated by this {type(self).__name__}")
-        base, _ = found
+            found = call(cu.cuMemGetAddressRange, cu.CUdeviceptr(address), detail=f"0x{address:x}")
+        base = int(found[0])
         handle = call(cu.cuIpcGetMemHandle, cu.CUdeviceptr(base), detail=f"base 0x{base:x}")
         return IpcHandle(
             memory,

@@ -71,13 +71,26 @@ RULES = (
          "reset cleans up all allocations in the context; allocations made afterwards work."),
     make("EMM-RESET-BEFORE-INITIALIZE", "MUST", "", "plugin", IMPL,
          "reset may be called before initialize and must not fail then."),
+    make("EMM-NUMBA-RESET-ROUTED", "MUST", "", "numba", IMPL,
+         "Numba calls the plugin's reset when all allocations in the context are to be cleaned "
+         "up: a context's reset() reaches it (\"The reset method is called when all "
+         "allocations in the context are to be cleaned up\")."),
     make("EMM-IPC-HANDLE", "SHOULD", "", "plugin", IMPL,
          "get_ipc_handle returns an IpcHandle for a given MemoryPointer, built from the "
          "allocation's base address, which only the plugin's library knows."),
+    make("EMM-NUMBA-IPC-ROUTED", "MUST", "", "numba", IMPL,
+         "Numba asks the plugin for a device array's IPC handle (\"part of the EMM interface "
+         "(rather than being handled within Numba) because the base address of the allocation "
+         "is only known by the underlying library\"): get_ipc_handle() wraps the plugin's "
+         "IpcHandle for the array's memory."),
     make("EMM-NUMBA-IPC-CLOSE", "MUST", "", "numba", IMPL,
          "Closing an IPC handle is handled by Numba, not by the plugin."),
     make("EMM-MEMORY-INFO", "SHOULD", "", "plugin", IMPL,
          "get_memory_info preferably returns the free and total device memory of the context."),
+    make("EMM-NUMBA-MEMORY-INFO-ROUTED", "MUST", "", "numba", IMPL,
+         "A context's get_memory_info() is the plugin's get_memory_info answer, or its "
+         "exception (\"all its methods are invoked by Numba\"; the method \"provides a count "
+         "of the total and free memory on the device for the context\")."),
     make("EMM-MEMORY-INFO-RAISES", "MUST", "", "plugin", IMPL,
          "If memory info is not provided, get_memory_info raises (RuntimeError per the text; "
          "Numba's base and RMM raise NotImplementedError)."),
@@ -86,6 +99,10 @@ RULES = (
          "nests, lets exceptions through, and deferred frees happen after it exits."),
     make("EMM-INTERFACE-VERSION", "MUST", "", "plugin", IMPL,
          "interface_version is 1."),
+    make("EMM-NUMBA-INTERFACE-VERSION-CHECKED", "MUST", "", "numba", IMPL,
+         "set_memory_manager refuses a plugin whose interface_version does not match Numba's "
+         "(\"used to ensure that the plugin version matches the interface provided by the "
+         "version of Numba\") and keeps the manager it had."),
     make("EMM-HOSTONLY-MEMALLOC", "MUST", "", "plugin", HOST,
          "A plugin deriving from HostOnlyCUDAMemoryManager still implements memalloc."),
     make("EMM-HOSTONLY-RESET-SUPER", "MUST", "", "plugin", HOST,

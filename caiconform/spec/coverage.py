@@ -5,8 +5,8 @@ What checks what is read from the code's own declarations, never kept by hand: t
 check-family module names (and those of `checks/_support.py`, for the families that use it),
 every rule the validator judges (the schema family validates every export), the mutations of
 `strategies.MUTATIONS` and `adversarial.LIVE` (the adversarial family), and the rule IDs the EMM
-checker's modules name (`emm/static.py`, `emm/checks.py`, `emm/paths.py`). The sources are
-parsed, not imported, so this stays cheap.
+checker's modules name (`emm/static.py`, `emm/checks.py`, `emm/paths.py`,
+`emm/lifecycle.py`). The sources are parsed, not imported, so this stays cheap.
 
 A rule no check names must have a sentence in `UNCHECKED` saying why it cannot be checked;
 `tests/test_rule_coverage.py` keeps every MUST and SHOULD rule either exercised or reasoned.
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 _PKG = Path(__file__).resolve().parents[1]
-_EMM_MODULES = ("static", "checks", "paths")
+_EMM_MODULES = ("static", "checks", "paths", "lifecycle")
 
 #: Why a rule has no check: one sentence each. A rule here must have no exerciser (the test
 #: says so when a check starts naming it, so the reason is deleted).
@@ -88,7 +88,6 @@ UNCHECKED: dict[str, str] = {
     "does, and a library that does not conforms.",
     "CAI-V1-ZERO-SIZE-UNSPECIFIED": "It states what versions 0 and 1 leave unspecified, so no "
     "behaviour can break it; the versions family exports v0 and v1 dicts all the same.",
-    "CAI-SYNC-PRODUCER-OPT-OUT": "It allows a producer option, so any behaviour conforms.",
     "CAI-SYNC-CONSUMER-OPT-OUT": "It allows a consumer option, so any behaviour conforms.",
     "CAI-NUMBA-CONSUMER-SYNC": "Numba's synchronization on import is judged as CAI-SYNC-CONSUMER "
     "(reference producer -> numba in the streams family); the default-stream half needs the "

@@ -271,16 +271,16 @@ _EMM: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("This method may be called multiple times, and must not invalidate previous state",
      _r("EMM-INITIALIZE-IDEMPOTENT")),
     ("The reset method is called when all allocations in the context are to be cleaned up",
-     _r("EMM-RESET-FREES")),
+     _r("EMM-RESET-FREES", "EMM-NUMBA-RESET-ROUTED")),
     ("It may be called even prior to initialize, and an EMM Plugin implementation needs to "
      "guard against this", _r("EMM-RESET-BEFORE-INITIALIZE")),
     ("the get_ipc_handle method should provide an IpcHandle for a given MemoryPointer instance",
      _r("EMM-IPC-HANDLE", "EMM-IPC-OPEN-OTHER-PROCESS")),
     ("because the base address of the allocation is only known by the underlying library",
-     _r("EMM-IPC-HANDLE")),
+     _r("EMM-IPC-HANDLE", "EMM-NUMBA-IPC-ROUTED")),
     ("Closing an IPC handle is handled internally within Numba", _r("EMM-NUMBA-IPC-CLOSE")),
     ("It is optional to provide memory info from the get_memory_info method",
-     _r("EMM-MEMORY-INFO")),
+     _r("EMM-MEMORY-INFO", "EMM-NUMBA-MEMORY-INFO-ROUTED")),
     ("It is preferrable to implement the method, but this may not be practical for all "
      "allocators", _r("EMM-MEMORY-INFO")),
     ("If memory info is not provided, this method should raise a RuntimeError",
@@ -290,7 +290,7 @@ _EMM: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the plugin documentation should include an explanation of how deferring cleanup affects "
      "deallocations", _r("EMM-DEFER-CLEANUP-DOCUMENTED")),
     ("The interface_version property is used to ensure that the plugin version matches",
-     _r("EMM-INTERFACE-VERSION")),
+     _r("EMM-INTERFACE-VERSION", "EMM-NUMBA-INTERFACE-VERSION-CHECKED")),
     ("At present, this should always be 1", _r("EMM-INTERFACE-VERSION")),
     # The host-only CUDA memory manager
     ("To use it, derive from HostOnlyCUDAMemoryManager instead of BaseCUDAMemoryManager",

@@ -176,3 +176,36 @@ def test_a_host_only_plugin_without_memallocmanaged_is_told_numba_called_cu_mem_
     for route in ("set_memory_manager", "NUMBA_CUDA_MEMORY_MANAGER"):
         message = bad[f"path:managed_array via {route}"]
         assert "cuda.managed_array" in message and "cuMemAllocManaged called by Numba" in message
+
+
+@needs_numba
+def test_numba_routes_the_lifecycle_to_the_reference_plugin(reference_report):
+    """reset, get_memory_info and get_ipc_handle reach the plugin; set_memory_manager refuses
+    interface_version 0 and 2; a CAI-imported array's IPC handle opens in another process."""
+    name, report = reference_report
+    outcome = {r.check: r.outcome for r in report.results}
+    for check in (
+        "memory-info-routed",
+        "ipc-handle-routed",
+        "reset-routed",
+        "interface-version-rejected",
+        "ipc-cai-import",
+        "memhostalloc(mapped=False)",
+        "memhostalloc(mapped=True)",
+    ):
+        assert outcome.get(check) == "pass", (name, check, outcome.get(check))
+
+
+@needs_numba
+def test_numba_default_manager_lifecycle_and_imported_array_ipc():
+    """Numba's own manager: the routing checks do not apply (skip), the version check and the
+    IPC of an array imported with as_cuda_array (GetIpcHandleMixin finds the base) pass."""
+    from caiconform.emm.checker import check_plugin
+
+    report = check_plugin("numba.cuda.cudadrv.driver:NumbaCUDAMemoryManager")
+    outcome = {r.check: r.outcome for r in report.results}
+    assert outcome["interface-version-rejected"] == "pass"
+    assert outcome["ipc-cai-import"] == "pass"
+    assert outcome["memhostalloc(mapped=False)"] == "pass"
+    for check in ("memory-info-routed", "ipc-handle-routed", "reset-routed"):
+        assert outcome[check] == "skip", check
