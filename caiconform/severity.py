@@ -72,6 +72,9 @@ CORRUPTING_RULES = frozenset(
         "CAI-NUMBA-STREAM-LIFETIME",
         "CAI-NUMBA-AS-CUDA-ARRAY-OWNER",
         "CAI-NUMBA-FROM-CAI-OWNER",
+        "CAI-ENTRY-ZERO-COPY-SEES-WRITES",
+        "CAI-ENTRY-ZERO-COPY-WRITES-THROUGH",
+        "CAI-ENTRY-COPY-INDEPENDENT",
     }
 )
 #: rule-ID prefixes that are all about races or lifetimes

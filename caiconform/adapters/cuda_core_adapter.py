@@ -27,7 +27,28 @@ from caiconform.adapters import _staging
 from caiconform.adapters.base import Adapter
 from caiconform.spec.layout import byte_extent
 
-__all__ = ["CudaCoreAdapter"]
+__all__ = ["CudaCoreAdapter", "read_view"]
+
+
+def read_view(view: Any, stream: Any) -> np.ndarray:
+    """The values a `StridedMemoryView` describes, copied to the host on `stream` (a cuda.core
+    Stream) with the `Buffer` API (see the module docstring) and laid out in numpy."""
+    from cuda.core import Buffer, LegacyPinnedMemoryResource
+
+    dtype = np.dtype(view.dtype)
+    shape = tuple(view.shape)
+    if int(np.prod(shape)) == 0:
+        return np.empty(shape, dtype=dtype)
+    strides = None if view.strides is None else tuple(s * dtype.itemsize for s in view.strides)
+    lo, hi = byte_extent(shape, strides, dtype.itemsize)
+    source = Buffer.from_handle(int(view.ptr) + lo, hi - lo, owner=view)
+    host = LegacyPinnedMemoryResource().allocate(hi - lo)
+    source.copy_to(host, stream=stream)
+    stream.sync()
+    raw = np.frombuffer((ctypes.c_uint8 * (hi - lo)).from_address(int(host.handle)), np.uint8)
+    values = np.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=strides).copy()
+    host.close()
+    return values
 
 
 class CudaCoreAdapter(Adapter):
@@ -42,7 +63,7 @@ class CudaCoreAdapter(Adapter):
         return _staging.on_gpu(super().available())
 
     def consume(self, obj: Any) -> np.ndarray:
-        from cuda.core import Buffer, Device, LegacyPinnedMemoryResource
+        from cuda.core import Device
         from cuda.core.utils import StridedMemoryView
 
         device = Device()
@@ -51,20 +72,7 @@ class CudaCoreAdapter(Adapter):
         view = StridedMemoryView.from_cuda_array_interface(
             _staging.cai_only(obj), stream_ptr=int(stream.handle)
         )
-        dtype = np.dtype(view.dtype)
-        shape = tuple(view.shape)
-        if int(np.prod(shape)) == 0:
-            return np.empty(shape, dtype=dtype)
-        strides = None if view.strides is None else tuple(s * dtype.itemsize for s in view.strides)
-        lo, hi = byte_extent(shape, strides, dtype.itemsize)
-        source = Buffer.from_handle(int(view.ptr) + lo, hi - lo, owner=view)
-        host = LegacyPinnedMemoryResource().allocate(hi - lo)
-        source.copy_to(host, stream=stream)
-        stream.sync()
-        raw = np.frombuffer((ctypes.c_uint8 * (hi - lo)).from_address(int(host.handle)), np.uint8)
-        values = np.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=strides).copy()
-        host.close()
-        return values
+        return read_view(view, stream)
 
     def repro_consume(self) -> str:
         return (

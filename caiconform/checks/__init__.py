@@ -25,6 +25,7 @@ FAMILIES = (
     "roundtrip",
     "versions",
     "readonly",
+    "aliasing",
     "mask",
     "adversarial",
     "streams",

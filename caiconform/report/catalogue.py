@@ -124,7 +124,7 @@ _IMPLIES = {
 #: coarse differences a contrast may name (more is not a condition, it is another example)
 _MAX_DIFF = 3
 #: coverage labels a condition is read from, in the order it names them
-_LABELS = ("layout", "dtype", "order", "scenario", "mutation", "mask", "version")
+_LABELS = ("layout", "dtype", "order", "scenario", "mutation", "mask", "version", "entry")
 #: what a CAI-DLPACK-AGREE fail says when the check parsed the producer's capsule itself
 _CAPSULE_PARSED_HERE = "own DLPack capsule"
 
@@ -468,6 +468,7 @@ def labels_of(record: Mapping[str, Any]) -> dict[str, str]:
         ("mutation", "mutation"),
         ("mask", "mask"),
         ("version", "version"),
+        ("entry", "entry"),
     ):
         if params.get(key) is not None:
             out[label] = str(params[key])

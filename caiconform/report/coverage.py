@@ -20,7 +20,7 @@ from caiconform.runner.outcome import PASS, SKIP
 __all__ = ["LABELS", "build_coverage", "combination", "planned_from_dirs"]
 
 #: the coverage labels, in the order a combination is written
-LABELS = ("layout", "dtype", "order", "scenario", "mutation", "mask", "version")
+LABELS = ("layout", "dtype", "order", "scenario", "mutation", "mask", "version", "entry")
 
 
 def combination(coverage: Mapping[str, Any]) -> str:

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 import hypothesis
 from hypothesis import Phase, given, seed
 
+from caiconform.adapters.entries import entry_of
 from caiconform.env import visible_gpus
 from caiconform.expectations import is_correct_rejection
 from caiconform.runner.calibrate import SPIN_ENV, SPIN_FILE, SPIN_FILE_ENV
@@ -254,8 +255,9 @@ class _Found(Exception):
 
 
 def coverage_of_params(params: dict) -> dict[str, str]:
-    """Coverage labels (layout kind, dtype class, byte order, stream scenario) read from a drawn
-    example's params, for the report's coverage tables; only the labels the params name."""
+    """Coverage labels (layout kind, dtype class, byte order, stream scenario, consumer entry
+    point) read from a drawn example's params, for the report's coverage tables; only the
+    labels the params name."""
     from caiconform.spec.dtypes import byte_order, dtype_class
 
     out: dict[str, str] = {}
@@ -277,6 +279,9 @@ def coverage_of_params(params: dict) -> dict[str, str]:
             out.setdefault("layout", "C")
     scenario = params.get("stream_scenario")
     out["scenario"] = scenario if isinstance(scenario, str) else "none"
+    entry = params.get("entry")
+    if isinstance(entry, str):
+        out["entry"] = entry
     return out
 
 
@@ -530,6 +535,7 @@ class _CellRun:
             "shrunk": index is None,
             "coverage": coverage if floor else coverage_of_params(params),
             "floor": floor,
+            "entry": entry_of(self.cell.consumer, params),
         }
         if result.culprit:
             record["culprit"] = result.culprit

@@ -22,6 +22,7 @@ DIFF0 = "cai-v3#differences-with-cuda-array-interface-version-0"
 DIFF1 = "cai-v3#differences-with-cuda-array-interface-version-1"
 DIFF2 = "cai-v3#differences-with-cuda-array-interface-version-2"
 V2 = "cai-v2#python-interface-specification"
+INTEROP = "cai-v3#interoperability"
 
 _D = {"dict_visible": True}
 
@@ -88,6 +89,22 @@ RULES = (
     make("CAI-DATA-READONLY-HONOURED", "MUST", "0-3", "consumer", PY,
          "A consumer given data whose read-only flag is True does not write to it: it refuses "
          "writable access or exposes the data read-only."),
+    # --- copy semantics of consumer entry points (source: each library's own documentation,
+    # quoted per entry point in caiconform/adapters/entries.py; the spec lists the adopters
+    # and links their documentation under Interoperability) --------------------------------
+    make("CAI-ENTRY-ZERO-COPY-SEES-WRITES", "MUST", "0-3", "consumer", INTEROP,
+         "A consumer entry point its library documents as zero-copy (e.g. cupy.asarray: 'If a is "
+         "already on the device, no copy is performed'; numba.cuda.as_cuda_array: 'No copying of "
+         "the data is done') returns a view of the exported memory: a later write through the "
+         "producer is visible through it."),
+    make("CAI-ENTRY-ZERO-COPY-WRITES-THROUGH", "MUST", "0-3", "consumer", INTEROP,
+         "A write through the result of an entry point documented as zero-copy (a kernel "
+         "argument included) reaches the producer's memory."),
+    make("CAI-ENTRY-COPY-INDEPENDENT", "MUST", "0-3", "consumer", INTEROP,
+         "A consumer entry point its library documents as copying (e.g. cupy.array(copy=True): "
+         "'this function always returns a new array'; torch.tensor: 'by copying data') returns "
+         "memory of its own: a later write through the producer is not visible through it, and "
+         "a write through it does not reach the producer's memory."),
     # --- version --------------------------------------------------------------------------
     make("CAI-VERSION-REQUIRED", "MUST", "0-3", "producer", PY,
          "The dict contains the entry 'version'.", **_D),
@@ -292,6 +309,10 @@ RULES = (
     make("CAI-PORT-ALIGNMENT", "PORTABILITY", "0-3", "producer", PY,
          "A data pointer not aligned to the item size is legal but misaligned loads fault or "
          "are refused in many consumers.", **_D),
+    make("CAI-PORT-ENTRY-MAY-COPY", "PORTABILITY", "0-3", "consumer", INTEROP,
+         "A consumer entry point documented to copy only when necessary (jax.numpy.asarray: "
+         "'Default is None, which will only copy when necessary') may alias the export or copy "
+         "it; code relying on either (a later write seen, or not) is not portable."),
     make("CAI-PORT-STRIDES-OMITTED-V01", "PORTABILITY", "0-1", "producer", DIFF1,
          "A v0/v1 export without explicit strides relies on a C-contiguous reading those versions "
          "did not state.", **_D),
