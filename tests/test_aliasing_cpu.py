@@ -149,9 +149,19 @@ def test_a_result_that_misreads_the_export_fails_reading(synthetic):
 
 
 def test_a_refusing_entry_point_is_rejected_not_failed(synthetic):
+    # not the library's CAI import (its default entry point): a portability note
+    result = run("lib.refuses", "producer-writes")
+    assert (result.outcome, result.rule) == (REJECTED, "CAI-PORT-ENTRY-REFUSED")
+    assert "TypeError" in result.message
+    assert severity_of("rejected-valid", result.rule, "PORTABILITY") == "portability"
+
+
+def test_a_refusing_cai_import_is_an_interop_gap(synthetic, monkeypatch):
+    declared = entries.ENTRIES[LIB]
+    refusing = next(e for e in declared if e.name == "lib.refuses")
+    monkeypatch.setitem(entries.ENTRIES, LIB, (refusing, *(e for e in declared if e != refusing)))
     result = run("lib.refuses", "producer-writes")
     assert (result.outcome, result.rule) == (REJECTED, "CAI-CONSUMER-READS-DESCRIBED")
-    assert "TypeError" in result.message
 
 
 def test_immutable_results_and_kernel_arguments_skip_the_direction_they_cannot_show(synthetic):
@@ -214,9 +224,11 @@ def test_the_family_cites_catalogue_rules() -> None:
         aliasing.ZERO_COPY_WRITES,
         aliasing.COPY_INDEPENDENT,
         aliasing.MAY_COPY_RULE,
+        aliasing.REFUSED_RULE,
     ):
         assert rule in RULES
     assert RULES[aliasing.MAY_COPY_RULE].level.value == "PORTABILITY"
+    assert RULES[aliasing.REFUSED_RULE].level.value == "PORTABILITY"
 
 
 def test_take_skips_what_it_has_no_call_for() -> None:

@@ -27,7 +27,7 @@ from caiconform.adapters import _staging
 from caiconform.adapters.base import Adapter
 from caiconform.spec.layout import byte_extent
 
-__all__ = ["CudaCoreAdapter", "read_view"]
+__all__ = ["CudaCoreAdapter", "read_view", "write_view"]
 
 
 def read_view(view: Any, stream: Any) -> np.ndarray:
@@ -49,6 +49,25 @@ def read_view(view: Any, stream: Any) -> np.ndarray:
     values = np.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=strides).copy()
     host.close()
     return values
+
+
+def write_view(view: Any, new: np.ndarray, stream: Any) -> None:
+    """Write `new` (a C-contiguous array of the view's shape and dtype) through a contiguous
+    `StridedMemoryView`, with the same `Buffer` API as `read_view` (not
+    `StridedMemoryView.copy_from`, whose sibling `copy_to` raises NotImplementedError in
+    cuda.core 1.2.0); landed when this returns."""
+    from cuda.core import Buffer, LegacyPinnedMemoryResource
+
+    data = np.ascontiguousarray(new)
+    if not data.nbytes:
+        return
+    host = LegacyPinnedMemoryResource().allocate(data.nbytes)
+    raw = np.frombuffer((ctypes.c_uint8 * data.nbytes).from_address(int(host.handle)), np.uint8)
+    raw[...] = data.view(np.uint8).reshape(-1)
+    target = Buffer.from_handle(int(view.ptr), data.nbytes, owner=view)
+    target.copy_from(host, stream=stream)
+    stream.sync()
+    host.close()
 
 
 class CudaCoreAdapter(Adapter):

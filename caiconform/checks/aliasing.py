@@ -35,7 +35,10 @@ driver, trusted); copy semantics are the consumer's.
 
 Outcomes: `pass`; `fail` naming one of the rules above, or CAI-CONSUMER-READS-DESCRIBED when
 the result does not read the exported values at all; `rejected` when the entry refuses the
-(valid, plain C-contiguous) export; `skip` for a consumer with no entry points declared.
+(valid, plain C-contiguous) export: under CAI-CONSUMER-READS-DESCRIBED for the library's CAI
+import (its adapter's default entry point: an interop gap), under CAI-PORT-ENTRY-REFUSED for
+its other calls (no rule obliges every call to take CAI objects); `skip` for a consumer with no
+entry points declared.
 """
 
 from __future__ import annotations
@@ -78,6 +81,8 @@ SHAPES = ((16,), (4, 4))
 _SHIFT = 100
 #: the MAY_COPY entries' warning
 MAY_COPY_RULE = "CAI-PORT-ENTRY-MAY-COPY"
+#: a refusal by an entry point other than the consumer's CAI import (its default entry)
+REFUSED_RULE = "CAI-PORT-ENTRY-REFUSED"
 ZERO_COPY_SEES = "CAI-ENTRY-ZERO-COPY-SEES-WRITES"
 ZERO_COPY_WRITES = "CAI-ENTRY-ZERO-COPY-WRITES-THROUGH"
 COPY_INDEPENDENT = "CAI-ENTRY-COPY-INDEPENDENT"
@@ -166,7 +171,7 @@ def _take(consumer: str, entry: str, obj: Any):
 
 # -- one example ------------------------------------------------------------------------------
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
-    from caiconform.adapters.entries import COPY, find
+    from caiconform.adapters.entries import COPY, default_entry, find
 
     if params.get("entry") is None:
         return sup.skipped(
@@ -191,8 +196,11 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         taken = _take(consumer or "", entry.name, obj)
     except sup.SkipExchange:
         raise
-    except Exception as exc:  # the entry point refused a valid plain export: an interop gap
-        return sup.rejected(READS, exc, "the values read back", f"{context}: the call")
+    except Exception as exc:  # the entry point refused a valid plain export
+        # the library's CAI import refusing it is an interop gap; another call refusing it,
+        # a portability note (nothing obliges every call to take CAI objects)
+        rule = READS if entry.name == default_entry(consumer) else REFUSED_RULE
+        return sup.rejected(rule, exc, "the values read back", f"{context}: the call")
     if direction == CONSUMER_WRITES and taken.write is None:
         return sup.skipped(f"{entry.name}: its result cannot be written through (immutable)")
     if entry.holds_result:

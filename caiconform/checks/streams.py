@@ -20,6 +20,11 @@ An export of a version before 3 has no stream entry and promises nothing about p
 
 `race_visible` is the control: it shows, on the machine at hand, that an unsynchronized read
 does see the sentinel (else a pass here would prove nothing).
+
+Numba's own stream rules (`NUMBA_SCENARIOS`, judged by `_numba_streams`) are scenarios drawn in
+the cells of the reference producer and a consumer importing through a Numba entry point
+(`as_cuda_array`, `from_cuda_array_interface`, a kernel launch), and of the numba producer and
+the reference consumer: one floor example each, and a share of the cell's draws.
 """
 
 from __future__ import annotations
@@ -78,6 +83,32 @@ _PRODUCER_SCENARIOS = (
 )
 #: the dtype classes the floor crosses with every scenario (C layout; see checks._floor)
 _FLOOR_TYPESTRS = ("|b1", "<i4", "<f4", "<c8", "bfloat16")
+#: Numba's own stream rules: each scenario and the rule it judges (`_numba_streams`)
+NUMBA_SCENARIOS = {
+    "numba-sync": "CAI-NUMBA-CONSUMER-SYNC",
+    "numba-stream-none": "CAI-SYNC-NONE-NO-SYNC",
+    "numba-sync-off": "CAI-NUMBA-SYNC-OVERRIDE",
+    "numba-export": "CAI-NUMBA-PRODUCER-STREAM",
+}
+_NUMBA_IMPORT_SCENARIOS = ("numba-sync", "numba-stream-none", "numba-sync-off")
+
+
+def numba_scenarios(producer: str | None, consumer: str | None) -> tuple[str, ...]:
+    """The NUMBA_SCENARIOS this cell draws: the import ones where the reference producer meets
+    a consumer importing through a Numba entry point, the export one where numba produces for
+    the reference consumer, none elsewhere."""
+    from caiconform.checks._numba_streams import ENTRIES
+
+    if producer == "reference" and consumer in ENTRIES:
+        return _NUMBA_IMPORT_SCENARIOS
+    if producer == "numba" and consumer == "reference":
+        return ("numba-export",)
+    return ()
+
+
+def _scenarios(producer: str | None, consumer: str | None) -> tuple[str, ...]:
+    base = _REFERENCE_SCENARIOS if producer == "reference" else _PRODUCER_SCENARIOS
+    return base + numba_scenarios(producer, consumer)
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
@@ -86,10 +117,9 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     `pending`, 20 ms, '|b1', shape (2,)."""
     from caiconform import strategies as cst
 
-    scenarios = _REFERENCE_SCENARIOS if producer == "reference" else _PRODUCER_SCENARIOS
     return st.fixed_dictionaries(
         {
-            "stream_scenario": st.sampled_from(scenarios),
+            "stream_scenario": st.sampled_from(_scenarios(producer, consumer)),
             # only the reference producer spins for delay_us; drawing it for a library whose
             # adapter sets its own spin would run the same exchange twice
             "delay_us": st.sampled_from(DELAYS_US) if producer == "reference" else st.just(0),
@@ -101,12 +131,26 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
 
 
 def floor(producer: str | None, consumer: str | None) -> list:
-    """Every scenario this producer is judged on x five dtype classes, shape (64,)."""
+    """Every scenario this producer is judged on x five dtype classes, shape (64,); each of
+    the cell's Numba scenarios once ('<f4': they judge streams, not dtypes)."""
     from caiconform.checks import _floor
 
     scenarios = _REFERENCE_SCENARIOS if producer == "reference" else _PRODUCER_SCENARIOS
     delay = DELAYS_US[0] if producer == "reference" else 0
-    return [
+    numba = [
+        _floor.FloorExample(
+            _floor.coverage_of("<f4", "C", scenario),
+            {
+                "stream_scenario": scenario,
+                "delay_us": delay,
+                "typestr": "<f4",
+                "shape": [64],
+                "seed": 0,
+            },
+        )
+        for scenario in numba_scenarios(producer, consumer)
+    ]
+    return numba + [
         _floor.FloorExample(
             _floor.coverage_of(typestr, "C", scenario),
             {
@@ -224,10 +268,50 @@ def _warm_up(consumer: str, typestr: str) -> None:
     _finish()
 
 
+def _numba(params: dict, producer: str | None, consumer: str | None) -> Result:
+    """One Numba scenario (`_numba_streams`): '<f4' arrays of as many elements as the drawn
+    shape, the drawn spin (at least DELAYS_US[0]) calibrated."""
+    from caiconform.checks import _numba_streams as ns
+
+    scenario = params["stream_scenario"]
+    n = max(int(np.prod(params["shape"])), 2)
+    _free_garbage()
+    try:
+        if scenario == "numba-export":
+            return ns.check_export(ns.numba_exports(n))
+        if consumer == "numba-kernel":
+            from caiconform.adapters.numba_adapter import kernels_work
+
+            works, why = kernels_work()
+            if not works:
+                return sup.skipped(why)
+        judge = {
+            "numba-sync": ns.check_sync,
+            "numba-stream-none": ns.check_none,
+            "numba-sync-off": ns.check_override,
+        }[scenario]
+        spin = spin_of(max(params["delay_us"], DELAYS_US[0]))
+        return judge(_numba_importer(consumer), ns.LiveWorld(), n, spin)
+    finally:
+        _finish()
+
+
+_importers: dict[str, Any] = {}
+
+
+def _numba_importer(consumer: str) -> Any:
+    """One importer per consumer and process, so its warm-up runs once."""
+    from caiconform.checks._numba_streams import NumbaImporter
+
+    return _importers.setdefault(consumer, NumbaImporter(consumer))
+
+
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform import validate
     from caiconform.checks.schema import judge
 
+    if params["stream_scenario"] in NUMBA_SCENARIOS:
+        return _numba(params, producer, consumer)
     typestr, shape = params["typestr"], tuple(params["shape"])
     scenario = params["stream_scenario"]
     values = sup.make_values(typestr, shape, params["seed"])
@@ -355,7 +439,30 @@ def race_visible(delay_us: int | None = None) -> dict[str, int]:
     }
 
 
+def _numba_repro(params: dict, producer: str | None, consumer: str | None) -> str:
+    scenario = params["stream_scenario"]
+    n = max(int(np.prod(params["shape"])), 2)
+    if scenario == "numba-export":
+        call = f"ns.check_export(ns.numba_exports({n}))"
+    else:
+        judge = {
+            "numba-sync": "check_sync",
+            "numba-stream-none": "check_none",
+            "numba-sync-off": "check_override",
+        }[scenario]
+        spin = max(params["delay_us"], DELAYS_US[0])
+        call = f"ns.{judge}(ns.NumbaImporter({consumer!r}), ns.LiveWorld(), {n}, {spin})"
+    return (
+        f'"""streams: {scenario} ({producer} -> {consumer}) '
+        f'[{NUMBA_SCENARIOS[scenario]}]."""\n'
+        "from caiconform.checks import _numba_streams as ns\n\n"
+        f"print({call})\n"
+    )
+
+
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
+    if params["stream_scenario"] in NUMBA_SCENARIOS:
+        return _numba_repro(params, producer, consumer)
     shape = tuple(params["shape"])
     scenario = params["stream_scenario"]
     if producer == "reference":

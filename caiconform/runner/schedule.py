@@ -63,6 +63,8 @@ FAMILY_EXAMPLE_S = {
     "roundtrip": 0.02,
     "versions": 0.02,
     "readonly": 0.016,
+    # not measured yet: like readonly (one plain array, a write, a read back)
+    "aliasing": 0.016,
     "lifetime": 0.012,
     "schema": 0.012,
     "zero_size": 0.007,

@@ -211,10 +211,11 @@ RULES = (
     make("CAI-NUMBA-PRODUCER-STREAM", "MUST", "3", "producer", NUMBA_SYNC,
          "Numba as a producer exports an array's default stream as stream, or None when it has "
          "none."),
-    make("CAI-NUMBA-SYNC-OVERRIDE", "MAY", "3", "user", NUMBA_SYNC,
+    make("CAI-NUMBA-SYNC-OVERRIDE", "MAY", "3", "consumer", NUMBA_SYNC,
          "NUMBA_CUDA_ARRAY_INTERFACE_SYNC=0 (or CUDA_ARRAY_INTERFACE_SYNC, or sync=False to "
          "as_cuda_array / from_cuda_array_interface) stops Numba synchronizing on imported "
-         "streams; the user then owns correctness."),
+         "streams (\"When set, Numba will not synchronize on the streams of imported "
+         "arrays\"); the user may set it and then owns correctness."),
     make("CAI-NUMBA-USER-OTHER-STREAM", "SHOULD", "3", "user", MULTI,
          "A user launching on a stream other than a parameter's default stream records an event "
          "there and makes the default stream wait on it before handing the array on."),
@@ -313,6 +314,10 @@ RULES = (
          "A consumer entry point documented to copy only when necessary (jax.numpy.asarray: "
          "'Default is None, which will only copy when necessary') may alias the export or copy "
          "it; code relying on either (a later write seen, or not) is not portable."),
+    make("CAI-PORT-ENTRY-REFUSED", "PORTABILITY", "0-3", "consumer", INTEROP,
+         "A library need not take CAI objects through every public call: a call other than its "
+         "CAI import (e.g. assignment into a tensor, jax.device_put) that refuses one leaves its "
+         "users to import through the library's CAI import first."),
     make("CAI-PORT-STRIDES-OMITTED-V01", "PORTABILITY", "0-1", "producer", DIFF1,
          "A v0/v1 export without explicit strides relies on a C-contiguous reading those versions "
          "did not state.", **_D),

@@ -89,14 +89,6 @@ UNCHECKED: dict[str, str] = {
     "CAI-V1-ZERO-SIZE-UNSPECIFIED": "It states what versions 0 and 1 leave unspecified, so no "
     "behaviour can break it; the versions family exports v0 and v1 dicts all the same.",
     "CAI-SYNC-CONSUMER-OPT-OUT": "It allows a consumer option, so any behaviour conforms.",
-    "CAI-NUMBA-CONSUMER-SYNC": "Numba's synchronization on import is judged as CAI-SYNC-CONSUMER "
-    "(reference producer -> numba in the streams family); the default-stream half needs the "
-    "imported array's stream, which the numba adapter does not report.",
-    "CAI-NUMBA-PRODUCER-STREAM": "A Numba producer's export is judged by the streams family as "
-    "CAI-SYNC-PRODUCER-SUFFICIENT; which stream object Numba names is not visible without "
-    "Numba-specific code in the family.",
-    "CAI-NUMBA-SYNC-OVERRIDE": "It lets the user switch Numba's synchronization off; any "
-    "behaviour with the switch on is the user's responsibility.",
     "CAI-NUMBA-STREAM-LIFETIME": "The stream's lifetime is Numba-internal (a reference the array "
     "holds); the lifetime family sees only the data, not the stream object.",
     "CAI-NUMBA-AS-CUDA-ARRAY-OWNER": "The reference numba.cuda.as_cuda_array holds is observed "
