@@ -164,7 +164,9 @@ def test_coverage_labels_of_drawn_params():
         "order": ">",
         "layout": "C-strides",
         "scenario": "none",
+        "memory": "device",
     }
+    assert coverage_of_params({"typestr": "<f4", "shape": [2], "memory": "vmm"})["memory"] == "vmm"
     assert (
         coverage_of_params({"typestr": "|b1", "shape": [], "stream_scenario": "pending"})["layout"]
         == "0d"

@@ -79,6 +79,10 @@ class Adapter:
     #: distribution name for importlib.metadata, when it differs from `module`
     distribution: str = ""
     capabilities: frozenset[str] = frozenset()
+    #: memory kinds `produce` can make (`caiconform.cuda.memkinds.MEMORY_KINDS`): it makes the
+    #: example's kind, `memkinds.current_kind()`, which the runner draws from these per example
+    #: (`checks._memory`); a library with no kind of its own makes device memory only
+    memory_kinds: tuple[str, ...] = ("device",)
 
     def version(self) -> str | None:
         from importlib import metadata

@@ -39,6 +39,18 @@ __all__ = ["CupyAdapter", "SUPPORTED"]
 SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS)
 
 
+_managed: list[Any] = []
+
+
+def _managed_pool() -> Any:
+    """This process's CuPy memory pool of managed memory (made once)."""
+    import cupy
+
+    if not _managed:
+        _managed.append(cupy.cuda.MemoryPool(cupy.cuda.malloc_managed))
+    return _managed[0]
+
+
 class _CupyBackend:
     library = "cupy"
 
@@ -48,7 +60,15 @@ class _CupyBackend:
         self.cupy = cupy
 
     def upload(self, image: np.ndarray) -> Any:
-        return self.cupy.asarray(image)
+        """`image` in memory of the example's kind (`memkinds.current_kind`): managed memory
+        from a `cupy.cuda.MemoryPool(cupy.cuda.malloc_managed)`, CuPy's own managed
+        allocator, else the default pool's device memory."""
+        from caiconform.cuda.memkinds import current_kind
+
+        if current_kind() != "managed":
+            return self.cupy.asarray(image)
+        with self.cupy.cuda.using_allocator(_managed_pool().malloc):
+            return self.cupy.asarray(image)
 
     def synchronize(self) -> None:
         self.cupy.cuda.Device().synchronize()
@@ -100,6 +120,7 @@ class CupyAdapter(Adapter):
     name = "cupy"
     module = "cupy"
     capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write"})
+    memory_kinds = ("device", "managed")
 
     def available(self) -> tuple[bool, str]:
         return _staging.on_gpu(super().available())

@@ -182,6 +182,10 @@ def kernels_work() -> tuple[bool, str]:
     return True, ""
 
 
+#: memory kinds Numba makes itself (`caiconform.cuda.memkinds`) -> the numba.cuda function
+_KINDS = {"managed": "managed_array", "host-mapped": "mapped_array"}
+
+
 class _NumbaBackend:
     library = "numba"
 
@@ -191,7 +195,16 @@ class _NumbaBackend:
         self.cuda = cuda
 
     def upload(self, image: np.ndarray) -> Any:
-        return self.cuda.to_device(image)
+        """`image` in memory of the example's kind (`memkinds.current_kind`): Numba's own
+        `managed_array` or `mapped_array` (host-mapped pinned), else `to_device`."""
+        from caiconform.cuda.memkinds import current_kind
+
+        kind = current_kind()
+        if kind not in _KINDS:
+            return self.cuda.to_device(image)
+        buf = getattr(self.cuda, _KINDS[kind])(image.shape, dtype=image.dtype)
+        buf.copy_to_device(image)
+        return buf
 
     def synchronize(self) -> None:
         self.cuda.synchronize()
@@ -247,6 +260,7 @@ class NumbaAdapter(Adapter):
     module = "numba.cuda"
     distribution = "numba-cuda"
     capabilities = frozenset({"produce", "consume", "streams", "write"})
+    memory_kinds = ("device", *_KINDS)
 
     def available(self) -> tuple[bool, str]:
         try:

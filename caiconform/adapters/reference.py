@@ -20,6 +20,7 @@ from caiconform.adapters.base import (
     Adapter,
     SkipExchange,
 )
+from caiconform.cuda.memkinds import MEMORY_KINDS
 from caiconform.spec.layout import Layout
 
 __all__ = ["ReferenceAdapter", "CAI_VERSIONS"]
@@ -34,6 +35,7 @@ class ReferenceAdapter(Adapter):
     name = "reference"
     module = "caiconform"
     capabilities = CAPABILITIES - {"dlpack", "multigpu"}
+    memory_kinds = MEMORY_KINDS
 
     def version(self) -> str | None:
         import caiconform

@@ -21,12 +21,32 @@ from caiconform.spec.layout import Layout
 __all__ = ["RmmAdapter"]
 
 
+#: memory kinds RMM makes with its own resources (`caiconform.cuda.memkinds`) -> the resource
+#: class of `rmm.mr`: CudaAsyncMemoryResource allocates with cudaMallocFromPoolAsync from a pool
+#: of its own, ManagedMemoryResource with cudaMallocManaged
+_RESOURCES = {"async-pool": "CudaAsyncMemoryResource", "managed": "ManagedMemoryResource"}
+_made: dict[str, Any] = {}
+
+
+def _resource(kind: str) -> Any:
+    """This process's RMM resource of `kind` (made once), or None for the current device
+    resource (device memory)."""
+    if kind not in _RESOURCES:
+        return None
+    if kind not in _made:
+        import rmm
+
+        _made[kind] = getattr(rmm.mr, _RESOURCES[kind])()
+    return _made[kind]
+
+
 class RmmAdapter(Adapter):
     """`rmm.DeviceBuffer.to_device(values.tobytes())`; producer only."""
 
     name = "rmm"
     module = "rmm"
     distribution = "rmm-cu13"
+    memory_kinds = ("device", *_RESOURCES)
     capabilities = frozenset({"produce"})
 
     def available(self) -> tuple[bool, str]:
@@ -49,7 +69,16 @@ class RmmAdapter(Adapter):
             )
         import rmm
 
-        return rmm.DeviceBuffer.to_device(np.ascontiguousarray(values).tobytes())
+        from caiconform.cuda.device import synchronize
+        from caiconform.cuda.memkinds import current_kind
+
+        data = np.ascontiguousarray(values).view(np.uint8)
+        mr = _resource(current_kind())
+        if mr is None:
+            return rmm.DeviceBuffer.to_device(data.tobytes())
+        buffer = rmm.DeviceBuffer(ptr=data.ctypes.data, size=data.nbytes, mr=mr)
+        synchronize()  # the copy from the host is done before the buffer is handed out
+        return buffer
 
     def repro_produce(self) -> str:
         return "import rmm\nobj = rmm.DeviceBuffer.to_device(values.tobytes())\n"

@@ -443,6 +443,37 @@ def missing_optional_key(interface: Any, exc: BaseException) -> str | None:
     return key if key in OPTIONAL_KEY_RULES and key not in interface else None
 
 
+#: words (lower case) by which a refusal names the kind of memory it was given
+MEMORY_WORDS = (
+    "managed",
+    "unified",
+    "host memory",
+    "host pointer",
+    "pinned",
+    "mapped",
+    "memory type",
+    "memory pool",
+    "mempool",
+    "virtual memory",
+    "not device memory",
+    "not a device pointer",
+)
+
+
+def memory_refusal(exc: BaseException) -> str | None:
+    """CAI-CONSUMER-ANY-MEMORY-KIND when a valid export of memory other than cuMemAlloc's
+    (the example's kind, `caiconform.cuda.memkinds.current_kind`) is refused by a message
+    naming the memory (`MEMORY_WORDS`): the text asks only that the data be device-accessible.
+    None otherwise: a refusal naming nothing is no proof the kind was the reason (its group's
+    condition, "memory is managed", says when it is)."""
+    from caiconform.cuda.memkinds import current_kind
+
+    if current_kind() == "device":
+        return None
+    said = str(exc).lower()
+    return "CAI-CONSUMER-ANY-MEMORY-KIND" if any(w in said for w in MEMORY_WORDS) else None
+
+
 def refusal_portability_rule(interface: Any, exc: BaseException) -> str | None:
     """The rule that explains a consumer refusing the valid export `interface` with `exc`:
     a KeyError on an optional key the export leaves out breaks the rule that key's absence
@@ -490,7 +521,7 @@ def judge_exchange(
             interface = obj.__cuda_array_interface__
         except Exception:  # a producer's failing property is judged where it is read
             interface = None
-        rule = named_refusal(interface, exc) or reject_rule
+        rule = named_refusal(interface, exc) or memory_refusal(exc) or reject_rule
         if rule is None:
             rule = refusal_portability_rule(interface, exc)
         return rejected(rule or read_rule, exc, "the values read back", context)

@@ -4,6 +4,14 @@ The reference consumer must learn where a pointer lives *without* touching the b
 malformed dict cannot fault: `pointer_info` uses cuPointerGetAttributes, which answers for any
 address (unknown ones come back as memory type 0), and `address_range` uses
 cuMemGetAddressRange, which fails cleanly (CUDA_ERROR_NOT_FOUND) outside an allocation.
+
+Both hold for every memory kind a producer may export (`caiconform.cuda.memkinds`), which the
+driver describes differently: CU_POINTER_ATTRIBUTE_CONTEXT is 0 for stream-ordered
+(cuMemAllocAsync) and VMM memory, so the owning device is then read from
+CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL; on a VMM mapping cuMemGetAddressRange gives the mapped
+region (the pointer attributes' RANGE_START_ADDR/RANGE_SIZE give the whole reservation, an
+unmapped guard included, so they are not asked for device memory); registered host memory is
+described by those range attributes where cuMemGetAddressRange does not answer for it.
 """
 
 from __future__ import annotations
@@ -175,8 +183,8 @@ class PointerInfo:
     `memory_type` is one of MEMORY_TYPES' names; "unregistered" means the driver does not know
     the address (pageable host memory, freed memory, garbage). `device` is the ordinal owning
     the memory (-1 when unknown), `context` the owning context handle (0 for none or for
-    memory not bound to a context), `device_pointer` the address a kernel uses (0 if the memory
-    is not mapped into the device's address space).
+    memory not bound to a context: stream-ordered pool memory and VMM mappings), `device_pointer`
+    the address a kernel uses (0 if the memory is not mapped into the device's address space).
     """
 
     ptr: int
@@ -257,8 +265,13 @@ def _as_int(value: object) -> int:
 def address_range(ptr: int) -> tuple[int, int] | None:
     """(base, size) of the allocation holding `ptr`, or None when no allocation holds it.
 
-    Only CUDA_ERROR_NOT_FOUND and CUDA_ERROR_INVALID_VALUE mean "not inside an allocation";
-    any other failure is raised.
+    cuMemGetAddressRange first: for device, stream-ordered, managed and mapped pinned memory
+    the allocation, for a VMM mapping the mapped region (never the unmapped rest of its
+    reservation). Where it finds nothing, host memory the driver knows (registered host
+    memory) is described by CU_POINTER_ATTRIBUTE_RANGE_START_ADDR and RANGE_SIZE, when
+    CU_POINTER_ATTRIBUTE_MAPPED says the address is backed (`_host_range`). Only
+    CUDA_ERROR_NOT_FOUND and CUDA_ERROR_INVALID_VALUE mean "not inside an allocation"; any
+    other failure is raised.
     """
     from cuda.bindings import driver
 
@@ -266,9 +279,35 @@ def address_range(ptr: int) -> tuple[int, int] | None:
         base, size = call(driver.cuMemGetAddressRange, driver.CUdeviceptr(ptr))
     except CUDAError as exc:
         if exc.name in ("CUDA_ERROR_NOT_FOUND", "CUDA_ERROR_INVALID_VALUE"):
-            return None
+            return _host_range(ptr)
         raise
     return int(base), int(size)
+
+
+def _host_range(ptr: int) -> tuple[int, int] | None:
+    """(start, size) of the host range the driver registered around `ptr`, or None when `ptr`
+    is no backed host memory the driver knows."""
+    from cuda.bindings import driver
+
+    attr = driver.CUpointer_attribute
+    wanted = [
+        attr.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+        attr.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        attr.CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        attr.CU_POINTER_ATTRIBUTE_MAPPED,
+    ]
+    try:
+        values = call(driver.cuPointerGetAttributes, len(wanted), wanted, driver.CUdeviceptr(ptr))
+    except CUDAError as exc:
+        if exc.name in ("CUDA_ERROR_NOT_FOUND", "CUDA_ERROR_INVALID_VALUE"):
+            return None
+        raise
+    mem_type, start, size, mapped = (_as_int(v) for v in values)
+    if MEMORY_TYPES.get(mem_type) != "host" or not mapped or size <= 0:
+        return None
+    if not start <= ptr < start + size:
+        return None
+    return start, size
 
 
 class DeviceBuffer:

@@ -177,6 +177,11 @@ class ReferenceArray:
         so the work is finished before the array is handed out.
     delay_us: spin before the final write in scenarios with pending work.
     device: the device ordinal; manager: the TrackingMemoryManager (default: the shared LOG).
+    memory: the memory kind (`caiconform.cuda.memkinds.MEMORY_KINDS`: device, stream-ordered,
+        managed, mapped or registered host memory, VMM); None: the example's kind
+        (`memkinds.current_kind()`, "device" unless the runner drew another). A mask is made
+        of the same kind. guard: for "vmm", at least this many unmapped bytes follow the
+        array, so a read that far past its end faults.
 
     The exported stream is owned by the array and lives as long as it does
     [CAI-LIFETIME-STREAM]; the allocation is freed when the array is closed or collected.
@@ -196,9 +201,14 @@ class ReferenceArray:
         device: int = 0,
         manager: Any = None,
         descr: list | None = None,
+        memory: str | None = None,
+        guard: int = 0,
     ) -> None:
+        from caiconform.cuda import memkinds
         from caiconform.cuda.device import ensure_context
         from caiconform.reference.tracking import TrackingMemoryManager
+
+        memory = memkinds.check_kind(memory or memkinds.current_kind())
 
         if stream_scenario not in STREAM_SCENARIOS:
             raise ValueError(
@@ -217,6 +227,7 @@ class ReferenceArray:
                 version=version,
                 device=device,
                 manager=manager,
+                memory=memory,
             )
         from caiconform.spec.dtypes import descr_of, is_named, storage_typestr
 
@@ -230,6 +241,7 @@ class ReferenceArray:
         self.readonly = readonly
         self.mask = mask
         self.device = device
+        self.memory = memory
         self.stream_scenario = stream_scenario
         self.values = host_values(values, layout.shape, typestr)
         self.itemsize = self.values.dtype.itemsize
@@ -246,7 +258,7 @@ class ReferenceArray:
         if self.values.size == 0 or self.itemsize == 0:
             return
         self.allocation = self.manager.allocate(
-            layout.allocation_bytes(self.itemsize), device, tag="producer"
+            layout.allocation_bytes(self.itemsize), device, "producer", memory, guard
         )
         self.ptr = self.allocation.ptr + layout.offset
         # Weakref callbacks run before the attributes are released: finish this array's work
@@ -371,5 +383,5 @@ class ReferenceArray:
         return (
             f"<ReferenceArray shape={self.layout.shape} typestr={self.typestr!r} "
             f"v{self.version} ptr=0x{self.ptr:x} stream={self.stream} "
-            f"scenario={self.stream_scenario}>"
+            f"scenario={self.stream_scenario} memory={self.memory}>"
         )

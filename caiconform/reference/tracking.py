@@ -14,6 +14,10 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from caiconform.cuda.memkinds import KindMemory
 
 __all__ = [
     "AllocationRecord",
@@ -164,6 +168,8 @@ class Allocation:
         self.device = device
         self.tag = tag
         self.log = log
+        #: the memory kind (`caiconform.cuda.memkinds`); set by the manager that made it
+        self.kind = "device"
         log.record_alloc(ptr, size, device, tag)
         self._finalizer = weakref.finalize(self, _release, ptr, device, log, free)
 
@@ -202,12 +208,32 @@ class TrackingMemoryManager:
     def __init__(self, log: AllocationLog | None = None) -> None:
         self.log = LOG if log is None else log
 
-    def allocate(self, nbytes: int, device: int | None = None, tag: str = "") -> Allocation:
-        from caiconform.cuda import memory
+    def allocate(
+        self,
+        nbytes: int,
+        device: int | None = None,
+        tag: str = "",
+        kind: str = "device",
+        guard: int = 0,
+    ) -> Allocation:
+        """`nbytes` of memory of `kind` (`caiconform.cuda.memkinds`), recorded in the log;
+        `guard`: the VMM kind's unmapped bytes after it. The Allocation's `kind` says which."""
+        from caiconform.cuda import memkinds, memory
 
         if nbytes < 0:
             raise ValueError(f"nbytes must be >= 0, got {nbytes}")
         ordinal = 0 if device is None else device
         size = max(int(nbytes), 1)
-        ptr = memory.device_alloc(size, ordinal)
-        return Allocation(ptr, size, ordinal, self.log, memory.device_free, tag)
+        if memkinds.check_kind(kind) == "device":
+            ptr = memory.device_alloc(size, ordinal)
+            allocation = Allocation(ptr, size, ordinal, self.log, memory.device_free, tag)
+        else:
+            made = memkinds.allocate(kind, size, ordinal, guard)
+            allocation = Allocation(made.ptr, size, ordinal, self.log, _kind_free(made), tag)
+        allocation.kind = kind
+        return allocation
+
+
+def _kind_free(made: KindMemory) -> Callable[[int, int], None]:
+    """The free function `Allocation` calls, for memory of another kind than cuMemAlloc's."""
+    return lambda _ptr, _device: made.free()

@@ -125,6 +125,8 @@ _IMPLIES = {
 _MAX_DIFF = 3
 #: coverage labels a condition is read from, in the order it names them
 _LABELS = ("layout", "dtype", "order", "scenario", "mutation", "mask", "version", "entry")
+#: ... and the memory kind the producer allocated (`checks._memory`: drawn per example)
+_LABELS = (*_LABELS, "memory")
 #: what a CAI-DLPACK-AGREE fail says when the check parsed the producer's capsule itself
 _CAPSULE_PARSED_HERE = "own DLPack capsule"
 
@@ -468,6 +470,7 @@ def labels_of(record: Mapping[str, Any]) -> dict[str, str]:
         ("mutation", "mutation"),
         ("mask", "mask"),
         ("version", "version"),
+        ("memory", "memory"),
         ("entry", "entry"),
     ):
         if params.get(key) is not None:

@@ -23,6 +23,10 @@ __all__ = ["LABELS", "build_coverage", "combination", "planned_from_dirs"]
 LABELS = ("layout", "dtype", "order", "scenario", "mutation", "mask", "version", "entry")
 
 
+#: ... and the memory kind the producer allocated (`checks._memory`), last
+LABELS = (*LABELS, "memory")
+
+
 def combination(coverage: Mapping[str, Any]) -> str:
     """One combination as text: "layout=C dtype=float32 order=< scenario=none"."""
     return " ".join(f"{k}={coverage[k]}" for k in LABELS if k in coverage)

@@ -279,6 +279,8 @@ def coverage_of_params(params: dict) -> dict[str, str]:
             out.setdefault("layout", "C")
     scenario = params.get("stream_scenario")
     out["scenario"] = scenario if isinstance(scenario, str) else "none"
+    memory = params.get("memory")  # the memory kind (`checks._memory`); device unless drawn
+    out["memory"] = memory if isinstance(memory, str) else "device"
     entry = params.get("entry")
     if isinstance(entry, str):
         out["entry"] = entry
@@ -576,9 +578,11 @@ class _CellRun:
 
     # -- the steps ----------------------------------------------------------------------
     def floor_examples(self) -> list[Any]:
-        """The family's coverage floor for this cell ([] when it declares none)."""
-        floor = getattr(self.cell.family.module, "floor", None)
-        return list(floor(self.cell.producer, self.cell.consumer)) if floor else []
+        """The family's coverage floor for this cell ([] when it declares none), memory kinds
+        spread over it (`checks._memory`)."""
+        from caiconform.checks._memory import floor_of
+
+        return floor_of(self.cell.family.module, self.cell.producer, self.cell.consumer)
 
     def start(self) -> None:
         """Plan the cell: its floor, then its drawn examples (drawn here, in the parent,
@@ -589,7 +593,9 @@ class _CellRun:
             self.listener.cell_started(self.cell, len(self.explored))
         family = self.cell.family
         try:
-            self.strategy = family.module.examples(self.cell.producer, self.cell.consumer)
+            from caiconform.checks._memory import examples_of
+
+            self.strategy = examples_of(family.module, self.cell.producer, self.cell.consumer)
             floor = self.floor_examples()
         except Exception as exc:
             self.journal.record(

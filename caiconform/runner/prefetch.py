@@ -34,7 +34,9 @@ def draw_cell(
 ) -> tuple[list[Any], str | None]:
     """(examples, error): the cell's drawn examples, as `draws.draw_examples` gives them in the
     parent; `error` is what stopped hypothesis early, formatted."""
-    strategy = importlib.import_module(module).examples(producer, consumer)
+    from caiconform.checks._memory import examples_of
+
+    strategy = examples_of(importlib.import_module(module), producer, consumer)
     drawn, error = draw_examples(strategy, seed, max_examples)
     return drawn, None if error is None else f"{type(error).__name__}: {error}"
 

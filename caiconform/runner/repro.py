@@ -58,7 +58,19 @@ def script_for(family: ModuleType, record: dict[str, Any]) -> str:
             header.append(f"# (the family's repro hook failed: {type(exc).__name__}: {exc})")
     if not body:
         body = _generic(family.__name__, params, producer, consumer)
-    return "\n".join(header) + "\n" + body
+    return "\n".join(header) + "\n" + _memory_kind(params) + body
+
+
+def _memory_kind(params: Any) -> str:
+    """Lines making the example's memory kind the one its producer allocates, as the worker
+    did (`caiconform.cuda.memkinds`); none for device memory."""
+    kind = params.get("memory") if isinstance(params, dict) else None
+    if not isinstance(kind, str) or kind == "device":
+        return ""
+    return (
+        "from caiconform.cuda.memkinds import use_kind\n\n"
+        f"use_kind({kind!r})  # the producer allocates this memory kind, as in the run\n\n"
+    )
 
 
 def write_repro(run_dir: Path, family: ModuleType, record: dict[str, Any], tag: str) -> str:

@@ -109,6 +109,17 @@ def _missing_driver(exc: BaseException) -> str | None:
     return missing_driver(exc)
 
 
+def _memory_kind(params: Any) -> contextlib.AbstractContextManager:
+    """The example's memory kind (`params["memory"]`) made the one the reference producer and
+    the adapters allocate (`caiconform.cuda.memkinds.using_kind`); no kind, no change."""
+    kind = params.get("memory") if isinstance(params, dict) else None
+    if not isinstance(kind, str):
+        return contextlib.nullcontext()
+    from caiconform.cuda.memkinds import using_kind
+
+    return using_kind(kind)
+
+
 def _as_result(value: Any) -> Result:
     if isinstance(value, Result):
         return value
@@ -127,7 +138,8 @@ def run_example(
     Also what the benchmarks time as the in-process baseline."""
     start = time.perf_counter()
     try:
-        result = _as_result(resolve(execute)(params, producer, consumer))
+        with _memory_kind(params):
+            result = _as_result(resolve(execute)(params, producer, consumer))
     except SystemExit as exc:
         result = Result(CRASH, message=f"execute tried to exit the process: {_describe(exc)}")
     except Exception as exc:

@@ -86,6 +86,11 @@ RULES = (
     make("CAI-CONSUMER-READS-DESCRIBED", "MUST", "0-3", "consumer", PY,
          "A consumer reads the elements the dict describes: shape elements of typestr at the "
          "byte strides (C-contiguous when strides is None) from the data pointer."),
+    make("CAI-CONSUMER-ANY-MEMORY-KIND", "MUST", "0-3", "consumer", PY,
+         "A consumer reads data in any device-accessible memory: device, stream-ordered pool, "
+         "managed, mapped pinned host or VMM memory alike. The text asks only that 'the data "
+         "must be device-accessible', and its Pointer Attributes section names host-accessible "
+         "and managed pointers among those a consumer may meet."),
     make("CAI-DATA-READONLY-HONOURED", "MUST", "0-3", "consumer", PY,
          "A consumer given data whose read-only flag is True does not write to it: it refuses "
          "writable access or exposes the data read-only."),

@@ -57,7 +57,7 @@ _CAI_SHARED: tuple[tuple[str, tuple[str, ...]], ...] = (
      _r("CAI-DATA-POINTER-INT", "CAI-DATA-POINTER-RANGE")),
     ("The data must be device-accessible",
      _r("CAI-DATA-DEVICE-ACCESSIBLE", "CAI-DATA-NONZERO-SIZE-NONNULL",
-        "CAI-DATA-EXTENT-IN-ALLOCATION")),
+        "CAI-DATA-EXTENT-IN-ALLOCATION", "CAI-CONSUMER-ANY-MEMORY-KIND")),
     ("For zero-size arrays, use 0 here", _r("CAI-DATA-ZERO-SIZE-NULL")),
     ("The second element is the read-only flag as a Python bool",
      _r("CAI-DATA-READONLY-BOOL", "CAI-DATA-READONLY-HONOURED")),

@@ -1,0 +1,310 @@
+"""Memory kinds on the CPU: the kind as a dimension of the examples (drawn, spread over the
+coverage floor, made current by the worker, carried by every record), a consumer refusing a
+kind flagged with its rule and severity, the VMM kind of the read past an allocation, and the
+pointer checks' range fallback for registered host memory (the driver stood in for)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from caiconform.checks import _memory, adversarial
+from caiconform.checks import _support as sup
+from caiconform.cuda import memkinds
+from caiconform.cuda.memkinds import MEMORY_KINDS, current_kind, use_kind, using_kind
+from caiconform.report.catalogue import build_catalogue
+from caiconform.runner.driver import coverage_of_params
+from caiconform.runner.repro import script_for
+from caiconform.spec.layout import Layout
+from caiconform.spec.rules import RULES, Level
+
+#: a consumer-role cell (the reference producer builds the arrays) and a pair cell
+CELLS = {
+    "pair": ("reference", "torch"),
+    "producer": ("reference", None),
+    "consumer": (None, "cupy"),
+}
+
+
+def _cell(module) -> tuple[str | None, str | None]:
+    return CELLS[module.ROLES]
+
+
+def _draw(strategy, n: int = 60) -> list[dict]:
+    seen: list[dict] = []
+
+    @settings(max_examples=n, database=None, suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def draw(params):
+        seen.append(params)
+
+    draw()
+    return seen
+
+
+# --- the kind as a dimension ---------------------------------------------------------------
+
+
+def test_kind_names_are_checked_and_the_default_is_device():
+    assert current_kind() == "device"
+    with using_kind("managed"):
+        assert current_kind() == "managed"
+        with using_kind(None):
+            assert current_kind() == "device"
+        assert current_kind() == "managed"
+    assert current_kind() == "device"
+    with pytest.raises(ValueError, match="unknown memory kind 'heap'"):
+        use_kind("heap")
+    assert set(memkinds.KIND_APIS) == set(MEMORY_KINDS)
+
+
+@pytest.mark.parametrize("family", sorted(_memory.FAMILIES))
+def test_every_consumer_meets_every_kind_in_the_floor(family):
+    module = importlib.import_module(f"caiconform.checks.{family}")
+    producer, consumer = _cell(module)
+    floor = _memory.floor_of(module, producer, consumer)
+    assert {e.params["memory"] for e in floor} == set(MEMORY_KINDS), family
+    assert all(e.coverage["memory"] == e.params["memory"] for e in floor)
+    drawn = _draw(_memory.examples_of(module, producer, consumer))
+    assert all(p["memory"] in MEMORY_KINDS for p in drawn)
+    assert len({p["memory"] for p in drawn}) > 1, "the kind is drawn, not fixed"
+
+
+def test_the_floor_is_not_multiplied():
+    from caiconform.checks import roundtrip
+
+    plain = roundtrip.floor("reference", "torch")
+    spread = _memory.floor_of(roundtrip, "reference", "torch")
+    assert len(spread) == len(plain)
+    assert [dict(e.params, memory=None) for e in spread] == [
+        dict(e.params, memory=None) for e in plain
+    ]
+
+
+@pytest.mark.parametrize("family", ["zero_size", "devices"])
+def test_families_without_the_dimension_draw_no_kind(family):
+    module = importlib.import_module(f"caiconform.checks.{family}")
+    producer, consumer = _cell(module)
+    assert all("memory" not in e.params for e in _memory.floor_of(module, producer, consumer))
+
+
+def test_a_library_draws_its_own_kinds_and_keeps_pending_work_on_device_memory():
+    from caiconform.checks import schema
+
+    assert _memory.kinds_for("numba") == ("device", "managed", "host-mapped")
+    assert _memory.kinds_for("cupy") == ("device", "managed")
+    assert _memory.kinds_for("rmm") == ("device", "async-pool", "managed")
+    assert _memory.kinds_for("no-such-library") == ("device",)
+    floor = _memory.floor_of(schema, "numba", None)
+    pending = [e for e in floor if e.params.get("stream_scenario", "none") != "none"]
+    assert pending and all(e.params["memory"] == "device" for e in pending)
+    plain = [e for e in floor if e.params.get("stream_scenario", "none") == "none"]
+    assert {e.params["memory"] for e in plain} == {"device", "managed", "host-mapped"}
+    # a library with no kind of its own: the examples are unchanged
+    assert all("memory" not in e.params for e in _memory.floor_of(schema, "jax", None))
+
+
+def test_the_worker_makes_the_examples_kind_current():
+    from caiconform.runner.worker import run_example
+
+    probe = f"{__name__}:kind_probe"
+    result, _seconds = run_example(probe, {"memory": "vmm"}, "reference", "cupy")
+    assert (result.outcome, result.seen) == ("pass", "vmm")
+    result, _seconds = run_example(probe, {}, "reference", "cupy")
+    assert result.seen == "device"
+    assert current_kind() == "device"
+
+
+def kind_probe(params, producer, consumer):
+    """An `execute` reporting the kind current while it runs."""
+    from caiconform.runner.outcome import PASS, Result
+
+    return Result(PASS, seen=current_kind())
+
+
+def test_records_carry_the_kind_and_the_reproducer_sets_it():
+    assert coverage_of_params({"typestr": "<f4", "shape": [3], "memory": "managed"})["memory"] == (
+        "managed"
+    )
+    assert coverage_of_params({"typestr": "<f4", "shape": [3]})["memory"] == "device"
+    from caiconform.checks import roundtrip
+
+    layout = Layout((3,))
+    record = {
+        "check": "roundtrip",
+        "producer": "reference",
+        "consumer": "cupy",
+        "outcome": "fail",
+        "rule": "CAI-CONSUMER-READS-DESCRIBED",
+        "message": "m",
+        "params": {"typestr": "<f4", "layout": layout.to_dict(), "seed": 0, "memory": "vmm"},
+    }
+    script = script_for(roundtrip, record)
+    assert "use_kind('vmm')" in script
+    compile(script, "repro.py", "exec")
+    record["params"]["memory"] = "device"
+    assert "use_kind" not in script_for(roundtrip, record)
+
+
+# --- a consumer that refuses a kind --------------------------------------------------------
+
+
+class _RefusesManaged:
+    """A consumer that reads device memory and refuses managed memory, as a library that
+    checks the pointer's memory type would."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def consume(self, obj):
+        if current_kind() == "managed":
+            raise TypeError("pointer is managed memory, not device memory")
+        return self.values
+
+
+def _record(memory: str, result, seed: int) -> dict:
+    params = {"typestr": "<i4", "layout": Layout((4,)).to_dict(), "seed": seed, "memory": memory}
+    return {
+        "check": "roundtrip",
+        "producer": "reference",
+        "consumer": "refuser",
+        "outcome": result.outcome,
+        "rule": result.rule,
+        "message": result.message,
+        "seen": result.seen,
+        "expected": result.expected,
+        "params": params,
+        "coverage": coverage_of_params(params),
+        "floor": False,
+        "shrunk": False,
+    }
+
+
+def test_a_consumer_refusing_managed_memory_is_flagged(monkeypatch):
+    values = np.arange(4, dtype="<i4")
+    monkeypatch.setattr(sup, "adapter", lambda name: _RefusesManaged(values))
+    export = sup.InterfaceObject(
+        {"shape": (4,), "typestr": "<i4", "data": (4096, False), "version": 3}
+    )
+    records = []
+    for seed, memory in enumerate(MEMORY_KINDS * 2):
+        with using_kind(memory):
+            result = sup.judge_exchange("refuser", export, values, None, "reference->refuser")
+        if memory == "managed":
+            assert (result.outcome, result.rule) == ("rejected", "CAI-CONSUMER-ANY-MEMORY-KIND")
+        else:
+            assert result.outcome == "pass", (memory, result)
+        records.append(_record(memory, result, seed))
+    (group,) = build_catalogue(records)["groups"]
+    assert group["rule"] == "CAI-CONSUMER-ANY-MEMORY-KIND"
+    assert (group["library"], group["role"]) == ("refuser", "consumer")
+    assert (group["outcome"], group["severity"]) == ("rejected-valid", "refuses-valid")
+    assert "memory is managed" in f"{group['condition']} {group['contrast']}"
+
+
+def test_a_refusal_that_names_no_memory_keeps_the_read_rule(monkeypatch):
+    monkeypatch.setattr(sup, "adapter", lambda name: _Raises(TypeError("no")))
+    export = sup.InterfaceObject({"shape": (4,), "typestr": "<i4", "data": (4096, False)})
+    with using_kind("managed"):
+        result = sup.judge_exchange("x", export, np.zeros(4, "<i4"), None, "c")
+    assert result.rule == "CAI-CONSUMER-READS-DESCRIBED"
+    monkeypatch.setattr(sup, "adapter", lambda name: _Raises(TypeError("managed memory")))
+    result = sup.judge_exchange("x", export, np.zeros(4, "<i4"), None, "c")
+    assert result.rule == "CAI-CONSUMER-READS-DESCRIBED", "device memory: the kind is no reason"
+
+
+class _Raises:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def consume(self, obj):
+        raise self.exc
+
+
+def test_the_memory_rule_is_a_consumer_must_traced_to_the_text():
+    from caiconform.spec.trace import TRACE
+
+    rule = RULES["CAI-CONSUMER-ANY-MEMORY-KIND"]
+    assert (rule.level, rule.side.value) == (Level.MUST, "consumer")
+    assert any(
+        "CAI-CONSUMER-ANY-MEMORY-KIND" in t.rules and "device-accessible" in t.quote for t in TRACE
+    )
+
+
+# --- the read past an allocation ------------------------------------------------------------
+
+
+def test_the_read_past_an_allocation_uses_vmm_memory_with_a_guard_as_far_as_it_reads():
+    for example in adversarial._build_floor(0, len(adversarial.LIVE) * 100):
+        if example.params.get("mutation") == "extent-past-allocation":
+            assert example.params["memory"] == "vmm" and example.coverage["memory"] == "vmm"
+            break
+    else:
+        pytest.fail("no extent-past-allocation example in the floor")
+    drawn = _draw(adversarial._live("extent-past-allocation"), 20)
+    assert {p["memory"] for p in drawn} == {"vmm"}
+    assert all("memory" not in p for p in _draw(adversarial._live("stream-bogus"), 5))
+    layout = Layout((3, 4))
+    reach = (3 + adversarial._PAST_END) * 4 * 4
+    assert adversarial._guard(layout, "<f4") == reach - 48
+
+
+# --- pointer checks per kind, the driver stood in for ---------------------------------------
+
+
+class _Driver:
+    """Answers cuMemGetAddressRange and cuPointerGetAttributes as the driver does for one
+    kind of memory."""
+
+    def __init__(self, ranges: dict | None = None, attrs: tuple | None = None) -> None:
+        from cuda.bindings import driver
+
+        self.driver = driver
+        self.ranges = ranges or {}
+        self.attrs = attrs
+
+    def get_range(self, ptr):
+        found = self.ranges.get(int(ptr))
+        if found is None:
+            return (self.driver.CUresult.CUDA_ERROR_NOT_FOUND, None, None)
+        return (self.driver.CUresult.CUDA_SUCCESS, *found)
+
+    def attributes(self, count, wanted, ptr):
+        if self.attrs is None:
+            return (self.driver.CUresult.CUDA_ERROR_INVALID_VALUE, None)
+        return (self.driver.CUresult.CUDA_SUCCESS, list(self.attrs))
+
+
+@pytest.fixture
+def fake_driver(monkeypatch):
+    from cuda.bindings import driver
+
+    def install(fake: _Driver) -> None:
+        monkeypatch.setattr(driver, "cuMemGetAddressRange", fake.get_range)
+        monkeypatch.setattr(driver, "cuPointerGetAttributes", fake.attributes)
+
+    return install
+
+
+def test_address_range_asks_cuMemGetAddressRange_first(fake_driver):
+    from caiconform.cuda.memory import address_range
+
+    # a VMM mapping: the mapped region, though the reservation (attributes) is larger
+    fake_driver(_Driver({0x1000: (0x1000, 0x200000)}, attrs=(2, 0x1000, 0x8000000, 1)))
+    assert address_range(0x1000) == (0x1000, 0x200000)
+
+
+def test_address_range_of_registered_host_memory_from_the_range_attributes(fake_driver):
+    from caiconform.cuda.memory import address_range
+
+    fake_driver(_Driver(attrs=(1, 0x7000, 0x3000, 1)))  # host, start, size, mapped
+    assert address_range(0x8000) == (0x7000, 0x3000)
+    fake_driver(_Driver(attrs=(2, 0x7000, 0x3000, 1)))  # device memory: never the reservation
+    assert address_range(0x8000) is None
+    fake_driver(_Driver(attrs=(1, 0x7000, 0x3000, 0)))  # not backed
+    assert address_range(0x8000) is None
+    fake_driver(_Driver(attrs=None))  # unknown to the driver
+    assert address_range(0x8000) is None
