@@ -321,7 +321,8 @@ def _vmm(size: int, device: int, guard: int) -> KindMemory:
     granule = int(call(driver.cuMemGetAllocationGranularity, prop, minimum))
     mapped = _round_up(size, granule)
     reserved = mapped + _round_up(max(int(guard), 1), granule)
-    base = int(call(driver.cuMemAddressReserve, reserved, granule, 0, 0, detail=f"{reserved} B"))
+    hint = driver.CUdeviceptr(0)  # anywhere
+    base = int(call(driver.cuMemAddressReserve, reserved, granule, hint, 0, detail=f"{reserved} B"))
     undo: list[Callable[[], object]] = [
         lambda: call(driver.cuMemAddressFree, driver.CUdeviceptr(base), reserved)
     ]
