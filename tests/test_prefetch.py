@@ -27,8 +27,10 @@ CELLS = [
 def _here(module: str, producer, consumer, seed: int, n: int) -> list:
     import importlib
 
+    from caiconform.checks._memory import examples_of
+
     drawn, error = draw_examples(
-        importlib.import_module(module).examples(producer, consumer), seed, n
+        examples_of(importlib.import_module(module), producer, consumer), seed, n
     )
     assert error is None
     return drawn
