@@ -31,6 +31,15 @@ UNTRACED = {
     "CAI-ATTR-RAISES-ATTRIBUTEERROR": "Python's attribute protocol (hasattr/getattr with a "
     "default catch only AttributeError), which consumers rely on to probe for the interface",
     "CAI-DLPACK-AGREE": "coherence with DLPack, a second protocol the CAI text does not mention",
+    **dict.fromkeys(
+        (
+            "CAI-ENTRY-ZERO-COPY-SEES-WRITES",
+            "CAI-ENTRY-ZERO-COPY-WRITES-THROUGH",
+            "CAI-ENTRY-COPY-INDEPENDENT",
+        ),
+        "the copy semantics each library documents for its own entry points (quoted, with the "
+        "page, in caiconform/adapters/entries.py), not a sentence of the CAI text",
+    ),
 }
 
 _UNDERLINE = re.compile(r'^([=\-~^"`#*+])\1{2,}$')
