@@ -251,7 +251,7 @@ def check_export(exports: list[tuple[str, Any, int | None]]) -> Result:
                 "a dict naming the array's default stream",
                 context,
             )
-        if exported == 0 and exported is not None:
+        if exported == 0:
             return sup.failed(
                 "CAI-STREAM-ZERO-FORBIDDEN",
                 "stream 0",

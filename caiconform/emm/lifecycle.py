@@ -235,7 +235,7 @@ class LifecycleChecks:
                 passed(
                     check,
                     rule,
-                    f"Context.reset() called the plugin's reset once ({len(seen.calls)} call(s))",
+                    f"Context.reset() called the plugin's reset ({len(seen.calls)} call(s))",
                 )
             )
         else:
