@@ -6,6 +6,8 @@ pointer checks' range fallback for registered host memory (the driver stood in f
 from __future__ import annotations
 
 import importlib
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,10 +87,12 @@ def test_the_floor_is_not_multiplied():
 
 
 @pytest.mark.parametrize("family", ["zero_size", "devices"])
-def test_families_without_the_dimension_draw_no_kind(family):
+def test_families_without_the_dimension_draw_no_kind_and_say_device(family):
     module = importlib.import_module(f"caiconform.checks.{family}")
     producer, consumer = _cell(module)
-    assert all("memory" not in e.params for e in _memory.floor_of(module, producer, consumer))
+    floor = _memory.floor_of(module, producer, consumer)
+    assert all("memory" not in e.params for e in floor)
+    assert {e.coverage["memory"] for e in floor} == {"device"}
 
 
 def test_a_library_draws_its_own_kinds_and_keeps_pending_work_on_device_memory():
@@ -103,8 +107,9 @@ def test_a_library_draws_its_own_kinds_and_keeps_pending_work_on_device_memory()
     assert pending and all(e.params["memory"] == "device" for e in pending)
     plain = [e for e in floor if e.params.get("stream_scenario", "none") == "none"]
     assert {e.params["memory"] for e in plain} == {"device", "managed", "host-mapped"}
-    # a library with no kind of its own: the examples are unchanged
-    assert all("memory" not in e.params for e in _memory.floor_of(schema, "jax", None))
+    # a library with no kind of its own: the examples are unchanged, their records say device
+    jax = _memory.floor_of(schema, "jax", None)
+    assert all("memory" not in e.params and e.coverage["memory"] == "device" for e in jax)
 
 
 def test_the_worker_makes_the_examples_kind_current():
@@ -308,3 +313,35 @@ def test_address_range_of_registered_host_memory_from_the_range_attributes(fake_
     assert address_range(0x8000) is None
     fake_driver(_Driver(attrs=None))  # unknown to the driver
     assert address_range(0x8000) is None
+
+
+# --- a run's records -----------------------------------------------------------------------
+
+
+def test_a_runs_records_carry_the_memory_kind_drawn_per_example(tmp_path, monkeypatch):
+    """The synthetic family, given the dimension here: the parent draws a kind per example,
+    the workers run it, and every record's coverage names it (no cell more)."""
+    from caiconform.runner.driver import RunConfig, run_matrix
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setattr(_memory, "FAMILIES", _memory.FAMILIES | {"synthetic"})
+    monkeypatch.setattr(_memory, "kinds_for", lambda producer: MEMORY_KINDS)
+    config = RunConfig(
+        out=tmp_path / "run",
+        checks=["tests.synthetic.checks"],
+        libraries=["good"],
+        max_examples=30,
+        seed=7,
+        workers=1,
+        timeout_s=5.0,
+        gpus=0,
+        health_hooks=["tests.synthetic.checks:healthy"],
+        adapter_source="tests.synthetic.adapters",
+    )
+    run_matrix(config)
+    lines = (config.out / "results.jsonl").read_text().splitlines()
+    records = [r for r in map(json.loads, lines) if r.get("params")]
+    assert len({(r["check"], r["producer"], r["consumer"]) for r in records}) == 1
+    assert records and all(r["coverage"]["memory"] == r["params"]["memory"] for r in records)
+    assert len({r["params"]["memory"] for r in records}) > 2

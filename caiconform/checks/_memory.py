@@ -75,12 +75,13 @@ def _kind(params: dict, kind: str, library: bool) -> str:
 
 def spread(floor: list[Any], producer: str | None) -> list[Any]:
     """The floor's examples with the producer's kinds given in turn (`memory` in params and
-    coverage): each kind meets the consumer once per len(kinds) floor examples."""
+    coverage): each kind meets the consumer once per len(kinds) floor examples. A producer of
+    one kind leaves the params alone; the coverage says "device"."""
     from caiconform.checks._floor import FloorExample
 
     kinds = kinds_for(producer)
     if len(kinds) < 2:
-        return floor
+        return [_labelled(example) for example in floor]
     library = producer not in (None, "reference")
     out, turn = [], 0
     for example in floor:
@@ -104,4 +105,15 @@ def floor_of(module: Any, producer: str | None, consumer: str | None) -> list[An
     memory kinds spread over it where it draws one."""
     floor = getattr(module, "floor", None)
     examples = list(floor(producer, consumer)) if floor else []
-    return spread(examples, producer) if getattr(module, "FAMILY", None) in FAMILIES else examples
+    if getattr(module, "FAMILY", None) in FAMILIES:
+        return spread(examples, producer)
+    return [_labelled(example) for example in examples]
+
+
+def _labelled(example: Any) -> Any:
+    """`example` with its memory kind among its coverage labels (its params' kind, else
+    "device"), so every floor record says which kind it exchanged."""
+    from caiconform.checks._floor import FloorExample
+
+    kind = example.params.get("memory", "device")
+    return FloorExample({**example.coverage, "memory": kind}, example.params)
