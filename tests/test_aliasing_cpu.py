@@ -257,6 +257,23 @@ def test_cupy_cells_draw_every_entry_point_and_direction_and_stay_small() -> Non
     assert all(f.coverage["entry"] == f.params["entry"] for f in floor)
 
 
+@pytest.mark.parametrize(
+    ("consumer", "never"), [("jax", "consumer-writes"), ("numba-kernel", "producer-writes")]
+)
+def test_draws_leave_out_what_an_entry_cannot_show(consumer: str, never: str) -> None:
+    drawn = []
+
+    @settings(max_examples=60, database=None, suppress_health_check=list(HealthCheck))
+    @given(aliasing.examples(None, consumer))
+    def draw(params: dict) -> None:
+        drawn.append(params["direction"])
+
+    draw()
+    assert drawn and never not in drawn
+    # the floor still runs it once per entry, to say why it skips
+    assert never in {f.params["direction"] for f in aliasing.floor(None, consumer)}
+
+
 def test_written_values_change_every_element_exactly() -> None:
     for typestr in aliasing.TYPESTRS:
         for shape in aliasing.SHAPES:

@@ -27,7 +27,7 @@ portable). An entry whose result cannot be written (JAX arrays are immutable) sk
 `consumer-writes`; one with no result outliving the call (a kernel argument) skips
 `producer-writes`.
 
-The draws are small and finite (entry x direction x three dtypes x two shapes), values are
+The draws are small and finite (entry x the directions it can show x three dtypes x two shapes), values are
 small distinct integers (exact in every dtype, so a ufunc's multiply by one is the identity),
 and the floor runs every entry x direction once: a cell costs at most a few dozen exchanges of
 a few ms each. The producer is always the reference (its memory is written and read with the
@@ -101,14 +101,22 @@ def written_values(values: np.ndarray) -> np.ndarray:
 
 
 @functools.cache  # one strategy per consumer (flatmap validates each new one)
-def _drawn(names: tuple[str, ...]) -> st.SearchStrategy[dict]:
-    return st.fixed_dictionaries(
-        {
-            "entry": st.sampled_from(names),
-            "direction": st.sampled_from(DIRECTIONS),
-            "typestr": st.sampled_from(TYPESTRS),
-            "shape": st.sampled_from(SHAPES).map(list),
-        }
+def _drawn(pairs: tuple[tuple[str, str], ...]) -> st.SearchStrategy[dict]:
+    def example(pair: tuple[str, str], typestr: str, shape: tuple[int, ...]) -> dict:
+        return {"entry": pair[0], "direction": pair[1], "typestr": typestr, "shape": list(shape)}
+
+    return st.builds(
+        example, st.sampled_from(pairs), st.sampled_from(TYPESTRS), st.sampled_from(SHAPES)
+    )
+
+
+def _applicable(entry: Any) -> tuple[str, ...]:
+    """The directions an entry point can show: no producer write is seen through a result that
+    does not outlive the call, and no write goes through an immutable one."""
+    return tuple(
+        d
+        for d in DIRECTIONS
+        if (d != PRODUCER_WRITES or entry.holds_result) and (d != CONSUMER_WRITES or entry.writable)
     )
 
 
@@ -119,18 +127,21 @@ def _names(consumer: str | None) -> tuple[str, ...]:
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
-    """entry (one of the consumer's), direction, typestr, shape: a finite space, so a cell
-    draws a few dozen examples at most. Shrinks toward the consumer's default entry,
-    producer-writes, '<f4' and shape (16,). A consumer with no entry points declared draws
-    one example, which skips."""
-    names = _names(consumer)
-    if not names:
+    """entry (one of the consumer's), a direction it can show, typestr, shape: a finite space,
+    so a cell draws a few dozen examples at most. Shrinks toward the consumer's default entry,
+    its first direction, '<f4' and shape (16,). A consumer with no entry points declared
+    draws one example, which skips."""
+    from caiconform.adapters.entries import entries_of
+
+    pairs = tuple((e.name, d) for e in entries_of(consumer or "") for d in _applicable(e))
+    if not pairs:
         return st.just({"entry": None})
-    return _drawn(names)
+    return _drawn(pairs)
 
 
 def floor(producer: str | None, consumer: str | None) -> list:
-    """Every entry point x direction once ('<f4', shape (16,))."""
+    """Every entry point x direction once ('<f4', shape (16,)), those an entry cannot show
+    too: they skip, saying why (an immutable result, a kernel argument)."""
     from caiconform.checks._floor import FloorExample, coverage_of
 
     out = []
