@@ -43,20 +43,26 @@ def _pauses(times: list[float]) -> list[tuple[float, float]]:
     return [(a, b - a) for a, b in zip(times, times[1:], strict=False) if b - a > 1.0]
 
 
+def _wall_phases(timing: dict) -> dict:
+    """The phases of a slot's wall time (`*_s`), without what the worker's CPUs spent in them
+    (`cpu_*_s`) or its preemptions, which are not more time of the slot."""
+    return {k: v for k, v in timing.items() if k.endswith("_s") and not k.startswith("cpu_")}
+
+
 def summary(name: str, path: Path) -> list[str]:
     run = json.loads((path / "run.json").read_text())
     lines = (path / "results.jsonl").read_text().splitlines()
     ran = [r for r in map(json.loads, lines) if r.get("timing") and r.get("worker")]
     total: collections.Counter = collections.Counter()
     for record in ran:
-        total.update(record["timing"])
+        total.update(_wall_phases(record["timing"]))
     first: dict[str, dict] = {}
     for record in sorted(ran, key=lambda r: r["seq"]):
         first.setdefault(record["worker"], record)
     fresh: collections.Counter = collections.Counter()
     for record in first.values():
         if record["outcome"] != "crash":
-            fresh.update(record["timing"])
+            fresh.update(_wall_phases(record["timing"]))
     times = sorted(_stamp(r, run["created"]) for r in ran)
     outcomes = collections.Counter(r["outcome"] for r in ran)
     spin = run.get("spin_calibration", {}).get("spin_us")

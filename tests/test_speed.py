@@ -5,6 +5,7 @@ streams spin calibration logic (with a fake measure: no GPU here)."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -211,8 +212,18 @@ def test_records_and_cells_carry_timings(tmp_path):
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     passed = [r for r in records if r["outcome"] == "pass"]
     assert passed and all(
-        {"execute_s", "health_s", "transfer_s"} <= set(r["timing"]) for r in passed
+        {"execute_s", "health_s", "transfer_s", "cpu_user_s", "cpu_system_s", "preempted"}
+        <= set(r["timing"])
+        for r in passed
     )
+    # the worker's CPU for an example is its own process's, never more than the example's
+    # wall time times the host's CPUs, and the preemptions a count
+    cores = os.cpu_count() or 1
+    for r in passed:
+        timing = r["timing"]
+        cpu = timing["cpu_user_s"] + timing["cpu_system_s"]
+        assert 0 <= cpu <= (timing["execute_s"] + timing["health_s"]) * cores + 0.02, timing
+        assert isinstance(timing["preempted"], int) and timing["preempted"] >= 0
     crashed = [r for r in records if r["outcome"] == "crash" and r["timing"]]
     assert crashed and all("lost_s" in r["timing"] for r in crashed)
     cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]

@@ -20,32 +20,9 @@ __all__ = [
     "context_healthy",
     "synchronize",
     "device_info",
-    "SCHEDULES",
-    "set_primary_schedule",
 ]
 
 _local = threading.local()
-
-#: how a thread waiting for the GPU behaves (cuDevicePrimaryCtxSetFlags' CU_CTX_SCHED_*): `auto`
-#: spins while the process has no more contexts than the host has CPUs, which is every worker of
-#: a run; `blocking_sync` sleeps on a primitive the driver signals
-SCHEDULES = ("auto", "spin", "yield", "blocking_sync")
-
-
-def set_primary_schedule(schedule: str) -> None:
-    """Set every visible device's primary context to wait for the GPU the `schedule` way,
-    before any library of this process makes it active (a library's own flags, set later,
-    win). Why: many processes that each spin while their GPU serves another one take CPUs the
-    host's other workers need. Raises ValueError for an unknown name, CUDAError from the
-    driver."""
-    if schedule not in SCHEDULES:
-        raise ValueError(f"unknown CUDA schedule {schedule!r}; one of {', '.join(SCHEDULES)}")
-    from cuda.bindings import driver
-
-    flag = getattr(driver.CUctx_flags, f"CU_CTX_SCHED_{schedule.upper()}")
-    call(driver.cuInit, 0)
-    for ordinal in range(int(call(driver.cuDeviceGetCount))):
-        call(driver.cuDevicePrimaryCtxSetFlags, call(driver.cuDeviceGet, ordinal), int(flag))
 
 
 @functools.cache

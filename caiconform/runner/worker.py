@@ -67,9 +67,6 @@ __all__ = [
 PATH_ENV = "CAICONFORM_WORKER_PATH"
 #: pid of the parent; the worker exits when it is gone
 PARENT_ENV = "CAICONFORM_WORKER_PARENT"
-#: how the worker's CUDA contexts wait for the GPU (`caiconform.cuda.device.SCHEDULES`); unset:
-#: the driver's default
-SCHEDULE_ENV = "CAICONFORM_CUDA_SCHEDULE"
 
 _MESSAGE_LIMIT = 500
 
@@ -316,7 +313,6 @@ def _protocol_streams() -> tuple[BinaryIO, BinaryIO]:
 
 def serve(proto_in: BinaryIO, proto_out: BinaryIO, hooks: list[str]) -> None:
     """Answer requests, one line per answer, until `exit`, end of input, or a retiring example."""
-    _set_schedule()
     for line in proto_in:
         request = decode(line)
         if request.get("op") == "exit":
@@ -332,20 +328,6 @@ def serve(proto_in: BinaryIO, proto_out: BinaryIO, hooks: list[str]) -> None:
             proto_out.flush()
             if answer.get("retire"):
                 return
-
-
-def _set_schedule() -> None:
-    """Apply `SCHEDULE_ENV` before the first example makes a context (a failure is printed
-    and the driver's default kept: the examples still run)."""
-    schedule = os.environ.get(SCHEDULE_ENV)
-    if not schedule:
-        return
-    try:
-        from caiconform.cuda.device import set_primary_schedule
-
-        set_primary_schedule(schedule)
-    except Exception as exc:
-        print(f"{SCHEDULE_ENV}={schedule}: {_describe(exc)}", file=sys.stderr)
 
 
 def _batch_fields(answer: dict[str, Any]) -> dict[str, Any]:
