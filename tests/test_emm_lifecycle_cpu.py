@@ -5,6 +5,7 @@ interface_version. Also the host-alloc flag reading of the host-memory check."""
 
 from __future__ import annotations
 
+import contextlib
 from types import SimpleNamespace
 
 import pytest
@@ -58,6 +59,7 @@ class FakeArray:
     def __init__(self, ctx, size):
         self.ctx = ctx
         self.gpu_data = ctx.memory_manager.memalloc(size)
+        ctx.calls.append(("memalloc", id(ctx.memory_manager)))
 
     def get_ipc_handle(self):
         if self.ctx.bypass == "ipc":  # builds the handle itself, as if Numba knew the base
@@ -69,9 +71,12 @@ class FakeArray:
 
 
 class FakeContext:
-    def __init__(self, plugin_cls, bypass: str) -> None:
+    def __init__(self, plugin_cls, bypass: str, calls: list) -> None:
         self.memory_manager = plugin_cls(context=self)
         self.bypass = bypass
+        self.calls = calls
+        if bypass != "no-initialize":
+            calls.append(("initialize", id(self.memory_manager)))
 
     def reset(self):
         if self.bypass != "reset":
@@ -88,15 +93,45 @@ class FakeContext:
         return self.memory_manager.get_memory_info()
 
 
-def fake_numba(plugin_cls=Plugin, bypass: str = ""):
-    ctx = FakeContext(plugin_cls, bypass)
+def fake_numba(plugin_cls=Plugin, bypass: str = "", devices: int = 2):
+    """A Numba-like host; device 0's context is made (and its instance initialized) at once,
+    device 1's when first entered (its instance initialized unless bypass="no-initialize")."""
+    calls: list[tuple[str, int]] = []
+    contexts = [FakeContext(plugin_cls, "" if bypass == "no-initialize" else bypass, calls)]
+    current = [0]
+
+    @contextlib.contextmanager
+    def gpu(index):
+        while len(contexts) <= index:
+            contexts.append(FakeContext(plugin_cls, bypass, calls))
+        saved, current[0] = current[0], index
+        try:
+            yield
+        finally:
+            current[0] = saved
+
     return SimpleNamespace(
-        current_context=lambda: ctx, device_array=lambda n, dtype: FakeArray(ctx, n)
+        current_context=lambda: contexts[current[0]],
+        device_array=lambda n, dtype: FakeArray(contexts[current[0]], n),
+        gpus=_Gpus(gpu, devices),
+        calls=calls,
     )
+
+
+class _Gpus:
+    def __init__(self, gpu, devices):
+        self.gpu, self.devices = gpu, devices
+
+    def __len__(self):
+        return self.devices
+
+    def __getitem__(self, index):
+        return self.gpu(index)
 
 
 def run(cuda, **kwargs) -> dict[str, CheckResult]:
     results: list[CheckResult] = []
+    kwargs.setdefault("calls", lambda: cuda.calls)
     LifecycleChecks(cuda, results.append, **kwargs).run()
     return {r.check: r for r in results}
 
@@ -120,6 +155,7 @@ def test_a_plugin_exception_reaching_the_caller_passes_and_a_swallowed_one_fails
         ("memory-info", "memory-info-routed", "without calling the plugin's get_memory_info"),
         ("ipc", "ipc-handle-routed", "without calling the plugin's get_ipc_handle"),
         ("ipc-other-memory", "ipc-handle-routed", "asked about memory at"),
+        ("no-initialize", "initialize-other-context", "received ['memalloc']"),
     ],
 )
 def test_a_host_bypassing_the_plugin_on_one_call_fails_that_check_alone(bypass, check, said):
@@ -127,6 +163,13 @@ def test_a_host_bypassing_the_plugin_on_one_call_fails_that_check_alone(bypass, 
     failing = {c for c, r in got.items() if r.outcome != "pass"}
     assert failing == {check}
     assert said in got[check].message and got[check].rule in got[check].message
+
+
+@pytest.mark.parametrize(("devices", "calls"), [(1, True), (2, False)])
+def test_initialize_on_another_context_needs_two_devices_and_the_calls(devices, calls):
+    cuda = fake_numba(bypass="no-initialize", devices=devices)
+    got = run(cuda, calls=(lambda: cuda.calls) if calls else None)["initialize-other-context"]
+    assert got.outcome == "skip"
 
 
 def test_numba_s_own_manager_is_a_skip_for_every_routing_check():

@@ -896,11 +896,18 @@ class GpuChecks:
         del imported, exported
 
     def _routing(self) -> LifecycleChecks:
-        return LifecycleChecks(self.cuda, self.emit, plugin_in_use=self.recorder is not None)
+        rec = self.recorder
+        return LifecycleChecks(
+            self.cuda,
+            self.emit,
+            plugin_in_use=rec is not None,
+            calls=None if rec is None else (lambda: rec.calls),
+        )
 
     def _check_routing(self) -> None:
-        """get_memory_info and get_ipc_handle reach the plugin (`lifecycle.LifecycleChecks`)."""
-        self._routing().run(("memory-info-routed", "ipc-handle-routed"))
+        """get_memory_info and get_ipc_handle reach the plugin, and a second device's context
+        initializes its instance first (`lifecycle.LifecycleChecks`)."""
+        self._routing().run(("memory-info-routed", "ipc-handle-routed", "initialize-other-context"))
 
     def _check_reset_routed(self) -> None:
         """Context.reset() reaches the plugin's reset; last, as it cleans up every allocation."""

@@ -14,6 +14,9 @@ every call the context's instance received), each lifecycle method is routed to 
   because the base address of the allocation is only known by the underlying library": a
   device array's ``get_ipc_handle()`` wraps the handle the plugin made for that array's memory
   [EMM-NUMBA-IPC-ROUTED];
+- ``initialize`` "is called by Numba prior to the first use of the EMM Plugin object for a
+  context": also for a second device's context, made after the plugin was set, whose instance
+  must see ``initialize`` before any other call (needs two GPUs) [EMM-INITIALIZE-BEFORE-USE];
 - ``interface_version`` "is used to ensure that the plugin version matches the interface
   provided by the version of Numba": ``set_memory_manager`` refuses a plugin whose version is
   not 1 and keeps the manager it had [EMM-NUMBA-INTERFACE-VERSION-CHECKED].
@@ -47,6 +50,7 @@ __all__ = [
 ROUTED = (
     ("memory-info-routed", "EMM-NUMBA-MEMORY-INFO-ROUTED", "get_memory_info"),
     ("ipc-handle-routed", "EMM-NUMBA-IPC-ROUTED", "get_ipc_handle"),
+    ("initialize-other-context", "EMM-INITIALIZE-BEFORE-USE", "initialize"),
     ("reset-routed", "EMM-NUMBA-RESET-ROUTED", "reset"),
 )
 #: interface versions set_memory_manager must refuse (the text: "this should always be 1")
@@ -96,15 +100,22 @@ class LifecycleChecks:
     """The routing checks on the context's plugin instance; each result goes to `emit`.
 
     `cuda` is the `numba.cuda` namespace (or a synthetic one); `plugin_in_use` False (Numba's
-    own manager) makes every check a skip, as in `paths.PathChecks`.
+    own manager) makes every check a skip, as in `paths.PathChecks`. `calls` gives every
+    (method, id of the instance) the plugin class received so far (`paths.Recorder.calls`).
     """
 
     def __init__(
-        self, cuda: Any, emit: Callable[[CheckResult], None], *, plugin_in_use: bool = True
+        self,
+        cuda: Any,
+        emit: Callable[[CheckResult], None],
+        *,
+        plugin_in_use: bool = True,
+        calls: Callable[[], list[tuple[str, int]]] | None = None,
     ) -> None:
         self.cuda = cuda
         self.emit = emit
         self.plugin_in_use = plugin_in_use
+        self.calls = calls
 
     def run(self, which: tuple[str, ...] | None = None) -> None:
         """The checks of ROUTED named in `which` (all by default); an exception Numba or the
@@ -112,6 +123,7 @@ class LifecycleChecks:
         bodies = {
             "memory-info-routed": self._memory_info,
             "ipc-handle-routed": self._ipc_handle,
+            "initialize-other-context": self._initialize_other_context,
             "reset-routed": self._reset,
         }
         for check, rule, method in ROUTED:
@@ -224,6 +236,30 @@ class LifecycleChecks:
             )
         else:
             self.emit(passed(check, rule, f"the plugin's IpcHandle for 0x{address:x}"))
+
+    def _initialize_other_context(self) -> None:
+        check, rule = "initialize-other-context", "EMM-INITIALIZE-BEFORE-USE"
+        if self.calls is None or len(self.cuda.gpus) < 2:
+            why = "no record of the plugin's calls" if self.calls is None else "one GPU"
+            self.emit(skipped(check, rule, f"needs a second device's context ({why})"))
+            return
+        import numpy as np
+
+        with self.cuda.gpus[1]:
+            self.cuda.device_array(16, np.uint8)
+            mgr = self.cuda.current_context().memory_manager
+        mine = [name for name, owner in self.calls() if owner == id(mgr)]
+        if mine and mine[0] == "initialize":
+            self.emit(passed(check, rule, f"device 1's instance, first calls {mine[:3]}"))
+        else:
+            self.emit(
+                failed(
+                    check,
+                    rule,
+                    f"device 1's instance received {mine[:3] or 'no call'}",
+                    "initialize first",
+                )
+            )
 
     def _reset(self) -> None:
         check, rule = "reset-routed", "EMM-NUMBA-RESET-ROUTED"
