@@ -852,7 +852,7 @@ class GpuChecks:
 
         check = "ipc-cai-import"
         values = _pattern(4096, 13)
-        exported = ReferenceArray(values, Layout((4096,), offset=512), "|u1")
+        exported = ReferenceArray(values, Layout((4096,), offset=512), "|u1", memory="device")
         imported = self.cuda.as_cuda_array(exported)
         address = int(exported.ptr)
         try:
