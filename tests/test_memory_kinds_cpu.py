@@ -18,6 +18,7 @@ from caiconform.checks import _support as sup
 from caiconform.cuda import memkinds
 from caiconform.cuda.memkinds import MEMORY_KINDS, current_kind, use_kind, using_kind
 from caiconform.report.catalogue import build_catalogue
+from caiconform.runner.draws import draw_examples
 from caiconform.runner.driver import coverage_of_params
 from caiconform.runner.repro import script_for
 from caiconform.spec.layout import Layout
@@ -110,6 +111,20 @@ def test_a_library_draws_its_own_kinds_and_keeps_pending_work_on_device_memory()
     # a library with no kind of its own: the examples are unchanged, their records say device
     jax = _memory.floor_of(schema, "jax", None)
     assert all("memory" not in e.params and e.coverage["memory"] == "device" for e in jax)
+
+
+def test_the_environment_narrows_the_kinds_and_device_alone_changes_nothing(monkeypatch):
+    from caiconform.checks import roundtrip
+
+    monkeypatch.setenv(_memory.KINDS_ENV, "device, vmm")
+    assert _memory.kinds_for("reference") == ("device", "vmm")
+    assert _memory.kinds_for("numba") == ("device",)
+    monkeypatch.setenv(_memory.KINDS_ENV, "device")
+    plain, _ = draw_examples(roundtrip.examples("reference", "cupy"), 11, 20)
+    assert draw_examples(_memory.examples_of(roundtrip, "reference", "cupy"), 11, 20)[0] == plain
+    monkeypatch.setenv(_memory.KINDS_ENV, "device,heap")
+    with pytest.raises(ValueError, match="unknown memory kind 'heap'"):
+        _memory.kinds_for("reference")
 
 
 def test_the_worker_makes_the_examples_kind_current():

@@ -30,7 +30,19 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-__all__ = ["FAMILIES", "kinds_for", "drawn", "spread", "examples_of", "floor_of"]
+__all__ = [
+    "FAMILIES",
+    "KINDS_ENV",
+    "kinds_for",
+    "drawn",
+    "spread",
+    "examples_of",
+    "floor_of",
+]
+
+#: environment variable naming the kinds a run may draw, comma-separated (default: every
+#: kind); "device" draws none, as before the dimension existed (to measure what it costs)
+KINDS_ENV = "CAICONFORM_MEMORY_KINDS"
 
 #: the families whose examples draw a memory kind
 FAMILIES = frozenset(
@@ -43,15 +55,29 @@ def kinds_for(producer: str | None) -> tuple[str, ...]:
     (None: the reference producer, which the consumer-role families use)."""
     from caiconform.cuda.memkinds import MEMORY_KINDS
 
+    allowed = _allowed()
     if producer is None or producer == "reference":
-        return MEMORY_KINDS
-    try:
-        from caiconform.adapters.registry import get
+        kinds: tuple[str, ...] = MEMORY_KINDS
+    else:
+        try:
+            from caiconform.adapters.registry import get
 
-        kinds = tuple(getattr(get(producer), "memory_kinds", ("device",)))
-    except Exception:  # an unknown or unloadable producer makes device memory only
-        return ("device",)
-    return tuple(k for k in MEMORY_KINDS if k in kinds) or ("device",)
+            kinds = tuple(getattr(get(producer), "memory_kinds", ("device",)))
+        except Exception:  # an unknown or unloadable producer makes device memory only
+            kinds = ("device",)
+    return tuple(k for k in MEMORY_KINDS if k in kinds and k in allowed) or ("device",)
+
+
+def _allowed() -> tuple[str, ...]:
+    """The kinds `KINDS_ENV` allows (every kind when unset); ValueError names unknown ones."""
+    import os
+
+    from caiconform.cuda.memkinds import MEMORY_KINDS, check_kind
+
+    raw = os.environ.get(KINDS_ENV, "").strip()
+    if not raw:
+        return MEMORY_KINDS
+    return tuple(check_kind(k.strip()) for k in raw.split(",") if k.strip())
 
 
 def drawn(strategy: st.SearchStrategy[dict], producer: str | None) -> st.SearchStrategy[dict]:
