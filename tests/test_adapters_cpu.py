@@ -604,7 +604,7 @@ ADOPTERS = {
     # name: (capabilities, module imported by available())
     "pycuda": ({"produce", "consume", "kernel"}, "pycuda.autoprimaryctx"),
     "warp": ({"produce", "consume"}, "warp"),
-    "rmm": ({"produce"}, "rmm"),
+    "rmm": ({"produce", "consume"}, "rmm"),
     "cuda.cccl": ({"consume", "kernel"}, "cuda.compute"),
     "dali": ({"produce", "consume"}, "nvidia.dali"),
     "pyarrow": ({"consume"}, "pyarrow.cuda"),

@@ -118,6 +118,25 @@ class Adapter:
         on the host (a numpy array of the object's shape)."""
         raise SkipExchange(f"{self.name} does not consume")
 
+    #: Kinds of this library's objects that cannot export (a CPU tensor, a sparse matrix, a
+    #: tensor that requires grad), each built by `unexportable(kind)`: reading their attribute
+    #: must raise AttributeError, so hasattr() is False [CAI-ATTR-RAISES-ATTRIBUTEERROR].
+    unexportable_kinds: tuple[str, ...] = ()
+
+    def unexportable(self, kind: str) -> Any:
+        """An object of this library, of one of `unexportable_kinds`, that has no device data
+        to export. Raise SkipExchange when it cannot be made here."""
+        raise SkipExchange(f"{self.name} has no object of kind {kind!r} that cannot export")
+
+    #: The library's settings that choose the CAI version it exports, as (setting, version):
+    #: `produce_under(setting, ...)` makes an array whose interface is read with it set.
+    export_settings: tuple[tuple[str, int], ...] = ()
+
+    def produce_under(self, setting: str, values: np.ndarray, layout: Layout, typestr: str) -> Any:
+        """`produce(values, layout, typestr)`, its interface read with `setting` (one of
+        `export_settings`) in force. Raise SkipExchange when it cannot be set here."""
+        raise SkipExchange(f"{self.name} has no export setting {setting!r}")
+
     def repro_produce(self) -> str:
         """Python source a reproducer script uses to build the producer's object (optional)."""
         return ""

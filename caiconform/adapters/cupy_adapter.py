@@ -33,7 +33,7 @@ from caiconform.adapters._scenarios import (
 from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.spec.layout import Layout
 
-__all__ = ["CupyAdapter", "SUPPORTED"]
+__all__ = ["CupyAdapter", "ExportVersion", "SUPPORTED"]
 
 #: CuPy holds every numeric numpy dtype, float16 and complex included.
 SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS)
@@ -114,6 +114,27 @@ class _CupyBackend:
         )
 
 
+class ExportVersion:
+    """A CuPy array whose interface is read with `cupy._util.CUDA_ARRAY_INTERFACE_EXPORT_VERSION`
+    set to `version` (what the environment variable sets at import; CuPy's own tests set the
+    attribute the same way), the previous value restored after each read."""
+
+    def __init__(self, array: Any, version: int) -> None:
+        self.array = array
+        self.version = version
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        from cupy import _util
+
+        before = _util.CUDA_ARRAY_INTERFACE_EXPORT_VERSION
+        _util.CUDA_ARRAY_INTERFACE_EXPORT_VERSION = self.version
+        try:
+            return self.array.__cuda_array_interface__
+        finally:
+            _util.CUDA_ARRAY_INTERFACE_EXPORT_VERSION = before
+
+
 class CupyAdapter(Adapter):
     """CuPy arrays; consumes through `cupy.asarray(obj)` then `cupy.asnumpy`."""
 
@@ -140,6 +161,28 @@ class CupyAdapter(Adapter):
                 raise SkipExchange("a zero-size array has no data for pending work to write")
             return backend.cupy.empty(layout.shape, dtype)
         return produce_staged(backend, values, layout, dtype, stream_scenario)
+
+    #: cupy/_util.pyx reads CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION once, at import, into
+    #: `cupy._util.CUDA_ARRAY_INTERFACE_EXPORT_VERSION`, which each export reads; at 2 the
+    #: docs say "the CuPy stream ... will not be exported"
+    export_settings = (("CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION=2", 2),)
+
+    def produce_under(self, setting: str, values: np.ndarray, layout: Layout, typestr: str) -> Any:
+        versions = dict(self.export_settings)
+        if setting not in versions:
+            return super().produce_under(setting, values, layout, typestr)
+        return ExportVersion(self.produce(values, layout, typestr), versions[setting])
+
+    #: a sparse matrix holds its device data in several arrays and exports none of them
+    unexportable_kinds = ("sparse-csr",)
+
+    def unexportable(self, kind: str) -> Any:
+        if kind == "sparse-csr":
+            import cupy
+            import cupyx.scipy.sparse
+
+            return cupyx.scipy.sparse.csr_matrix(cupy.eye(3, dtype=cupy.float32))
+        return super().unexportable(kind)
 
     def consume(self, obj: Any) -> np.ndarray:
         import cupy

@@ -117,6 +117,20 @@ class JaxAdapter(Adapter):
             return _delayed(jax)(array)  # dispatched, not waited for
         return array.block_until_ready()
 
+    #: an array on the host platform: jaxlib's py_array.cc raises AttributeError ("only
+    #: defined for NVidia GPU buffers")
+    unexportable_kinds = ("cpu",)
+
+    def unexportable(self, kind: str) -> Any:
+        if kind != "cpu":
+            return super().unexportable(kind)
+        jax = _import_jax()
+        try:
+            cpu = jax.devices("cpu")[0]
+        except RuntimeError as exc:  # no CPU backend in this jax
+            raise SkipExchange(f"jax has no CPU device here: {exc}") from exc
+        return jax.device_put(np.arange(4, dtype=np.float32), cpu).block_until_ready()
+
     def consume(self, obj: Any) -> np.ndarray:
         _import_jax()
         import jax.numpy as jnp

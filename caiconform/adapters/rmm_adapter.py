@@ -1,15 +1,25 @@
-"""RMM as a CAI producer: `rmm.DeviceBuffer`, an untyped device allocation.
+"""RMM as a CAI producer and consumer: `rmm.DeviceBuffer`, an untyped device allocation.
 
 What RMM does, read in `rmm/pylibrmm/device_buffer.pyx` (rmm 26.10): `DeviceBuffer` exports
 `__cuda_array_interface__` as a 1-D byte array, `{"data": (ptr, False), "shape": (size,),
 "strides": None, "typestr": "|u1", "version": 0}`. A buffer is filled from host bytes with
 `DeviceBuffer.to_device(bytes)`. So the producer covers `|u1` 1-D C arrays at offset 0 and
 stream scenario `none`; every other request is a skip saying so (RMM has no typed arrays:
-cuDF and CuPy build those on top of it). RMM is not a CAI consumer.
+cuDF and CuPy build those on top of it).
+
+As a consumer, `DeviceBuffer.copy_from_device(cuda_ary, stream=DEFAULT_STREAM)` takes any CAI
+object: it reads shape, strides and typestr, refuses more than one dimension and strides other
+than the item size (ValueError), and copies `shape[0] * itemsize` bytes from the data pointer on
+the given stream; it does not read `stream`. The adapter sizes the buffer from the dict (RMM
+cannot: the object's size is what it is asked to read), copies it back with
+`DeviceBuffer.copy_to_host()` and views the bytes as the dict's typestr (and descr), since RMM
+keeps no element type. RMM is not installed on every GPU machine; the CPU tests drive this path
+with a stand-in `rmm` module.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -41,13 +51,14 @@ def _resource(kind: str) -> Any:
 
 
 class RmmAdapter(Adapter):
-    """`rmm.DeviceBuffer.to_device(values.tobytes())`; producer only."""
+    """Produces `rmm.DeviceBuffer.to_device(values.tobytes())`; consumes through
+    `rmm.DeviceBuffer(size=n).copy_from_device(obj)`."""
 
     name = "rmm"
     module = "rmm"
     distribution = "rmm-cu13"
     memory_kinds = ("device", *_RESOURCES)
-    capabilities = frozenset({"produce"})
+    capabilities = frozenset({"produce", "consume"})
 
     def available(self) -> tuple[bool, str]:
         return _staging.on_gpu(super().available())
@@ -80,5 +91,50 @@ class RmmAdapter(Adapter):
         synchronize()  # the copy from the host is done before the buffer is handed out
         return buffer
 
+    def consume(self, obj: Any) -> np.ndarray:
+        import rmm
+
+        wrapped = _staging.cai_only(obj)
+        desc = wrapped.__cuda_array_interface__
+        shape = tuple(desc["shape"])
+        dtype = _dtype_of(desc)
+        buffer = rmm.DeviceBuffer(size=math.prod(shape) * dtype.itemsize)
+        buffer.copy_from_device(wrapped)
+        raw = np.asarray(buffer.copy_to_host(), dtype=np.uint8)
+        return raw.view(dtype).reshape(shape)
+
     def repro_produce(self) -> str:
         return "import rmm\nobj = rmm.DeviceBuffer.to_device(values.tobytes())\n"
+
+    def repro_consume(self) -> str:
+        return (
+            "import math\n\nimport numpy as np\nimport rmm\n\n"
+            "desc = obj.__cuda_array_interface__\n"
+            "dtype = np.dtype(desc['typestr'])\n"
+            "buffer = rmm.DeviceBuffer(size=math.prod(desc['shape']) * dtype.itemsize)\n"
+            "buffer.copy_from_device(obj)\n"
+            "result = buffer.copy_to_host().view(dtype).reshape(desc['shape'])\n"
+        )
+
+
+def _dtype_of(desc: dict) -> np.dtype:
+    """The element type the adapter views RMM's bytes as: the typestr, with descr's named
+    fields when it gives them for an item of that size (RMM itself keeps no element type)."""
+    dtype = np.dtype(desc["typestr"])
+    descr = desc.get("descr")
+    if dtype.kind != "V" or not _named(descr):
+        return dtype
+    try:
+        fields = np.dtype([tuple(field) for field in descr])
+    except (TypeError, ValueError):
+        return dtype
+    if fields.names is None or fields.hasobject or fields.itemsize != dtype.itemsize:
+        return dtype
+    return fields
+
+
+def _named(descr: Any) -> bool:
+    """True for a descr list with at least one named field (numpy names unnamed ones f0...)."""
+    return isinstance(descr, list) and any(
+        isinstance(field, (tuple, list)) and field and field[0] for field in descr
+    )

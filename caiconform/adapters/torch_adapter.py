@@ -166,6 +166,25 @@ class TorchAdapter(Adapter):
         _check_layout(layout, dtype.itemsize)
         return produce_staged(_TorchBackend(), values, layout, dtype, stream_scenario)
 
+    #: what torch/_tensor.py refuses to export: a CPU tensor and a sparse one (AttributeError,
+    #: "so that hasattr(cpu_tensor, ...) is False"), a CUDA tensor that requires grad
+    #: (RuntimeError there, "matching tensor.__array__() behavior")
+    unexportable_kinds = ("cpu", "sparse-cpu", "sparse-cuda", "requires-grad")
+
+    def unexportable(self, kind: str) -> Any:
+        import torch
+
+        if kind == "cpu":
+            return torch.arange(4, dtype=torch.float32)
+        if kind in ("sparse-cpu", "sparse-cuda"):
+            device = "cuda" if kind == "sparse-cuda" else "cpu"
+            indices = torch.tensor([[0, 2]], device=device)
+            values = torch.tensor([1.0, 2.0], device=device)
+            return torch.sparse_coo_tensor(indices, values, (4,))
+        if kind == "requires-grad":
+            return torch.zeros(4, device="cuda", requires_grad=True)
+        return super().unexportable(kind)
+
     def consume(self, obj: Any) -> np.ndarray:
         import torch
 

@@ -54,6 +54,7 @@ __all__ = [
     "refusal_portability_rule",
     "named_refusal",
     "judge_exchange",
+    "fields_dropped",
     "seeds",
     "named_export",
     "plain_arrays",
@@ -528,7 +529,20 @@ def judge_exchange(
     mismatch = compare_values(np.asarray(values), expected)
     if mismatch is not None:
         return failed(read_rule, mismatch, "the values the dict describes", context)
+    if fields_dropped(np.asarray(values), expected):
+        return passed(
+            f"{context}: read back exactly; warnings: CAI-PORT-DESCR-FIELDS at descr (read as "
+            f"{np.asarray(values).dtype.str}, its fields {expected.dtype.names} dropped)",
+            seen=["CAI-PORT-DESCR-FIELDS"],
+        )
     return passed(f"{context}: read back exactly")
+
+
+def fields_dropped(seen: np.ndarray, expected: np.ndarray) -> bool:
+    """True when `expected` has named fields (a structured export, its fields in descr) and
+    the consumer's array `seen` has none: the bytes may be right, the element type is lost
+    [CAI-PORT-DESCR-FIELDS]."""
+    return expected.dtype.names is not None and seen.dtype.names is None
 
 
 def named_export(obj: Any, typestr: str, context: str) -> tuple[Result | None, list]:

@@ -9,7 +9,10 @@ accepts a dict reads an allocation rather than a random address:
   the dict's byte extent, unless the pointer itself is the mutation;
 - *live* mutations the dict alone cannot show: a host pointer (CAI-DATA-DEVICE-ACCESSIBLE), a
   shape reaching past the allocation (CAI-DATA-EXTENT-IN-ALLOCATION), a stream handle that is
-  no stream (CAI-STREAM-LIVE); and legal-but-unusual layouts (odd strides, negative strides,
+  no stream (CAI-STREAM-LIVE), items with an object field in `descr` (typestr `|V<n>`, the
+  drawn type then a `|O8` field, its bytes zero: a consumer must refuse to build PyObjects from
+  device memory: a refusal is right, bytes read as opaque items pass, an array of objects is a
+  `fail` of CAI-DESCR-OBJECT-REFUSED, whose objects are no data); and legal-but-unusual layouts (odd strides, negative strides,
   broadcast zero strides) that must be read correctly or refused for a portability reason.
 
 The exchange itself is classified by `judge_exchange`: input breaking a MUST rule cleanly
@@ -39,7 +42,10 @@ __all__ = [
     "ROLES",
     "NEEDS_GPU",
     "LIVE",
+    "OBJECT_FIELDS_RULE",
     "Export",
+    "object_fields_descr",
+    "judge_object_fields",
     "examples",
     "rebase",
     "build_live",
@@ -60,10 +66,13 @@ LIVE: dict[str, str | None] = {
     "host-pointer": "CAI-DATA-DEVICE-ACCESSIBLE",
     "extent-past-allocation": "CAI-DATA-EXTENT-IN-ALLOCATION",
     "stream-bogus": "CAI-STREAM-LIVE",
+    "object-fields": None,
     "odd-strides": None,
     "negative-strides": None,
     "broadcast": None,
 }
+#: what the object-fields mutation judges (its dict is legal, so LIVE names no rule for it)
+OBJECT_FIELDS_RULE = "CAI-DESCR-OBJECT-REFUSED"
 _LAYOUT_KIND = {"odd-strides": "odd", "negative-strides": "negative", "broadcast": "broadcast"}
 #: mutations that are about the pointer itself: leave it as drawn
 _POINTER_RULES = frozenset(
@@ -299,6 +308,25 @@ def rebase(d: Any, rule: str, keep: list[Any]) -> Any:
     return out
 
 
+def object_fields_descr(typestr: str) -> list[tuple[str, str]]:
+    """The descr of the object-fields mutation: a field of `typestr`, then a PyObject pointer."""
+    return [("value", typestr), ("object", "|O8")]
+
+
+def _object_fields(typestr: str, layout: Layout) -> tuple[Any, np.ndarray, Any]:
+    """Items of `typestr` followed by an object field, exported as `|V<n>` with that descr.
+    Every byte is zero (null object pointers), so a consumer that takes them and builds a numpy
+    object array holds Nones rather than pointers to nothing."""
+    from caiconform.reference.producer import ReferenceArray
+
+    descr = object_fields_descr(typestr)
+    itemsize = np.dtype(descr).itemsize
+    raw = np.zeros(layout.shape, dtype=f"V{itemsize}")
+    plain = Layout(layout.shape)
+    ref = ReferenceArray(raw, plain, f"|V{itemsize}", descr=descr)
+    return ref, raw, ref
+
+
 def _memory(mutation: str) -> dict[str, str]:
     """The memory kind param of a live mutation: the read past an allocation is made on VMM
     memory, whose unmapped guard makes every such read fault (`caiconform.cuda.memkinds`);
@@ -338,6 +366,8 @@ def build_live(params: dict) -> tuple[Any, np.ndarray, Any]:
             "stream": None,
         }
         return sup.InterfaceObject(d, keepalive=host), values, host
+    if mutation == "object-fields":
+        return _object_fields(typestr, layout)
     past = mutation == "extent-past-allocation"
     guard = _guard(layout, typestr) if past else 0
     ref = ReferenceArray(values, layout, typestr, memory="vmm" if past else None, guard=guard)
@@ -366,7 +396,36 @@ def taints(params: dict, result: Result) -> bool:
     )
 
 
+def judge_object_fields(consumer: str, obj: Any, values: np.ndarray, context: str) -> Result:
+    """A consumer fed items with an object field (a legal dict): a clean refusal is right
+    (`rejected`, expected EXPECT_REJECTION); an array holding objects was made of foreign
+    pointers, a `fail` of CAI-DESCR-OBJECT-REFUSED; bytes read as opaque items must be the
+    bytes written (zeros)."""
+    rule = OBJECT_FIELDS_RULE
+    got, exc = sup.consume_with(consumer, obj)
+    if exc is not None:
+        seen = sup.describe_exception(exc)
+        return Result(
+            REJECTED, rule, f"{context}: refused ({seen}) [{rule}]", seen, sup.EXPECT_REJECTION
+        )
+    dtype = getattr(got, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.hasobject:
+        return sup.failed(
+            rule, f"an array of dtype {dtype} holding objects", "a refusal or opaque bytes", context
+        )
+    mismatch = sup.compare_values(got, values)
+    if mismatch is not None:
+        return sup.failed(
+            "CAI-CONSUMER-READS-DESCRIBED", mismatch, "the zero bytes written", context
+        )
+    return sup.passed(f"{context}: read as opaque bytes ({dtype}), no object made")
+
+
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    if params["kind"] == "live" and params["mutation"] == "object-fields":
+        obj, values, _keep = build_live(params)
+        context = f"{consumer} fed object-fields {params['typestr']}"
+        return judge_object_fields(consumer, obj, values, context)
     if params["kind"] == "live":
         obj, values, _keep = build_live(params)
         violated = LIVE[params["mutation"]]

@@ -8,6 +8,14 @@ A third-party producer's export is first checked live (pointer attributes, the b
 inside one allocation, `reference.live`): a MUST finding there is the producer's `fail`, so a
 consumer refusing such an export is not blamed for it.
 
+Beyond the coverage floor every data family shares, this family's floor exchanges timedelta
+and datetimes of units other than nanoseconds (`UNIT_TYPESTRS`, numpy's `m8`/`M8[unit]`): read
+with another unit is other values, a `fail`; refused is a portability gap
+(CAI-PORT-TYPESTR-KIND). And, from the reference producer only, one array whose byte extent
+passes 2**32 (`BIG_LAYOUT`: two rows 4 GiB apart, six elements in all, so only the allocation
+is large): a consumer computing byte offsets in 32 bits reads the first row twice. It is
+skipped when the device has not twice its allocation free.
+
 Outcomes: `pass`; `fail` naming CAI-CONSUMER-READS-DESCRIBED when the reference consumer reads
 the same object correctly (the consumer misread it) or CAI-PRODUCER-DESCRIBES-DATA when it does
 not (the dict does not describe the producer's values), or the validator's first MUST finding
@@ -26,13 +34,28 @@ from caiconform.checks import _support as sup
 from caiconform.runner.outcome import FAIL, Result
 from caiconform.spec.layout import Layout
 
-__all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "examples", "floor", "execute", "repro"]
+__all__ = [
+    "FAMILY",
+    "ROLES",
+    "NEEDS_GPU",
+    "UNIT_TYPESTRS",
+    "BIG_LAYOUT",
+    "examples",
+    "floor",
+    "execute",
+    "repro",
+]
 
 FAMILY = "roundtrip"
 ROLES = "pair"
 NEEDS_GPU = True
 #: no example needs two streams' work to overlap (`checks` docstring)
 SINGLE_QUEUE = True
+#: timedelta and datetimes of units the data floor's `<M8[ns]` does not cover, on a C layout
+UNIT_TYPESTRS = ("<m8[ns]", "<M8[s]", "<M8[D]")
+#: byte offsets past 2**32: rows 2**32 + 16 bytes apart (int32 items), a 4 GiB allocation
+BIG_TYPESTR = "<i4"
+BIG_LAYOUT = Layout((2, 3), (2**32 + 16, 4), kind="sliced")
 
 
 @functools.cache  # _params: one strategy per value (flatmap validates each new one)
@@ -59,10 +82,40 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
 
 
 def floor(producer: str | None, consumer: str | None) -> list:
-    """Every layout kind x dtype class x byte order (`checks._floor.data_floor`)."""
+    """Every layout kind x dtype class x byte order (`checks._floor.data_floor`), each of
+    `UNIT_TYPESTRS` on a C layout, and `BIG_LAYOUT` when the reference produces."""
     from caiconform.checks import _floor
+    from caiconform.spec.dtypes import dtype_class
 
-    return _floor.data_floor()
+    out = _floor.data_floor()
+    layout = _floor.floor_layout("C", 8).to_dict()
+    for typestr in UNIT_TYPESTRS:
+        unit = typestr[typestr.index("[") :]
+        coverage = {**_floor.coverage_of(typestr, "C"), "dtype": dtype_class(typestr) + unit}
+        out.append(_floor.FloorExample(coverage, {"typestr": typestr, "layout": layout, "seed": 0}))
+    if producer == "reference":
+        out.append(
+            _floor.FloorExample(
+                {**_floor.coverage_of(BIG_TYPESTR, "extent > 4 GiB")},
+                {"typestr": BIG_TYPESTR, "layout": BIG_LAYOUT.to_dict(), "seed": 0},
+            )
+        )
+    return out
+
+
+def _room_for(nbytes: int) -> str | None:
+    """None when the device has twice `nbytes` free (the producer's allocation, and as much
+    again for a consumer's own copy), else why an example that big is skipped."""
+    from cuda.bindings import driver as cu
+
+    from caiconform.cuda.device import ensure_context
+    from caiconform.cuda.errors import call
+
+    ensure_context(0)
+    free = int(call(cu.cuMemGetInfo)[0])
+    if free >= 2 * nbytes:
+        return None
+    return f"an extent past 4 GiB needs {2 * nbytes >> 20} MiB free on the device, {free >> 20} MiB are"
 
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
@@ -72,6 +125,11 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
     values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    nbytes = layout.allocation_bytes(values.dtype.itemsize)
+    if nbytes > 2**32:
+        short = _room_for(nbytes)
+        if short is not None:
+            return sup.skipped(short)
     obj = sup.produce(producer, values, layout, typestr, "none")
     context = f"{producer}->{consumer} {typestr} {layout.kind} {layout.shape}"
     ended, _warnings = sup.named_export(obj, typestr, context)

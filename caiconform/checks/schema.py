@@ -12,6 +12,18 @@ How findings become outcomes:
   path; ...") and `seen` holding their rule IDs, so a report can count them without turning
   legal-but-unportable exports into failures; MAY findings are information and dropped.
 
+Objects that cannot export (`Adapter.unexportable_kinds`: a CPU or sparse tensor, a tensor that
+requires grad, an array on the host platform) are floor examples of their library's cell: reading
+the attribute must raise AttributeError, so `hasattr()` is False and `getattr(obj, name, None)`
+is None; any other exception fails CAI-ATTR-RAISES-ATTRIBUTEERROR, and a dict returned instead is
+judged like any export (a host pointer fails CAI-DATA-DEVICE-ACCESSIBLE).
+
+A library's settings that choose the version it exports (`Adapter.export_settings`, e.g. CuPy's
+CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION=2) are floor examples too: the dict read with the
+setting in force is judged like any export and must be of the version the setting names, with
+no `stream` before version 3. Such a setting is the producer's option to export no stream
+(CAI-SYNC-PRODUCER-OPT-OUT): one that leaves the version or the stream as they were is `fail`.
+
 The pseudo-producer `synthetic` (`SYNTHETIC`) needs no GPU: its examples are dicts drawn from
 `caiconform.strategies.interface_dicts` (valid) and `mutants` (each breaking one named rule), and
 an example passes when the validator's verdict is the one the strategy promises. The adapter
@@ -29,6 +41,7 @@ from hypothesis import strategies as st
 from caiconform.checks import _support as sup
 from caiconform.runner.outcome import FAIL, Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.validate import ATTR
 
 __all__ = [
     "FAMILY",
@@ -40,6 +53,7 @@ __all__ = [
     "execute",
     "repro",
     "judge",
+    "judge_unexportable",
     "owner_reachable",
 ]
 
@@ -76,6 +90,9 @@ def _producer_params(typestr: str) -> st.SearchStrategy[dict]:
             "layout": cst.layouts(itemsize=itemsize).map(Layout.to_dict),
             "stream_scenario": cst.stream_scenarios(scenarios=SCENARIOS),
             "seed": sup.seeds(),
+            # floor-only: an object that cannot export, an export-version setting
+            "unexportable": st.none(),
+            "export_setting": st.none(),
         }
     )
 
@@ -102,24 +119,108 @@ def floor(producer: str | None, consumer: str | None) -> list:
 
     if producer == SYNTHETIC:
         return []
+    none = {"unexportable": None, "export_setting": None}
     out = [
-        _floor.FloorExample(ex.coverage, {**ex.params, "stream_scenario": "none"})
+        _floor.FloorExample(ex.coverage, {**ex.params, "stream_scenario": "none", **none})
         for ex in _floor.data_floor()
     ]
-    layout = _floor.floor_layout("C", 4)
+    plain = {
+        "typestr": "<f4",
+        "layout": _floor.floor_layout("C", 4).to_dict(),
+        "stream_scenario": "none",
+        "seed": 0,
+    }
+    cov = _floor.coverage_of("<f4", "C")
+    out += [
+        _floor.FloorExample(
+            {**cov, "object": f"cannot export: {kind}"},
+            {**plain, **none, "unexportable": kind},
+        )
+        for kind in _unexportable_kinds(producer)
+    ]
+    out += [
+        _floor.FloorExample(
+            {**cov, "version": f"{version} ({setting})"},
+            {**plain, **none, "export_setting": setting},
+        )
+        for setting, version in _adapter_hook(producer, "export_settings")
+    ]
     for scenario in SCENARIOS[1:]:
         out.append(
             _floor.FloorExample(
                 _floor.coverage_of("<f4", "C", scenario),
-                {
-                    "typestr": "<f4",
-                    "layout": layout.to_dict(),
-                    "stream_scenario": scenario,
-                    "seed": 0,
-                },
+                {**plain, **none, "stream_scenario": scenario},
             )
         )
     return out
+
+
+def _adapter_hook(producer: str | None, name: str) -> tuple:
+    """The producer adapter's class attribute `name` (`unexportable_kinds`, `export_settings`);
+    empty for a name the registry lacks (an adapter source of its own, such as the tests'
+    synthetic libraries)."""
+    from caiconform.adapters.registry import BUILTIN, get
+
+    if producer is None or producer not in BUILTIN:
+        return ()
+    return tuple(getattr(get(producer), name, ()))
+
+
+def _unexportable_kinds(producer: str | None) -> tuple[str, ...]:
+    return _adapter_hook(producer, "unexportable_kinds")
+
+
+def judge_setting(interface: Any, setting: str, version: int, context: str) -> Result | None:
+    """`fail` CAI-SYNC-PRODUCER-OPT-OUT when the dict read under `setting` is not of the
+    `version` it names, or carries a stream before version 3; None when it is."""
+    got = interface.get("version") if isinstance(interface, dict) else None
+    stream = isinstance(interface, dict) and version < 3 and "stream" in interface
+    if got == version and not stream:
+        return None
+    seen = f"version {got!r}" + (f", stream {interface['stream']!r}" if stream else "")
+    return sup.failed(
+        "CAI-SYNC-PRODUCER-OPT-OUT",
+        f"{seen} with {setting}",
+        f"a version {version} dict" + (" without stream" if version < 3 else ""),
+        context,
+    )
+
+
+def judge_unexportable(obj: Any, context: str) -> Result | None:
+    """The outcome of reading the attribute of an object that cannot export: `pass` when it
+    raises AttributeError (and `hasattr` agrees), `fail` CAI-ATTR-RAISES-ATTRIBUTEERROR for any
+    other exception; None when it returned something, which is then judged as an export."""
+    try:
+        getattr(obj, ATTR)
+    except AttributeError as exc:
+        return sup.passed(f"{context}: {sup.describe_exception(exc)}")
+    except Exception as exc:  # noqa: BLE001 - the exception type is what is judged
+        return sup.failed(
+            "CAI-ATTR-RAISES-ATTRIBUTEERROR",
+            f"{sup.describe_exception(exc)} when reading the attribute (hasattr() raises it "
+            "too, and getattr(obj, name, None) does not return None)",
+            "AttributeError, as for any object without the interface",
+            context,
+        )
+    return None
+
+
+def _execute_unexportable(kind: str, producer: str) -> Result:
+    from caiconform import validate
+
+    obj = sup.adapter(producer).unexportable(kind)
+    context = f"{producer} {kind} object, which cannot export"
+    ended = judge_unexportable(obj, context)
+    if ended is not None:
+        return ended
+    report = validate(obj)
+    findings = list(report.findings)
+    if report.ok:
+        from caiconform.reference.live import live_check
+
+        live, _why = live_check(obj)
+        findings.extend(live)
+    return judge(findings, f"{context} (it exported a dict)")
 
 
 def owner_reachable(interface: Any, owner: Any, depth: int = 4) -> bool:
@@ -181,14 +282,21 @@ def _judge_synthetic(params: dict) -> Result:
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     if producer == SYNTHETIC:
         return _judge_synthetic(params)
+    if params.get("unexportable") is not None:
+        return _execute_unexportable(params["unexportable"], producer)
     from caiconform import validate
     from caiconform.spec.findings import finding
 
     layout = Layout.from_dict(params["layout"])
     typestr, scenario = params["typestr"], params["stream_scenario"]
     values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
-    obj = sup.produce(producer, values, layout, typestr, scenario)
-    context = f"{producer} {typestr} {layout.kind} {scenario}"
+    setting = params.get("export_setting")
+    if setting is None:
+        obj = sup.produce(producer, values, layout, typestr, scenario)
+        context = f"{producer} {typestr} {layout.kind} {scenario}"
+    else:
+        obj = sup.adapter(producer).produce_under(setting, values, layout, typestr)
+        context = f"{producer} {typestr} {layout.kind} with {setting}"
     ended, extra = sup.named_export(obj, typestr, context)
     if ended is not None:
         return ended
@@ -198,6 +306,11 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         interface = obj.__cuda_array_interface__
     except Exception:  # the validator already reported how reading it failed
         interface = None
+    if setting is not None:
+        version = dict(_adapter_hook(producer, "export_settings"))[setting]
+        wrong = judge_setting(interface, setting, version, context)
+        if wrong is not None:
+            return wrong
     if owner_reachable(interface, obj):
         findings.append(
             finding(
@@ -223,6 +336,19 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         print(f.level, f.message)
     print("ok (no MUST finding):", report.ok)
     """
+    if params.get("unexportable") is not None:
+        kind = params["unexportable"]
+        return sup.repro_script(
+            f"schema: reading __cuda_array_interface__ of a {producer} {kind} object, which "
+            "cannot export, should raise AttributeError [CAI-ATTR-RAISES-ATTRIBUTEERROR].",
+            "from caiconform.adapters.registry import get\n\n"
+            f"obj = get({producer!r}).unexportable({kind!r})\n",
+            "try:\n"
+            "    obj.__cuda_array_interface__\n"
+            "except AttributeError as exc:\n"
+            "    print('AttributeError (right):', exc)\n"
+            "print('hasattr:', hasattr(obj, '__cuda_array_interface__'))\n",
+        )
     if producer == SYNTHETIC:
         encoded = json.dumps(params["interface"])
         return sup.repro_script(
@@ -234,6 +360,20 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
             judge_lines,
         )
     layout = Layout.from_dict(params["layout"])
+    setting = params.get("export_setting")
+    if setting is not None:
+        return sup.repro_script(
+            f"schema: the __cuda_array_interface__ {producer} exports with {setting} "
+            f"[CAI-SYNC-PRODUCER-OPT-OUT].",
+            sup.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
+            "from caiconform.adapters.registry import get\n"
+            "from caiconform.spec.layout import Layout\n\n"
+            f"layout = Layout.from_dict({params['layout']!r})\n"
+            f"obj = get({producer!r}).produce_under({setting!r}, values, layout, "
+            f"{params['typestr']!r})\n",
+            "print(obj.__cuda_array_interface__)\n",
+            judge_lines,
+        )
     return sup.repro_script(
         f"schema: the __cuda_array_interface__ {producer} exports for a {params['typestr']} "
         f"array, layout {layout.kind}, stream scenario {params['stream_scenario']}.",

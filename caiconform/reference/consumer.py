@@ -98,6 +98,29 @@ def _interface(obj: Any) -> dict:
     return d
 
 
+def _with_fields(dtype: np.dtype, descr: Any) -> np.dtype:
+    """`dtype` (raw bytes `V<n>`) with the named fields `descr` gives them, when it gives any
+    of that item size: a structured export keeps its fields [CAI-PORT-DESCR-FIELDS]. Object
+    fields are refused [CAI-DESCR-OBJECT-REFUSED]: device memory holds no object of ours."""
+    if dtype.kind == "O":
+        raise ConsumerRefused(
+            [finding("CAI-DESCR-OBJECT-REFUSED", "typestr", dtype.str, "no object kind")]
+        )
+    if dtype.kind != "V" or not _named(descr):
+        return dtype
+    try:
+        fields = np.dtype([tuple(field) for field in descr])
+    except (TypeError, ValueError):  # the validator judged descr; keep the bytes
+        return dtype
+    if fields.hasobject:
+        raise ConsumerRefused(
+            [finding("CAI-DESCR-OBJECT-REFUSED", "descr", repr(descr), "no object fields")]
+        )
+    if fields.names is None or fields.itemsize != dtype.itemsize:
+        return dtype
+    return fields
+
+
 def inspect_dict(d: dict) -> tuple[_Plan, list[Finding]]:
     """Validate `d` and reduce it to a reading plan; ConsumerRefused on any MUST finding."""
     from caiconform.spec.validate import validate
@@ -112,6 +135,7 @@ def inspect_dict(d: dict) -> tuple[_Plan, list[Finding]]:
         raise ConsumerRefused(
             [finding("CAI-TYPESTR-GRAMMAR", "typestr", repr(d["typestr"]), f"numpy dtype ({exc})")]
         ) from None
+    dtype = _with_fields(dtype, d.get("descr"))
     shape = tuple(int(n) for n in d["shape"])
     strides = d.get("strides")
     strides = (
@@ -304,3 +328,10 @@ def consume(
         if device != home:
             ensure_context(home)
     return result
+
+
+def _named(descr: Any) -> bool:
+    """True for a descr list with at least one named field (numpy names unnamed ones f0...)."""
+    return isinstance(descr, list) and any(
+        isinstance(field, (tuple, list)) and field and field[0] for field in descr
+    )

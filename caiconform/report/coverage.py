@@ -20,7 +20,17 @@ from caiconform.runner.outcome import PASS, SKIP
 __all__ = ["LABELS", "build_coverage", "combination", "planned_from_dirs"]
 
 #: the coverage labels, in the order a combination is written
-LABELS = ("layout", "dtype", "order", "scenario", "mutation", "mask", "version", "entry")
+LABELS = (
+    "layout",
+    "dtype",
+    "order",
+    "scenario",
+    "mutation",
+    "mask",
+    "version",
+    "object",
+    "entry",
+)
 
 
 #: ... and the memory kind the producer allocated (`checks._memory`), last

@@ -135,6 +135,11 @@ RULES = (
     make("CAI-DESCR-CONSISTENT", "MUST", "0-3", "producer", PY,
          "descr describes the same item as typestr: its total item size equals typestr's, and a "
          "single unnamed field has typestr's format.", **_D),
+    make("CAI-DESCR-OBJECT-REFUSED", "SHOULD", "0-3", "consumer", PY,
+         "A consumer does not make objects of items with object fields (kind O in typestr or "
+         "descr): in the numpy array interface they hold PyObject pointers, no data a device "
+         "can use and no object of the consumer's process; it refuses them or keeps their bytes "
+         "opaque."),
     # --- mask -----------------------------------------------------------------------------
     make("CAI-MASK-TYPE", "MUST", "1-3", "producer", PY,
          "mask, if given, is None or an object exposing __cuda_array_interface__.", **_D),
@@ -302,6 +307,10 @@ RULES = (
          "An element type with no numpy typestr code (bfloat16, float8) can only be exported as "
          "raw bytes of its size (kind V): legal and byte-exact, but the element type is lost and "
          "consumers that want numbers refuse it or must be told the type out of band."),
+    make("CAI-PORT-DESCR-FIELDS", "PORTABILITY", "0-3", "consumer", PY,
+         "A consumer may read a structured export (typestr V<n> with named fields in descr) as "
+         "opaque bytes, dropping descr: legal (descr is optional), but the field names and "
+         "types are lost to its users."),
     make("CAI-PORT-OPAQUE-EXPORT", "PORTABILITY", "0-3", "producer", PY,
          "A producer holding an element type with no numpy typestr code can still export it as "
          "raw bytes (<V2, |V1); one that refuses leaves its users no CAI path for that array."),

@@ -74,7 +74,7 @@ _CAI_SHARED: tuple[tuple[str, tuple[str, ...]], ...] = (
         "CAI-PRODUCER-DESCRIBES-DATA", "CAI-CONSUMER-READS-DESCRIBED")),
     ("This is for describing more complicated types", _r("CAI-DESCR-GRAMMAR")),
     ("This follows the same specification as in the numpy array interface",
-     _r("CAI-DESCR-GRAMMAR", "CAI-DESCR-CONSISTENT")),
+     _r("CAI-DESCR-GRAMMAR", "CAI-DESCR-CONSISTENT", "CAI-DESCR-OBJECT-REFUSED")),
     ("mask: None or object exposing the __cuda_array_interface__", _r("CAI-MASK-TYPE")),
     ("If None then all values in data are valid", _r("CAI-MASK-TRUTH")),
     ("All elements of the mask array should be interpreted only as true or not true",
