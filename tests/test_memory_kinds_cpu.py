@@ -360,3 +360,146 @@ def test_a_runs_records_carry_the_memory_kind_drawn_per_example(tmp_path, monkey
     assert len({(r["check"], r["producer"], r["consumer"]) for r in records}) == 1
     assert records and all(r["coverage"]["memory"] == r["params"]["memory"] for r in records)
     assert len({r["params"]["memory"] for r in records}) > 2
+
+
+# --- each kind's driver calls, the driver stood in for --------------------------------------
+
+
+class _KindDriver:
+    """Records the driver calls of `memkinds` and answers them as the driver would."""
+
+    GRANULE = 2 << 20
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+        self.next = 0x7F0000000000
+
+    def __getattr__(self, name: str):
+        from cuda.bindings import driver
+
+        answers = {
+            "cuMemAllocAsync": lambda size, stream: self._ptr(),
+            "cuMemAllocFromPoolAsync": lambda size, pool, stream: self._ptr(),
+            "cuMemPoolCreate": lambda props: "pool",
+            "cuMemAllocManaged": lambda size, flags: self._ptr(),
+            "cuMemHostAlloc": lambda size, flags: self._ptr(),
+            "cuMemHostGetDevicePointer": lambda host, flags: host,
+            "cuMemGetAllocationGranularity": lambda prop, option: self.GRANULE,
+            "cuMemAddressReserve": lambda size, align, hint, flags: self._ptr(),
+            "cuMemCreate": lambda size, prop, flags: "handle",
+            "cuDeviceGet": lambda ordinal: ordinal,
+            "cuDeviceGetCount": lambda: 2,
+            "cuDeviceCanAccessPeer": lambda a, b: 1,
+        }
+
+        def fake(*args):
+            self.calls.append((name, *args))
+            value = answers[name](*args) if name in answers else None
+            ok = driver.CUresult.CUDA_SUCCESS
+            return (ok,) if value is None else (ok, value)
+
+        fake.__name__ = name
+        return fake
+
+    def _ptr(self) -> int:
+        self.next += 1 << 30
+        return self.next
+
+    def names(self) -> list[str]:
+        return [c[0] for c in self.calls]
+
+
+@pytest.fixture
+def kind_driver(monkeypatch):
+    from cuda.bindings import driver
+
+    from caiconform.cuda import device, memory
+
+    fake = _KindDriver()
+    for name in (
+        "cuCtxSynchronize",
+        "cuStreamSynchronize",
+        "cuMemFree",
+        "cuMemAllocAsync",
+        "cuMemAllocFromPoolAsync",
+        "cuMemPoolCreate",
+        "cuMemAllocManaged",
+        "cuMemHostAlloc",
+        "cuMemHostGetDevicePointer",
+        "cuMemFreeHost",
+        "cuMemHostRegister",
+        "cuMemHostUnregister",
+        "cuMemGetAllocationGranularity",
+        "cuMemAddressReserve",
+        "cuMemCreate",
+        "cuMemMap",
+        "cuMemSetAccess",
+        "cuMemUnmap",
+        "cuMemRelease",
+        "cuMemAddressFree",
+        "cuDeviceGet",
+        "cuDeviceGetCount",
+        "cuDeviceCanAccessPeer",
+    ):
+        monkeypatch.setattr(driver, name, getattr(fake, name))
+    monkeypatch.setattr(device, "ensure_context", lambda ordinal=0: ordinal)
+    monkeypatch.setattr(memory, "_copy_stream", lambda fresh=False: 7)
+    monkeypatch.setattr(memkinds, "_pools", {})
+    return fake
+
+
+def test_stream_ordered_kinds_are_ready_when_made_and_freed_after_the_context_waits(kind_driver):
+    made = memkinds.allocate("async", 100)
+    assert kind_driver.names() == ["cuMemAllocAsync", "cuStreamSynchronize"]
+    made.free()
+    made.free()  # once only
+    assert kind_driver.names()[2:] == ["cuCtxSynchronize", "cuMemFree"]
+    memkinds.allocate("async-pool", 100)
+    memkinds.allocate("async-pool", 100)
+    assert kind_driver.names().count("cuMemPoolCreate") == 1, "one pool per device"
+
+
+def test_host_kinds_export_the_device_pointer_and_free_their_own_way(kind_driver):
+    mapped = memkinds.allocate("host-mapped", 100)
+    assert kind_driver.calls[0][2] == 3  # PORTABLE | DEVICEMAP
+    mapped.free()
+    assert kind_driver.names() == [
+        "cuMemHostAlloc",
+        "cuMemHostGetDevicePointer",
+        "cuCtxSynchronize",
+        "cuMemFreeHost",
+    ]
+    kind_driver.calls.clear()
+    registered = memkinds.allocate("host-registered", 5000)
+    _name, host, span, flags = kind_driver.calls[0]
+    assert host % 4096 == 0 and span == 8192 and flags == 3
+    assert registered.ptr == host and registered.size == 5000
+    registered.free()
+    assert kind_driver.names()[-2:] == ["cuCtxSynchronize", "cuMemHostUnregister"]
+
+
+def test_a_vmm_array_ends_at_its_mapping_before_a_guard_of_reserved_addresses(kind_driver):
+    granule = _KindDriver.GRANULE
+    made = memkinds.allocate("vmm", 100, guard=5 << 20)
+    reserve = next(c for c in kind_driver.calls if c[0] == "cuMemAddressReserve")
+    base = kind_driver.next
+    assert reserve[1] == granule + 3 * granule, "one granule mapped, the guard rounded up"
+    mapping = next(c for c in kind_driver.calls if c[0] == "cuMemMap")
+    assert (int(mapping[1]), mapping[2]) == (base, granule)
+    access = next(c for c in kind_driver.calls if c[0] == "cuMemSetAccess")
+    assert [d.location.id for d in access[3]] == [0, 1], "the owner and its peer may read it"
+    assert made.ptr == base + granule - 256, "the array ends within 256 bytes of the guard"
+    kind_driver.calls.clear()
+    made.free()
+    assert kind_driver.names() == [
+        "cuCtxSynchronize",
+        "cuMemUnmap",
+        "cuMemRelease",
+        "cuMemAddressFree",
+    ]
+
+
+def test_managed_memory_is_attached_globally(kind_driver):
+    memkinds.allocate("managed", 10).free()
+    assert kind_driver.calls[0][1:] == (10, 1)
+    assert kind_driver.names()[-1] == "cuMemFree"
