@@ -203,7 +203,9 @@ class _NumbaBackend:
         if kind not in _KINDS:
             return self.cuda.to_device(image)
         buf = getattr(self.cuda, _KINDS[kind])(image.shape, dtype=image.dtype)
-        buf.copy_to_device(image)
+        # written from the host, which both kinds allow: numba-cuda 0.30.4's copy_to_device
+        # on them raises AttributeError ('ManagedNDArray' object has no attribute '_dummy')
+        np.copyto(np.ndarray.view(buf, np.ndarray), image)
         return buf
 
     def synchronize(self) -> None:

@@ -358,7 +358,7 @@ class NumbaImporter:
                 cuda.from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj, sync=sync)
                 for obj in objs
             ]
-        _touch()[1, 1](*objs)
+        _touch()[1, 1](*(list(objs) * 2)[:2])  # one export is passed as both arguments
         return []
 
     def default_stream(self, array: Any) -> int | None:

@@ -85,7 +85,11 @@ def test_object_fields_are_refused_or_read_as_bytes(consumer):
     result = adversarial.execute(params, None, consumer)
     if consumer == "reference":
         assert (result.outcome, result.rule) == ("rejected", adversarial.OBJECT_FIELDS_RULE)
-    assert result.outcome in ("rejected", "pass"), result.message
+    if result.outcome == "fail":  # a finding against the library (CuPy 14.2 makes objects)
+        assert result.rule == adversarial.OBJECT_FIELDS_RULE, result.message
+        assert "objects" in result.message, result.message
+    else:
+        assert result.outcome in ("rejected", "pass"), result.message
 
 
 @pytest.mark.parametrize("typestr", roundtrip.UNIT_TYPESTRS)
