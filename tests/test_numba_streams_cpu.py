@@ -192,3 +192,33 @@ def test_drawn_examples_of_a_numba_cell_reproduce(params):
     compile(script, "repro", "exec")
     if params["stream_scenario"] in streams.NUMBA_SCENARIOS:
         assert streams.NUMBA_SCENARIOS[params["stream_scenario"]] in script
+
+
+class TimedWorld(FakeWorld):
+    """Streams whose work ends by itself once its spin has run (as a GPU's does)."""
+
+    def make(self, n, spins_us, export_stream):
+        made = super().make(n, spins_us, export_stream)
+        self.ends = {p.stream: p.launched + us / 1e6 for p, us in zip(made, spins_us, strict=True)}
+        return made
+
+    def done(self, stream):
+        return stream not in self.pending or time.perf_counter() >= self.ends[stream]
+
+
+class SlowNumba(FakeNumba):
+    """Keeps every rule but takes one and a half calibrated spins to import (a loaded host)."""
+
+    def imports(self, objs, sync=True):
+        time.sleep(1.5 * SPIN_US / 1e6)
+        return super().imports(objs, sync)
+
+
+@pytest.mark.parametrize("scenario", ["numba-stream-none", "numba-sync-off"])
+def test_a_slow_import_that_does_not_wait_is_not_taken_for_a_wait(scenario):
+    """The work the import must not wait for outlasts a slow import (NO_WAIT_SPINS spins), so
+    a consumer that keeps the rule passes however long its import took; one default run had
+    a 2 ms spin end during an import and reported a wait that did not reproduce."""
+    world = TimedWorld()
+    result = CHECKS[scenario](SlowNumba(world), world, 64, SPIN_US)
+    assert result.outcome == "pass", result.message
