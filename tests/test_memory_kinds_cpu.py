@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -360,6 +361,65 @@ def test_a_runs_records_carry_the_memory_kind_drawn_per_example(tmp_path, monkey
     assert len({(r["check"], r["producer"], r["consumer"]) for r in records}) == 1
     assert records and all(r["coverage"]["memory"] == r["params"]["memory"] for r in records)
     assert len({r["params"]["memory"] for r in records}) > 2
+
+
+def test_a_run_draws_only_the_kinds_it_is_given_and_records_them(tmp_path, monkeypatch):
+    """`RunConfig.memory_kinds` (`--memory-kinds`) narrows the draws for the run alone: its
+    records name no other kind, run.json keeps the list, and the environment the caller had
+    is back afterwards."""
+    from caiconform.runner.driver import RunConfig, run_matrix
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delenv(_memory.KINDS_ENV, raising=False)
+    monkeypatch.setattr(_memory, "FAMILIES", _memory.FAMILIES | {"synthetic"})
+    monkeypatch.setattr(_memory, "kinds_for", lambda producer: tuple(_memory.allowed_kinds()))
+    config = RunConfig(
+        out=tmp_path / "run",
+        checks=["tests.synthetic.checks"],
+        libraries=["good"],
+        max_examples=30,
+        seed=7,
+        workers=1,
+        timeout_s=5.0,
+        gpus=0,
+        health_hooks=["tests.synthetic.checks:healthy"],
+        adapter_source="tests.synthetic.adapters",
+        memory_kinds=("device", "vmm"),
+    )
+    run_matrix(config)
+    lines = (config.out / "results.jsonl").read_text().splitlines()
+    records = [r for r in map(json.loads, lines) if r.get("params")]
+    assert {r["params"]["memory"] for r in records} == {"device", "vmm"}
+    settings = json.loads((config.out / "run.json").read_text())["settings"]
+    assert settings["memory_kinds"] == ["device", "vmm"]
+    assert _memory.KINDS_ENV not in os.environ
+
+
+def test_a_run_from_before_the_dimension_resumes_on_device_memory(tmp_path):
+    """A run.json without `memory_kinds` (runs drew no kind then) resumes drawing none, so
+    the resumed draws replay the run's; an unknown kind is a one-line usage error."""
+    from caiconform.runner.driver import RunConfig, UsageError, _fill_defaults, _resumed_run_id
+
+    out = tmp_path / "old"
+    out.mkdir()
+    settings = {"checks": ["schema"], "max_examples": 10, "seed": 1, "drawn_crash_cap": 3}
+    (out / "run.json").write_text(json.dumps({"run_id": "r1", "settings": settings}))
+    config = RunConfig(out=out, checks=["schema"], resume=True)
+    assert _resumed_run_id(config) == "r1"
+    assert tuple(config.memory_kinds) == ("device",)
+    with pytest.raises(UsageError, match="heap"):
+        _fill_defaults(RunConfig(out=out, checks=["schema"], memory_kinds=("device", "heap")))
+
+
+def test_the_cli_refuses_an_unknown_memory_kind_in_one_line(tmp_path, capsys):
+    from caiconform.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "--memory-kinds", "device,heap", "--out", str(tmp_path / "r")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "unknown memory kind 'heap'" in err[-1] and "Traceback" not in "".join(err)
 
 
 # --- each kind's driver calls, the driver stood in for --------------------------------------

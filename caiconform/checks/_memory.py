@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 __all__ = [
     "FAMILIES",
     "KINDS_ENV",
+    "allowed_kinds",
     "kinds_for",
     "drawn",
     "spread",
@@ -41,7 +42,8 @@ __all__ = [
 ]
 
 #: environment variable naming the kinds a run may draw, comma-separated (default: every
-#: kind); "device" draws none, as before the dimension existed (to measure what it costs)
+#: kind); "device" draws none, as before the dimension existed (to measure what it costs).
+#: `caiconform run --memory-kinds` sets it for the run (and records it in run.json)
 KINDS_ENV = "CAICONFORM_MEMORY_KINDS"
 
 #: the families whose examples draw a memory kind
@@ -55,7 +57,7 @@ def kinds_for(producer: str | None) -> tuple[str, ...]:
     (None: the reference producer, which the consumer-role families use)."""
     from caiconform.cuda.memkinds import MEMORY_KINDS
 
-    allowed = _allowed()
+    allowed = allowed_kinds()
     if producer is None or producer == "reference":
         kinds: tuple[str, ...] = MEMORY_KINDS
     else:
@@ -68,7 +70,7 @@ def kinds_for(producer: str | None) -> tuple[str, ...]:
     return tuple(k for k in MEMORY_KINDS if k in kinds and k in allowed) or ("device",)
 
 
-def _allowed() -> tuple[str, ...]:
+def allowed_kinds() -> tuple[str, ...]:
     """The kinds `KINDS_ENV` allows (every kind when unset); ValueError names unknown ones."""
     import os
 

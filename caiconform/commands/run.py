@@ -94,6 +94,20 @@ def _seconds_or_zero(value: str) -> float:
     return _seconds(value)
 
 
+def _memory_kinds(value: str) -> tuple[str, ...]:
+    """Comma-separated memory kinds, each one `caiconform.cuda.memkinds` knows (no CUDA
+    needed to check the names)."""
+    from caiconform.cuda.memkinds import check_kind
+
+    kinds = [k.strip() for k in value.split(",") if k.strip()]
+    if not kinds:
+        raise argparse.ArgumentTypeError("expected at least one memory kind")
+    try:
+        return tuple(dict.fromkeys(check_kind(k) for k in kinds))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--libraries", type=_names, metavar="A,B,...", help="adapters to run (default: all)"
@@ -157,6 +171,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="drawn examples of one kind (adversarial mutation, layout kind) that may crash, "
         "hang or poison a cell's worker before the rest of that kind there is skipped "
         "(default 3; 0 runs them all; on --resume, the run's)",
+    )
+    parser.add_argument(
+        "--memory-kinds",
+        type=_memory_kinds,
+        metavar="KIND,...",
+        help="the memory kinds examples may draw (default: every kind: "
+        "device,async,async-pool,managed,host-mapped,host-registered,vmm; `device` alone "
+        "draws none, as runs before the dimension; on --resume, the run's)",
     )
     parser.add_argument(
         "--no-shrink", action="store_true", help="keep non-pass examples as found, unshrunk"
@@ -439,6 +461,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.drawn_crash_cap is not None:
         config.drawn_crash_cap = args.drawn_crash_cap
+    if args.memory_kinds is not None:
+        config.memory_kinds = args.memory_kinds
     if args.batch is not None:
         config.batch = args.batch
     if args.costs_from is not None and not (args.costs_from / "cells.jsonl").is_file():

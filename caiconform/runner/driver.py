@@ -199,6 +199,9 @@ class RunConfig:
     only_cells: Sequence[str] | None = None
     #: examples per request to a worker (DEFAULT_BATCH; 1: one at a time)
     batch: int = DEFAULT_BATCH
+    #: the memory kinds examples may draw (`caiconform.cuda.memkinds`); None: those
+    #: `checks._memory.KINDS_ENV` names, else every kind; a resumed run keeps its own
+    memory_kinds: Sequence[str] | None = None
 
     def saved(self) -> dict[str, Any]:
         return {
@@ -214,6 +217,7 @@ class RunConfig:
             "shrink_patience_s": self.shrink_patience_s,
             "shard": list(self.shard) if self.shard is not None else None,
             "drawn_crash_cap": self.drawn_crash_cap,
+            "memory_kinds": list(self.memory_kinds) if self.memory_kinds is not None else None,
         }
 
 
@@ -981,6 +985,8 @@ def _resumed_run_id(config: RunConfig) -> str:
             setattr(config, key, value)
         if "drawn_crash_cap" not in settings:  # a run from before the cap ran every example
             config.drawn_crash_cap = 0
+        if "memory_kinds" not in settings:  # a run from before the dimension drew none
+            config.memory_kinds = ("device",)
         if config.shard is not None:
             config.shard = tuple(config.shard)
         return meta["run_id"]
@@ -989,6 +995,15 @@ def _resumed_run_id(config: RunConfig) -> str:
 
 
 def _fill_defaults(config: RunConfig) -> None:
+    from caiconform.checks._memory import allowed_kinds
+    from caiconform.cuda.memkinds import check_kind
+
+    try:
+        if config.memory_kinds is None:
+            config.memory_kinds = allowed_kinds()
+        config.memory_kinds = tuple(check_kind(k) for k in config.memory_kinds)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if config.timeout_s is None:
         config.timeout_s = DEFAULT_TIMEOUT_S
     if config.shrink_budget_s is None:
@@ -1131,6 +1146,29 @@ def run_matrix(config: RunConfig, listener: Listener | None = None) -> RunResult
     check or library; everything an example does becomes a record instead."""
     run_id = _resumed_run_id(config) if config.resume else None
     _fill_defaults(config)
+    with _memory_kinds_drawn(config.memory_kinds or ()):
+        return _run(config, listener, run_id)
+
+
+@contextlib.contextmanager
+def _memory_kinds_drawn(kinds: Sequence[str]) -> Iterator[None]:
+    """`kinds` as the kinds this process and the ones it starts draw (`KINDS_ENV`: the floors
+    and the prefetching processes read it), the caller's setting back afterwards."""
+    from caiconform.checks._memory import KINDS_ENV
+
+    before = os.environ.get(KINDS_ENV)
+    os.environ[KINDS_ENV] = ",".join(kinds)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(KINDS_ENV, None)
+        else:
+            os.environ[KINDS_ENV] = before
+
+
+def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> RunResult:
+    """`run_matrix` once the settings are whole (a resumed run's read back, defaults filled)."""
     families, broken = load_families(config.checks)
     try:
         source_names: Callable[[], list[str]] = resolve(f"{config.adapter_source}:names")
