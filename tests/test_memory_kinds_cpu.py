@@ -433,6 +433,8 @@ class _KindDriver:
     def __init__(self) -> None:
         self.calls: list[tuple] = []
         self.next = 0x7F0000000000
+        #: cuDeviceCanAccessPeer(dev, peer_dev): may contexts on dev read peer_dev's memory
+        self.can_access_peer = lambda dev, peer_dev: 1
 
     def __getattr__(self, name: str):
         from cuda.bindings import driver
@@ -449,7 +451,7 @@ class _KindDriver:
             "cuMemCreate": lambda size, prop, flags: "handle",
             "cuDeviceGet": lambda ordinal: ordinal,
             "cuDeviceGetCount": lambda: 2,
-            "cuDeviceCanAccessPeer": lambda a, b: 1,
+            "cuDeviceCanAccessPeer": lambda dev, peer: self.can_access_peer(dev, peer),
         }
 
         def fake(*args):
@@ -557,6 +559,21 @@ def test_a_vmm_array_ends_at_its_mapping_before_a_guard_of_reserved_addresses(ki
         "cuMemRelease",
         "cuMemAddressFree",
     ]
+
+
+def test_a_vmm_array_is_readable_by_the_devices_that_can_access_it_not_those_it_can_access(
+    kind_driver,
+):
+    # device 1 may read device 0's memory, device 0 not device 1's (cuDeviceCanAccessPeer's
+    # first argument is the device that reads)
+    kind_driver.can_access_peer = lambda dev, peer_dev: int((dev, peer_dev) == (1, 0))
+    memkinds.allocate("vmm", 100, device=0).free()
+    access = next(c for c in kind_driver.calls if c[0] == "cuMemSetAccess")
+    assert [d.location.id for d in access[3]] == [0, 1]
+    kind_driver.calls.clear()
+    memkinds.allocate("vmm", 100, device=1).free()
+    access = next(c for c in kind_driver.calls if c[0] == "cuMemSetAccess")
+    assert [d.location.id for d in access[3]] == [1], "device 0 cannot read device 1's memory"
 
 
 def test_managed_memory_is_attached_globally(kind_driver):

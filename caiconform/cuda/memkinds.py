@@ -304,8 +304,9 @@ def _vmm_readers(device: int) -> list[int]:
     owner = call(driver.cuDeviceGet, device)
     readers = [device]
     for other in range(int(call(driver.cuDeviceGetCount))):
+        # cuDeviceCanAccessPeer(dev, peerDev): can contexts on dev access peerDev's memory
         if other != device and call(
-            driver.cuDeviceCanAccessPeer, owner, call(driver.cuDeviceGet, other)
+            driver.cuDeviceCanAccessPeer, call(driver.cuDeviceGet, other), owner
         ):
             readers.append(other)
     return readers
