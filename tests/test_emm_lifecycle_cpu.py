@@ -50,6 +50,20 @@ class SilentPlugin(Plugin):
         raise RuntimeError("no memory info")
 
 
+class NoIpcPlugin(Plugin):
+    """Cannot share its memory: get_ipc_handle raises (EMM-IPC-HANDLE judges that)."""
+
+    def get_ipc_handle(self, memory):
+        raise NotImplementedError("no IPC")
+
+
+class IntInfoPlugin(Plugin):
+    """Answers get_memory_info with an object tuple() cannot take."""
+
+    def get_memory_info(self):
+        return 42
+
+
 class IpcArrayHandle:
     def __init__(self, ipc_handle):
         self._ipc_handle = ipc_handle
@@ -146,6 +160,18 @@ def test_a_plugin_exception_reaching_the_caller_passes_and_a_swallowed_one_fails
     assert run(fake_numba(SilentPlugin))["memory-info-routed"].outcome == "pass"
     bad = run(fake_numba(SilentPlugin, "memory-info-swallows"))["memory-info-routed"]
     assert bad.outcome == "fail" and "RuntimeError" in bad.message
+
+
+def test_a_plugin_refusing_ipc_routed_to_the_caller_passes_and_one_swallowed_fails():
+    got = run(fake_numba(NoIpcPlugin))["ipc-handle-routed"]
+    assert got.outcome == "pass" and "NotImplementedError" in got.seen
+    bad = run(fake_numba(NoIpcPlugin, "ipc"))["ipc-handle-routed"]
+    assert bad.outcome == "fail" and "without calling" in bad.message
+
+
+def test_memory_info_routing_passes_whatever_object_the_plugin_answers():
+    got = run(fake_numba(IntInfoPlugin))["memory-info-routed"]
+    assert got.outcome == "pass" and "42" in got.seen
 
 
 @pytest.mark.parametrize(

@@ -196,7 +196,7 @@ class LifecycleChecks:
                 )
             return
         if raised is None and (got is returned or got == returned):
-            self.emit(passed(check, rule, f"the plugin's answer {tuple(returned)!r}"))
+            self.emit(passed(check, rule, f"the plugin's answer {returned!r}"))
         else:
             what = f"{type(raised).__name__}: {raised}" if raised else repr(got)
             self.emit(failed(check, rule, what, f"the plugin's answer {returned!r}"))
@@ -208,15 +208,29 @@ class LifecycleChecks:
         _, mgr = self._manager()
         array = self.cuda.device_array(4096, np.uint8)
         address = _address(array.gpu_data)
+        raised: BaseException | None = None
+        handle = None
         with spy(mgr, "get_ipc_handle") as seen:
-            handle = array.get_ipc_handle()
+            try:
+                handle = array.get_ipc_handle()
+            except Exception as exc:
+                raised = exc
         if not seen.calls:
+            if raised is not None:
+                raise raised
             self._not_called(check, rule, "DeviceNDArray.get_ipc_handle()", "get_ipc_handle")
             return
-        args, returned, _ = seen.calls[-1]
+        args, returned, plugin_raised = seen.calls[-1]
         asked = _address(args[0]) if args else 0
         inner = getattr(handle, "_ipc_handle", handle)
-        if asked != address:
+        if asked == address and plugin_raised is not None and raised is plugin_raised:
+            # routed: the plugin's refusal (judged by EMM-IPC-HANDLE) reached the caller
+            self.emit(
+                passed(check, rule, f"the plugin's {type(raised).__name__} reached the caller")
+            )
+        elif raised is not None:
+            raise raised
+        elif asked != address:
             self.emit(
                 failed(
                     check,
