@@ -120,21 +120,10 @@ class RmmAdapter(Adapter):
 def _dtype_of(desc: dict) -> np.dtype:
     """The element type the adapter views RMM's bytes as: the typestr, with descr's named
     fields when it gives them for an item of that size (RMM itself keeps no element type)."""
+    from caiconform.spec.dtypes import descr_dtype
+
     dtype = np.dtype(desc["typestr"])
-    descr = desc.get("descr")
-    if dtype.kind != "V" or not _named(descr):
+    fields = descr_dtype(desc.get("descr")) if dtype.kind == "V" else None
+    if fields is None or fields.names is None or fields.hasobject:
         return dtype
-    try:
-        fields = np.dtype([tuple(field) for field in descr])
-    except (TypeError, ValueError):
-        return dtype
-    if fields.names is None or fields.hasobject or fields.itemsize != dtype.itemsize:
-        return dtype
-    return fields
-
-
-def _named(descr: Any) -> bool:
-    """True for a descr list with at least one named field (numpy names unnamed ones f0...)."""
-    return isinstance(descr, list) and any(
-        isinstance(field, (tuple, list)) and field and field[0] for field in descr
-    )
+    return fields if fields.itemsize == dtype.itemsize else dtype

@@ -106,11 +106,11 @@ def _with_fields(dtype: np.dtype, descr: Any) -> np.dtype:
         raise ConsumerRefused(
             [finding("CAI-DESCR-OBJECT-REFUSED", "typestr", dtype.str, "no object kind")]
         )
-    if dtype.kind != "V" or not _named(descr):
-        return dtype
-    try:
-        fields = np.dtype([tuple(field) for field in descr])
-    except (TypeError, ValueError):  # the validator judged descr; keep the bytes
+    from caiconform.spec.dtypes import descr_dtype
+
+    # a descr numpy cannot build was judged by the validator; the bytes are kept
+    fields = descr_dtype(descr) if dtype.kind == "V" else None
+    if fields is None:
         return dtype
     if fields.hasobject:
         raise ConsumerRefused(
@@ -328,10 +328,3 @@ def consume(
         if device != home:
             ensure_context(home)
     return result
-
-
-def _named(descr: Any) -> bool:
-    """True for a descr list with at least one named field (numpy names unnamed ones f0...)."""
-    return isinstance(descr, list) and any(
-        isinstance(field, (tuple, list)) and field and field[0] for field in descr
-    )

@@ -27,6 +27,7 @@ __all__ = [
     "numpy_dtype",
     "storage_typestr",
     "descr_of",
+    "descr_dtype",
     "padding_mask",
     "dtype_name",
     "dtype_class",
@@ -87,6 +88,20 @@ def padding_mask(dtype: np.dtype) -> np.ndarray | None:
 def descr_of(typestr: str) -> list[tuple[str, str]] | None:
     """The `descr` a conforming export carries for `typestr` (None: not needed)."""
     return list(STRUCTURED_DESCR) if typestr == STRUCTURED else None
+
+
+def descr_dtype(descr: object) -> np.dtype | None:
+    """The numpy dtype of a `descr` list naming at least one field (numpy names unnamed ones
+    f0...), or None: no such list, or one numpy cannot build. Object fields are kept; whether
+    they and the item size are acceptable is the caller's to judge."""
+    if not isinstance(descr, list) or not any(
+        isinstance(field, (tuple, list)) and field and field[0] for field in descr
+    ):
+        return None
+    try:
+        return np.dtype([tuple(field) for field in descr])
+    except (TypeError, ValueError):
+        return None
 
 
 def dtype_name(dtype: np.dtype) -> str | None:
