@@ -13,8 +13,9 @@ The kinds a cell draws are the producer's `memory_kinds` (the reference producer
 a library: the kinds it makes itself, e.g. Numba's managed and mapped arrays; "device" alone
 for the rest, which then draw nothing). A library's own kinds are given to examples without
 pending work only (stream scenario "none"): its stream scenarios copy inside its buffer with
-device-array APIs its other kinds need not offer, so those examples stay on device memory. The worker makes the example's kind current while it
-runs (`memkinds.using_kind`), and the producer allocates it.
+device-array APIs its other kinds need not offer, so those examples stay on device memory.
+The worker makes the example's kind current while it runs (`memkinds.using_kind`), and the
+producer allocates it.
 
 The runner asks `examples_of` and `floor_of` rather than the family, for the families of
 `FAMILIES`. Not there: zero_size (a zero-size array has no allocation), devices (a device-1

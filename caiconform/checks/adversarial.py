@@ -12,8 +12,8 @@ accepts a dict reads an allocation rather than a random address:
   no stream (CAI-STREAM-LIVE), items with an object field in `descr` (typestr `|V<n>`, the
   drawn type then a `|O8` field, its bytes zero: a consumer must refuse to build PyObjects from
   device memory: a refusal is right, bytes read as opaque items pass, an array of objects is a
-  `fail` of CAI-DESCR-OBJECT-REFUSED, whose objects are no data); and legal-but-unusual layouts (odd strides, negative strides,
-  broadcast zero strides) that must be read correctly or refused for a portability reason.
+  `fail` of CAI-DESCR-OBJECT-REFUSED, whose objects are no data); and legal-but-unusual
+  layouts (odd strides, negative strides, broadcast zero strides) that must be read correctly or refused for a portability reason.
 
 The exchange itself is classified by `judge_exchange`: input breaking a MUST rule cleanly
 refused is `rejected` with expected EXPECT_REJECTION (the right answer), taken is

@@ -27,8 +27,8 @@ portable). An entry whose result cannot be written (JAX arrays are immutable) sk
 `consumer-writes`; one with no result outliving the call (a kernel argument) skips
 `producer-writes`.
 
-The draws are small and finite (entry x the directions it can show x three dtypes x two shapes), values are
-small distinct integers (exact in every dtype, so a ufunc's multiply by one is the identity),
+The draws are small and finite (entry x the directions it can show x three dtypes x two
+shapes), values are small distinct integers (exact in every dtype, so a ufunc's multiply by one is the identity),
 and the floor runs every entry x direction once: a cell costs at most a few dozen exchanges of
 a few ms each. The producer is always the reference (its memory is written and read with the
 driver, trusted); copy semantics are the consumer's.
