@@ -128,6 +128,16 @@ def test_the_environment_narrows_the_kinds_and_device_alone_changes_nothing(monk
         _memory.kinds_for("reference")
 
 
+def test_one_kind_other_than_device_is_the_kind_of_every_example(monkeypatch):
+    from caiconform.checks import roundtrip
+
+    monkeypatch.setenv(_memory.KINDS_ENV, "vmm")
+    floor = _memory.floor_of(roundtrip, "reference", "cupy")
+    assert {(e.params["memory"], e.coverage["memory"]) for e in floor} == {("vmm", "vmm")}
+    drawn = _draw(_memory.examples_of(roundtrip, "reference", "cupy"), 20)
+    assert {p["memory"] for p in drawn} == {"vmm"}
+
+
 def test_the_worker_makes_the_examples_kind_current():
     from caiconform.runner.worker import run_example
 
