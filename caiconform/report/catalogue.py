@@ -123,10 +123,19 @@ _IMPLIES = {
 }
 #: coarse differences a contrast may name (more is not a condition, it is another example)
 _MAX_DIFF = 3
-#: coverage labels a condition is read from, in the order it names them
-_LABELS = ("layout", "dtype", "order", "scenario", "mutation", "mask", "version", "entry")
-#: ... and the memory kind the producer allocated (`checks._memory`: drawn per example)
-_LABELS = (*_LABELS, "memory")
+#: coverage labels a condition is read from, in the order it names them (last the memory kind
+#: the producer allocated: `checks._memory`, drawn per example)
+_LABELS = (
+    "layout",
+    "dtype",
+    "order",
+    "scenario",
+    "mutation",
+    "mask",
+    "version",
+    "entry",
+    "memory",
+)
 #: what a CAI-DLPACK-AGREE fail says when the check parsed the producer's capsule itself
 _CAPSULE_PARSED_HERE = "own DLPack capsule"
 

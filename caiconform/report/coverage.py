@@ -19,7 +19,8 @@ from caiconform.runner.outcome import PASS, SKIP
 
 __all__ = ["LABELS", "build_coverage", "combination", "planned_from_dirs"]
 
-#: the coverage labels, in the order a combination is written
+#: the coverage labels, in the order a combination is written (last the memory kind the
+#: producer allocated, `checks._memory`)
 LABELS = (
     "layout",
     "dtype",
@@ -30,11 +31,8 @@ LABELS = (
     "version",
     "object",
     "entry",
+    "memory",
 )
-
-
-#: ... and the memory kind the producer allocated (`checks._memory`), last
-LABELS = (*LABELS, "memory")
 
 
 def combination(coverage: Mapping[str, Any]) -> str:
