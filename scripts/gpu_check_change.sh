@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One GPU call that checks a change end to end (carry .whl for the adopters), in the order that
+# keeps the timed run on a fresh machine:
+#   bash scripts/gpu_check_change.sh OUT [SEED]          (SEED: 11)
+# 1. the default matrix, timed, from no compiled code on disk (`caiconform run --seed SEED`);
+# 2. the adversarial family again with the same seed (do its groups repeat? `compare.txt`);
+# 3. `caiconform emm-check` of Numba's default manager and both reference plugin modes;
+# 4. the GPU-marked tests (`scripts/gpu_marked_tests.sh`), last: they may be cut by the limit.
+# Each step has its own cap so the whole stays under 9 minutes; a failed step never stops the
+# later ones. Writes under OUT (7 files): summary.txt (each step's exit and time), gpu.txt,
+# emm-check.txt, tests.log, compare.txt, run.tar.gz (the default run's run.json, cells.jsonl,
+# env.json, adapters.json, results.jsonl.gz and its log: `caiconform report` renders it here)
+# and adversarial.tar.gz (the same for step 2).
+set -uo pipefail
+out=${1:?usage: gpu_check_change.sh OUT [SEED]}
+seed=${2:-11}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+source scripts/gpu_env.sh
+work=$(mktemp -d /tmp/check-change.XXXX)
+summary="$out/summary.txt"
+: > "$summary"
+
+# timed NAME CAP_S COMMAND...: run it under `timeout`, its exit and wall time to the summary
+timed() {
+  local name=$1 cap=$2
+  shift 2
+  local s rc
+  s=$(date +%s.%N)
+  timeout -s INT -k 15 "$cap" "$@" > "$work/$name.log" 2>&1
+  rc=$?
+  echo "$name: exit $rc after $(python3 -c "print(round($(date +%s.%N) - $s, 1))") s: $*" \
+    | tee -a "$summary"
+  tail -2 "$work/$name.log" | sed 's/^/  /' >> "$summary"
+}
+
+# keep NAME TARBALL: a run directory's files and its log in one tarball under OUT
+keep() {
+  local name=$1
+  [ -f "$work/$name/results.jsonl" ] && gzip -kf "$work/$name/results.jsonl"
+  (cd "$work" && tar -czf "$out/$2" --ignore-failed-read "$name.log" \
+    $(for f in run.json cells.jsonl env.json adapters.json results.jsonl.gz; do
+        [ -f "$name/$f" ] && echo "$name/$f"
+      done)) || echo "tar $2 failed" | tee -a "$summary"
+}
+
+fresh_builds
+timed default 150 caiconform run --seed "$seed" --out "$work/default"
+keep default run.tar.gz
+fresh_builds
+timed adversarial 70 caiconform run --seed "$seed" --checks adversarial --out "$work/adversarial"
+keep adversarial adversarial.tar.gz
+caiconform compare "$work/default" "$work/adversarial" --common-cells > "$out/compare.txt" 2>&1
+echo "compare (adversarial cells of both runs): exit $?; $(sed -n 2p "$out/compare.txt")" \
+  | tee -a "$summary"
+timed emm-check 70 caiconform emm-check numba.cuda.cudadrv.driver:NumbaCUDAMemoryManager \
+  caiconform.reference.emm:ReferenceDirectManager caiconform.reference.emm:ReferencePoolManager
+cp "$work/emm-check.log" "$out/emm-check.txt"
+bash scripts/gpu_marked_tests.sh "$out" 110 | tee -a "$summary"
+cat "$summary"
