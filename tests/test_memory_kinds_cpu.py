@@ -344,15 +344,14 @@ def test_address_range_of_registered_host_memory_from_the_range_attributes(fake_
 # --- a run's records -----------------------------------------------------------------------
 
 
-def test_a_runs_records_carry_the_memory_kind_drawn_per_example(tmp_path, monkeypatch):
-    """The synthetic family, given the dimension here: the parent draws a kind per example,
-    the workers run it, and every record's coverage names it (no cell more)."""
+def _synthetic_run(tmp_path, monkeypatch, kinds_for, **settings) -> list[dict]:
+    """A run of the synthetic family, given the dimension here (`kinds_for` the kinds its
+    cell draws): the records with params."""
     from caiconform.runner.driver import RunConfig, run_matrix
 
-    root = Path(__file__).resolve().parent.parent
-    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
     monkeypatch.setattr(_memory, "FAMILIES", _memory.FAMILIES | {"synthetic"})
-    monkeypatch.setattr(_memory, "kinds_for", lambda producer: MEMORY_KINDS)
+    monkeypatch.setattr(_memory, "kinds_for", kinds_for)
     config = RunConfig(
         out=tmp_path / "run",
         checks=["tests.synthetic.checks"],
@@ -364,10 +363,17 @@ def test_a_runs_records_carry_the_memory_kind_drawn_per_example(tmp_path, monkey
         gpus=0,
         health_hooks=["tests.synthetic.checks:healthy"],
         adapter_source="tests.synthetic.adapters",
+        **settings,
     )
     run_matrix(config)
     lines = (config.out / "results.jsonl").read_text().splitlines()
-    records = [r for r in map(json.loads, lines) if r.get("params")]
+    return [r for r in map(json.loads, lines) if r.get("params")]
+
+
+def test_a_runs_records_carry_the_memory_kind_drawn_per_example(tmp_path, monkeypatch):
+    """The parent draws a kind per example, the workers run it, and every record's coverage
+    names it (no cell more)."""
+    records = _synthetic_run(tmp_path, monkeypatch, lambda producer: MEMORY_KINDS)
     assert len({(r["check"], r["producer"], r["consumer"]) for r in records}) == 1
     assert records and all(r["coverage"]["memory"] == r["params"]["memory"] for r in records)
     assert len({r["params"]["memory"] for r in records}) > 2
@@ -377,31 +383,15 @@ def test_a_run_draws_only_the_kinds_it_is_given_and_records_them(tmp_path, monke
     """`RunConfig.memory_kinds` (`--memory-kinds`) narrows the draws for the run alone: its
     records name no other kind, run.json keeps the list, and the environment the caller had
     is back afterwards."""
-    from caiconform.runner.driver import RunConfig, run_matrix
-
-    root = Path(__file__).resolve().parent.parent
-    monkeypatch.syspath_prepend(str(root))
     monkeypatch.delenv(_memory.KINDS_ENV, raising=False)
-    monkeypatch.setattr(_memory, "FAMILIES", _memory.FAMILIES | {"synthetic"})
-    monkeypatch.setattr(_memory, "kinds_for", lambda producer: tuple(_memory.allowed_kinds()))
-    config = RunConfig(
-        out=tmp_path / "run",
-        checks=["tests.synthetic.checks"],
-        libraries=["good"],
-        max_examples=30,
-        seed=7,
-        workers=1,
-        timeout_s=5.0,
-        gpus=0,
-        health_hooks=["tests.synthetic.checks:healthy"],
-        adapter_source="tests.synthetic.adapters",
+    records = _synthetic_run(
+        tmp_path,
+        monkeypatch,
+        lambda producer: tuple(_memory.allowed_kinds()),
         memory_kinds=("device", "vmm"),
     )
-    run_matrix(config)
-    lines = (config.out / "results.jsonl").read_text().splitlines()
-    records = [r for r in map(json.loads, lines) if r.get("params")]
     assert {r["params"]["memory"] for r in records} == {"device", "vmm"}
-    settings = json.loads((config.out / "run.json").read_text())["settings"]
+    settings = json.loads((tmp_path / "run" / "run.json").read_text())["settings"]
     assert settings["memory_kinds"] == ["device", "vmm"]
     assert _memory.KINDS_ENV not in os.environ
 

@@ -1,4 +1,6 @@
-"""Write a run's finding groups as a strict expectation file (a baseline) for later runs.
+"""Freeze a run's findings so later runs are red only for new ones: run `caiconform baseline
+RUN_DIR -o cai-expectations.yaml`, replace each entry's TODO reason, commit the file, and
+give it to later runs (`--expectations`, or `--cai-expectations` in the pytest plugin).
 
 `caiconform baseline RUN_DIR [--merge DIR ...] -o cai-expectations.yaml [--library NAME]
 [--fail-on SEVERITIES]` writes one entry per finding group of the run's catalogue at or above

@@ -244,17 +244,9 @@ def _host_mapped(size: int, device: int, guard: int) -> KindMemory:
 
     flags = driver.CU_MEMHOSTALLOC_PORTABLE | driver.CU_MEMHOSTALLOC_DEVICEMAP
     host = int(call(driver.cuMemHostAlloc, size, flags, detail=f"{size} bytes"))
-
-    def release() -> None:
-        _synchronized(device)
-        call(driver.cuMemFreeHost, host)
-
-    try:
-        ptr = _device_pointer(host)
-    except Exception:
-        call(driver.cuMemFreeHost, host)
-        raise
-    return KindMemory("host-mapped", ptr, size, device, release)
+    return _exported_host(
+        "host-mapped", host, size, device, lambda: call(driver.cuMemFreeHost, host)
+    )
 
 
 def _host_registered(size: int, device: int, guard: int) -> KindMemory:
@@ -271,17 +263,28 @@ def _host_registered(size: int, device: int, guard: int) -> KindMemory:
     host = int(buffer.ctypes.data)
     flags = driver.CU_MEMHOSTREGISTER_PORTABLE | driver.CU_MEMHOSTREGISTER_DEVICEMAP
     call(driver.cuMemHostRegister, host, span, flags, detail=f"{span} bytes at 0x{host:x}")
+    return _exported_host(
+        "host-registered", host, size, device, lambda: call(driver.cuMemHostUnregister, host), raw
+    )
+
+
+def _exported_host(
+    kind: str, host: int, size: int, device: int, undo: Callable[[], object], keep: Any = None
+) -> KindMemory:
+    """Host memory the driver knows (`host`, given back by `undo`) exported through its device
+    pointer; freed after the context's work, which may still read it; undone at once when the
+    device pointer cannot be had."""
 
     def release() -> None:
         _synchronized(device)
-        call(driver.cuMemHostUnregister, host)
+        undo()
 
     try:
         ptr = _device_pointer(host)
     except Exception:
-        call(driver.cuMemHostUnregister, host)
+        undo()
         raise
-    return KindMemory("host-registered", ptr, size, device, release, _keep=raw)
+    return KindMemory(kind, ptr, size, device, release, _keep=keep)
 
 
 def _vmm_prop(device: int) -> Any:
