@@ -5,7 +5,10 @@
 # 1. the default matrix, timed, from no compiled code on disk (`caiconform run --seed SEED`);
 # 2. the adversarial family again with the same seed (do its groups repeat? `compare.txt`);
 # 3. `caiconform emm-check` of Numba's default manager and both reference plugin modes;
-# 4. the GPU-marked tests (`scripts/gpu_marked_tests.sh`), last: they may be cut by the limit.
+# 4. the GPU-marked tests (`scripts/gpu_marked_tests.sh`);
+# 5. where RMM is installed (carried in .whl), `emm-check` of RMM's plugin on its default
+#    resource and on each of `caiconform.emm.rmm_setups.RESOURCES`, appended to emm-check.txt,
+#    last and only while the 9 minutes allow (each capped at 40 s).
 # Each step has its own cap so the whole stays under 9 minutes; a failed step never stops the
 # later ones. Writes under OUT (7 files): summary.txt (each step's exit and time), gpu.txt,
 # emm-check.txt, tests.log, compare.txt, run.tar.gz (the default run's run.json, cells.jsonl,
@@ -57,4 +60,14 @@ timed emm-check 70 caiconform emm-check numba.cuda.cudadrv.driver:NumbaCUDAMemor
   caiconform.reference.emm:ReferenceDirectManager caiconform.reference.emm:ReferencePoolManager
 cp "$work/emm-check.log" "$out/emm-check.txt"
 bash scripts/gpu_marked_tests.sh "$out" 110 | tee -a "$summary"
+if python3 -c "import rmm" 2>/dev/null; then
+  rmm_plugin=rmm.allocators.numba:RMMNumbaManager
+  for setup in "" $(python3 -c "from caiconform.emm import rmm_setups as r; print(*r.RESOURCES)"); do
+    [ "$SECONDS" -gt 500 ] && { echo "rmm ${setup:-default}: not run (time)" | tee -a "$summary"; continue; }
+    timed "emm-rmm-${setup:-default}" 40 caiconform emm-check "$rmm_plugin" \
+      ${setup:+--setup caiconform.emm.rmm_setups:$setup}
+    { echo "== RMM, resource: ${setup:-default}"; cat "$work/emm-rmm-${setup:-default}.log"; } \
+      >> "$out/emm-check.txt"
+  done
+fi
 cat "$summary"

@@ -381,6 +381,38 @@ def test_of_several_portability_findings_the_one_the_refusal_names_is_chosen(fak
     )
 
 
+def test_a_refusal_of_the_layout_it_cannot_copy_is_portability_only_when_true(fake) -> None:
+    # rmm 26.10 (H100, 2026-11-25): DeviceBuffer.copy_from_device said "Only 1-D contiguous
+    # arrays are supported, got 2-D array" to every 2-D export, zero-size ones included
+    rmm_says = ValueError("Only 1-D contiguous arrays are supported, got 2-D array")
+    two_d = {"shape": (0, 3), "typestr": "|b1", "data": (0, False), "version": 3}
+    assert sup.named_refusal(two_d, rmm_says) == "CAI-PORT-LAYOUT-SUBSET"
+    fake["flat"] = FakeConsumer(error=rmm_says)
+    result = sup.judge_exchange(
+        "flat",
+        sup.InterfaceObject(two_d),
+        np.zeros((0, 3), "?"),
+        None,
+        "c",
+        reject_rule="CAI-DATA-ZERO-SIZE-NULL",
+    )
+    assert (result.outcome, result.rule) == ("rejected", "CAI-PORT-LAYOUT-SUBSET")
+    # cuda.compute: "Non-contiguous arrays are not supported." for a strided 1-D export
+    strided = {
+        "shape": (4,),
+        "typestr": "<i2",
+        "data": (1024, False),
+        "version": 3,
+        "strides": (4,),
+    }
+    cccl_says = ValueError("Non-contiguous arrays are not supported.")
+    assert sup.named_refusal(strided, cccl_says) == "CAI-PORT-LAYOUT-SUBSET"
+    # the same words for a 1-D C-contiguous export are no layout refusal: it was misread
+    flat = {"shape": (4,), "typestr": "<i2", "data": (1024, False), "version": 3}
+    assert sup.named_refusal(flat, cccl_says) is None
+    assert sup.named_refusal(flat, rmm_says) is None
+
+
 def test_a_refusal_naming_its_reason_outranks_the_rule_the_example_is_about(fake) -> None:
     # zero_size judges refusals under CAI-DATA-ZERO-SIZE-NULL; jax->torch at shape (0,) was
     # refused with "the read only flag is not supported" (H100, 2026-11-23): a read-only refusal

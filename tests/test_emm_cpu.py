@@ -191,6 +191,35 @@ def test_exit_code_usage_beats_failure_beats_pass():
     assert exit_code([must, usage]) == 2
 
 
+def test_numbas_own_failures_do_not_fail_a_plugin_but_are_named_on_its_line():
+    """A plugin (RMM's, say) is not failed for Numba allocating managed memory itself
+    (EMM-NUMBA-NO-DIRECT-ALLOC binds Numba); the summary line names it as Numba's. Checking
+    Numba's own manager, the same failure is the target's."""
+    import io
+
+    from rich.console import Console
+
+    from caiconform.commands.emm_check import render
+
+    numba_side = failed("path:managed_array", "EMM-NUMBA-NO-DIRECT-ALLOC", "cuMemAllocManaged", "x")
+    plugin_side = failed("ipc-handle-bytes", "EMM-IPCHANDLE-HANDLE", "None", "64 bytes")
+    plugin = PluginReport("rmm.allocators.numba:RMMNumbaManager", results=[numba_side])
+    assert plugin.ok and exit_code([plugin]) == 0
+    assert plugin.numba_failures == [numba_side] and numba_side.culprit == "numba"
+    both = PluginReport("rmm.allocators.numba:RMMNumbaManager", results=[numba_side, plugin_side])
+    assert not both.ok and exit_code([both]) == 1
+    own = PluginReport("numba.cuda.cudadrv.driver:NumbaCUDAMemoryManager", results=[numba_side])
+    assert not own.ok and own.numba_failures == []
+    out = io.StringIO()
+    render([both], Console(file=out, width=300))
+    line = out.getvalue().splitlines()[-1]
+    assert "1 MUST failure(s) (EMM-IPCHANDLE-HANDLE: ipc-handle-bytes)" in line, line
+    assert "Numba's own, not the plugin's: 1 MUST failure(s) (EMM-NUMBA-NO-DIRECT-ALLOC" in line
+    record = both.to_dict()
+    assert (record["must_failures"], record["numba_must_failures"]) == (1, 1)
+    assert [r["culprit"] for r in record["results"]] == ["numba", "plugin"]
+
+
 def test_judged_rules_exist_and_cover_every_rule_the_checks_cite():
     assert set(JUDGED_RULES) <= set(RULES)
     cited = set()
@@ -408,3 +437,41 @@ def test_pool_blocks_stay_disjoint_inside_their_slabs(ops):
     assert len(drv.live) <= pool.retain_empty
     pool.trim()
     assert drv.live == {}
+
+
+# -- RMM's resources as --setup functions ----------------------------------------------------
+def test_each_rmm_setup_makes_its_resource_current(monkeypatch):
+    """Each `rmm_setups` function sets one resource of the kind its name says (a stand-in rmm
+    records the calls), with sizes small enough to share a GPU."""
+    import types
+
+    from caiconform.emm import rmm_setups
+
+    current = []
+
+    class Resource:
+        def __init__(self, *args, **kwargs):
+            self.args, self.kwargs = args, kwargs
+
+    names = ("Pool", "Managed", "Arena", "Binning", "CudaAsync", "Cuda")
+    mr = types.SimpleNamespace(
+        **{f"{n}MemoryResource": type(f"{n}MemoryResource", (Resource,), {}) for n in names},
+        set_current_device_resource=current.append,
+    )
+    monkeypatch.setitem(sys.modules, "rmm", types.SimpleNamespace(mr=mr))
+    expected = {
+        "pool": "PoolMemoryResource",
+        "managed": "ManagedMemoryResource",
+        "arena": "ArenaMemoryResource",
+        "binning": "BinningMemoryResource",
+        "cuda_async": "CudaAsyncMemoryResource",
+    }
+    assert set(rmm_setups.RESOURCES) == set(expected)
+    for name in rmm_setups.RESOURCES:
+        getattr(rmm_setups, name)()
+        assert type(current[-1]).__name__ == expected[name], name
+    assert len(current) == len(expected)
+    by_kind = {type(r).__name__: r for r in current}
+    assert by_kind["PoolMemoryResource"].kwargs["initial_pool_size"] == rmm_setups.INITIAL_BYTES
+    assert by_kind["ArenaMemoryResource"].kwargs["arena_size"] == rmm_setups.INITIAL_BYTES
+    assert type(by_kind["BinningMemoryResource"].args[0]).__name__ == "CudaMemoryResource"

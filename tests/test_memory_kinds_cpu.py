@@ -482,6 +482,7 @@ def kind_driver(monkeypatch):
         "cuCtxSynchronize",
         "cuStreamSynchronize",
         "cuMemFree",
+        "cuMemFreeAsync",
         "cuMemAllocAsync",
         "cuMemAllocFromPoolAsync",
         "cuMemPoolCreate",
@@ -515,7 +516,8 @@ def test_stream_ordered_kinds_are_ready_when_made_and_freed_after_the_context_wa
     assert kind_driver.names() == ["cuMemAllocAsync", "cuStreamSynchronize"]
     made.free()
     made.free()  # once only
-    assert kind_driver.names()[2:] == ["cuCtxSynchronize", "cuMemFree"]
+    # the pool has the memory back when free returns: a stream-ordered free, waited for
+    assert kind_driver.names()[2:] == ["cuCtxSynchronize", "cuMemFreeAsync", "cuStreamSynchronize"]
     memkinds.allocate("async-pool", 100)
     memkinds.allocate("async-pool", 100)
     assert kind_driver.names().count("cuMemPoolCreate") == 1, "one pool per device"

@@ -425,7 +425,35 @@ def named_refusal(interface: Any, exc: BaseException) -> str | None:
         return OPTIONAL_KEY_RULES[key]
     if interface.get("version") in (0, 1, 2) and "version" in str(exc).lower():
         return "CAI-PORT-OLDER-VERSION"
+    if _layout_refused(interface, exc):
+        return "CAI-PORT-LAYOUT-SUBSET"
     return _named_in(_portability_rules(interface), exc)
+
+
+#: words (lower case) by which a refusal names the dimensions or the contiguity it takes
+NDIM_WORDS = ("1-d", "1d", "one-dimensional", "ndim", "dimension")
+CONTIGUITY_WORDS = ("contiguous",)
+
+
+def _layout_refused(interface: dict, exc: BaseException) -> bool:
+    """Whether `exc` refuses `interface` for what its layout is: it names dimensions and the
+    export has more or fewer than one, or names contiguity and the export is not C-contiguous
+    [CAI-PORT-LAYOUT-SUBSET]. The words alone are not enough: a 1-D C-contiguous export
+    refused as "not contiguous" was misread, not refused for its layout."""
+    from caiconform.spec.layout import is_c_contiguous
+
+    said = str(exc).lower()
+    try:
+        shape = tuple(int(n) for n in interface["shape"])
+        itemsize = np.dtype(interface["typestr"]).itemsize
+        strides = interface.get("strides")
+        strides = None if strides is None else tuple(int(n) for n in strides)
+        contiguous = is_c_contiguous(shape, strides, itemsize)
+    except (KeyError, TypeError, ValueError):
+        return False
+    if len(shape) != 1 and any(word in said for word in NDIM_WORDS):
+        return True
+    return not contiguous and any(word in said for word in CONTIGUITY_WORDS)
 
 
 #: optional keys a consumer must do without, and the rule it breaks when it cannot: a KeyError

@@ -13,9 +13,11 @@ allocation path (device_array, device_array_like, to_device, managed_array, mapp
 pinned_array, cuda.pinned, cuda.mapped, deallocation under defer_cleanup, IPC open) must hand
 out memory the plugin allocated [EMM-NUMBA-NO-DIRECT-ALLOC].
 
-Exit status: 0 when no MUST rule failed, 1 when one did, 2 when a target is not an importable
-class, 3 when a plugin could not be checked at all (every check skipped: numba-cuda not
-installed, say), with one line on stderr saying why.
+Each failure is the plugin's or Numba's, by the side its rule binds: a plugin is not failed for
+Numba's own defects (listed on its summary line as Numba's), unless the target is Numba's own
+manager. Exit status: 0 when the targets failed no MUST rule of theirs, 1 when one did, 2 when
+a target is not an importable class, 3 when a plugin could not be checked at all (every check
+skipped: numba-cuda not installed, say), with one line on stderr saying why.
 """
 
 from __future__ import annotations
@@ -62,15 +64,28 @@ def render(reports, out) -> None:
         if report.status == "usage":
             continue
         counts = ", ".join(f"{n} {k}" for k, n in sorted(report.counts().items()))
-        must = sum(r.must_failure for r in report.results)
         if all(r.outcome == "skip" for r in report.results):
             verdict = "NOT CHECKED"
         else:
-            verdict = "no MUST failure" if report.ok else f"{must} MUST failure(s)"
+            own = [r for r in report.results if report.counts_against(r)]
+            verdict = f"{len(own)} MUST failure(s) ({_rules(own)})" if own else "no MUST failure"
         line = f"{report.target}: {verdict} ({counts})"
+        if report.numba_failures:
+            line += (
+                f"; Numba's own, not the plugin's: {len(report.numba_failures)} MUST failure(s)"
+                f" ({_rules(report.numba_failures)})"
+            )
         if report.status == "unavailable":
             line += f"; {report.reason}"
         out.print(line, markup=False, emoji=False)
+
+
+def _rules(results) -> str:
+    """The failed checks by rule: "EMM-X: check-a, check-b; EMM-Y: check-c"."""
+    by_rule: dict[str, list[str]] = {}
+    for r in results:
+        by_rule.setdefault(r.rule, []).append(r.check)
+    return "; ".join(f"{rule}: {', '.join(checks)}" for rule, checks in by_rule.items())
 
 
 def run(args: argparse.Namespace) -> int:

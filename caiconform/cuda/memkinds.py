@@ -157,12 +157,18 @@ def _device(size: int, device: int, guard: int) -> KindMemory:
 
 
 def _free_stream_ordered(ptr: int, device: int) -> None:
+    """After the context's work, cuMemFreeAsync on the stream that allocated it, waited for:
+    the pool has the memory back when this returns. (A plain cuMemFree of pool memory left the
+    pool's USED_MEM_CURRENT counting it on an H100, driver 580: 8 MiB more per free.)"""
     from cuda.bindings import driver
 
     from caiconform.cuda.errors import call
+    from caiconform.cuda.memory import _copy_stream
 
     _synchronized(device)
-    call(driver.cuMemFree, driver.CUdeviceptr(ptr), detail=f"0x{ptr:x}")
+    stream = driver.CUstream(_copy_stream())
+    call(driver.cuMemFreeAsync, driver.CUdeviceptr(ptr), stream, detail=f"0x{ptr:x}")
+    call(driver.cuStreamSynchronize, stream)
 
 
 def _stream_ordered(size: int, device: int, pool: Any) -> int:

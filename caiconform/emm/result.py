@@ -3,6 +3,11 @@
 A `CheckResult` names the check, the rule it judges (an ID of `spec/_emm.py`), the rule's level,
 and an outcome from `caiconform.runner.outcome` (`pass`, `fail`, `skip`, or `crash` / `hang`
 when the plugin's process died or stalled). Messages read "got X, expected Y [RULE-ID]".
+
+A failure belongs to the side its rule binds: the plugin, or Numba (the EMM text's statements
+about Numba's own behaviour, e.g. EMM-NUMBA-NO-DIRECT-ALLOC). A plugin is not failed for
+Numba's defects: they are listed as Numba's (`PluginReport.numba_failures`), and count against
+the target only when the target is Numba's own memory manager.
 """
 
 from __future__ import annotations
@@ -36,6 +41,13 @@ class CheckResult:
     def must_failure(self) -> bool:
         """A failed MUST rule, or a process that died or hung under a MUST check."""
         return self.level == "MUST" and self.outcome in (FAIL, CRASH, HANG)
+
+    @property
+    def culprit(self) -> str:
+        """Who a failure of this check belongs to: "numba" for a rule about Numba's own
+        behaviour, else "plugin" (a crash or hang under any check is the plugin's process)."""
+        numba = get(self.rule).side.value == "numba" and self.outcome == FAIL
+        return "numba" if numba else "plugin"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,8 +87,23 @@ class PluginReport:
     environment: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def is_numba(self) -> bool:
+        """Whether the target is Numba's own memory manager: Numba's failures are its own."""
+        return self.target.split(":", 1)[0].split(".", 1)[0] in ("numba", "numba_cuda")
+
+    def counts_against(self, result: CheckResult) -> bool:
+        """Whether `result` is a MUST failure of the target (not one of Numba's, for a plugin)."""
+        return result.must_failure and (self.is_numba or result.culprit == "plugin")
+
+    @property
     def ok(self) -> bool:
-        return self.status != "usage" and not any(r.must_failure for r in self.results)
+        return self.status != "usage" and not any(self.counts_against(r) for r in self.results)
+
+    @property
+    def numba_failures(self) -> list[CheckResult]:
+        """MUST failures that are Numba's, seen while checking a plugin (empty for Numba's own
+        manager, whose failures are the target's)."""
+        return [r for r in self.results if r.must_failure and not self.counts_against(r)]
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -91,6 +118,8 @@ class PluginReport:
             "reason": self.reason,
             "ok": self.ok,
             "counts": self.counts(),
+            "must_failures": sum(self.counts_against(r) for r in self.results),
+            "numba_must_failures": len(self.numba_failures),
             "environment": self.environment,
-            "results": [r.to_dict() for r in self.results],
+            "results": [{**r.to_dict(), "culprit": r.culprit} for r in self.results],
         }

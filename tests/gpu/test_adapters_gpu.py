@@ -34,7 +34,8 @@ CASES = {
 
 #: (producer, consumer, case) -> what the library requires, for exchanges of valid arrays that
 #: the consumer refuses (seen on numba-cuda 0.30.4, CuPy 14.2, PyTorch 2.11, JAX 0.11.2,
-#: cuda.core 1.2.0); "*" matches any producer or case. Each is asserted to still be refused.
+#: cuda.core 1.2.0, RMM 26.10); "*" matches any producer or case. Each is asserted to still be
+#: refused.
 KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     ("*", "jax", "sliced-int16"): "jax imports only compact (C or transposed) strides",
     ("jax", "torch", "*"): "jax exports data[1]=True (read-only); torch refuses read-only CAI",
@@ -47,6 +48,10 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     "cuda.core); jax exports version 2",
     ("warp", "numba-kernel", "*"): "numba-cuda 0.30.4 kernel launches take CAI v3 only (via "
     "cuda.core); warp exports version 2",
+    ("*", "rmm", "C-float32"): "rmm.DeviceBuffer.copy_from_device (rmm 26.10) takes 1-D "
+    "contiguous arrays only: 'Only 1-D contiguous arrays are supported, got 2-D array'",
+    ("*", "rmm", "sliced-int16"): "rmm.DeviceBuffer.copy_from_device (rmm 26.10) takes 1-D "
+    "contiguous arrays only: 'Only 1-D contiguous arrays are supported, got 2-D array'",
     ("*", "cuda.cccl", "sliced-int16"): "cuda.compute (cuda-cccl 1.2.1) refuses non-contiguous "
     "arrays: 'Non-contiguous arrays are not supported.'",
 }
