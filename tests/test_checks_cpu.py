@@ -381,6 +381,15 @@ def test_of_several_portability_findings_the_one_the_refusal_names_is_chosen(fak
     )
 
 
+def test_a_refusal_naming_the_version_it_wants_is_the_older_version_note() -> None:
+    # cuda.core 1.2.0 (H100, 2026-11-25) refused v0-v2 exports without the word "version"
+    v2 = {"shape": (0,), "typestr": "|u1", "data": (0, False), "version": 2}
+    says = BufferError("only CUDA Array Interface v3 or above is supported")
+    assert sup.named_refusal(v2, says) == "CAI-PORT-OLDER-VERSION"
+    assert sup.named_refusal({**v2, "version": 3}, says) is None
+    assert sup.named_refusal(v2, BufferError("unsupported dtype")) is None
+
+
 def test_a_refusal_of_the_layout_it_cannot_copy_is_portability_only_when_true(fake) -> None:
     # rmm 26.10 (H100, 2026-11-25): DeviceBuffer.copy_from_device said "Only 1-D contiguous
     # arrays are supported, got 2-D array" to every 2-D export, zero-size ones included

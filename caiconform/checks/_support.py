@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import textwrap
 from typing import Any
 
@@ -423,12 +424,16 @@ def named_refusal(interface: Any, exc: BaseException) -> str | None:
     key = missing_optional_key(interface, exc)
     if key is not None:
         return OPTIONAL_KEY_RULES[key]
-    if interface.get("version") in (0, 1, 2) and "version" in str(exc).lower():
+    if interface.get("version") in (0, 1, 2) and _OLDER_VERSION.search(str(exc)):
         return "CAI-PORT-OLDER-VERSION"
     if _layout_refused(interface, exc):
         return "CAI-PORT-LAYOUT-SUBSET"
     return _named_in(_portability_rules(interface), exc)
 
+
+#: how a refusal names the interface version it wants: "version", or "v3" as cuda.core 1.2 says
+#: ("only CUDA Array Interface v3 or above is supported")
+_OLDER_VERSION = re.compile(r"version|\bv[0-3]\b", re.IGNORECASE)
 
 #: words (lower case) by which a refusal names the dimensions or the contiguity it takes
 NDIM_WORDS = ("1-d", "1d", "one-dimensional", "ndim", "dimension")
