@@ -3,6 +3,8 @@
 # keeps the timed run on a fresh machine:
 #   bash scripts/gpu_check_change.sh OUT [SEED]          (SEED: 11)
 # 1. the default matrix, timed, from no compiled code on disk (`caiconform run --seed SEED`);
+#    then, for each N in $WORKERS (e.g. WORKERS="16 4"), the same with `--workers N`, timed and
+#    summarised by scripts/timing_summary.py into summary.txt (how the default compares);
 # 2. the adversarial family again with the same seed (do its groups repeat? `compare.txt`);
 # 3. `caiconform emm-check` of Numba's default manager and both reference plugin modes;
 # 4. the GPU-marked tests (`scripts/gpu_marked_tests.sh`);
@@ -50,6 +52,14 @@ keep() {
 fresh_builds
 timed default 150 caiconform run --seed "$seed" --out "$work/default"
 keep default run.tar.gz
+for n in ${WORKERS:-}; do
+  fresh_builds
+  timed "workers$n" 150 caiconform run --seed "$seed" --workers "$n" --out "$work/workers$n"
+done
+if [ -n "${WORKERS:-}" ]; then
+  python3 scripts/timing_summary.py default="$work/default" \
+    $(for n in $WORKERS; do echo "workers$n=$work/workers$n"; done) >> "$summary" 2>&1
+fi
 fresh_builds
 timed adversarial 70 caiconform run --seed "$seed" --checks adversarial --out "$work/adversarial"
 keep adversarial adversarial.tar.gz

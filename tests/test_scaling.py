@@ -13,7 +13,12 @@ import pytest
 
 from caiconform.runner import pool
 from caiconform.runner.driver import RunConfig, run_matrix
-from caiconform.runner.pool import WORKERS_PER_GPU, choose_workers, default_workers
+from caiconform.runner.pool import (
+    HOST_WORKERS,
+    WORKERS_PER_GPU,
+    choose_workers,
+    default_workers,
+)
 from caiconform.runner.schedule import Scheduler, wide_threads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,13 +36,13 @@ def _importable_synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("cores", "gpus", "count", "per_gpu"),
     [
-        (16, 1, 16, [16]),  # the 1 x H100 / 16-core host: as before
-        (32, 1, 16, [16]),  # 2 x H100 / 32 cores, --gpus 1: 32 workers took 153 s, 16 78.8 s
-        (32, 2, 32, [16, 16]),
-        (128, 8, 128, [16] * 8),
-        (64, 2, 32, [16, 16]),  # more cores than the GPUs take: no more workers
-        (12, 2, 12, [6, 6]),  # fewer cores: the cores
+        (16, 1, 8, [8]),  # the 1 x H100 / 16-core host
+        (32, 1, 8, [8]),  # 2 x H100 / 32 cores, --gpus 1: 8 workers 52.0 s, 16 65.5 s, 32 153 s
+        (32, 2, 8, [4, 4]),  # both GPUs: 4 + 4 53.0 s, 8 + 8 60.7 s, 16 + 16 71.5 s
+        (128, 8, 8, [1] * 8),  # the host's limit, however many GPUs
+        (6, 2, 6, [3, 3]),  # fewer cores: the cores
         (2, 4, 4, [1, 1, 1, 1]),  # at least one per GPU
+        (2, 16, 16, [1] * 16),
         (13, 0, 13, []),  # no GPU: one per core
     ],
 )
@@ -59,7 +64,7 @@ def test_a_bigger_host_never_gets_more_workers_per_gpu_than_one_takes():
     for gpus in range(1, 9):
         counts = [default_workers(gpus, cores=cores) for cores in range(1, 257)]
         assert counts == sorted(counts)  # more cores: never fewer workers
-        assert max(counts) == WORKERS_PER_GPU * gpus
+        assert max(counts) == max(gpus, min(WORKERS_PER_GPU * gpus, HOST_WORKERS))
 
 
 def test_workers_given_override_the_default_and_still_spread():
@@ -113,7 +118,7 @@ def test_the_default_run_spreads_over_every_gpu_within_what_each_takes(tmp_path,
     meta = json.loads((tmp_path / "two" / "run.json").read_text())
     assert meta["workers"]["count"] == 4
     assert meta["workers"]["workers_per_gpu"] == {"0": 2, "1": 2}
-    assert meta["workers"]["chosen"].startswith("default: min(8 cores, 2 per GPU x 2 GPU(s))")
+    assert meta["workers"]["chosen"].startswith("default: min(8 cores, 2 per GPU x 2 GPU(s), 8 per")
     assert records and all(r["outcome"] == "pass" for r in records)
     assert {r["seen"]["device"] for r in records} == {"0", "1"}
     assert max(r["seen"]["crowd"] for r in records) <= 2

@@ -39,6 +39,7 @@ __all__ = [
     "WorkerLost",
     "WorkerChoice",
     "DEFAULT_ENV",
+    "HOST_WORKERS",
     "WORKERS_PER_GPU",
     "choose_workers",
     "cores_available",
@@ -55,12 +56,16 @@ DEFAULT_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 PREPARE_TIMEOUT_S = 300.0
 
 #: worker slots a default run gives each GPU it uses (`default_workers`): what one GPU takes,
-#: not what the host's cores allow. Measured with seed 11's default matrix, 100 examples per
-#: cell: one H100 with 16 cores and 16 workers took 60-67 s; on a host with 2 H100s and 32
-#: cores, one GPU given the 32 workers its cores gave took 153.1 s (ordinary cells 20-100x
-#: slower, `streams/jax/jax` 3.5 s -> 118 s: the GPU's contexts and time slices, not the CPU,
-#: were short), and given 16 workers 78.8 s (issue 27). `--workers` overrides it
-WORKERS_PER_GPU = 16
+#: not what the host's cores allow (issue 27). On 2 x H100 with 32 cores, seed 11's default
+#: matrix, one GPU: 8 workers 52.0 s, 16 65.5 s, 32 153.1 s (ordinary cells 20-100x slower)
+WORKERS_PER_GPU = 8
+
+#: worker slots a default run has on a host with GPUs, however many GPUs it has: the workers'
+#: examples are slowed by one another host-wide, not per GPU. Same host, same seed, one call
+#: (2026-11-25): 8 workers on one GPU 52.0 s, 4 + 4 on both 53.0 s, 8 + 8 60.7 s, 16 + 16
+#: 71.5 s; the workers' summed time for the same examples 264, 254, 565, 1,545 s. More slots
+#: only make more of them wait (docs/performance.md)
+HOST_WORKERS = 8
 
 
 def forks_here() -> bool:
@@ -78,13 +83,14 @@ def cores_available() -> int:
 
 def default_workers(gpus: int = 0, cores: int | None = None) -> int:
     """The worker slots of a run that does not say (`--workers`): without a GPU, one per core;
-    with `gpus` GPUs, WORKERS_PER_GPU per GPU, no more than the cores (the run's own process
-    and its drawing processes need some too: at 100 examples per cell its parent used 45 % of
-    a core on one H100) and at least one per GPU, so every GPU gets cells."""
+    with `gpus` GPUs, WORKERS_PER_GPU per GPU and HOST_WORKERS in all, no more than the cores
+    (the run's own process and its drawing processes need some too: at 100 examples per cell
+    its parent used 45 % of a core on one H100) and at least one per GPU, so every GPU gets
+    cells."""
     cores = cores_available() if cores is None else cores
     if gpus <= 0:
         return max(1, cores)
-    return max(1, gpus, min(cores, WORKERS_PER_GPU * gpus))
+    return max(1, gpus, min(cores, WORKERS_PER_GPU * gpus, HOST_WORKERS))
 
 
 def slot_gpus(count: int, gpu_ids: Sequence[str]) -> list[str | None]:
@@ -131,8 +137,8 @@ def choose_workers(
         count = default_workers(gpus, cores)
         if gpus:
             chosen = (
-                f"default: min({cores} cores, {WORKERS_PER_GPU} per GPU x {gpus} GPU(s)), "
-                "at least one per GPU"
+                f"default: min({cores} cores, {WORKERS_PER_GPU} per GPU x {gpus} GPU(s), "
+                f"{HOST_WORKERS} per host), at least one per GPU"
             )
         else:
             chosen = f"default: one per core ({cores}), no GPU"
