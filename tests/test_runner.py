@@ -176,15 +176,18 @@ def test_a_spare_worker_replaces_a_crashed_one_without_a_cold_start():
     assert spare.starts == 3  # the first worker, its spare (now current), the next spare
 
 
-def test_pool_pins_one_gpu_per_worker_only_with_several():
+def test_pool_pins_each_worker_to_one_of_the_runs_gpus():
     several = WorkerPool(3, gpu_ids=["0", "1"])
-    one = WorkerPool(2, gpu_ids=["0"])
+    one = WorkerPool(2, gpu_ids=["1"])  # --gpus 1 with another visible: never seen by a slot
+    none = WorkerPool(2)
     try:
         assert [w.env.get("CUDA_VISIBLE_DEVICES") for w in several.workers] == ["0", "1", "0"]
-        assert [w.env.get("CUDA_VISIBLE_DEVICES") for w in one.workers] == [None, None]
+        assert [w.env.get("CUDA_VISIBLE_DEVICES") for w in one.workers] == ["1", "1"]
+        assert [w.env.get("CUDA_VISIBLE_DEVICES") for w in none.workers] == [None, None]
     finally:
         several.close()
         one.close()
+        none.close()
 
 
 # -- planning -----------------------------------------------------------------------------

@@ -75,7 +75,8 @@ def test_workers_given_override_the_default_and_still_spread():
 
 def test_each_gpu_gets_its_own_slots():
     assert pool.slot_gpus(5, ["0", "1"]) == ["0", "1", "0", "1", "0"]
-    assert pool.slot_gpus(3, ["7"]) == [None] * 3
+    assert pool.slot_gpus(3, ["7"]) == ["7"] * 3  # one GPU of several: the others unseen
+    assert pool.slot_gpus(2, []) == [None] * 2
     several = pool.WorkerPool(4, gpu_ids=["2", "5"])
     try:
         assert [w.env.get("CUDA_VISIBLE_DEVICES") for w in several.workers] == list("2525")
@@ -126,7 +127,7 @@ def test_the_default_run_spreads_over_every_gpu_within_what_each_takes(tmp_path,
     crowded = _crowded_run(tmp_path / "one", monkeypatch, gpus=1, workers=4)
     meta = json.loads((tmp_path / "one" / "run.json").read_text())
     assert meta["workers"]["chosen"] == "--workers"
-    assert {r["seen"]["device"] for r in crowded} == {"all"}
+    assert {r["seen"]["device"] for r in crowded} == {"0"}  # --gpus 1: pinned to the first GPU
     assert max(r["seen"]["crowd"] for r in crowded) > 2
 
 

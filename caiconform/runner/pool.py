@@ -96,9 +96,13 @@ def default_workers(gpus: int = 0, cores: int | None = None) -> int:
 def slot_gpus(count: int, gpu_ids: Sequence[str]) -> list[str | None]:
     """The GPU each of `count` slots is pinned to (`CUDA_VISIBLE_DEVICES`): slot i gets
     `gpu_ids[i % len(gpu_ids)]`, so every GPU has its own slots (and their fork servers) and
-    their numbers differ by one at most; None for every slot with fewer than two GPUs (the
-    slots then see what the run sees)."""
-    if len(gpu_ids) < 2:
+    their numbers differ by one at most; None for every slot without a GPU.
+
+    One GPU is pinned too: unpinned, the slots of `--gpus 1` on a host with two saw both, and
+    libraries that open every visible device (JAX's client) made contexts on the GPU the run
+    was not to use (2 x H100, 2026-11-25: 14 worker processes on GPU 0 and 12 on GPU 1, which
+    ran 0-1 % busy)."""
+    if not gpu_ids:
         return [None] * count
     return [gpu_ids[slot % len(gpu_ids)] for slot in range(count)]
 
@@ -109,7 +113,7 @@ class WorkerChoice:
     `workers`)."""
 
     count: int
-    #: GPU id -> slots pinned to it ({} without a GPU; with one GPU, its slots)
+    #: GPU id -> slots pinned to it ({} without a GPU)
     per_gpu: dict[str, int]
     cores: int
     #: how the count was chosen: "--workers" or the default's rule with its numbers
@@ -144,8 +148,6 @@ def choose_workers(
             chosen = f"default: one per core ({cores}), no GPU"
     pins = slot_gpus(count, gpu_ids)
     per_gpu: dict[str, int] = {}
-    if gpus == 1:
-        per_gpu[gpu_ids[0]] = count
     for gpu in pins:
         if gpu is not None:
             per_gpu[gpu] = per_gpu.get(gpu, 0) + 1
@@ -670,10 +672,10 @@ class Worker:
 
 
 class WorkerPool:
-    """`size` worker slots, one per cell thread. With several GPUs, slot i sees only GPU
+    """`size` worker slots, one per cell thread. Slot i sees only GPU
     `gpu_ids[i % len(gpu_ids)]` (CUDA_VISIBLE_DEVICES, `slot_gpus`): each GPU has its own
     slots and fork servers, and any slot's thread may take any cell's examples, so the cells
-    spread over the GPUs."""
+    spread over the GPUs; none is visible to a slot but the run's."""
 
     def __init__(
         self,
