@@ -420,6 +420,23 @@ def test_a_refusal_of_the_layout_it_cannot_copy_is_portability_only_when_true(fa
     flat = {"shape": (4,), "typestr": "<i2", "data": (1024, False), "version": 3}
     assert sup.named_refusal(flat, cccl_says) is None
     assert sup.named_refusal(flat, rmm_says) is None
+    # JAX names its striding and broadcasting: a broadcast export is the overlap note, the
+    # more specific one; a padded 2-D export the layout note (H100, 2026-11-25)
+    jax_says = ValueError(
+        "UNIMPLEMENTED: Only arrays with trivial (compact) striding are supported; i.e., arrays "
+        "whose striding represents a transposition of the underlying buffer but not "
+        "broadcasting. Dimensions were: [3, 4]"
+    )
+    broadcast = {
+        "shape": (3, 4),
+        "typestr": "|b1",
+        "data": (1024, False),
+        "version": 3,
+        "strides": (0, 1),
+    }
+    padded = {**broadcast, "strides": (8, 1)}
+    assert sup.named_refusal(broadcast, jax_says) == "CAI-PORT-OVERLAP"
+    assert sup.named_refusal(padded, jax_says) == "CAI-PORT-LAYOUT-SUBSET"
 
 
 def test_a_refusal_naming_its_reason_outranks_the_rule_the_example_is_about(fake) -> None:

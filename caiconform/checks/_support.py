@@ -415,8 +415,9 @@ def portability_rule(interface: Any) -> str | None:
 def named_refusal(interface: Any, exc: BaseException) -> str | None:
     """The rule a consumer's refusal of the valid export `interface` names by itself, or None:
     a KeyError on an optional key the export leaves out (`OPTIONAL_KEY_RULES`), an older
-    version refused for being one [CAI-PORT-OLDER-VERSION], or a PORTABILITY finding of the
-    dict whose words the message holds. It outranks the rule a family's example is about
+    version refused for being one [CAI-PORT-OLDER-VERSION], a PORTABILITY finding of the
+    dict whose words the message holds, or a layout the consumer names as one it cannot take
+    [CAI-PORT-LAYOUT-SUBSET]. It outranks the rule a family's example is about
     (a zero-size example refused for its float128 type is a type refusal, not a zero-size
     one)."""
     if not isinstance(interface, dict):
@@ -426,9 +427,10 @@ def named_refusal(interface: Any, exc: BaseException) -> str | None:
         return OPTIONAL_KEY_RULES[key]
     if interface.get("version") in (0, 1, 2) and _OLDER_VERSION.search(str(exc)):
         return "CAI-PORT-OLDER-VERSION"
-    if _layout_refused(interface, exc):
+    named = _named_in(_portability_rules(interface), exc)
+    if named is None and _layout_refused(interface, exc):
         return "CAI-PORT-LAYOUT-SUBSET"
-    return _named_in(_portability_rules(interface), exc)
+    return named
 
 
 #: how a refusal names the interface version it wants: "version", or "v3" as cuda.core 1.2 says

@@ -333,8 +333,8 @@ RULES = (
          "CAI import (e.g. assignment into a tensor, jax.device_put) that refuses one leaves its "
          "users to import through the library's CAI import first."),
     make("CAI-PORT-LAYOUT-SUBSET", "PORTABILITY", "0-3", "consumer", PY,
-         "A consumer built on flat buffers may take only the layouts it can copy (one "
-         "dimension, contiguous: rmm.DeviceBuffer.copy_from_device, cuda.compute's iterators) "
+         "A consumer may take only the layouts it can use (one dimension or contiguous: "
+         "rmm.DeviceBuffer.copy_from_device, cuda.compute's iterators; compact strides: JAX) "
          "and refuse the rest by name; a multi-dimensional or strided export is legal, but "
          "such a consumer cannot import it."),
     make("CAI-PORT-STRIDES-OMITTED-V01", "PORTABILITY", "0-1", "producer", DIFF1,
