@@ -10,11 +10,21 @@
 # <name>.tar.gz per variant (run.json, cells.jsonl, findings.json, env.json, adapters.json,
 # results.jsonl.gz: `scripts/timing_summary.py` and `caiconform compare` read them; cpu.txt: the
 # host's /proc/stat "cpu" line and its run queue each second of the run: how busy the host was).
+# PRETOUCH_GIB=N first fills and frees N GiB of host memory: the GPU machines are Firecracker VMs
+# whose memory is backed as it is first touched (~3 s per 8 GiB, KINDS.md), so a run on a fresh
+# machine may wait on that; a variant after PRETOUCH_GIB says whether it does.
 set -uo pipefail
 out=${1:?usage: gpu_ab.sh OUT SEED NAME:ENV:FLAGS ...}
 seed=${2:?usage: gpu_ab.sh OUT SEED NAME:ENV:FLAGS ...}
 shift 2
 source scripts/gpu_env.sh
+if [ -n "${PRETOUCH_GIB:-}" ]; then
+  s=$(date +%s.%N)
+  python3 -c "import numpy as np, sys; a = np.ones(int(sys.argv[1]) << 27); print(a.nbytes)" \
+    "$PRETOUCH_GIB" > /dev/null
+  echo "pretouch: $PRETOUCH_GIB GiB in $(python3 -c "print(round($(date +%s.%N)-$s,1))") s" \
+    | tee -a "$out/ab.log"
+fi
 for variant in "$@"; do
   IFS=: read -r name env flags <<< "$variant"
   fresh_builds

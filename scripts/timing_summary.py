@@ -2,7 +2,8 @@
 phase (`results.jsonl` `timing`, seconds summed over workers), the first examples of new worker
 children, crashes and poisoned contexts, the cells' shrinking and confirming (`cells.jsonl`),
 the parent's CPU (run.json `parent`), the slots' time from the first example to the last
-split into examples, shrinking, confirming and the rest, and how often a slot went from a cell
+split into examples, shrinking, confirming and the rest, each family's time and worker CPU per
+example, the workers' preemptions, and how often a slot went from a cell
 of a family whose workers have one hardware queue (`SINGLE_QUEUE`) to one of another family or
 back (each change replaces the slot's forked workers; issue 11), the stretches over 1 s in
 which no example ended anywhere (every slot stalled at once: a GPU-wide pause), and the
@@ -87,6 +88,21 @@ def summary(name: str, path: Path) -> list[str]:
     def phases(counter: collections.Counter) -> str:
         return ", ".join(f"{k} {v:.0f}" for k, v in sorted(counter.items()))
 
+    # per family: an example's execute + health time and the worker CPU inside it, in ms
+    family_s: collections.Counter = collections.Counter()
+    family_cpu: collections.Counter = collections.Counter()
+    family_n: collections.Counter = collections.Counter()
+    for record in ran:
+        t = record["timing"]
+        family_s[record["check"]] += t.get("execute_s", 0.0) + t.get("health_s", 0.0)
+        family_cpu[record["check"]] += t.get("cpu_user_s", 0.0) + t.get("cpu_system_s", 0.0)
+        family_n[record["check"]] += 1
+    per_family = "; ".join(
+        f"{f} {1000 * family_s[f] / family_n[f]:.1f} ({1000 * family_cpu[f] / family_n[f]:.1f})"
+        for f in sorted(family_s, key=lambda f: -family_s[f])
+    )
+    preempted = sum(r["timing"].get("preempted", 0) for r in ran)
+
     return [
         f"== {name}: startup {run.get('startup')}",
         f"   first example {times[0]:.1f} s after the start, last {times[-1]:.1f} s; "
@@ -107,6 +123,8 @@ def summary(name: str, path: Path) -> list[str]:
         f"{sum(p for _, p in pauses):.1f} s"
         + "".join(f"; {p:.1f} s from {a:.1f} s" for a, p in pauses),
         f"   cuda.cccl examples over 1 s: {cccl_slow:.0f} s of the slots' time",
+        f"   ms per example by family, execute + health (worker CPU): {per_family}",
+        f"   workers preempted {preempted} times ({preempted / max(1, len(ran)):.2f} per example)",
     ]
 
 
