@@ -1,0 +1,58 @@
+"""scripts/timing_summary.py on a tiny synthetic run directory: what issue 27's analyses read."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _record(seq: int, check: str, worker: str, execute: float, cpu: float, preempted: int):
+    return {
+        "seq": seq,
+        "check": check,
+        "worker": worker,
+        "outcome": "pass",
+        "time": f"2026-11-25T20:00:{10 + seq:02d}.000+00:00",
+        "producer": "reference",
+        "consumer": "cupy",
+        "duration_s": execute,
+        "timing": {
+            "execute_s": execute,
+            "health_s": 0.001,
+            "transfer_s": 0.0,
+            "cpu_user_s": cpu,
+            "cpu_system_s": 0.0,
+            "preempted": preempted,
+        },
+    }
+
+
+def test_it_prints_each_familys_time_and_cpu_per_example(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    created = 1795636800.0  # 2026-11-25T20:00:00Z
+    (run / "run.json").write_text(json.dumps({"created": created, "startup": {"startup_s": 1.0}}))
+    (run / "cells.jsonl").write_text(json.dumps({"cell": "roundtrip/reference/cupy"}) + "\n")
+    records = [
+        _record(1, "roundtrip", "w0/11", 0.009, 0.004, 1),
+        _record(2, "roundtrip", "w1/12", 0.011, 0.006, 0),
+        _record(3, "streams", "w0/11", 0.019, 0.021, 1),
+    ]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = subprocess.run(
+        [sys.executable, "scripts/timing_summary.py", f"x={run}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    family = next(line for line in out.stdout.splitlines() if "by family" in line)
+    # the family with the most time first (roundtrip, 2 x 11 ms), each per example: roundtrip
+    # 10 + 1 ms health and 5 ms CPU on average, streams 19 + 1 ms and 21 ms CPU
+    assert family.endswith("roundtrip 11.0 (5.0); streams 20.0 (21.0)"), family
+    assert "workers preempted 2 times (0.67 per example)" in out.stdout
