@@ -160,3 +160,38 @@ def test_severity_filter_and_order_most_severe_first(tmp_path):
         "caiconform: error: --severity: unknown severity 'severe' (choose from corrupts, "
         "crashes, refuses-valid, accepts-invalid, portability, or 'all' / 'none')"
     )
+
+
+def test_baseline_writes_the_failing_groups_of_a_library_and_refuses_bad_input(tmp_path):
+    """`caiconform baseline` reads runs through the same helper as `findings`
+    (`commands._groups`): one entry per group at or above --fail-on, narrowed by --library; an
+    unknown library or an unreadable run is one line and exit 2."""
+    run = _run_dir(tmp_path)
+    base = [sys.executable, "-m", "caiconform.cli", "baseline", str(run)]
+    out = tmp_path / "cai-expectations.yaml"
+    done = subprocess.run(
+        [*base, "-o", str(out), "--library", "cupy"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "CAI-MASK-TRUTH" in text and "CAI-STREAM-ZERO-FORBIDDEN" not in text
+    assert "CAI-PORT-BYTEORDER" not in text  # portability is below the default --fail-on
+    unknown = subprocess.run(
+        [*base, "-o", str(out), "--library", "jax"], capture_output=True, text=True
+    )
+    assert unknown.returncode == 2 and len(unknown.stderr.strip().splitlines()) == 1
+    assert "findings name: cupy, numba, torch" in unknown.stderr
+    missing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "caiconform.cli",
+            "baseline",
+            str(tmp_path / "nope"),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1

@@ -41,9 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     from caiconform.baseline import BaselineError, write_baseline
     from caiconform.cli import UsageError
-    from caiconform.report.build import load_runs
-    from caiconform.report.catalogue import build_catalogue
-    from caiconform.report.load import ReportInputError
+    from caiconform.commands._groups import catalogue_groups, library_groups
     from caiconform.runner.journal import utc_now
     from caiconform.severity import DEFAULT_FAIL_ON, parse_severities
 
@@ -53,19 +51,8 @@ def run(args: argparse.Namespace) -> int:
         fail_on = DEFAULT_FAIL_ON if args.fail_on is None else parse_severities(args.fail_on)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    try:
-        run_data = load_runs([args.run_dir, *args.merge])
-    except ReportInputError as exc:
-        raise UsageError(str(exc)) from None
-    groups = build_catalogue(run_data.records, run_data.envs, run_data.confirmations)["groups"]
-    if args.library is not None:
-        named = sorted({g["library"] for g in groups if g.get("library")})
-        if args.library not in named:
-            raise UsageError(
-                f"--library {args.library!r}: no finding group names it "
-                f"(groups name: {', '.join(named) or 'none'})"
-            )
-        groups = [g for g in groups if g.get("library") == args.library]
+    _, groups = catalogue_groups([args.run_dir, *args.merge])
+    groups = library_groups(groups, args.library)
     chosen = [g for g in groups if g.get("severity") in fail_on]
     source = ", ".join(str(d) for d in [args.run_dir, *args.merge])
     try:

@@ -46,10 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from caiconform.cli import UsageError
-    from caiconform.report.build import load_runs
-    from caiconform.report.catalogue import build_catalogue
+    from caiconform.commands._groups import catalogue_groups, library_groups
     from caiconform.report.issues import issue_filename, render_issue, select_groups
-    from caiconform.report.load import ReportInputError
     from caiconform.severity import parse_severities
 
     try:
@@ -58,15 +56,8 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    try:
-        run_data = load_runs([args.run_dir, *args.merge])
-    except ReportInputError as exc:
-        raise UsageError(str(exc)) from None
-    groups = build_catalogue(run_data.records, run_data.envs, run_data.confirmations)["groups"]
-    libraries = sorted({g["library"] for g in groups if g.get("library")})
-    if args.library is not None and args.library not in libraries:
-        known = ", ".join(libraries) or "none"
-        raise UsageError(f"no findings name library {args.library!r} (findings name: {known})")
+    run_data, groups = catalogue_groups([args.run_dir, *args.merge])
+    groups = library_groups(groups, args.library)
     chosen = select_groups(groups, args.library, args.level, severities)
     if not chosen:
         print("no findings match")
