@@ -7,7 +7,9 @@ example, the workers' preemptions, and how often a slot went from a cell
 of a family whose workers have one hardware queue (`SINGLE_QUEUE`) to one of another family or
 back (each change replaces the slot's forked workers; issue 11), the stretches over 1 s in
 which no example ended anywhere (every slot stalled at once: a GPU-wide pause), and the
-slots' time in cuda.cccl examples over 1 s (waiting for or making a build).
+slots' time in cuda.cccl examples over 1 s (waiting for or making a build), and, when the
+run's workers had the ioctl clock preloaded (caiconform.runner.ioctls), the NVIDIA driver's
+ioctls' time per example by family and by library.
 Usage: python scripts/timing_summary.py NAME=RUN_DIR ... > timing-summary.txt
 """
 
@@ -46,8 +48,58 @@ def _pauses(times: list[float]) -> list[tuple[float, float]]:
 
 def _wall_phases(timing: dict) -> dict:
     """The phases of a slot's wall time (`*_s`), without what the worker's CPUs spent in them
-    (`cpu_*_s`) or its preemptions, which are not more time of the slot."""
-    return {k: v for k, v in timing.items() if k.endswith("_s") and not k.startswith("cpu_")}
+    (`cpu_*_s`), its ioctls' time (`*ioctl_s`, inside the phases) or its preemptions, which
+    are not more time of the slot."""
+    return {
+        k: v
+        for k, v in timing.items()
+        if k.endswith("_s") and not k.startswith("cpu_") and not k.endswith("ioctl_s")
+    }
+
+
+def _ioctl_lines(ran: list[dict], first: list[dict]) -> list[str]:
+    """With the ioctl clock preloaded (caiconform.runner.ioctls): per family and per library
+    (producer or consumer, the ten with the most), the NVIDIA driver ioctls' ms and calls per
+    example, and their share of the example's execute + health time."""
+    clocked = [r for r in ran if "nv_ioctl_s" in r["timing"]]
+    if not clocked:
+        return []
+    out = []
+    for title, keys in (
+        ("family", lambda r: [r["check"]]),
+        ("library", lambda r: {r["producer"], r["consumer"]} - {None}),
+    ):
+        s: collections.Counter = collections.Counter()
+        calls: collections.Counter = collections.Counter()
+        wall: collections.Counter = collections.Counter()
+        n: collections.Counter = collections.Counter()
+        for record in clocked:
+            t = record["timing"]
+            for key in keys(record):
+                s[key] += t["nv_ioctl_s"]
+                calls[key] += t.get("nv_ioctl_n", 0)
+                wall[key] += t.get("execute_s", 0.0) + t.get("health_s", 0.0)
+                n[key] += 1
+        ranked = sorted(s, key=lambda k: -s[k])[:10]
+        out.append(
+            f"   NVIDIA ioctls per example by {title}, ms (calls; share of the example's time): "
+            + "; ".join(
+                f"{k} {1000 * s[k] / n[k]:.2f} ({calls[k] / n[k]:.0f}; "
+                f"{100 * s[k] / max(wall[k], 1e-9):.0f} %)"
+                for k in ranked
+            )
+        )
+    total = sum(r["timing"]["nv_ioctl_s"] for r in clocked)
+    wall_all = sum(
+        r["timing"].get("execute_s", 0.0) + r["timing"].get("health_s", 0.0) for r in clocked
+    )
+    fresh = sum(r["timing"].get("nv_ioctl_s", 0.0) for r in first)
+    out.append(
+        f"   NVIDIA ioctls in examples: {total:.1f} s of {wall_all:.1f} s "
+        f"({100 * total / max(wall_all, 1e-9):.0f} %); in new children's first examples "
+        f"(their CUDA contexts made): {fresh:.1f} s"
+    )
+    return out
 
 
 def summary(name: str, path: Path) -> list[str]:
@@ -125,6 +177,7 @@ def summary(name: str, path: Path) -> list[str]:
         f"   cuda.cccl examples over 1 s: {cccl_slow:.0f} s of the slots' time",
         f"   ms per example by family, execute + health (worker CPU): {per_family}",
         f"   workers preempted {preempted} times ({preempted / max(1, len(ran)):.2f} per example)",
+        *_ioctl_lines(ran, list(first.values())),
     ]
 
 

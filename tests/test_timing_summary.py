@@ -56,3 +56,36 @@ def test_it_prints_each_familys_time_and_cpu_per_example(tmp_path):
     # 10 + 1 ms health and 5 ms CPU on average, streams 19 + 1 ms and 21 ms CPU
     assert family.endswith("roundtrip 11.0 (5.0); streams 20.0 (21.0)"), family
     assert "workers preempted 2 times (0.67 per example)" in out.stdout
+
+
+def test_it_prints_the_nvidia_ioctls_per_family_and_library_when_clocked(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"created": 1795636800.0}))
+    (run / "cells.jsonl").write_text(json.dumps({"cell": "roundtrip/reference/cupy"}) + "\n")
+    records = [
+        _record(1, "roundtrip", "w0/11", 0.009, 0.004, 0),
+        _record(2, "roundtrip", "w0/11", 0.009, 0.004, 0),
+        _record(3, "streams", "w1/12", 0.019, 0.010, 0),
+    ]
+    for record, (spent, calls) in zip(records, [(0.006, 40), (0.002, 10), (0.002, 5)], strict=True):
+        record["timing"].update(ioctl_s=spent, nv_ioctl_s=spent, nv_ioctl_n=calls)
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = subprocess.run(
+        [sys.executable, "scripts/timing_summary.py", f"x={run}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    family = next(line for line in lines if "NVIDIA ioctls per example by family" in line)
+    # roundtrip: (6 + 2) / 2 = 4 ms and 25 calls per example, 4 of 10 ms execute + health
+    assert family.endswith("roundtrip 4.00 (25; 40 %); streams 2.00 (5; 10 %)"), family
+    library = next(line for line in lines if "by library" in line)
+    assert "cupy 3.33 (18; 25 %)" in library, library
+    # 10 ms of ioctls in 40 ms of examples
+    assert "NVIDIA ioctls in examples: 0.0 s of 0.0 s (25 %)" in out.stdout
+    # the ioctls are inside the examples' time, not another phase of the slots
+    assert "ioctl_s" not in next(line for line in lines if "workers' time" in line)

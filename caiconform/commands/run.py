@@ -109,6 +109,8 @@ def _memory_kinds(value: str) -> tuple[str, ...]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from caiconform.runner.pool import HOST_WORKERS, WORKERS_PER_GPU
+
     parser.add_argument(
         "--libraries", type=_names, metavar="A,B,...", help="adapters to run (default: all)"
     )
@@ -134,8 +136,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_positive_int,
         metavar="N",
         help="worker processes; a free one starts the next longest cell or helps a long one "
-        "(default: 16 per GPU used, at most the CPU cores available, at least one per GPU; "
-        "the cores without a GPU)",
+        f"(default: {WORKERS_PER_GPU} per GPU used and {HOST_WORKERS} in all, at most the CPU "
+        "cores available, at least one per GPU; the cores without a GPU)",
     )
     parser.add_argument(
         "--shard",

@@ -67,6 +67,9 @@ WORKERS_PER_GPU = 8
 #: only make more of them wait (docs/performance.md)
 HOST_WORKERS = 8
 
+#: what a worker's answer measured of its example, copied into the exchange's `timing`
+TIMING_KEYS = ("cpu_user_s", "cpu_system_s", "preempted", "ioctl_s", "nv_ioctl_s", "nv_ioctl_n")
+
 
 def forks_here() -> bool:
     """Whether workers may be fork servers here (Linux: `os.fork` after imports, pidfds)."""
@@ -174,7 +177,9 @@ class Exchange:
     libraries in this process), `lost_s` (a crash or hang, from the request to its
     detection); and what the example and its health check cost the worker's CPUs
     (`cpu_user_s`, `cpu_system_s`, every thread of the process) and how many times the kernel
-    preempted it (`preempted`). Only the phases that took place are present."""
+    preempted it (`preempted`); with the ioctl clock preloaded (`runner.ioctls`), the time
+    its ioctls took (`ioctl_s`, `nv_ioctl_s` and `nv_ioctl_n` on the NVIDIA driver's files).
+    Only the phases that took place are present."""
 
     result: Result
     duration_s: float
@@ -645,13 +650,7 @@ class Worker:
                     health_s=health_s,
                     transfer_s=max(0.0, roundtrip - execute_s - health_s),
                 )
-                timing.update(
-                    {
-                        k: answer[k]
-                        for k in ("cpu_user_s", "cpu_system_s", "preempted")
-                        if k in answer
-                    }
-                )
+                timing.update({k: answer[k] for k in TIMING_KEYS if k in answer})
                 exchange = Exchange(Result.from_dict(answer["result"]), execute_s, label, timing)
             yield exchange
             if not answer.get("more") or answer.get("retire"):

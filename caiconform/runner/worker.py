@@ -48,7 +48,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from caiconform.runner import health
+from caiconform.runner import health, ioctls
 from caiconform.runner.outcome import CRASH, POISONED, REJECTED, SKIP, Result
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
@@ -195,11 +195,13 @@ def _run_one(
 ) -> dict[str, Any]:
     """One example and the health check after it: the answer to a `run` request."""
     before = resource.getrusage(resource.RUSAGE_SELF)
+    ioctls_before = ioctls.counters()
     result, duration = run_example(execute, params, producer, consumer)
     started = time.perf_counter()
     ok, why = health.check(hooks)
     health_s = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_SELF)
+    ioctls_spent = ioctls.spent(ioctls_before, ioctls.counters())
     tainted = ok and _taints(execute, params, result)
     if not ok:
         result = Result(
@@ -216,6 +218,7 @@ def _run_one(
         "duration_s": duration,
         "health_s": health_s,
         **_cpu_used(before, after),
+        **ioctls_spent,
         "retire": not ok or tainted,
     }
 
