@@ -10,22 +10,14 @@
 # <name>.tar.gz per variant (run.json, cells.jsonl, findings.json, env.json, adapters.json,
 # results.jsonl.gz: `scripts/timing_summary.py` and `caiconform compare` read them; cpu.txt: the
 # host's /proc/stat "cpu" line and its run queue each second of the run: how busy the host was).
-# PRETOUCH_GIB=N first fills and frees N GiB of host memory: the GPU machines are Firecracker VMs
-# whose memory is backed as it is first touched (~3 s per 8 GiB, KINDS.md), so a run on a fresh
-# machine may wait on that; a variant after PRETOUCH_GIB says whether it does. SAMPLE=1 samples
-# where the run's processes wait (scripts/proc_sample.py: procs.txt, summarised in ab.log).
+# A variant's ENV may preload the ioctl clock (LD_PRELOAD=/tmp/libioctlclock.so, built from
+# benchmarks/ioctl_clock and carried): its workers then journal their NVIDIA driver ioctls,
+# which scripts/timing_summary.py breaks down by family and library.
 set -uo pipefail
 out=${1:?usage: gpu_ab.sh OUT SEED NAME:ENV:FLAGS ...}
 seed=${2:?usage: gpu_ab.sh OUT SEED NAME:ENV:FLAGS ...}
 shift 2
 source scripts/gpu_env.sh
-if [ -n "${PRETOUCH_GIB:-}" ]; then
-  s=$(date +%s.%N)
-  python3 -c "import numpy as np, sys; a = np.ones(int(sys.argv[1]) << 27); print(a.nbytes)" \
-    "$PRETOUCH_GIB" > /dev/null
-  echo "pretouch: $PRETOUCH_GIB GiB in $(python3 -c "print(round($(date +%s.%N)-$s,1))") s" \
-    | tee -a "$out/ab.log"
-fi
 for variant in "$@"; do
   IFS=: read -r name env flags <<< "$variant"
   fresh_builds
@@ -37,16 +29,9 @@ for variant in "$@"; do
   s=$(date +%s.%N)
   # shellcheck disable=SC2086  # env and flags are word lists
   env $env timeout -s INT -k 15 "${CAP_S:-250}" caiconform run --seed "$seed" \
-    --max-examples "${MAX_EXAMPLES:-100}" $flags --out "$run" > "/tmp/ab-$name.log" 2>&1 &
-  job=$!
-  procs=
-  if [ -n "${SAMPLE:-}" ]; then
-    python3 scripts/proc_sample.py "$job" "$run.procs.txt" & procs=$!
-  fi
-  wait "$job"
+    --max-examples "${MAX_EXAMPLES:-100}" $flags --out "$run" > "/tmp/ab-$name.log" 2>&1
   rc=$?
   kill "$sampler" 2>/dev/null
-  [ -n "$procs" ] && kill -TERM "$procs" && wait "$procs"
   wall=$(python3 -c "print(round($(date +%s.%N)-$s,1))")
   echo "$name: exit $rc after $wall s: $env caiconform run --seed $seed" \
     "--max-examples ${MAX_EXAMPLES:-100} $flags" | tee -a "$out/ab.log"
@@ -61,8 +46,7 @@ for variant in "$@"; do
   caiconform report "$run" 2>&1 | tail -1 | sed "s/^/$name: /" >> "$out/ab.log"
   gzip -c "$run/results.jsonl" > "$run/results.jsonl.gz"
   cp "$run.cpu.txt" "$run/cpu.txt" 2>/dev/null
-  cp "$run.procs.txt" "$run/procs.txt" 2>/dev/null && sed "s/^/$name: /" "$run/procs.txt" >> "$out/ab.log"
   tar -C "$run" -czf "$out/$name.tar.gz" run.json cells.jsonl findings.json env.json \
-    adapters.json results.jsonl.gz cpu.txt procs.txt 2>/dev/null
+    adapters.json results.jsonl.gz cpu.txt 2>/dev/null
 done
 cat "$out/ab.log"

@@ -18,6 +18,7 @@ __all__ = [
     "ensure_context",
     "current_device",
     "context_healthy",
+    "anchor_context",
     "synchronize",
     "device_info",
 ]
@@ -161,7 +162,8 @@ def context_healthy() -> tuple[bool, str]:
     """(True, "") when the current context still works; (False, the error) after a sticky error.
 
     The runner calls this after each example: a sticky error (illegal address, launch failure)
-    shows in cuCtxSynchronize, and a tiny allocation proves the context still serves requests.
+    shows in cuCtxSynchronize, and a tiny allocation proves the context still serves requests
+    (in a worker, from the context's anchor, `anchor_context`, so that it costs no ioctl).
     """
     ok, why = gpu_available()
     if not ok:
@@ -176,6 +178,27 @@ def context_healthy() -> tuple[bool, str]:
     except CUDAError as exc:
         return False, str(exc)
     return True, ""
+
+
+#: per context (its handle), one byte of device memory kept for the process's life
+#: (`anchor_context`)
+_anchors: dict[int, int] = {}
+
+
+def anchor_context() -> None:
+    """Keep one byte of device memory in the current context for the process's life (once per
+    context). In a context that holds no other device memory, cuMemAlloc(1) + cuMemFree cost
+    7 ioctls into the NVIDIA driver (77 of `context_healthy`'s 100 us, H100,
+    benchmarks/bench_ioctls.py), and the driver serialises those host-wide: every worker of a
+    run, on any GPU, waited for every other's (issue 27, docs/performance.md). Anchored, the
+    driver serves the check's byte, and the process's other small allocations, from memory it
+    already holds. The runner's workers call it (`runner.health`); a process that resets its
+    contexts itself (Numba's `cuda.close`, the EMM checks) has no use for it."""
+    from cuda.bindings import driver
+
+    ctx = int(call(driver.cuCtxGetCurrent))
+    if ctx and ctx not in _anchors:
+        _anchors[ctx] = int(call(driver.cuMemAlloc, 1))
 
 
 def device_info(device: int = 0) -> dict:

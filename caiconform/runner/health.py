@@ -7,7 +7,9 @@ example that left the error behind is classified `poisoned` and the worker is re
 The CUDA check runs only when the process has loaded a CUDA library (`cuda.bindings`, through
 which every CUDA path of caiconform goes, or an array library that talks to the driver itself)
 *and* a context is current on this thread: a CPU-only example never pays for or depends on a
-CUDA driver, and the check never creates a context of its own. Health hooks ("module:function"
+CUDA driver, and the check never creates a context of its own. After its first check a worker keeps one
+byte in the context (`cuda.device.anchor_context`): the later checks' allocation then costs the
+NVIDIA driver no ioctl, which it would serialise host-wide (issue 27). Health hooks ("module:function"
 returning `(ok, reason)`) let other states count as poison; the tests use one to simulate a
 sticky error without a GPU.
 """
@@ -41,7 +43,12 @@ def _cuda_context() -> tuple[bool, str]:
         return False, f"cuCtxGetCurrent failed: {err.name}"
     if ctx is None or int(ctx) == 0:
         return True, ""  # this thread never made a context current
-    return context_healthy()
+    ok, why = context_healthy()
+    if ok:
+        from caiconform.cuda.device import anchor_context
+
+        anchor_context()  # the next checks' byte costs the driver no ioctl
+    return ok, why
 
 
 def check(hooks: Sequence[str] = ()) -> tuple[bool, str]:
