@@ -2,10 +2,11 @@
 
 A run's examples wait for one another in the driver's ioctls whatever GPU they use
 (docs/performance.md), so every ioctl an example makes costs the whole host. This counts them
-per operation: the runner's health check, the reference producer's memory kinds, stream and
-event handling, each available library producing a small array and consuming the reference
-producer's. Needs a GPU and the ioctl clock preloaded (benchmarks/ioctl_clock, see
-caiconform.runner.ioctls):
+per operation: the health check, the reference producer's memory kinds, stream and event
+handling, first in a context that holds no device memory (a new worker's), then again once the
+runner's health check has anchored it; and each available library producing a small array and
+consuming the reference producer's. Needs a GPU and the ioctl clock preloaded
+(benchmarks/ioctl_clock, see caiconform.runner.ioctls):
   LD_PRELOAD=$PWD/benchmarks/ioctl_clock/libioctlclock.so python benchmarks/bench_ioctls.py
 Prints one table: per operation, NVIDIA ioctls and microseconds per call (after a warm-up).
 """
@@ -54,7 +55,8 @@ def main() -> None:
     device.ensure_context(0)
     print("| operation | NVIDIA ioctls | their us | us per op | note |")
     print("|---|---|---|---|---|")
-    measure("health check (runner.health)", health.check)
+    # first in a context that holds no device memory, as a new worker's is
+    measure("cuda.context_healthy (the check without its anchor)", device.context_healthy)
 
     def alloc_free(n: int) -> Callable[[], None]:
         def op() -> None:
@@ -87,9 +89,9 @@ def main() -> None:
         lambda: memkinds.allocate("vmm", 4096, guard=1).free(),
     )
 
-    # the health check's first call leaves its anchor (caiconform.cuda.device._anchors): from
-    # here on the process holds device memory, as a worker does after its first example
-    measure("health check, its anchor made", health.check)
+    # the runner's check anchors the context after its first call (cuda.device.anchor_context):
+    # from here on the process holds device memory, as a worker does after its first example
+    measure("runner.health.check, its anchor made", health.check)
     measure("cuMemAlloc + cuMemFree 4096 B, anchor made", alloc_free(4096))
     measure(
         "memory kind device: allocate 4 KiB + free, anchor made",
