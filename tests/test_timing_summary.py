@@ -31,6 +31,18 @@ def _record(seq: int, check: str, worker: str, execute: float, cpu: float, preem
     }
 
 
+def _summary(run: Path) -> subprocess.CompletedProcess:
+    out = subprocess.run(
+        [sys.executable, "scripts/timing_summary.py", f"x={run}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    return out
+
+
 def test_it_prints_each_familys_time_and_cpu_per_example(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
@@ -43,14 +55,7 @@ def test_it_prints_each_familys_time_and_cpu_per_example(tmp_path):
         _record(3, "streams", "w0/11", 0.019, 0.021, 1),
     ]
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    out = subprocess.run(
-        [sys.executable, "scripts/timing_summary.py", f"x={run}"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
+    out = _summary(run)
     family = next(line for line in out.stdout.splitlines() if "by family" in line)
     # the family with the most time first (roundtrip, 2 x 11 ms), each per example: roundtrip
     # 10 + 1 ms health and 5 ms CPU on average, streams 19 + 1 ms and 21 ms CPU
@@ -71,14 +76,7 @@ def test_it_prints_the_nvidia_ioctls_per_family_and_library_when_clocked(tmp_pat
     for record, (spent, calls) in zip(records, [(0.006, 40), (0.002, 10), (0.002, 5)], strict=True):
         record["timing"].update(ioctl_s=spent, nv_ioctl_s=spent, nv_ioctl_n=calls)
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    out = subprocess.run(
-        [sys.executable, "scripts/timing_summary.py", f"x={run}"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
+    out = _summary(run)
     lines = out.stdout.splitlines()
     family = next(line for line in lines if "NVIDIA ioctls per example by family" in line)
     # roundtrip: (6 + 2) / 2 = 4 ms and 25 calls per example, 4 of 10 ms execute + health

@@ -53,6 +53,7 @@ from typing import Any
 
 from caiconform.expectations import env_versions, is_correct_rejection, lookup_version
 from caiconform.filing import filed_rule, implied_rule, input_rule
+from caiconform.report.coverage import LABELS
 from caiconform.report.load import cell_key
 from caiconform.runner.outcome import CRASH, HANG, PASS, POISONED, REJECTED, SKIP
 from caiconform.severity import SEVERITIES, rank, severity_of
@@ -123,19 +124,10 @@ _IMPLIES = {
 }
 #: coarse differences a contrast may name (more is not a condition, it is another example)
 _MAX_DIFF = 3
-#: coverage labels a condition is read from, in the order it names them (last the memory kind
-#: the producer allocated: `checks._memory`, drawn per example)
-_LABELS = (
-    "layout",
-    "dtype",
-    "order",
-    "scenario",
-    "mutation",
-    "mask",
-    "version",
-    "entry",
-    "memory",
-)
+#: coverage labels a condition is read from, in the order it names them: the coverage labels
+#: (`report.coverage.LABELS`, last the memory kind the producer allocated) but `object`, the
+#: non-exporting object a schema example offered, which conditions have not named
+_LABELS = tuple(label for label in LABELS if label != "object")
 #: what a CAI-DLPACK-AGREE fail says when the check parsed the producer's capsule itself
 _CAPSULE_PARSED_HERE = "own DLPack capsule"
 
