@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One GPU call that publishes findings a maintainer can accept (carry .whl for the adopters):
+#   bash scripts/gpu_findings.sh OUT [SEED]          (SEED: 2802562769)
+# 1. the default matrix, timed, from no compiled code on disk (`caiconform run --seed SEED`),
+#    rendered (`caiconform report`);
+# 2. `caiconform findings RUN --verify`, timed: every group at or above refuses-valid gets its
+#    standalone script (numpy and the exchange's libraries only), run in a fresh process with
+#    caiconform not importable; then the upstream pack (`--upstream RUN/upstream`);
+# 3. the GPU-marked tests (`scripts/gpu_marked_tests.sh`) and the plugin's downstream acceptance
+#    (tests/downstream: a baseline keeps a clean library green and a new failure mode red).
+# Each step is capped so the whole stays under 9.5 minutes; a failed step never stops the later
+# ones. Writes under OUT: summary.txt (each step's exit and time), gpu.txt, tests.log,
+# downstream.log, run.tar.gz (the run directory: journal gzipped, reports, findings.json,
+# standalone/ scripts, upstream/ pack, every log).
+set -uo pipefail
+out=${1:?usage: gpu_findings.sh OUT [SEED]}
+seed=${2:-2802562769}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+source scripts/gpu_env.sh
+work=$(mktemp -d /tmp/findings.XXXX)
+summary="$out/summary.txt"
+: > "$summary"
+
+# timed NAME CAP_S COMMAND...: run it under `timeout`, its exit and wall time to the summary
+timed() {
+  local name=$1 cap=$2
+  shift 2
+  local s rc
+  s=$(date +%s.%N)
+  timeout -s INT -k 15 "$cap" "$@" > "$work/$name.log" 2>&1
+  rc=$?
+  echo "$name: exit $rc after $(python3 -c "print(round($(date +%s.%N) - $s, 1))") s: $*" \
+    | tee -a "$summary"
+  head -3 "$work/$name.log" | cut -c1-400 | sed 's/^/  /' >> "$summary"
+  tail -2 "$work/$name.log" | cut -c1-400 | sed 's/^/  /' >> "$summary"
+}
+
+run=$work/run
+fresh_builds
+timed run 170 caiconform run --seed "$seed" --out "$run"
+timed report 60 caiconform report "$run"
+timed verify 200 caiconform findings "$run" --verify
+timed upstream 60 caiconform findings "$run" --upstream "$run/upstream"
+cp "$work"/*.log "$run/" 2>/dev/null
+bash scripts/gpu_marked_tests.sh "$out" 110 | tee -a "$summary"
+[ "$SECONDS" -lt 420 ] && timed downstream 140 python3 -m pytest tests/downstream -q \
+  -p no:cacheprovider -rs
+cp "$work/downstream.log" "$out/downstream.log" 2>/dev/null
+[ -f "$run/results.jsonl" ] && gzip -f "$run/results.jsonl"
+tar -czf "$out/run.tar.gz" -C "$work" run || echo "tar failed" | tee -a "$summary"
+cat "$summary"
