@@ -120,8 +120,18 @@ CASES: dict[str, tuple[list[Any], list[Fail]]] = {
         ],
     ),
     "CAI-DATA-POINTER-RANGE": (
-        [v(data=(2**64 - 256, False))],
-        [Fail(v(data=(-PTR, False))), Fail(v(data=(2**64, False)))],
+        # 24 bytes: the last ends exactly at 2**64; with strides (-12, 4) the first is byte 0
+        [
+            v(data=(2**64 - 256, False)),
+            v(data=(2**64 - 24, False)),
+            v(strides=(-12, 4), data=(12, False)),
+        ],
+        [
+            Fail(v(data=(-PTR, False))),
+            Fail(v(data=(2**64, False))),
+            Fail(v(data=(2**64 - 20, False))),
+            Fail(v(strides=(-12, 4), data=(8, False))),
+        ],
     ),
     "CAI-DATA-READONLY-BOOL": (
         [v(data=(PTR, True))],
@@ -285,8 +295,8 @@ def test_failing_case_reports_the_rule_and_nothing_else(case):
 @pytest.mark.parametrize("case", _cases("pass"), ids=_id)
 def test_passing_case_does_not_report_the_rule(case):
     rule, target = case
-    report = validate(target)
-    assert rule not in report.rules, [f.message for f in report.findings]
+    for report in (validate(target), _validate(target, None)):  # the fast path, then the full
+        assert rule not in report.rules, [f.message for f in report.findings]
 
 
 def test_findings_agree_between_fast_and_full_paths_on_every_case():

@@ -3,6 +3,7 @@ dict, and each single-rule mutant yields exactly that rule's finding."""
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 from hypothesis import given
@@ -12,7 +13,7 @@ from caiconform import strategies as cst
 from caiconform import validate
 from caiconform.spec.findings import Report
 from caiconform.spec.rules import RULES, Level
-from caiconform.spec.validate import _validate
+from caiconform.spec.validate import _validate, dict_extent
 
 SERIOUS = (Level.MUST, Level.SHOULD)
 KEYS = ["shape", "typestr", "data", "version", "strides", "descr", "mask", "stream"]
@@ -82,6 +83,19 @@ anything = st.recursive(_leaves, _nested, max_leaves=20)
 near_dicts = st.dictionaries(st.sampled_from(KEYS), anything, min_size=2, max_size=8)
 
 
+@st.composite
+def at_address_edges(draw, past: int = 0) -> dict:
+    """Valid non-empty dicts moved so their bytes end exactly at 2**64, or (negative strides)
+    start exactly at address 0; `past` bytes beyond that edge when `past` > 0, where each breaks
+    CAI-DATA-POINTER-RANGE alone (the pointer stays nonzero). Shrinks toward the top edge of the
+    smallest dict."""
+    d = draw(cst.interface_dicts(version=None).filter(lambda d: prod(d["shape"]) > 0))
+    lo, hi = dict_extent(d)
+    at_zero = -lo - past > 0 and draw(st.booleans())
+    ptr = -lo - past if at_zero else 2**64 - hi + past
+    return {**d, "data": (ptr, d["data"][1])}
+
+
 def _check_report(report: Report) -> None:
     assert isinstance(report, Report)
     assert report.version in (0, 1, 2, 3)
@@ -100,11 +114,18 @@ def test_validate_never_raises_at_any_version(value, version):
     _check_report(validate(value, version=version))
 
 
-@given(cst.interface_dicts(version=None))
+@given(cst.interface_dicts(version=None) | at_address_edges())
 def test_valid_dicts_conform(d):
-    report = validate(d)
-    assert report.ok
-    assert not [f.message for f in report.findings if f.level in SERIOUS]
+    for report in (validate(d), _validate(d, None)):  # the fast path, then the full
+        assert report.ok
+        assert not [f.message for f in report.findings if f.level in SERIOUS]
+
+
+@given(at_address_edges(past=1) | at_address_edges(past=2**12))
+def test_bytes_past_an_address_edge_break_the_pointer_range(d):
+    for report in (validate(d), _validate(d, None)):
+        serious = {f.rule for f in report.findings if f.level in SERIOUS}
+        assert serious == {"CAI-DATA-POINTER-RANGE"}, [f.message for f in report.findings]
 
 
 @given(cst.interface_dicts(version=None).map(cst.CAIExport))
@@ -120,7 +141,13 @@ def test_each_mutant_breaks_exactly_its_rule(mutant):
     assert report.ok == (RULES[mutant.rule].level is not Level.MUST)
 
 
-@given(cst.interface_dicts(version=None) | cst.mutants().map(lambda m: m.interface) | near_dicts)
+@given(
+    cst.interface_dicts(version=None)
+    | at_address_edges()
+    | at_address_edges(past=1)
+    | cst.mutants().map(lambda m: m.interface)
+    | near_dicts
+)
 def test_fast_path_agrees_with_the_full_judgement(d):
     fast, full = validate(d), _validate(d, None)
     assert (fast.findings, fast.version) == (full.findings, full.version)
