@@ -3,8 +3,11 @@ how the catalogue files and orders groups by it."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from caiconform import severity
 from caiconform.report.catalogue import build_catalogue
 from caiconform.severity import (
     ACCEPTS_INVALID,
@@ -53,9 +56,19 @@ def test_severity_is_the_harm_not_the_level(outcome, rule, level, expected) -> N
 
 
 def test_severities_rank_most_harmful_first_and_the_default_threshold() -> None:
-    assert [rank(s) for s in SEVERITIES] == [0, 1, 2, 3, 4]
-    assert rank(None) == 5
+    """The order is the harm: wrong values without an error outrank a lost process, which
+    outranks a refused valid input, then an accepted invalid one, then an allowed refusal (the
+    module's "From most to least harmful" list); what fails a run by default outranks all the
+    rest; unknown and None sort last."""
+    most_harmful_first = [CORRUPTS, CRASHES, REFUSES_VALID, ACCEPTS_INVALID, PORTABILITY]
+    assert sorted(reversed(most_harmful_first), key=rank) == most_harmful_first
+    assert list(SEVERITIES) == most_harmful_first
+    documented = re.findall(r"^- `([a-z-]+)`:", severity.__doc__ or "", re.MULTILINE)
+    assert documented == most_harmful_first
     assert {CORRUPTS, CRASHES, REFUSES_VALID} == DEFAULT_FAIL_ON
+    failing = max(rank(s) for s in DEFAULT_FAIL_ON)
+    assert all(rank(s) > failing for s in set(SEVERITIES) - DEFAULT_FAIL_ON)
+    assert rank(None) == rank("fatal") == len(SEVERITIES) > rank(PORTABILITY)
 
 
 def test_parse_severities() -> None:
