@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 from caiconform.cuda import gpu_available
-from caiconform.reference.consumer import ConsumerRefused, consume, inspect_dict
+from caiconform.cuda import memory as cuda_memory
+from caiconform.cuda.memory import PointerInfo
+from caiconform.reference.consumer import (
+    ConsumerRefused,
+    _check_pointer,
+    _Plan,
+    consume,
+    inspect_dict,
+)
 from caiconform.reference.live import live_check
 from caiconform.reference.producer import (
     check_layout,
@@ -249,3 +258,123 @@ def test_consumer_and_live_check_without_gpu():
         consume(_good())
     findings, why = live_check(_good())
     assert findings == [] and why.startswith("live checks skipped: no NVIDIA driver")
+
+
+# --- the extent against the allocation (_check_pointer), the driver's answers faked ---------
+
+BASE = 0x7F00_0000_0000
+
+
+class FakeDriver:
+    """Answers for `pointer_info` and `address_range` as the driver would give them for one
+    allocation [base, base + size) of `memory_type` memory; records the addresses asked."""
+
+    def __init__(self, base: int, size: int, memory_type: str = "device") -> None:
+        self.base, self.size, self.memory_type = base, size, memory_type
+        self.asked: list[tuple[str, int]] = []
+
+    def pointer_info(self, ptr: int) -> PointerInfo:
+        self.asked.append(("pointer_info", ptr))
+        inside = self.base <= ptr < self.base + self.size
+        kind = self.memory_type if inside else "unregistered"
+        device_pointer = ptr if inside and kind != "host" else 0
+        return PointerInfo(
+            ptr, kind, 0 if inside else -1, 1 if inside else 0, False, device_pointer
+        )
+
+    def address_range(self, ptr: int) -> tuple[int, int] | None:
+        self.asked.append(("address_range", ptr))
+        return (self.base, self.size) if self.base <= ptr < self.base + self.size else None
+
+
+@pytest.fixture
+def fake_driver(monkeypatch) -> Callable[..., FakeDriver]:
+    def install(base: int, size: int, memory_type: str = "device") -> FakeDriver:
+        fake = FakeDriver(base, size, memory_type)
+        monkeypatch.setattr(cuda_memory, "pointer_info", fake.pointer_info)
+        monkeypatch.setattr(cuda_memory, "address_range", fake.address_range)
+        return fake
+
+    return install
+
+
+def _refused_rules(plan) -> list[str]:
+    with pytest.raises(ConsumerRefused) as info:
+        _check_pointer(plan)
+    return info.value.rules
+
+
+@pytest.mark.parametrize(
+    ("d", "first", "last"),
+    [
+        (_good(data=(BASE, False)), BASE, BASE + 16),  # fills the allocation exactly
+        (_good(data=(BASE + 48, False)), BASE + 48, BASE + 64),  # ends at its last byte
+        # negative strides: the lowest byte lies below the pointer
+        (_good(shape=(4,), strides=(-4,), data=(BASE + 12, False)), BASE, BASE + 16),
+        (_good(shape=(2, 2), strides=(-8, 4), data=(BASE + 8, False)), BASE, BASE + 16),
+    ],
+    ids=["whole allocation", "its last bytes", "negative stride", "negative row stride"],
+)
+def test_extent_inside_one_allocation_is_read(fake_driver, d, first, last):
+    fake = fake_driver(BASE, last - BASE)
+    plan, _ = inspect_dict(d)
+    info, allocation = _check_pointer(plan)
+    assert allocation == (BASE, last - BASE) and info.memory_type == "device"
+    # the allocation is looked up from the lowest byte reached, not from the pointer
+    assert ("address_range", first) in fake.asked
+
+
+@pytest.mark.parametrize("past", [1, 4, 12])
+def test_extent_past_the_allocations_end_is_refused_with_how_far(fake_driver, past):
+    """16 bytes starting inside a 4096-byte allocation, their last `past` bytes beyond it."""
+    fake_driver(BASE, 4096)
+    plan, _ = inspect_dict(_good(data=(BASE + 4096 - 16 + past, False)))
+    with pytest.raises(ConsumerRefused) as info:
+        _check_pointer(plan)
+    assert info.value.rules == ["CAI-DATA-EXTENT-IN-ALLOCATION"]
+    assert f"end {past} bytes past allocation" in str(info.value)
+
+
+def test_lowest_byte_below_the_allocation_is_refused(fake_driver):
+    """The pointer is inside the allocation, but the negative stride reaches below its base."""
+    fake_driver(BASE, 4096)
+    plan, _ = inspect_dict(_good(strides=(-4,), data=(BASE + 8, False)))
+    assert _refused_rules(plan) == ["CAI-DATA-EXTENT-IN-ALLOCATION"]
+
+
+def test_extent_ending_at_the_top_of_the_address_space_is_asked_about(fake_driver):
+    top = 2**64 - 4096
+    fake = fake_driver(top, 4096)
+    plan, _ = inspect_dict(_good(data=(2**64 - 16, False)))
+    assert _check_pointer(plan)[1] == (top, 4096)
+    assert [name for name, _ in fake.asked] == ["pointer_info", "address_range"]
+
+
+@pytest.mark.parametrize(
+    ("ptr", "strides"), [(2**64 - 12, (4,)), (8, (-4,))], ids=["past 2**64", "below 0"]
+)
+def test_extent_outside_the_address_space_is_refused_before_the_driver_is_asked(
+    fake_driver, ptr, strides
+):
+    """The validator refuses these first; the consumer's own check holds for a plan too."""
+    fake = fake_driver(0, 2**64)
+    plan = _Plan((4,), strides, np.dtype("<f4"), ptr, None, None, 3)
+    assert _refused_rules(plan) == ["CAI-DATA-EXTENT-IN-ALLOCATION"]
+    assert fake.asked == []
+
+
+@pytest.mark.parametrize(
+    ("memory_type", "rule"),
+    [("host", "CAI-DATA-DEVICE-ACCESSIBLE"), ("unregistered", "CAI-DATA-DEVICE-ACCESSIBLE")],
+)
+def test_memory_a_kernel_cannot_read_is_refused(fake_driver, memory_type, rule):
+    fake = fake_driver(BASE, 4096, memory_type)
+    plan, _ = inspect_dict(_good(data=(BASE, False)))
+    assert _refused_rules(plan) == [rule]
+    assert [name for name, _ in fake.asked] == ["pointer_info"]
+
+
+def test_pointer_in_no_allocation_is_refused(fake_driver):
+    fake_driver(BASE + 4096, 4096)
+    plan, _ = inspect_dict(_good(data=(BASE, False)))
+    assert _refused_rules(plan) == ["CAI-DATA-DEVICE-ACCESSIBLE"]
