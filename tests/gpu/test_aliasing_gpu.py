@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from caiconform.adapters import registry
-from caiconform.adapters.entries import ENTRIES, ZERO_COPY, entries_of
+from caiconform.adapters.entries import COPY, ENTRIES, ZERO_COPY, entries_of
 from caiconform.checks import aliasing
 from caiconform.cuda import gpu_available
 from caiconform.runner.outcome import PASS, REJECTED, SKIP
@@ -61,19 +61,29 @@ def test_the_reference_write_lands_where_the_consumer_reads(typestr):
 @pytest.mark.parametrize("adapter", [a for a in ("cupy", "torch") if a in ENTRIES])
 def test_zero_copy_results_point_at_the_export_and_copies_do_not(adapter):
     """Independent of the family's logic: the zero-copy entry's result exports the producer's
-    own pointer, every copying entry's result another one."""
+    own pointer, every copying entry's result another one. A call refusing CAI objects has no
+    pointer to compare (torch's `dst[...] = obj`), but the zero-copy entry and at least one
+    copying entry must have been compared, or the test has shown nothing."""
     _available(adapter)
     from caiconform.checks._entries import take
 
     values = aliasing.exported_values("<f4", (16,))
     obj = aliasing._export(values, "<f4")
+    compared: list[str] = []
+    refused: list[str] = []
     for entry in entries_of(adapter):
         try:
             taken = take(adapter, entry.name, obj)
-        except Exception:  # a call refusing CAI objects has no pointer to compare
+        except Exception as exc:
+            refused.append(f"{entry.name}: {type(exc).__name__}: {exc}")
             continue
         pointer = taken.result.__cuda_array_interface__["data"][0]
         if entry.semantics == ZERO_COPY:
             assert pointer == obj.ptr, entry.name
         else:
             assert pointer != obj.ptr, entry.name
+        compared.append(entry.semantics)
+    assert ZERO_COPY in compared and COPY in compared, (
+        f"{adapter}: got pointers compared for {compared or 'no entry'}, expected the zero-copy "
+        f"entry and a copying one; refused: {refused}"
+    )
