@@ -154,3 +154,197 @@ def test_a_bad_timeout_is_a_usage_error(raw, capsys):
         cli_main(["check", "x:y", "--timeout", raw])
     assert exited.value.code == 2
     assert "--timeout" in capsys.readouterr().err
+
+
+# --- a module:attr target runs in a child process: nothing it does ends caiconform's --------
+
+_HOSTILE = """
+import ctypes
+import os
+
+
+def _prop(body):
+    return type("Hostile", (), {"__cuda_array_interface__": property(body)})()
+
+
+def _exit0(self):
+    raise SystemExit(0)
+
+
+def _os_exit(self):
+    os._exit(0)
+
+
+def _segfault(self):
+    ctypes.string_at(0)
+
+
+def _generator_exit(self):
+    raise GeneratorExit
+
+
+def _interrupt(self):
+    raise KeyboardInterrupt
+
+
+exits = _prop(_exit0)
+os_exits = _prop(_os_exit)
+segfaults = _prop(_segfault)
+generator_exit = _prop(_generator_exit)
+interrupts = _prop(_interrupt)
+
+
+def calls_os_exit():
+    os._exit(0)
+
+
+class _CallableExiting:
+    __cuda_array_interface__ = property(_exit0)
+
+    def __call__(self):
+        return self
+
+
+callable_exits = _CallableExiting()
+"""
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    (tmp_path / "cai_hostile_mod.py").write_text(_HOSTILE)
+    (tmp_path / "cai_os_exit_on_import.py").write_text("import os\nos._exit(0)\n")
+    (tmp_path / "cai_interrupt_on_import.py").write_text("raise KeyboardInterrupt\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("attr", "seen"),
+    [
+        ("exits", "SystemExit raised"),
+        ("callable_exits", "SystemExit raised"),
+        ("os_exits", "the process ended (exit status 0) while reading it"),
+        ("segfaults", "the process ended (signal SIGSEGV) while reading it"),
+        ("generator_exit", "GeneratorExit raised"),
+        ("interrupts", "KeyboardInterrupt raised"),
+    ],
+)
+def test_a_property_that_ends_or_breaks_the_process_is_a_finding(hostile, capsys, attr, seen):
+    assert cli_main(["check", "--json", f"cai_hostile_mod:{attr}"]) == 1
+    payload = json.loads(capsys.readouterr().out)
+    findings = payload["results"][0]["findings"]
+    dict_findings = [f for f in findings if f["rule"] == "CAI-ATTR-DICT"]
+    assert dict_findings and dict_findings[0]["level"] == "MUST", findings
+    assert any(f["seen"].startswith(seen) for f in findings), findings
+
+
+@pytest.mark.parametrize(
+    ("target", "line"),
+    [
+        (
+            "cai_os_exit_on_import:obj",
+            "cai_os_exit_on_import:obj: the process ended (exit status 0) while importing or "
+            "calling it: no verdict",
+        ),
+        (
+            "cai_hostile_mod:calls_os_exit",
+            "cai_hostile_mod:calls_os_exit: the process ended (exit status 0) while importing "
+            "or calling it: no verdict",
+        ),
+    ],
+)
+def test_an_import_or_call_that_ends_the_process_is_one_line_and_exit_3(
+    hostile, capsys, target, line
+):
+    assert cli_main(["check", target]) == 3
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [f"caiconform: error: {line}"]
+    assert captured.out == ""
+
+
+def test_an_import_raising_keyboard_interrupt_is_a_usage_error_not_an_interrupt(hostile, capsys):
+    assert cli_main(["check", "cai_interrupt_on_import:obj"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "caiconform: error: importing 'cai_interrupt_on_import' raised KeyboardInterrupt"
+    ]
+
+
+def test_what_a_target_prints_does_not_break_json_output(hostile, tmp_path, capsys):
+    (tmp_path / "cai_noisy_mod.py").write_text(
+        "print('noise')\n"
+        "obj = {'shape': (2,), 'typestr': '<f4', 'data': (1024, False), 'version': 3}\n"
+    )
+    assert cli_main(["check", "--json", "cai_noisy_mod:obj"]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+
+
+class _Raises:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    @property
+    def __cuda_array_interface__(self):
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc", [GeneratorExit(), KeyboardInterrupt(), SystemExit(0)])
+def test_validate_turns_any_exception_of_a_property_into_a_finding(exc):
+    report = validate(_Raises(exc))
+    assert not report.ok
+    assert f"{type(exc).__name__} raised" in report.findings[0].seen
+
+
+@pytest.mark.parametrize("exc", [GeneratorExit(), KeyboardInterrupt()])
+def test_validate_turns_any_exception_of_a_mask_property_into_a_finding(exc):
+    report = validate(_dict(mask=_Raises(exc)))
+    assert ("CAI-MASK-TYPE", "mask") in _rules(report)
+
+
+class _Interrupted:
+    @property
+    def __cuda_array_interface__(self):
+        import signal
+
+        signal.raise_signal(signal.SIGINT)  # as the user's Ctrl-C arrives
+        return {}
+
+
+def test_validate_lets_the_users_ctrl_c_through():
+    with pytest.raises(KeyboardInterrupt):
+        validate(_Interrupted())
+
+
+#: characters a finding's message may take, whatever it quotes
+_MESSAGE_CAP = 400
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        {"shape": (HUGE,)},
+        {"shape": (2, 3), "strides": (HUGE, 4)},
+        {"shape": (HUGE, HUGE)},
+        {"data": (HUGE, False)},
+        {"stream": HUGE},
+        {"version": HUGE},
+        {"typestr": "<f" + "4" * 5000},
+    ],
+    ids=["shape", "strides", "shape2", "data", "stream", "version", "typestr"],
+)
+def test_a_finding_quotes_no_huge_value_whole(entries):
+    report = validate(_dict(**entries))
+    assert report.findings, entries
+    longest = max(len(f.message) for f in report.findings)
+    assert longest <= _MESSAGE_CAP, [f.message for f in report.findings]
+
+
+def test_check_of_a_5001_digit_shape_prints_a_short_finding(tmp_path, capsys):
+    target = tmp_path / "big.json"
+    target.write_text(
+        '{"shape": [' + "9" * 5001 + '], "typestr": "<f4", "data": [1, false], "version": 3}'
+    )
+    assert cli_main(["check", "--json", str(target)]) == 1
+    findings = json.loads(capsys.readouterr().out)["results"][0]["findings"]
+    assert "CAI-DATA-POINTER-RANGE" in {f["rule"] for f in findings}
+    assert max(len(f["message"]) for f in findings) <= _MESSAGE_CAP, findings

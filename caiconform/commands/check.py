@@ -9,8 +9,14 @@ TARGET is one of
 JSON has no tuples, so a recorded dict's lists stand for tuples (shape, strides, data, descr
 fields) and are not reported as lists; a recorded mask is a nested dict. The schema check is
 pure Python; live checks (pointer, allocation, stream) need the live object and a GPU.
+
+A module:attr target is imported, called and read in a child process, never in caiconform's
+own: a property that exits, calls os._exit or crashes the process (a signal) is a CAI-ATTR-DICT
+finding; an import or call that does so is one line and exit status 3.
+
 Exit status: 0 no MUST-level violation, 1 at least one, 2 bad usage or a target that gave no
-answer within `--timeout` seconds (one line says why).
+answer within `--timeout` seconds, 3 the target ended its process while being imported or
+called (one line says how), so there is no verdict.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import importlib
 import json
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +34,8 @@ from typing import Any
 
 from caiconform.cli import UsageError, parse_cai_version
 from caiconform.cli import console as cli_console
-from caiconform.spec.findings import Finding, Report
-from caiconform.spec.validate import ATTR, validate
+from caiconform.spec.findings import Finding, Report, finding
+from caiconform.spec.validate import ATTR, CURRENT_VERSION, validate
 
 __all__ = [
     "add_arguments",
@@ -114,10 +121,25 @@ def live_checks(obj: Any) -> tuple[list[Finding], str | None]:
     return findings, skipped
 
 
+#: exit status when the target ended its process while imported or called (no verdict)
+EXIT_TARGET_ENDED = 3
+
+
+class TargetEnded(Exception):
+    """The target's import or call ended the child process: no verdict (exit 3, one line)."""
+
+
 def run(args: argparse.Namespace) -> int:
     version = parse_cai_version(args.version)
     timeout = getattr(args, "timeout", DEFAULT_TIMEOUT_S)
-    results = _within(timeout, args.target, lambda: _judge(args.target, version))
+    try:
+        if module_target(args.target) is not None:
+            results = judge_in_child(args.target, version, timeout)
+        else:
+            results = _within(timeout, args.target, lambda: _judge(args.target, version))
+    except TargetEnded as exc:
+        print(f"caiconform: error: {exc}", file=sys.stderr)
+        return EXIT_TARGET_ENDED
     if args.json:
         _print_json(results)
     else:
@@ -125,17 +147,123 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(report.ok for _, report, _ in results) else 1
 
 
-def _judge(spec: str, version: int | None) -> list[tuple[Target, Report, str | None]]:
+def _judge(
+    spec: str, version: int | None, phase: Callable[[str], None] = lambda _: None
+) -> list[tuple[Target, Report, str | None]]:
+    """Load `spec`'s targets and judge each; `phase(name)` is told before each step that runs
+    the target's code ("import", "read", "live")."""
     results = []
-    for target in load_targets(spec):
+    for target in load_targets(spec, phase):
+        phase("read")
         report = validate(target.obj, version=version)
         if target.live:
+            phase("live")
             extra, skipped = live_checks(target.obj)
             report.findings.extend(extra)
         else:
             skipped = RECORDED_SKIP
         results.append((target, report, skipped))
     return results
+
+
+# --- a module:attr target, in a child process ------------------------------------------------
+
+#: what the child was doing when it ended, as the line or finding says it
+_DOING = {
+    "import": "importing or calling it",
+    "read": f"reading its {ATTR}",
+    "live": "running the live checks on it",
+}
+
+
+def judge_in_child(
+    spec: str, version: int | None, seconds: float
+) -> list[tuple[Target, Report, str | None]]:
+    """`_judge(spec, version)` run in a forked child, so nothing the target does (exit,
+    os._exit, a signal, any exception) ends or hangs this process. The child reports each phase
+    as it begins, then its results (or a usage error) through a pipe. A child that ends while
+    reading the attribute gives a CAI-ATTR-DICT finding; one that ends while importing or
+    calling is TargetEnded; no answer after `seconds` (0: no limit) is a UsageError."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(spec, version, send), daemon=True)
+    child.start()
+    send.close()
+    deadline = None if not seconds else time.monotonic() + seconds
+    phase = "import"
+    try:
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not receive.poll(left):
+                raise UsageError(
+                    f"{spec}: no answer after {seconds:g} s (an import, call or property that "
+                    "hangs?); --timeout S waits longer"
+                )
+            try:
+                kind, value = receive.recv()
+            except (EOFError, OSError):
+                break
+            if kind == "phase":
+                phase = value
+            elif kind == "usage":
+                raise UsageError(value)
+            else:
+                return [
+                    (Target(label, None, live), report, skipped)
+                    for label, live, report, skipped in value
+                ]
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+    how = _how_it_ended(child.exitcode)
+    if phase == "read":
+        seen = f"the process ended ({how}) while reading it"
+        report = Report(
+            spec,
+            CURRENT_VERSION if version is None else version,
+            [finding("CAI-ATTR-DICT", "", seen, "a dict")],
+        )
+        return [(Target(spec, None, True), report, f"the process ended ({how})")]
+    raise TargetEnded(f"{spec}: the process ended ({how}) while {_DOING[phase]}: no verdict")
+
+
+def _how_it_ended(exitcode: int | None) -> str:
+    """A child's end in words: "exit status N" or "signal SIGSEGV"."""
+    if exitcode is None or exitcode >= 0:
+        return f"exit status {exitcode}"
+    import signal
+
+    try:
+        return f"signal {signal.Signals(-exitcode).name}"
+    except ValueError:
+        return f"signal {-exitcode}"
+
+
+def _child(spec: str, version: int | None, send: Any) -> None:
+    """The child's work: judge `spec` and send the results, or the usage error. What the
+    target prints goes to standard error, so `--json` output stays JSON."""
+    import faulthandler
+    import os
+
+    os.dup2(2, 1)
+    faulthandler.disable()  # a crash is the parent's line to write, not a traceback
+    try:
+        results = _judge(spec, version, lambda name: send.send(("phase", name)))
+        payload = [(t.label, t.live, report, skipped) for t, report, skipped in results]
+        message: tuple[str, Any] = ("results", payload)
+    except UsageError as exc:
+        message = ("usage", str(exc))
+    except BaseException as exc:  # the target's own exception past every guard
+        message = ("usage", f"{spec}: raised {_raised(exc)}")
+    try:
+        send.send(message)
+    except BaseException as exc:  # a report that does not pickle: say so rather than end
+        send.send(("usage", f"{spec}: its report could not be sent: {type(exc).__name__}"))
+    send.close()
 
 
 def _within(seconds: float, spec: str, work: Callable[[], Any]) -> Any:
@@ -168,8 +296,26 @@ def _within(seconds: float, spec: str, work: Callable[[], Any]) -> Any:
 # --- targets -------------------------------------------------------------------------------
 
 
-def load_targets(spec: str) -> list[Target]:
-    """What TARGET names, as a list (a JSON Lines file gives several); UsageError otherwise."""
+def module_target(spec: str) -> tuple[str, str] | None:
+    """(module, attr) when TARGET names a module's object rather than JSON (a file, `-`)."""
+    if spec == "-":
+        return None
+    path = Path(spec)
+    if path.exists() or path.suffix.lower() in (".json", ".jsonl"):
+        return None
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        return None
+    return module_name, attr
+
+
+def load_targets(spec: str, phase: Callable[[str], None] = lambda _: None) -> list[Target]:
+    """What TARGET names, as a list (a JSON Lines file gives several); UsageError otherwise.
+    `phase("import")` is told before a module:attr target's code runs."""
+    named = module_target(spec)
+    if named is not None:
+        phase("import")
+        return [_resolve(*named, spec, phase)]
     if spec == "-":
         return _parse_json_text(sys.stdin.read(), "<stdin>")
     path = Path(spec)
@@ -183,46 +329,66 @@ def load_targets(spec: str) -> list[Target]:
         raise UsageError(f"{spec} is not a file")
     if path.suffix.lower() in (".json", ".jsonl"):
         raise UsageError(f"no such file: {spec}")
-    module_name, colon, attr = spec.partition(":")
-    if not colon or not module_name or not attr:
-        raise UsageError(f"TARGET {spec!r} is neither module:attr, an existing JSON file, nor -")
-    return [_resolve(module_name, attr, spec)]
+    raise UsageError(f"TARGET {spec!r} is neither module:attr, an existing JSON file, nor -")
 
 
-def _resolve(module_name: str, attr: str, spec: str) -> Target:
+def _resolve(
+    module_name: str, attr: str, spec: str, phase: Callable[[str], None] = lambda _: None
+) -> Target:
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise UsageError(f"cannot import module {module_name!r}: {exc}") from None
-    except (Exception, SystemExit) as exc:  # a script exiting at import is no pass
-        raise UsageError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from None
+    except BaseException as exc:  # a script exiting at import is no pass
+        raise UsageError(f"importing {module_name!r} raised {_raised(exc)}") from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
             raise UsageError(f"{spec}: no attribute {part!r}") from None
+        except BaseException as exc:
+            raise UsageError(f"{spec}: reading {part!r} raised {_raised(exc)}") from None
     # type()-based tests: an object's own __class__ may lie or raise
     if issubclass(type(obj), dict):
         return Target(spec, obj, live=False)
-    if issubclass(type(obj), type) or (callable(obj) and not _exposes(obj)):
+    if issubclass(type(obj), type) or (callable(obj) and not _exposes(obj, phase)):
+        phase("import")
         try:
             obj = obj()
-        except (Exception, SystemExit) as exc:
-            raise UsageError(f"calling {spec}() raised {type(exc).__name__}: {exc}") from None
+        except BaseException as exc:
+            raise UsageError(f"calling {spec}() raised {_raised(exc)}") from None
         spec = f"{spec}()"
     return Target(spec, obj, live=not issubclass(type(obj), dict))
 
 
-def _exposes(obj: Any) -> bool:
+def _exposes(obj: Any, phase: Callable[[str], None]) -> bool:
     """Whether `obj` claims the attribute: reading it gives a value or raises something other
     than AttributeError (which `validate` then reports)."""
+    phase("read")
     try:
         getattr(obj, ATTR)
     except AttributeError:
         return False
-    except Exception:
+    except BaseException:  # sys.exit(), os._exit() or worse: `validate` reports it
         return True
     return True
+
+
+#: characters of an exception's text a line quotes
+_QUOTED = 200
+
+
+def _raised(exc: BaseException) -> str:
+    """An exception as a line quotes it: its type and its text on one line, cut to `_QUOTED`
+    characters; never raises."""
+    name = type(exc).__name__
+    try:
+        text = " ".join(str(exc).split())
+    except BaseException:
+        return f"{name} (its text could not be read)"
+    if len(text) > _QUOTED:
+        text = text[: _QUOTED - 3] + "..."
+    return f"{name}: {text}" if text else name
 
 
 def _parse_json_text(text: str, source: str) -> list[Target]:

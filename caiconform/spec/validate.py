@@ -3,7 +3,8 @@
 `validate` is pure Python and never touches a device: it judges everything a dict alone can
 show (the catalogue's `dict_visible` rules), so the reference consumer can run it on every
 exchange before it asks the driver about the pointer. It never raises on any input: whatever a
-producer returns, and whatever its attribute does when read, becomes findings.
+producer returns, and whatever its attribute does when read (any exception, SystemExit and
+GeneratorExit included), becomes findings; only the user's Ctrl-C stops it.
 
 One problem, one finding. When an entry is wrong, the checks that need its value are skipped
 instead of failing in turn: a shape of floats is one CAI-SHAPE-INT finding, not also a strides
@@ -66,7 +67,9 @@ def validate(target: Any, *, version: int | None = None) -> Report:
     if type(target) is dict:
         try:
             report = _clean(target, version, "dict")
-        except Exception:  # a hostile key or value: the full judgement says what it is
+        except BaseException as exc:  # a hostile key or value: judged in full below
+            if not producers_failure(exc):
+                raise
             report = None
         if report is not None:
             return report
@@ -88,7 +91,9 @@ def _validate(target: Any, version: int | None, *, fast: bool = False) -> Report
                 return report
             judged = _judged_version(d, version)
             _check_dict(d, judged, findings)
-    except (Exception, SystemExit) as exc:  # last resort: a hostile object got past the guards
+    except BaseException as exc:  # last resort: a hostile object got past the guards
+        if not producers_failure(exc):
+            raise
         findings.append(
             finding(
                 "CAI-ATTR-DICT",
@@ -172,7 +177,9 @@ def _clean_or_none(d: dict, version: int | None, target: Any) -> Report | None:
     for v0-v2), or None when the full judgement is needed. Never raises."""
     try:
         return _clean(d, version, _describe(target))
-    except Exception:  # a hostile key or value: the full judgement says what it is
+    except BaseException as exc:  # a hostile key or value: the full judgement says what it is
+        if not producers_failure(exc):
+            raise
         return None
 
 
@@ -281,7 +288,9 @@ def _interface_dict(target: Any, out: list[Finding]) -> dict | None:
         except AttributeError:
             out.append(finding("CAI-ATTR-DICT", "", f"no {ATTR} (AttributeError)", "a dict"))
             return None
-        except (Exception, SystemExit) as exc:  # sys.exit() in a property is no export either
+        except BaseException as exc:  # sys.exit() in a property is no export either
+            if not producers_failure(exc):
+                raise
             name = _type_name(exc)
             out.append(
                 finding(
@@ -572,7 +581,8 @@ def _check_layout(
                 finding(
                     "CAI-DATA-POINTER-RANGE",
                     "data[0]",
-                    f"{ptr:#x}, whose bytes reach {ptr + lo:#x} to {ptr + hi:#x}",
+                    f"{_address(ptr)}, whose bytes reach {_address(ptr + lo)} to "
+                    f"{_address(ptr + hi)}",
                     "every byte the shape, strides and typestr reach below 2**64 (and >= 0)",
                 )
             )
@@ -713,7 +723,9 @@ def _check_mask(mask: Any, shape: tuple[int, ...] | None, v: int, out: list[Find
         return
     try:
         inner = getattr(mask, ATTR)
-    except (Exception, SystemExit) as exc:  # sys.exit() in a property is the producer's failure
+    except BaseException as exc:  # sys.exit() in a property is the producer's failure
+        if not producers_failure(exc):
+            raise
         out.append(
             finding(
                 "CAI-MASK-TYPE",
@@ -843,6 +855,34 @@ def _plain_shape(x: Any) -> tuple[int, ...] | None:
     if any(n is None or n < 0 for n in values):
         return None
     return tuple(values)
+
+
+def _address(x: int) -> str:
+    """An address, or a byte an extent reaches, in hex; one past 128 bits by its size (a finding
+    quotes no number thousands of digits long)."""
+    if -(1 << 128) < x < 1 << 128:
+        return f"{x:#x}"
+    return f"{'a negative' if x < 0 else 'an'} int of {x.bit_length()} bits"
+
+
+def producers_failure(exc: BaseException) -> bool:
+    """Whether `exc`, raised while the producer's object was read, is the producer's failure
+    (a finding): every exception is, GeneratorExit, SystemExit and KeyboardInterrupt included,
+    except a KeyboardInterrupt that a signal raised (the user's Ctrl-C still stops the caller).
+    The producer's own KeyboardInterrupt comes from a `raise` statement, the innermost frame
+    of its traceback stopped at RAISE_VARARGS; a signal's arrives at any other instruction
+    (a call, a jump back)."""
+    if not isinstance(exc, KeyboardInterrupt):
+        return True
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    from opcode import opmap
+
+    code = tb.tb_frame.f_code.co_code
+    return 0 <= tb.tb_lasti < len(code) and code[tb.tb_lasti] == opmap["RAISE_VARARGS"]
 
 
 def _type_name(x: Any) -> str:
