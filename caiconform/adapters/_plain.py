@@ -40,7 +40,7 @@ class PlainProducer(Adapter):
             raise SkipExchange(
                 f"the {self.name} adapter produces C-contiguous arrays at offset 0 only"
             )
-        return self.upload(np.ascontiguousarray(values))
+        return self.upload(_staging.c_ordered(values))
 
     def upload(self, values: np.ndarray) -> Any:
         """The library's own device array holding `values`, its work finished."""

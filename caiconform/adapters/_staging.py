@@ -30,6 +30,7 @@ __all__ = [
     "ALL_DTYPE_KEYS",
     "dtype_key",
     "check_request",
+    "c_ordered",
     "host_image",
     "pending_image",
     "is_plain_c",
@@ -141,6 +142,13 @@ def check_request(
     if key not in supported:
         raise SkipExchange(f"{library} has no dtype for typestr {typestr!r} ({dtype.name})")
     return values.astype(dtype, copy=False), dtype
+
+
+def c_ordered(values: np.ndarray) -> np.ndarray:
+    """`values` as a C-contiguous array of the same shape, a 0-d array included: what an
+    adapter hands its library's upload (`np.ascontiguousarray` returns at least one dimension,
+    so a 0-d request would become shape (1,) and the library would export that)."""
+    return np.asarray(values, order="C")
 
 
 def host_image(values: np.ndarray, layout: Layout, dtype: np.dtype) -> np.ndarray:

@@ -118,6 +118,18 @@ class Adapter:
         on the host (a numpy array of the object's shape)."""
         raise SkipExchange(f"{self.name} does not consume")
 
+    def own_array(self, values: np.ndarray) -> Any:
+        """The library's own device array of `values` (C-ordered, any shape, 0-d included),
+        made by its public upload API the way its users make one (`cupy.asarray(values)`):
+        what the adapter self-check (`adapters.selfcheck`) holds `produce` and `consume`
+        against. Raise SkipExchange when the library has no such call."""
+        raise SkipExchange(f"{self.name} has no array of its own to compare with")
+
+    def own_values(self, obj: Any) -> np.ndarray:
+        """The library's own host copy of `obj`, one of its own arrays (`cupy.asnumpy(obj)`),
+        read without the CAI; raise SkipExchange when the library has no such call."""
+        raise SkipExchange(f"{self.name} has no host copy of its own arrays")
+
     #: Kinds of this library's objects that cannot export (a CPU tensor, a sparse matrix, a
     #: tensor that requires grad), each built by `unexportable(kind)`: reading their attribute
     #: must raise AttributeError, so hasattr() is False [CAI-ATTR-RAISES-ATTRIBUTEERROR].

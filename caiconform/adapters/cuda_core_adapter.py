@@ -58,12 +58,12 @@ def write_view(view: Any, new: np.ndarray, stream: Any) -> None:
     cuda.core 1.2.0); landed when this returns."""
     from cuda.core import Buffer, LegacyPinnedMemoryResource
 
-    data = np.ascontiguousarray(new)
+    data = _staging.c_ordered(new).reshape(-1).view(np.uint8)  # the view's bytes, in C order
     if not data.nbytes:
         return
     host = LegacyPinnedMemoryResource().allocate(data.nbytes)
     raw = np.frombuffer((ctypes.c_uint8 * data.nbytes).from_address(int(host.handle)), np.uint8)
-    raw[...] = data.view(np.uint8).reshape(-1)
+    raw[...] = data
     target = Buffer.from_handle(int(view.ptr), data.nbytes, owner=view)
     target.copy_from(host, stream=stream)
     stream.sync()

@@ -189,6 +189,18 @@ class CupyAdapter(Adapter):
 
         return cupy.asnumpy(cupy.asarray(_staging.cai_only(obj)))
 
+    def own_array(self, values: np.ndarray) -> Any:
+        import cupy
+
+        array = cupy.asarray(values)
+        cupy.cuda.Device().synchronize()
+        return array
+
+    def own_values(self, obj: Any) -> np.ndarray:
+        import cupy
+
+        return cupy.asnumpy(obj)
+
     def repro_produce(self) -> str:
         return "import cupy\nobj = cupy.asarray(values)\n"
 

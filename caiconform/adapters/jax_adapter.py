@@ -110,7 +110,7 @@ class JaxAdapter(Adapter):
         if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
             import ml_dtypes
 
-            values = np.ascontiguousarray(values).view(getattr(ml_dtypes, name))
+            values = _staging.c_ordered(values).view(getattr(ml_dtypes, name))
         array = jax.device_put(values, jax.devices("gpu")[0])
         if stream_scenario == "pending":
             array.block_until_ready()
@@ -136,6 +136,20 @@ class JaxAdapter(Adapter):
         import jax.numpy as jnp
 
         return np.asarray(jnp.asarray(_staging.cai_only(obj)))
+
+    def own_array(self, values: np.ndarray) -> Any:
+        """`jax.device_put(values, jax.devices("gpu")[0])`, bfloat16 and float8 as their
+        `ml_dtypes` types."""
+        jax = _import_jax()
+        name = _staging.dtype_key(values.dtype)
+        if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+            import ml_dtypes
+
+            values = values.view(getattr(ml_dtypes, name))
+        return jax.device_put(values, jax.devices("gpu")[0]).block_until_ready()
+
+    def own_values(self, obj: Any) -> np.ndarray:
+        return np.asarray(obj)
 
     def repro_produce(self) -> str:
         return "import jax\nobj = jax.device_put(values, jax.devices('gpu')[0])\n"

@@ -292,6 +292,16 @@ class NumbaAdapter(Adapter):
 
         return _to_host(cuda.as_cuda_array(_staging.cai_only(obj)))
 
+    def own_array(self, values: np.ndarray) -> Any:
+        from numba import cuda
+
+        array = cuda.to_device(values)
+        cuda.synchronize()
+        return array
+
+    def own_values(self, obj: Any) -> np.ndarray:
+        return _to_host(obj)
+
     def repro_produce(self) -> str:
         return "from numba import cuda\nobj = cuda.to_device(values)\n"
 

@@ -90,6 +90,12 @@ class PycudaAdapter(PlainProducer):
         pycuda.autoprimaryctx.context.synchronize()
         return array
 
+    def own_array(self, values: np.ndarray) -> Any:
+        return self.upload(values)  # gpuarray.to_gpu(values), as PyCUDA's users upload
+
+    def own_values(self, obj: Any) -> np.ndarray:
+        return obj.get()
+
     def consume(self, obj: Any) -> np.ndarray:
         import pycuda.autoprimaryctx
         from pycuda import gpuarray

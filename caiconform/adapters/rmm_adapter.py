@@ -83,13 +83,22 @@ class RmmAdapter(Adapter):
         from caiconform.cuda.device import synchronize
         from caiconform.cuda.memkinds import current_kind
 
-        data = np.ascontiguousarray(values).view(np.uint8)
+        data = _staging.c_ordered(values).view(np.uint8)
         mr = _resource(current_kind())
         if mr is None:
             return rmm.DeviceBuffer.to_device(data.tobytes())
         buffer = rmm.DeviceBuffer(ptr=data.ctypes.data, size=data.nbytes, mr=mr)
         synchronize()  # the copy from the host is done before the buffer is handed out
         return buffer
+
+    def own_array(self, values: np.ndarray) -> Any:
+        """`rmm.DeviceBuffer.to_device(values.tobytes())`: RMM holds bytes, not typed arrays."""
+        import rmm
+
+        return rmm.DeviceBuffer.to_device(values.tobytes())
+
+    def own_values(self, obj: Any) -> np.ndarray:
+        return np.asarray(obj.copy_to_host(), dtype=np.uint8)
 
     def consume(self, obj: Any) -> np.ndarray:
         import rmm

@@ -190,6 +190,33 @@ class TorchAdapter(Adapter):
 
         return torch.as_tensor(_staging.cai_only(obj), device="cuda").cpu().numpy()
 
+    def own_array(self, values: np.ndarray) -> Any:
+        """`torch.from_numpy(values).to("cuda")`; a type numpy has no code for (bfloat16,
+        float8) goes as integers of its size, `Tensor.view`ed as the torch dtype."""
+        import torch
+
+        key = _staging.dtype_key(values.dtype)
+        if key not in supported_keys(torch):
+            raise SkipExchange(f"torch has no dtype for {values.dtype}")
+        if values.dtype.kind == "V":
+            stored = values.view(f"<i{values.dtype.itemsize}")
+            host = torch.from_numpy(stored).view(getattr(torch, TORCH_DTYPES[key]))
+        else:
+            host = torch.from_numpy(values)
+        tensor = host.to("cuda")
+        torch.cuda.synchronize()
+        return tensor
+
+    def own_values(self, obj: Any) -> np.ndarray:
+        """`obj.cpu().numpy()`; a type numpy has no code for is read as integers of its size."""
+        import torch
+
+        if not isinstance(obj, torch.Tensor):
+            raise SkipExchange(f"{type(obj).__name__} is no torch tensor")
+        if obj.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+            obj = obj.view(torch.int16 if obj.element_size() == 2 else torch.int8)
+        return obj.cpu().numpy()
+
     def repro_produce(self) -> str:
         return "import torch\nobj = torch.as_tensor(values, device='cuda')\n"
 

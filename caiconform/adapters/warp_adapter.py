@@ -46,6 +46,12 @@ class WarpAdapter(PlainProducer):
         wp.synchronize_device("cuda:0")
         return array
 
+    def own_array(self, values: np.ndarray) -> Any:
+        return self.upload(values)  # wp.array(values, device="cuda:0"), as Warp's users upload
+
+    def own_values(self, obj: Any) -> np.ndarray:
+        return obj.numpy()
+
     def consume(self, obj: Any) -> np.ndarray:
         import warp as wp
 

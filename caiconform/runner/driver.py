@@ -42,6 +42,7 @@ from typing import Any, Protocol
 import hypothesis
 from hypothesis import Phase, given, seed
 
+from caiconform.adapters import selfcheck
 from caiconform.adapters.entries import entry_of
 from caiconform.env import visible_gpus
 from caiconform.expectations import is_correct_rejection
@@ -545,6 +546,9 @@ class _CellRun:
         }
         if result.culprit:
             record["culprit"] = result.culprit
+        harness = selfcheck.harness_culprit(record, self.journal.run_dir)
+        if harness is not None:
+            record["culprit"] = harness
         if exchange.timing:
             record["timing"] = {k: round(v, 6) for k, v in exchange.timing.items()}
         if not result.ok:
@@ -1243,6 +1247,7 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
             threads = _start_threads(scheduler, pool, gpu_ids, config, ready, len(pool.workers))
         infos = startup.probe(config.adapter_source, requested, max(1, config.workers))
         _write_adapters(config.out, infos)
+        result.notes.extend(selfcheck.save_and_tell(config.out, infos))
         cells, skipped = plan_cells(families, infos, len(gpu_ids), no_gpu_reason)
         preload = config.preload_workers
         if preload is None:

@@ -33,6 +33,8 @@ class LibraryInfo:
     version: str | None = None
     capabilities: frozenset[str] = field(default_factory=frozenset)
     needs_gpu: bool = True
+    #: the adapter's self-check (`adapters.selfcheck.run`), None when it did not run
+    selfcheck: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LibraryInfo:
@@ -43,6 +45,7 @@ class LibraryInfo:
             version=data.get("version"),
             capabilities=frozenset(data.get("capabilities") or ()),
             needs_gpu=bool(data.get("needs_gpu", True)),
+            selfcheck=data.get("selfcheck"),
         )
 
 
@@ -76,7 +79,19 @@ def probe(name: str) -> dict[str, Any]:
         "version": adapter.version(),
         "capabilities": sorted(adapter.capabilities),
         "needs_gpu": bool(getattr(adapter, "needs_gpu", True)),
+        "selfcheck": _selfcheck(adapter) if available else None,
     }
+
+
+def _selfcheck(adapter: Any) -> dict[str, Any]:
+    """The adapter's quick self-check (`adapters.selfcheck.run`); what stops it is recorded
+    in its place, so the probe still answers."""
+    from caiconform.adapters import selfcheck
+
+    try:
+        return selfcheck.run(adapter)
+    except Exception as exc:  # noqa: BLE001 - recorded: the run goes on without it
+        return {"adapter": adapter.name, "error": f"{type(exc).__name__}: {exc}"[:300]}
 
 
 def warm(name: str) -> None:
