@@ -8,7 +8,18 @@ from pathlib import Path
 import pytest
 
 from caiconform.spec import rules as rules_module
-from caiconform.spec.rules import RULES, SPEC_FILES, Level, Rule, Side, get, rules_for_version
+from caiconform.spec.rules import (
+    LEVEL_WORDS,
+    RULES,
+    SPEC_FILES,
+    Level,
+    Rule,
+    Side,
+    get,
+    level_text,
+    rendered,
+    rules_for_version,
+)
 
 ID_PATTERN = re.compile(r"^(CAI|EMM)-[A-Z0-9]+(-[A-Z0-9]+)*$")
 _UNDERLINE = re.compile(r'^([=\-~^"`#*+])\1{2,}$')
@@ -110,6 +121,110 @@ def test_to_dict_carries_the_documented_fields():
     assert d["id"] == "CAI-DATA-ZERO-SIZE-NULL"
     assert d["level"] == "MUST" and d["versions"] == [2, 3] and d["side"] == "producer"
     assert d["spec_file"] == "cuda_array_interface_v3.rst" and d["dict_visible"] is True
+    assert d["quote"] == "For zero-size arrays, use 0 here." and d["derived"] is True
+    assert (
+        d["level_text"]
+        == "MUST, derived: caiconform's reading of 'For zero-size arrays, use 0 here.'"
+    )
+
+
+# --- levels honest to the text (docs/derived-rules.md) ------------------------------------------
+
+
+def _words(level: Level) -> re.Pattern[str]:
+    return re.compile(r"\b(" + "|".join(LEVEL_WORDS[level]) + r")\b", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def spec_texts(spec_dir: Path) -> dict[str, str]:
+    return {key: rendered((spec_dir / name).read_text()) for key, name in SPEC_FILES.items()}
+
+
+def test_the_repository_spec_texts_are_the_shared_ones(spec_dir: Path):
+    repo = Path(__file__).resolve().parents[1] / "docs" / "spec"
+    for name in SPEC_FILES.values():
+        assert (repo / name).read_text() == (spec_dir / name).read_text(), name
+
+
+@pytest.mark.parametrize("rule", list(RULES.values()), ids=list(RULES))
+def test_each_quote_is_a_passage_of_its_spec_file(rule: Rule, spec_texts: dict[str, str]):
+    spec = rule.section.partition("#")[0]
+    assert rule.quote, f"{rule.id}: no quote of the sentence it stands on"
+    assert rule.quote in spec_texts[spec], (
+        f"{rule.id}: quote not in {rule.spec_file} (markup stripped): {rule.quote!r}"
+    )
+
+
+@pytest.mark.parametrize("rule", list(RULES.values()), ids=list(RULES))
+def test_a_level_the_text_states_is_a_word_of_its_quote(rule: Rule):
+    """A MUST/SHOULD/MAY rule that is not derived quotes a sentence carrying a word of its own
+    level; PORTABILITY is no level of the text, so such a rule is never derived."""
+    if rule.level is Level.PORTABILITY:
+        assert not rule.derived, f"{rule.id}: a PORTABILITY rule quotes what the text allows"
+        return
+    if not rule.derived:
+        assert _words(rule.level).search(rule.quote), (
+            f"{rule.id} is {rule.level} but its sentence has none of "
+            f"{', '.join(LEVEL_WORDS[rule.level])}: {rule.quote!r} (mark it derived)"
+        )
+
+
+@pytest.mark.parametrize(
+    ("rule_id", "level", "derived"),
+    [
+        # "should be interpreted only as true or not true"
+        ("CAI-MASK-TRUTH", "SHOULD", False),
+        # the text only defines "the read-only flag"
+        ("CAI-DATA-READONLY-HONOURED", "MUST", True),
+        # "0: This is disallowed"
+        ("CAI-STREAM-ZERO-FORBIDDEN", "MUST", False),
+        # "If memory info is not provided, this method should raise a RuntimeError."
+        ("EMM-MEMORY-INFO-RAISES", "SHOULD", False),
+        # "At present, this should always be 1."
+        ("EMM-INTERFACE-VERSION", "SHOULD", False),
+        # "it must also call super().reset()"
+        ("EMM-HOSTONLY-RESET-SUPER", "MUST", False),
+    ],
+)
+def test_disputed_levels_are_settled_by_the_text(rule_id: str, level: str, derived: bool):
+    rule = get(rule_id)
+    assert (rule.level.value, rule.derived) == (level, derived)
+
+
+def test_level_text_marks_derived_rules_everywhere_it_is_used():
+    derived, stated = get("CAI-DATA-READONLY-HONOURED"), get("CAI-MASK-TRUTH")
+    assert level_text(stated) == "SHOULD" and level_text("CAI-MASK-TRUTH") == "SHOULD"
+    assert level_text(derived) == (
+        "MUST, derived: caiconform's reading of "
+        "'The second element is the read-only flag as a Python bool.'"
+    )
+    assert level_text(derived, quote=False) == "MUST, derived"
+    assert level_text("CAI-NO-SUCH-RULE", "MUST") == "MUST" and level_text(None) == "-"
+
+
+def _doc_rows(path: Path) -> dict[str, list[str]]:
+    rows = {}
+    for line in path.read_text().splitlines():
+        match = re.match(r"^\| `([A-Z0-9-]+)` \|(.*)\|$", line)
+        if match:
+            rows[match.group(1)] = [
+                c.strip().replace("\\|", "|") for c in match.group(2).split(" | ")
+            ]
+    return rows
+
+
+def test_docs_list_every_derived_rule_with_its_sentence():
+    """docs/derived-rules.md lists exactly the derived rules, each with the level it is ranked
+    at, its spec file and its sentence (regenerate: caiconform rules --derived --markdown)."""
+    rows = _doc_rows(Path(__file__).resolve().parents[1] / "docs" / "derived-rules.md")
+    derived = {r.id: r for r in RULES.values() if r.derived}
+    assert sorted(rows) == sorted(derived), (
+        f"listed but not derived: {sorted(set(rows) - set(derived))}; "
+        f"derived but not listed: {sorted(set(derived) - set(rows))}"
+    )
+    for rule_id, cells in rows.items():
+        rule = derived[rule_id]
+        assert cells[:4] == [rule.level.value, rule.spec_file, rule.quote, rule.text], rule_id
 
 
 def test_build_refuses_duplicate_ids(monkeypatch):

@@ -1,8 +1,11 @@
 """List the rule catalogue: every normative statement of the CAI and EMM texts, with its ID.
 
 Filters combine: --level MUST --side producer --version 2 lists the MUST rules binding
-producers that apply to CAI version 2 (EMM rules have no CAI version, so --version hides them).
-Output: a table, --json (a list of rule objects) or --markdown (a table for documents).
+producers that apply to CAI version 2 (EMM rules have no CAI version, so --version hides them);
+--derived keeps the rules that are caiconform's reading of their sentence (`Rule.derived`).
+Output: a table, --json (a list of rule objects) or --markdown (a table for documents). Each
+shows the sentence the rule stands on and its level as `level_text` says it ("MUST, derived").
+`--derived --markdown` writes the table of docs/derived-rules.md.
 
 --coverage [RUN_DIR]: for each rule, the check families and EMM checks that exercise it (read
 from the code, `caiconform.spec.coverage`) or the reason it cannot be checked; with a run
@@ -19,9 +22,9 @@ import sys
 
 from caiconform.cli import UsageError, parse_cai_version
 from caiconform.cli import console as cli_console
-from caiconform.spec.rules import RULES, Level, Rule, Side
+from caiconform.spec.rules import RULES, Level, Rule, Side, level_text
 
-__all__ = ["add_arguments", "run", "select", "versions_text"]
+__all__ = ["add_arguments", "run", "select", "versions_text", "derived_markdown"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--version", metavar="N", help="only rules that apply to CAI version N (0-3)"
+    )
+    parser.add_argument(
+        "--derived",
+        action="store_true",
+        help="only rules derived by caiconform from a sentence without a word of their level",
     )
     parser.add_argument(
         "--coverage",
@@ -85,29 +93,50 @@ def versions_text(rule: Rule) -> str:
 
 def run(args: argparse.Namespace) -> int:
     rules = select(args.level, args.side, args.version)
+    if args.derived:
+        rules = [r for r in rules if r.derived]
     if args.coverage is not None:
         return _coverage(args, {r.id for r in rules})
     if args.json:
         json.dump([r.to_dict() for r in rules], sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif args.markdown:
-        sys.stdout.write(_markdown(rules))
+        sys.stdout.write(derived_markdown(rules) if args.derived else _markdown(rules))
     else:
         _print_table(rules)
     return 0
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def _markdown(rules: list[Rule]) -> str:
     lines = [
-        "| ID | Level | Versions | Side | Section | Text |",
-        "|---|---|---|---|---|---|",
+        "| ID | Level | Versions | Side | Section | Text | Sentence |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in rules:
-        text = r.text.replace("|", "\\|")
         lines.append(
-            f"| `{r.id}` | {r.level.value} | {versions_text(r)} | {r.side.value} | "
-            f"{r.section} | {text} |"
+            f"| `{r.id}` | {level_text(r, quote=False)} | {versions_text(r)} | {r.side.value} | "
+            f"{r.section} | {_cell(r.text)} | {_cell(r.quote)} |"
         )
+    return "\n".join(lines) + "\n"
+
+
+def derived_markdown(rules: list[Rule]) -> str:
+    """The derived rules as docs/derived-rules.md lists them: ID, the level they are ranked
+    at, the sentence they stand on (its spec file), and caiconform's reading of it."""
+    lines = [
+        "| ID | Ranked as | Spec | The sentence | caiconform's reading |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rules:
+        if r.derived:
+            lines.append(
+                f"| `{r.id}` | {r.level.value} | {r.spec_file} | {_cell(r.quote)} | "
+                f"{_cell(r.text)} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -122,9 +151,16 @@ def _print_table(rules: list[Rule]) -> None:
     table.add_column("Side", no_wrap=True)
     table.add_column("Section", overflow="fold")
     table.add_column("Text", overflow="fold")
+    table.add_column("Sentence", overflow="fold")
     for r in rules:
         table.add_row(
-            Text(r.id), r.level.value, versions_text(r), r.side.value, Text(r.section), Text(r.text)
+            Text(r.id),
+            Text(level_text(r, quote=False)),
+            versions_text(r),
+            r.side.value,
+            Text(r.section),
+            Text(r.text),
+            Text(r.quote),
         )
     cli_console().print(table)
 
@@ -166,7 +202,12 @@ def _print_coverage(entries, counts) -> None:
         table.add_column("Findings", justify="right")
     table.add_column("Reason", overflow="fold")
     for e in entries:
-        row = [Text(e.rule.id), e.rule.level.value, e.status, Text(", ".join(e.checks))]
+        row = [
+            Text(e.rule.id),
+            Text(level_text(e.rule, quote=False)),
+            e.status,
+            Text(", ".join(e.checks)),
+        ]
         if with_counts:
             row += [str(e.examples), str(e.findings)]
         table.add_row(*row, Text(e.reason))

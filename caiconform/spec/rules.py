@@ -2,15 +2,38 @@
 
 Findings, test IDs, reports and expectation files all name rules by `Rule.id`; IDs are stable
 and never reused. The CAI statements live in `_cai.py`, the EMM statements in `_emm.py`; this
-module only defines the record and assembles the catalogue.
+module defines the record, assembles the catalogue, and says how a level is read from the text.
+
+A rule's level is the normative word of the sentence it quotes (`Rule.quote`), read once through
+`LEVEL_WORDS`: "must", "required" and "disallowed" make MUST, "should" and "recommended" make
+SHOULD, "may" and "optional" make MAY. A rule whose sentence carries no such word for what the
+rule says (a description such as "A tuple of int", a statement of Numba's behaviour such as
+"Numba will immediately synchronize") is `derived`: caiconform's reading of that sentence. It
+keeps a level to be ranked by, and every place that shows the level shows it through
+`level_text`, which says so ("MUST, derived: caiconform's reading of '...'"). PORTABILITY rules
+are no requirement of the text: they quote the sentence that allows what they are about.
+docs/derived-rules.md lists the derived rules with their sentences; tests/test_rules.py keeps
+the quotes, the words and that list true to the texts.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["Level", "Side", "Rule", "RULES", "get", "rules_for_version", "SPEC_FILES"]
+__all__ = [
+    "Level",
+    "Side",
+    "Rule",
+    "RULES",
+    "get",
+    "rules_for_version",
+    "SPEC_FILES",
+    "LEVEL_WORDS",
+    "level_text",
+    "rendered",
+]
 
 
 class Level(str, Enum):
@@ -46,6 +69,14 @@ SPEC_FILES = {
     "emm": "external_memory_management.rst",
 }
 
+#: level -> the words of the texts that state it (whole words, any case); a sentence with none
+#: of them states no level, and a rule standing on it is `derived`
+LEVEL_WORDS: dict[Level, tuple[str, ...]] = {
+    Level.MUST: ("must", "required", "disallowed"),
+    Level.SHOULD: ("should", "recommended"),
+    Level.MAY: ("may", "optional"),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -55,6 +86,9 @@ class Rule:
     lower-case-with-dashes (or its explicit ``.. _label:``), so a reader can find the sentence.
     `versions` is empty for EMM rules (the EMM interface has its own `interface_version`, 1).
     `dict_visible` marks rules a recorded dict alone can show, which the validator judges.
+    `quote` is the sentence of the spec file the rule stands on, as the text renders it (markup
+    stripped, whitespace collapsed: `rendered`). `derived` marks a rule whose sentence carries
+    no word of its level for what the rule says: caiconform's reading of the sentence.
     """
 
     id: str
@@ -64,6 +98,8 @@ class Rule:
     section: str
     text: str
     dict_visible: bool = False
+    quote: str = ""
+    derived: bool = False
 
     @property
     def spec_file(self) -> str:
@@ -79,6 +115,9 @@ class Rule:
             "spec_file": self.spec_file,
             "text": self.text,
             "dict_visible": self.dict_visible,
+            "quote": self.quote,
+            "derived": self.derived,
+            "level_text": level_text(self),
         }
 
 
@@ -98,9 +137,21 @@ def make(
     section: str,
     text: str,
     *,
+    quote: str = "",
+    derived: bool = False,
     dict_visible: bool = False,
 ) -> Rule:
-    return Rule(rule_id, Level(level), _versions(versions), Side(side), section, text, dict_visible)
+    return Rule(
+        rule_id,
+        Level(level),
+        _versions(versions),
+        Side(side),
+        section,
+        text,
+        dict_visible,
+        " ".join(quote.split()),
+        derived,
+    )
 
 
 def _build() -> dict[str, Rule]:
@@ -127,3 +178,49 @@ def get(rule_id: str) -> Rule:
 
 def rules_for_version(version: int) -> list[Rule]:
     return [r for r in RULES.values() if version in r.versions]
+
+
+def level_text(rule: Rule | str | None, level: str | None = None, *, quote: bool = True) -> str:
+    """A level as every report shows it: "MUST" for a level the text states, "MUST, derived:
+    caiconform's reading of '<quote>'" for a derived rule ("MUST, derived" with `quote`
+    False, for a table cell). `rule` is a Rule or a rule ID; `level` stands in for the rule's
+    own level (a group's recorded one) and is all that shows for an unknown rule; "-" when
+    there is neither."""
+    found = rule if isinstance(rule, Rule) else RULES.get(rule or "")
+    shown = level or (found.level.value if found is not None else None)
+    if not shown:
+        return "-"
+    if found is None or not found.derived:
+        return shown
+    if not quote:
+        return f"{shown}, derived"
+    return f"{shown}, derived: caiconform's reading of '{found.quote}'"
+
+
+#: inline rst constructs and what a reader sees of each: a role's text (its target dropped,
+#: `~a.b.C` shown as C), a literal, a link's text, bold, emphasis, the default role
+_INLINE = re.compile(
+    r":[a-z:]+:`(?P<role>[^`]+)`"
+    r"|``(?P<literal>.+?)``"
+    r"|`(?P<link>[^`]+)`__?"
+    r"|\*\*(?P<bold>[^*]+)\*\*"
+    r"|\*(?P<emphasis>[^*\s][^*]*?)\*"
+    r"|`(?P<default>[^`]+)`"
+)
+
+
+def _inline(match: re.Match[str]) -> str:
+    kind = match.lastgroup or ""
+    text = match.group(kind)
+    if kind in ("role", "link"):
+        if "<" in text:
+            return text.split("<", 1)[0].strip()
+        if text.startswith("~"):
+            return text.rsplit(".", 1)[-1]
+    return text
+
+
+def rendered(text: str) -> str:
+    """rst text as a reader sees it: inline markup stripped, whitespace collapsed; what a
+    rule's quote is compared with."""
+    return _INLINE.sub(_inline, " ".join(text.replace("\\ ", "").split()))
