@@ -1286,6 +1286,16 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
         result.resumed_cells = sum(c.key in done for c in cells)
         result.skipped = [(f"{b.name}/*", b.reason) for b in broken]
         result.skipped += [(c.key, why) for c, why in skipped]
+        # the cells this run owes (`report.runstate`: a cell of the plan without its
+        # cells.jsonl entry makes the run INCOMPLETE, whether or not it ever started)
+        with contextlib.suppress(OSError, ValueError):
+            save_run_meta(
+                config.out,
+                plan={
+                    "cells": sorted(c.key for c in cells),
+                    "skipped": sorted(key for key, _ in result.skipped),
+                },
+            )
         for family in broken:
             if f"{family.name}/*" not in done:
                 skip = family_skip_record(family.name, family.reason)

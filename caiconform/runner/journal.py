@@ -15,12 +15,13 @@ import json
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from caiconform.report.load import record_problem
+from caiconform.report.load import cell_key, record_problem
 from caiconform.runner.protocol import jsonable
 
 __all__ = ["JsonlFile", "Journal", "JournalError", "utc_now"]
@@ -160,8 +161,23 @@ class Journal:
         return stamped
 
     def finished_cells(self) -> set[str]:
-        """Keys of the cells already complete."""
-        return {c["cell"] for c in self.cells.records if "cell" in c}
+        """Keys of the cells already complete: a `cells.jsonl` entry (a cell run again after a
+        resume: its last), and in `results.jsonl` every example its `counts` name. A finished
+        cell whose journal lost lines (a truncated last line) is not complete: `--resume` runs
+        it again, its journaled examples replayed, so exactly the lost ones run."""
+        journaled = Counter(cell_key(r) for r in self.results.records if not r.get("shrunk"))
+        done: set[str] = set()
+        for entry in self.cells.records:
+            key = entry["cell"]
+            counts = entry.get("counts")
+            expected = (
+                sum(n for n in counts.values() if type(n) is int) if isinstance(counts, dict) else 0
+            )
+            if journaled[key] >= expected:
+                done.add(key)
+            else:
+                done.discard(key)
+        return done
 
     def cell_done(self, key: str, **summary: Any) -> None:
         self.cells.append({"cell": key, **summary, "time": utc_now()})

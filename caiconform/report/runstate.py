@@ -1,0 +1,211 @@
+"""Whether a run directory holds a whole run, and what it tested: the line every summary opens
+with when the verdict alone would mislead (docs/reports.md).
+
+A run is INCOMPLETE when a cell it planned (run.json `plan`) has no completion entry in
+cells.jsonl, when a cell has records but no completion entry (killed mid-cell), when a finished
+cell's journal holds fewer examples than its completion entry counts (lost lines). It is
+NOTHING TESTED when no example of any cell ran (every record a skip); and it says "no GPU" when
+the machine had none (env.json `gpu`) and cells were skipped. The reader acts on these before
+the verdict: an OK over half a run, or over nothing, is not an OK.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "RunState",
+    "Unfinished",
+    "state_of",
+    "states_of",
+    "first_line",
+    "status_of",
+    "EXIT_INCOMPLETE",
+    "EXIT_NOTHING_TESTED",
+]
+
+#: exit status of a command whose run is incomplete (unless told to allow it)
+EXIT_INCOMPLETE = 3
+#: exit status of a command whose run tested nothing: no example of any cell ran
+EXIT_NOTHING_TESTED = 4
+#: cells a line names before it counts the rest
+_NAMED = 3
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """A cell without its whole journal: `journaled` examples are there; `expected` is the
+    count its completion entry gives (None: the cell never finished)."""
+
+    cell: str
+    journaled: int
+    expected: int | None = None
+
+    def describe(self) -> str:
+        if self.expected is not None:
+            return f"{self.cell} lost {self.expected - self.journaled} of {self.expected} examples"
+        if self.journaled:
+            return f"{self.cell} stopped after {self.journaled} examples"
+        return f"{self.cell} not started"
+
+
+@dataclass
+class RunState:
+    """What one run directory holds: its cells, which ran, which are unfinished."""
+
+    run_dir: Path
+    #: cells of the run: planned, or seen in the journal when there is no plan
+    cells: int = 0
+    #: cells that ran at least one example that was not a skip
+    ran: int = 0
+    unfinished: list[Unfinished] = field(default_factory=list)
+    #: examples known to be missing (lost lines, drawn examples of unfinished cells not run)
+    missing: int = 0
+    #: why the machine had no GPU (env.json), when it had none
+    no_gpu: str | None = None
+    #: skip reasons, most common first (for NOTHING TESTED)
+    skip_reasons: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def incomplete(self) -> bool:
+        return bool(self.unfinished)
+
+    @property
+    def resume(self) -> str:
+        return f"caiconform run --resume --out {self.run_dir}"
+
+
+def status_of(states: Sequence[RunState]) -> str:
+    """`incomplete`, `nothing-tested`, `no-gpu` (cells skipped on a machine without one) or
+    `complete`."""
+    if any(s.incomplete for s in states):
+        return "incomplete"
+    if not any(s.ran for s in states):
+        return "nothing-tested"
+    if all(s.no_gpu is not None for s in states) and sum(s.ran for s in states) < sum(
+        s.cells for s in states
+    ):
+        return "no-gpu"
+    return "complete"
+
+
+def first_line(states: Sequence[RunState]) -> str | None:
+    """The line a summary opens with, or None when the run is whole and tested with a GPU."""
+    status = status_of(states)
+    cells = sum(s.cells for s in states)
+    ran = sum(s.ran for s in states)
+    if status == "incomplete":
+        unfinished = [u for s in states for u in s.unfinished]
+        named = "; ".join(u.describe() for u in unfinished[:_NAMED])
+        if len(unfinished) > _NAMED:
+            named += f"; and {len(unfinished) - _NAMED} more"
+        missing = sum(s.missing for s in states)
+        parts = [f"{len(unfinished)} of {cells} cells unfinished ({named})"]
+        if missing:
+            parts.append(f"about {missing} examples missing")
+        resume = " and ".join(s.resume for s in states if s.incomplete)
+        return f"INCOMPLETE: {', '.join(parts)}; continue with: {resume}"
+    if status == "nothing-tested":
+        reasons: Counter = Counter()
+        for state in states:
+            reasons.update(dict(state.skip_reasons))
+        why = "; ".join(f"{reason} ({n} cells)" for reason, n in reasons.most_common(2))
+        gpu = next((s.no_gpu for s in states if s.no_gpu is not None), None)
+        lead = f"no GPU ({gpu}), " if gpu is not None else ""
+        return f"NOTHING TESTED: {lead}every one of {cells} cells was skipped: {why}"
+    if status == "no-gpu":
+        return f"no GPU: {ran} of {cells} cells ran; the others were skipped (reasons listed)"
+    return None
+
+
+def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = None) -> RunState:
+    """The state of one run directory; `records` are its journal's records when already read
+    (else they are read here)."""
+    from caiconform.report.load import cell_key, read_cells
+
+    directory = Path(run_dir)
+    meta = _json_object(directory / "run.json")
+    if records is None:
+        records = _journal_records(directory)
+    journaled: Counter = Counter()
+    drawn: Counter = Counter()
+    ran: set[str] = set()
+    skipped_whole: dict[str, str] = {}
+    for record in records:
+        key = cell_key(record)
+        if record.get("producer") is None and record.get("consumer") is None:
+            key = f"{record.get('check')}/*" if record.get("index") is None else key
+        if record.get("shrunk"):
+            continue
+        journaled[key] += 1
+        if record.get("index") is not None and not record.get("floor"):
+            drawn[key] += 1
+        if record.get("outcome") != "skip":
+            ran.add(key)
+        elif record.get("index") is None:
+            skipped_whole[key] = str(record.get("message") or "skipped")
+    finished: dict[str, Mapping[str, Any]] = {}
+    for entry in read_cells(directory):
+        finished[str(entry["cell"])] = entry  # a cell run again after a resume: its last entry
+    plan = meta.get("plan") if isinstance(meta.get("plan"), dict) else None
+    settings = meta.get("settings") if isinstance(meta.get("settings"), dict) else {}
+    max_examples = settings.get("max_examples")
+    planned: list[str] = []
+    if plan is not None:
+        planned = [str(k) for k in [*(plan.get("cells") or []), *(plan.get("skipped") or [])]]
+    keys = list(dict.fromkeys([*planned, *journaled, *finished]))
+    state = RunState(directory, cells=len(keys), ran=len(ran))
+    for key in keys:
+        entry = finished.get(key)
+        if entry is None:
+            state.unfinished.append(Unfinished(key, journaled[key]))
+            if isinstance(max_examples, int):
+                state.missing += max(0, max_examples - drawn[key])
+            continue
+        counts = entry.get("counts")
+        if isinstance(counts, dict):
+            expected = sum(n for n in counts.values() if isinstance(n, int))
+            if journaled[key] < expected:
+                state.unfinished.append(Unfinished(key, journaled[key], expected))
+                state.missing += expected - journaled[key]
+    gpu = _json_object(directory / "env.json").get("gpu")
+    if isinstance(gpu, dict) and not gpu.get("available", True) and len(ran) < len(keys):
+        state.no_gpu = str(gpu.get("reason") or "none found")
+    state.skip_reasons = Counter(
+        reason for key, reason in skipped_whole.items() if key not in ran
+    ).most_common()
+    return state
+
+
+def states_of(run: Any) -> list[RunState]:
+    """The state of each run directory a loaded `report.load.Run` came from, judged on its
+    records."""
+    by_dir: dict[Path, list[Mapping[str, Any]]] = {}
+    for record in run.records:
+        directory = run.dirs.get(str(record.get("run_id")))
+        if directory is not None:
+            by_dir.setdefault(Path(directory), []).append(record)
+    return [state_of(directory, records) for directory, records in by_dir.items()]
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _journal_records(directory: Path) -> list[dict[str, Any]]:
+    from caiconform.report.load import ReportInputError, _find_journal, read_journal
+
+    try:
+        records, _ = read_journal(_find_journal(directory))
+    except ReportInputError:
+        return []
+    return records
