@@ -200,6 +200,12 @@ def _values(case: Case) -> np.ndarray:
     return make_values(case.typestr, case.layout.shape, 0, case.layout.strides)
 
 
+def _c_order(values: np.ndarray) -> np.ndarray:
+    """A C-ordered copy of `values` in their shape: what a library's users upload (written
+    here, not taken from the adapters' helpers, so the check shares no code with the checked)."""
+    return np.array(values, order="C", copy=True)
+
+
 def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:300]
 
@@ -262,7 +268,6 @@ def _values_differ(seen: Any, expected: np.ndarray) -> tuple[str, str, str] | No
 
 def check_producer(adapter: Adapter, case: Case) -> Check:
     """`adapter.produce` of `case` against the library's own array of the same values."""
-    from caiconform.adapters._staging import c_ordered
     from caiconform.cuda.memkinds import using_kind
     from caiconform.spec.dtypes import numpy_dtype
 
@@ -277,7 +282,7 @@ def check_producer(adapter: Adapter, case: Case) -> Check:
     except Exception as exc:  # judged below: a harness defect only if the library can
         failed = exc
     try:
-        own = adapter.own_array(c_ordered(values)).__cuda_array_interface__
+        own = adapter.own_array(_c_order(values)).__cuda_array_interface__
     except SkipExchange as exc:
         return _check(adapter, "producer", case, SKIPPED, reason=f"{NO_OWN_ARRAY}: {exc}")
     except Exception as exc:  # the library's own API refusing these values proves nothing
@@ -317,12 +322,12 @@ def _reference_export(case: Case, values: np.ndarray) -> Any:
 def check_consumer(adapter: Adapter, case: Case) -> Check:
     """`adapter.consume` of the library's own array of `case`'s values against the library's
     own host copy of it (or of the reference producer's export against the values written)."""
-    from caiconform.adapters._staging import c_ordered, cai_only
+    from caiconform.adapters._staging import cai_only
 
     values = _values(case)
     try:
         try:
-            source = adapter.own_array(c_ordered(values))
+            source = adapter.own_array(_c_order(values))
             expected = np.asarray(adapter.own_values(source))
         except SkipExchange:
             source, expected = _reference_export(case, values), values
@@ -434,9 +439,11 @@ def failures(checks: Iterable[Check]) -> list[Check]:
 
 
 @functools.lru_cache(maxsize=8)
-def _failed_slices(path: str, mtime: float) -> dict[tuple[str, ...], Check]:
+def _failed_slices(run_dir: str, mtime: float) -> dict[tuple[str, ...], Check]:
+    """The first differing check of each slice in `run_dir`'s SELFCHECK_FILE, read once per
+    version of the file (`mtime`)."""
     out: dict[tuple[str, ...], Check] = {}
-    for check in failures(load(Path(path))):
+    for check in failures(load(Path(run_dir))):
         out.setdefault(check.slice(), check)
     return out
 
@@ -464,7 +471,7 @@ def harness_culprit(
     else:
         path = Path(run_dir or ".") / SELFCHECK_FILE
         try:
-            failed = _failed_slices(str(path), path.stat().st_mtime)
+            failed = _failed_slices(str(path.parent), path.stat().st_mtime)
         except OSError:
             return None
     if not failed:

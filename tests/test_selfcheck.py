@@ -1,0 +1,246 @@
+"""The adapters upload values in the shape asked, and the adapter self-check holds each adapter
+against its library's own API (on CPU: the stand-in libraries of `_fakelibs`)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from _fakelibs import install
+
+from caiconform.adapters import _staging, registry, selfcheck
+from caiconform.runner.driver import coverage_of_params
+from caiconform.spec.dtypes import numpy_dtype
+from caiconform.spec.layout import Layout
+
+FAKED = ("cupy", "pycuda", "warp", "jax", "rmm")
+
+
+@pytest.fixture
+def fresh_registry():
+    registry.clear_cache()
+    yield
+    registry.clear_cache()
+
+
+def _adapter(monkeypatch, name):
+    install(monkeypatch, name)
+    return registry.get(name)
+
+
+@pytest.mark.parametrize("name", ["pycuda", "warp", "jax"])
+def test_a_0d_request_uploads_a_0d_array(monkeypatch, fresh_registry, name):
+    adapter = _adapter(monkeypatch, name)
+    obj = adapter.produce(np.array(1.5, "<f4"), Layout(()), "<f4")
+    shape = obj.__cuda_array_interface__["shape"]
+    assert tuple(shape) == (), f"got shape {tuple(shape)}, expected () [{name} producer, 0-d]"
+
+
+def test_a_0d_bfloat16_reaches_jax_as_a_0d_ml_dtypes_array(monkeypatch, fresh_registry):
+    adapter = _adapter(monkeypatch, "jax")
+    values = np.zeros((), numpy_dtype("bfloat16"))
+    obj = adapter.produce(values, Layout(()), "bfloat16")
+    assert obj.host.shape == () and obj.host.dtype == np.dtype("<f2")
+
+
+def test_c_ordered_keeps_the_shape_and_makes_c_order():
+    for values in (np.array(2.0), np.arange(6.0).reshape(2, 3).T, np.zeros((0, 3))):
+        out = _staging.c_ordered(values)
+        assert out.shape == values.shape and out.flags.c_contiguous
+        np.testing.assert_array_equal(out, values)
+
+
+def test_every_case_is_labelled_as_the_run_labels_its_examples():
+    adapter = registry.get("cupy")
+    for role in ("producer", "consumer"):
+        for case in selfcheck.cases(adapter, role, full=True):
+            labels = coverage_of_params({"typestr": case.typestr, "layout": case.layout.to_dict()})
+            assert (labels["layout"], labels["dtype"]) == (case.label, case.dtype), case
+
+
+def test_the_quick_set_covers_every_layout_kind_dtype_class_and_memory_kind():
+    adapter = registry.get("cupy")
+    quick = selfcheck.cases(adapter, "producer")
+    full = selfcheck.cases(adapter, "producer", full=True)
+    assert len(quick) < len(full) / 3
+    for attr in ("label", "dtype", "memory"):
+        assert {getattr(c, attr) for c in quick} == {getattr(c, attr) for c in full}, attr
+    assert {c.label for c in selfcheck.cases(adapter, "consumer")} == {"C", "0d", "zero-size"}
+    with pytest.raises(ValueError, match="role 'both'"):
+        selfcheck.cases(adapter, "both")
+
+
+@pytest.mark.parametrize("name", FAKED)
+def test_the_adapters_agree_with_their_libraries(monkeypatch, fresh_registry, name):
+    result = selfcheck.run(_adapter(monkeypatch, name), full=True)
+    checks = [selfcheck.Check.from_dict(c) for c in result["checks"]]
+    differing = [c.message for c in selfcheck.failures(checks)]
+    assert not differing, "\n".join(differing)
+    ok = {(c.role, c.layout) for c in checks if c.status == selfcheck.OK}
+    if name != "rmm":  # RMM makes 1-d byte arrays only
+        assert ("producer", "0d") in ok and ("consumer", "0d") in ok, sorted(ok)
+    assert result["adapter"] == name and result["seconds"] >= 0
+
+
+def test_the_old_0d_upload_is_found(monkeypatch, fresh_registry):
+    adapter = _adapter(monkeypatch, "pycuda")
+    monkeypatch.setattr(_staging, "c_ordered", np.ascontiguousarray)
+    case = selfcheck.Case("0d", Layout(()), "<f4")
+    check = selfcheck.check_producer(adapter, case)
+    assert check.status == selfcheck.DIFFERS, check.message
+    assert (check.field, check.seen, check.expected) == ("shape", "(1,)", "()")
+    assert check.message == (
+        "caiconform's pycuda adapter (producer, layout 0d, <f4, device memory): got shape (1,), "
+        "expected () [caiconform adapter self-check]"
+    )
+
+
+def test_a_view_built_at_the_wrong_strides_is_found(monkeypatch, fresh_registry):
+    from caiconform.adapters import cupy_adapter
+
+    adapter = _adapter(monkeypatch, "cupy")
+    view = cupy_adapter._CupyBackend.view
+
+    def contiguous(self, buf, layout, dtype, stream):
+        return view(self, buf, Layout(layout.shape, offset=layout.offset), dtype, stream)
+
+    monkeypatch.setattr(cupy_adapter._CupyBackend, "view", contiguous)
+    layouts = selfcheck._layouts(4)
+    check = selfcheck.check_producer(adapter, selfcheck.Case("sliced", layouts["sliced"], "<f4"))
+    assert check.status == selfcheck.DIFFERS and check.field == "strides", check.message
+    assert check.expected == "(32, 8) (the sliced layout's)"
+    ok = selfcheck.check_producer(adapter, selfcheck.Case("C", layouts["C"], "<f4"))
+    assert ok.status == selfcheck.OK, ok.message
+
+
+def test_values_written_wrong_are_found(monkeypatch, fresh_registry):
+    adapter = _adapter(monkeypatch, "cupy")
+    image = _staging.host_image
+    monkeypatch.setattr(
+        "caiconform.adapters._scenarios.host_image", lambda v, lay, d: np.invert(image(v, lay, d))
+    )
+    check = selfcheck.check_producer(adapter, selfcheck.Case("C", Layout((2, 3)), "<i4"))
+    assert check.status == selfcheck.DIFFERS and check.field == "values", check.message
+    assert check.seen.startswith("6 of 6 elements differ")
+
+
+def test_a_consumer_read_back_in_another_shape_is_found(monkeypatch, fresh_registry):
+    adapter = _adapter(monkeypatch, "cupy")
+    consume = type(adapter).consume
+    monkeypatch.setattr(type(adapter), "consume", lambda self, obj: consume(self, obj).ravel())
+    check = selfcheck.check_consumer(adapter, selfcheck.Case("0d", Layout(()), "<f8"))
+    assert check.status == selfcheck.DIFFERS, check.message
+    assert (check.field, check.seen) == ("shape", "shape (1,), expected ()")
+
+
+def test_a_library_refusing_its_own_array_is_no_harness_defect(monkeypatch, fresh_registry):
+    adapter = _adapter(monkeypatch, "rmm")
+    check = selfcheck.check_consumer(adapter, selfcheck.Case("C", Layout((2, 3)), "|u1"))
+    assert check.status == selfcheck.OK, check.message  # RMM's own array is 1-d bytes
+    monkeypatch.setattr(type(adapter), "own_array", lambda self, values: 1 / 0)
+    check = selfcheck.check_consumer(adapter, selfcheck.Case("C", Layout((2, 3)), "|u1"))
+    assert check.status == selfcheck.REFUSED and "ZeroDivisionError" in check.reason
+
+
+def test_an_adapter_without_an_array_of_its_own_is_skipped_once():
+    result = selfcheck.run(registry.get("cuda.cccl"))  # consumes; no reference producer here
+    assert {c["status"] for c in result["checks"]} == {selfcheck.SKIPPED}
+    reference = selfcheck.run(registry.get("reference"))
+    producer = [c for c in reference["checks"] if c["role"] == "producer"]
+    assert len(producer) == 1 and producer[0]["reason"].startswith(selfcheck.NO_OWN_ARRAY)
+
+
+def _failed(**where):
+    base = dict(
+        adapter="pycuda",
+        role="producer",
+        layout="0d",
+        dtype="float32",
+        memory="device",
+        typestr="<f4",
+        status=selfcheck.DIFFERS,
+        field="shape",
+        seen="(1,)",
+        expected="()",
+    )
+    return selfcheck.Check(**{**base, **where})
+
+
+def _record(**fields):
+    base = {
+        "producer": "pycuda",
+        "consumer": "reference",
+        "outcome": "fail",
+        "rule": "CAI-PRODUCER-DESCRIBES-DATA",
+        "coverage": {"layout": "0d", "dtype": "float32", "memory": "device"},
+    }
+    return {**base, **fields}
+
+
+def test_a_record_in_a_slice_that_differed_is_filed_under_caiconform():
+    checks = [_failed(), _failed(adapter="cupy", role="consumer", layout="C")]
+    culprit = selfcheck.harness_culprit(_record(), checks=checks)
+    assert culprit["library"] == "caiconform" and culprit["role"] == "producer"
+    assert culprit["why"].startswith("a harness defect, not pycuda's: caiconform's pycuda")
+    consumer = _record(producer="numba", consumer="cupy", coverage={"layout": "C"})
+    consumer["coverage"].update(dtype="float32", memory="device")
+    assert selfcheck.harness_culprit(consumer, checks=checks)["role"] == "consumer"
+    for other in (
+        _record(outcome="pass"),
+        _record(outcome="skip"),
+        _record(coverage={"layout": "C", "dtype": "float32", "memory": "device"}),
+        _record(coverage={"layout": "0d", "dtype": "int", "memory": "device"}),
+        _record(producer="cupy"),
+    ):
+        assert selfcheck.harness_culprit(other, checks=checks) is None, other
+    params = {"typestr": "<f4", "layout": {"shape": [], "strides": None, "kind": "C"}}
+    from_params = _record(coverage=None, params=params)
+    assert selfcheck.harness_culprit(from_params, checks=checks)["library"] == "caiconform"
+
+
+def test_the_run_directory_keeps_the_self_check_and_the_run_says_what_differed(tmp_path):
+    from caiconform.runner.libraries import LibraryInfo
+
+    found = {"adapter": "pycuda", "seconds": 0.01, "checks": [_failed().to_dict()]}
+    clean = {"adapter": "cupy", "seconds": 0.02, "checks": []}
+    infos = {
+        "pycuda": LibraryInfo.from_dict({"name": "pycuda", "available": True, "selfcheck": found}),
+        "cupy": LibraryInfo.from_dict({"name": "cupy", "available": True, "selfcheck": clean}),
+        "torch": LibraryInfo("torch", False, "not installed"),
+    }
+    notes = selfcheck.save_and_tell(tmp_path, infos)
+    assert notes[0].startswith("adapter self-check: 1 case(s) where caiconform's adapter differs")
+    assert "got shape (1,), expected ()" in notes[0]
+    assert notes[-1] == "adapter self-check: 2 adapter(s), 0.03 s in their probes"
+    saved = json.loads((tmp_path / selfcheck.SELFCHECK_FILE).read_text())
+    assert sorted(saved) == ["cupy", "pycuda"]
+    assert selfcheck.load(tmp_path) == [_failed()]
+    assert selfcheck.harness_culprit(_record(), tmp_path)["library"] == "caiconform"
+    assert selfcheck.save_and_tell(tmp_path, {"torch": infos["torch"]}) == []
+    assert not (tmp_path / selfcheck.SELFCHECK_FILE).exists()
+    assert selfcheck.harness_culprit(_record(), tmp_path) is None
+
+
+def test_a_library_probe_runs_the_quick_self_check(monkeypatch, fresh_registry):
+    from caiconform.adapters.pycuda_adapter import PycudaAdapter
+    from caiconform.runner import libraries
+
+    install(monkeypatch, "pycuda")
+    monkeypatch.setattr(PycudaAdapter, "available", lambda self: (True, ""))
+    answer = libraries.probe("pycuda")
+    checks = answer["selfcheck"]["checks"]
+    assert len(checks) == len(selfcheck.cases(registry.get("pycuda"), "producer")) + len(
+        selfcheck.cases(registry.get("pycuda"), "consumer")
+    )
+    assert not selfcheck.failures(selfcheck.Check.from_dict(c) for c in checks)
+    assert libraries.LibraryInfo.from_dict(answer).selfcheck == answer["selfcheck"]
+
+    def broken(adapter, full=False):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(selfcheck, "run", broken)
+    assert libraries.probe("pycuda")["selfcheck"] == {
+        "adapter": "pycuda",
+        "error": "RuntimeError: boom",
+    }
