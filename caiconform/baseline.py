@@ -2,11 +2,17 @@
 run is red only for a new defect or for one that disappeared.
 
 One entry per group (`caiconform.report.catalogue`): the rule it is filed under, the culprit
-library in its role (`consumer: mylib` or `producer: mylib`), the finding outcomes it showed,
-and a reason to fill in that starts as `TODO`. Entries are strict, so a fixed defect makes the
-run red until its entry is deleted — the baseline never rots. A group whose first example gave
-another outcome when run again (`reproduced: false`: a race, a memory-map-dependent fault) is
-written `strict: false`, so that its absence from a later run is a note, not a failure.
+library in its role (`consumer: mylib` or `producer: mylib`), the check family when the group
+showed in one only, the finding outcomes it showed, its failure mode (`detail`: the outcome
+detail of its examples, `expectations.outcome_detail`, as patterns with numbers, addresses,
+shapes and typestrs generalised; at most `MAX_DETAILS` of them, else their exception types,
+else none and the reason says so), the number of examples it had (`examples`), and a reason to
+fill in that starts as `TODO`. A finding of the same rule and outcome in another mode is then
+new, and an entry covering ten times its examples is listed. Entries are strict, so a fixed
+defect makes the run red until its entry is deleted — the baseline never rots. A group whose
+first example gave another outcome when run again (`reproduced: false`: a race, a
+memory-map-dependent fault) is written `strict: false`, so that its absence from a later run
+is a note, not a failure.
 
 The file is an ordinary expectation file (docs/expectations.md): `--cai-expectations`,
 `caiconform report --expectations` and `caiconform run --expectations` read it.
@@ -14,11 +20,16 @@ The file is an ordinary expectation file (docs/expectations.md): `--cai-expectat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BaselineError", "entries_of", "render", "write_baseline"]
+__all__ = ["BaselineError", "MAX_DETAILS", "entries_of", "render", "write_baseline"]
+
+#: the most detail patterns one entry pins; a group with more pins their exception types
+MAX_DETAILS = 8
+_EXCEPTION = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)): ")
 
 #: catalogue outcome class -> the journal outcome an entry expects
 _OUTCOME = {"rejected-valid": "rejected"}
@@ -38,8 +49,30 @@ def _pair(group: Mapping[str, Any]) -> tuple[str, str]:
     return producer, consumer
 
 
-def entries_of(groups: Iterable[Mapping[str, Any]], date: str) -> list[dict[str, Any]]:
-    """The expectation entries of `groups` (catalogue groups), in their order."""
+def _details(examples: Sequence[Mapping[str, Any]]) -> tuple[list[str], str]:
+    """(detail patterns pinning the failure mode of `examples`, what the reason says when
+    they cannot be pinned)."""
+    from caiconform.expectations import detail_pattern, outcome_detail
+
+    details = sorted({detail_pattern(outcome_detail(r)) for r in examples} - {""})
+    if len(details) <= MAX_DETAILS:
+        return details, ""
+    types = {_EXCEPTION.match(d) for d in details}
+    if None not in types and len(types := {m.group(1) for m in types}) <= MAX_DETAILS:
+        return [f"{name}: *" for name in sorted(types)], ""
+    return [], f"; failure modes not pinned: {len(details)} details"
+
+
+def entries_of(
+    groups: Iterable[Mapping[str, Any]],
+    date: str,
+    records: Sequence[Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """The expectation entries of `groups` (catalogue groups of `records`), in their order.
+    Without `records` no entry pins its failure mode (`detail`)."""
+    from caiconform.verdict import group_examples
+
+    examples_of = group_examples(records) if records is not None else None
     entries = []
     for group in groups:
         rule = group.get("rule") or group.get("input_rule")
@@ -56,10 +89,17 @@ def entries_of(groups: Iterable[Mapping[str, Any]], date: str) -> list[dict[str,
             entry["check"] = checks[0]
         outcome = str(group.get("outcome"))
         entry["outcome"] = _OUTCOME.get(outcome, outcome)
+        unpinned = ""
+        if examples_of is not None:
+            details, unpinned = _details(examples_of(group))
+            if details:
+                entry["detail"] = details
+        if group.get("count"):
+            entry["examples"] = int(group["count"])
         message = " ".join(str(group.get("message") or "").split())[:160]
         entry["reason"] = (
             f"TODO: why this is expected (baseline {date}: {group.get('severity')}, "
-            f"{group.get('count')} example(s); e.g. {message})"
+            f"{group.get('count')} example(s); e.g. {message}{unpinned})"
         )
         if group.get("reproduced") is False:
             entry["strict"] = False
@@ -79,11 +119,16 @@ def render(entries: list[dict[str, Any]], header: str) -> str:
 
 
 def write_baseline(
-    groups: Iterable[Mapping[str, Any]], path: str | Path, *, date: str, source: str
+    groups: Iterable[Mapping[str, Any]],
+    path: str | Path,
+    *,
+    date: str,
+    source: str,
+    records: Sequence[Mapping[str, Any]] | None = None,
 ) -> int:
-    """Write the baseline of `groups` to `path`; returns the number of entries. Raises
-    BaselineError when the file cannot be written."""
-    entries = entries_of(groups, date)
+    """Write the baseline of `groups` (catalogue groups of the journal `records`) to `path`;
+    returns the number of entries. Raises BaselineError when the file cannot be written."""
+    entries = entries_of(groups, date, records)
     header = (
         f"caiconform baseline of {source}, {date}: {len(entries)} known finding group(s).\n"
         "Fill in each reason (and a link to the issue); delete an entry once its defect is\n"

@@ -9,7 +9,13 @@ turns every result into one of:
 - `fail`: a finding no entry covers (unexpected: the run is red);
 - `pass` / `skip`: as recorded (a correct rejection of invalid input is a `pass`);
 
-and every entry into one of `xfail` (it covered at least one finding), `xpass` (results in its
+An entry may pin the failure mode it expects (`detail`: patterns over a finding's outcome
+detail, the exception type and message or what was seen, `outcome_detail`); a finding of the
+same rule and outcome in another mode is then not covered. A baseline writes them
+(`detail_pattern`: numbers, addresses, shapes and typestrs generalised) and the example count
+it saw (`examples`), against which a tenfold growth is listed.
+
+Every entry becomes one of `xfail` (it covered at least one finding), `xpass` (results in its
 scope exist, but none failed the way it says: the bug was fixed), `unmatched` (no result is in
 its scope at all: a typo, a renamed check, a library not in the run) or `inactive` (its `when`
 version condition is false for every result in scope) or `unjudged` (every active result in its
@@ -21,6 +27,7 @@ deleted. The file format is documented in docs/expectations.md.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import re
@@ -30,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from caiconform.checks import FAMILIES
 from caiconform.runner.outcome import (
     ACCEPTED_INVALID,
     CRASH,
@@ -53,8 +61,11 @@ __all__ = [
     "load_expectations",
     "parse_expectations",
     "apply_expectations",
+    "KNOWN_CHECKS",
+    "detail_pattern",
     "env_versions",
     "installed_version",
+    "outcome_detail",
     "lookup_version",
     "wildcard_match",
 ]
@@ -89,9 +100,14 @@ _ENTRY_KEYS = frozenset(
         "link",
         "when",
         "strict",
+        "detail",
+        "examples",
     }
 )
 _TOP_KEYS = frozenset({"version", "expectations"})
+#: every check name the project's own results carry: the built-in families and the pytest
+#: plugin's in-process schema check (a third-party family adds its own)
+KNOWN_CHECKS = (*FAMILIES, "dict-schema")
 _GLOB_CHARS = frozenset("*?")
 
 #: Looks up a library's version by name (adapter or distribution name); None when unknown.
@@ -119,7 +135,10 @@ class Expectation:
     `layout.shape.0`) to a pattern: a string is a wildcard pattern over the value (strings as they are,
     anything else as compact JSON, e.g. `"[0, *]"`), a list is any-of, any other value must be
     equal. `outcomes` are the finding outcomes it expects; `when` is a version condition such as
-    `torch<2.12`, checked against the versions recorded for the run.
+    `torch<2.12`, checked against the versions recorded for the run. `details` are wildcard
+    patterns over a finding's `outcome_detail`, any of which it must match (empty: any detail,
+    as entries written before baselines pinned the failure mode); `examples` is how many
+    examples the baseline that wrote it saw (None: not recorded).
     """
 
     index: int
@@ -134,6 +153,8 @@ class Expectation:
     link: str | None = None
     when: str | None = None
     strict: bool = True
+    details: tuple[str, ...] = ()
+    examples: int | None = None
 
     @property
     def label(self) -> str:
@@ -163,6 +184,10 @@ class Expectation:
         """True when `record` is a finding of the kind this entry expects (scope aside)."""
         if record.get("outcome") not in self.outcomes or not is_finding(record):
             return False
+        if self.details:
+            detail = outcome_detail(record)
+            if not any(wildcard_match(detail, pattern) for pattern in self.details):
+                return False
         if record.get("rule"):
             return _glob(record["rule"], self.rule)
         # a record without a rule (a crash, a refusal no rule explains) is matched on the rule
@@ -200,7 +225,48 @@ class Expectation:
             "link": self.link,
             "when": self.when,
             "strict": self.strict,
+            "detail": list(self.details),
+            "examples": self.examples,
         }
+
+
+#: the longest detail pattern a baseline writes (longer details are cut and end in `*`)
+DETAIL_LIMIT = 160
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_TYPESTR = re.compile(r"[<>|=][a-zA-Z]\d+")
+_BRACKETED_NUMBERS = re.compile(r"[(\[][^()\[\]]*\d[^()\[\]]*[)\]]")
+_TOKEN_WITH_DIGIT = re.compile(r"[\w.+-]*\d[\w.+-]*")
+_EMPTY_BRACKETS = re.compile(r"\(\)|\[\]")
+_STAR_RUN = re.compile(r"\*(?:[\s,]*\*)+")
+
+
+def outcome_detail(record: Mapping[str, Any]) -> str:
+    """What distinguishes one finding's failure mode, on one line: what the check saw (a
+    refusal's `ExceptionType: message`, a mismatch, an accepted invalid dict), else the
+    record's message (a crash's signal, a hang)."""
+    seen = record.get("seen")
+    text = str(seen) if seen not in (None, "") else str(record.get("message") or "")
+    return " ".join(text.split())
+
+
+def detail_pattern(detail: str) -> str:
+    """A wildcard pattern (`wildcard_match`) matching `detail` and the same failure mode in
+    other examples: addresses, typestrs, bracketed numbers (shapes, strides, indices), and
+    every word holding a digit (numbers, `float32`, `v3`) become `*`; an empty `()` or `[]` (a
+    0-d shape) too; a run of stars is one star. Cut to `DETAIL_LIMIT` characters, ending in
+    `*`. The pattern always matches the detail it was made from."""
+    text = _HEX.sub("*", " ".join(detail.split()))
+    text = _TYPESTR.sub("*", text)
+    while True:
+        shorter = _BRACKETED_NUMBERS.sub("*", text)
+        if shorter == text:
+            break
+        text = shorter
+    text = _TOKEN_WITH_DIGIT.sub("*", text)
+    text = _STAR_RUN.sub("*", _EMPTY_BRACKETS.sub("*", text))
+    if len(text) > DETAIL_LIMIT:
+        text = text[: DETAIL_LIMIT - 1].rstrip("*") + "*"
+    return text
 
 
 @functools.lru_cache(maxsize=1024)
@@ -351,6 +417,15 @@ def _parse_entry(entry: Any, index: int, source: str) -> Expectation:
             raise fail("rule", f"pattern {rule!r} matches no rule in the catalogue")
     elif rule not in RULES:
         raise fail("rule", f"unknown rule ID {rule!r} (see `caiconform rules`)")
+    check = entry.get("check", "*")
+    if not _GLOB_CHARS & set(check) and check not in KNOWN_CHECKS:
+        close = difflib.get_close_matches(check, KNOWN_CHECKS, n=1, cutoff=0.75)
+        if close:
+            raise fail(
+                "check",
+                f"unknown check {check!r}: did you mean {close[0]!r}? (known: "
+                f"{', '.join(KNOWN_CHECKS)})",
+            )
     params = entry.get("params", {})
     if not isinstance(params, Mapping) or not all(isinstance(k, str) and k for k in params):
         raise fail("params", "must map dotted parameter paths (strings) to patterns")
@@ -370,6 +445,16 @@ def _parse_entry(entry: Any, index: int, source: str) -> Expectation:
     when = entry.get("when")
     if when is not None:
         _check_when(when, fail)
+    details = entry.get("detail", [])
+    if isinstance(details, str):
+        details = [details]
+    if not isinstance(details, list) or not all(isinstance(d, str) and d.strip() for d in details):
+        raise fail("detail", "must be a pattern or a list of patterns (non-empty strings)")
+    examples = entry.get("examples")
+    if examples is not None and (
+        isinstance(examples, bool) or not isinstance(examples, int) or examples < 1
+    ):
+        raise fail("examples", f"must be a whole number of at least 1, got {examples!r}")
     return Expectation(
         index=index,
         source=source,
@@ -377,12 +462,14 @@ def _parse_entry(entry: Any, index: int, source: str) -> Expectation:
         reason=entry["reason"].strip(),
         producer=entry.get("producer", "*"),
         consumer=entry.get("consumer", "*"),
-        check=entry.get("check", "*"),
+        check=check,
         params=dict(params),
         outcomes=tuple(outcomes),
         link=entry.get("link"),
         when=when,
         strict=strict,
+        details=tuple(" ".join(d.split()) for d in details),
+        examples=examples,
     )
 
 

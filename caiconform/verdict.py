@@ -13,9 +13,13 @@ test (the pytest plugin's `--cai-name`) a group is:
 
 Without a library (a whole-matrix `caiconform run` or `report`), every group is judged as
 `own`. A judged group fails when its severity is in `fail_on` and at least one of its examples
-is not covered by an expectation entry: a *new* defect. A group all of whose examples are
-covered is `expected` (baselined). A strict entry that covered nothing (the defect is gone, or
-the entry is stale) is an entry error, also red: the baseline has to be updated.
+is not covered by an expectation entry: a *new* defect, or a new failure mode of a baselined
+one (an entry pins its mode, docs/expectations.md). A group all of whose examples are covered
+is `expected` (baselined). A strict entry that covered nothing (the defect is gone, or the
+entry is stale) is an entry error, also red: the baseline has to be updated; so is an entry
+that matched nothing and names a check no result of the run carries and caiconform does not
+know (a typo). An entry that now covers ten times the examples its baseline saw is listed
+(`grown`), not failed.
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ from caiconform.expectations import (
 )
 from caiconform.severity import DEFAULT_FAIL_ON, SEVERITIES, rank
 
-__all__ = ["Judged", "Verdict", "judge", "group_line", "involves"]
+__all__ = ["Judged", "Verdict", "judge", "group_examples", "group_line", "involves"]
+
+#: an entry covering this many times its baseline's examples is listed ("tenfold")
+GROWTH = 10
 
 
 @dataclass
@@ -51,6 +58,18 @@ class Judged:
     records: list[Mapping[str, Any]] = field(default_factory=list)
     #: the reasons of the expectation entries that cover the group's examples
     reasons: list[str] = field(default_factory=list)
+    #: the group's examples no expectation entry covers (all of them without expectations)
+    uncovered: list[Mapping[str, Any]] = field(default_factory=list)
+
+    @property
+    def new_mode(self) -> str | None:
+        """The outcome detail of the first uncovered example of a group whose other examples
+        an entry covers (a new failure mode of a baselined group), else None."""
+        if not self.uncovered or len(self.uncovered) == len(self.records):
+            return None
+        from caiconform.expectations import outcome_detail
+
+        return outcome_detail(self.uncovered[0])
 
     @property
     def failing(self) -> bool:
@@ -67,6 +86,8 @@ class Verdict:
     entry_errors: list[EntryStatus]
     entry_notes: list[EntryStatus]
     expectations_given: bool
+    #: (entry, examples it covers) for each entry covering `GROWTH` times its `examples`
+    grown: list[tuple[Expectation, int]] = field(default_factory=list)
 
     def of(self, side: str, *statuses: str) -> list[Judged]:
         return [j for j in self.judged if j.side == side and (not statuses or j.status in statuses)]
@@ -93,6 +114,8 @@ class Verdict:
         if failing:
             worst = failing[0]
             first = group_line(worst.group)
+            if worst.new_mode:
+                first += f"; a new failure mode: {worst.new_mode}"
             more = f" and {len(failing) - 1} more" if len(failing) > 1 else ""
             do = f"FIX: {who}: {len(failing)} failing defect(s) ({first}{more})"
         elif self.entry_errors:
@@ -114,6 +137,14 @@ class Verdict:
         if self.library is not None:
             peers = self.of("peer")
             parts.append(f"{len(peers)} defect(s) of other libraries seen, not failing")
+        if self.grown:
+            each = ", ".join(
+                f"{entry.source}: entry {entry.index}: {count}, was {entry.examples}"
+                for entry, count in self.grown
+            )
+            parts.append(
+                f"{len(self.grown)} baseline entry(ies) cover tenfold their examples ({each})"
+            )
         return "; ".join(parts)
 
 
@@ -146,6 +177,21 @@ def _key(group: Mapping[str, Any]) -> tuple:
     return (group.get("library"), group.get("role"), rule, group.get("outcome"))
 
 
+def group_examples(
+    records: Sequence[Mapping[str, Any]],
+) -> Callable[[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """The examples (findings, shrunk ones left out) of each catalogue group of `records`: a
+    function of the group, keyed as the catalogue keys its groups."""
+    from caiconform.report.catalogue import Evidence, culprit_of, group_key, outcome_class
+
+    evidence = Evidence.of(r for r in records if not r.get("shrunk"))
+    members: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        if outcome_class(r) is not None and not r.get("shrunk"):
+            members[group_key(r, culprit_of(r, evidence))].append(r)
+    return lambda group: members.get(_key(group), [])
+
+
 def judge(
     records: Sequence[Mapping[str, Any]],
     *,
@@ -160,21 +206,11 @@ def judge(
     `catalogue` is `build_catalogue(records)` when the caller has it already. `version_of`
     as in `apply_expectations`.
     """
-    from caiconform.report.catalogue import (
-        Evidence,
-        build_catalogue,
-        culprit_of,
-        group_key,
-        outcome_class,
-    )
+    from caiconform.report.catalogue import build_catalogue
 
     fail_on = frozenset(fail_on)
     catalogue = catalogue if catalogue is not None else build_catalogue(records)
-    evidence = Evidence.of(r for r in records if not r.get("shrunk"))
-    members: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
-    for r in records:
-        if outcome_class(r) is not None and not r.get("shrunk"):
-            members[group_key(r, culprit_of(r, evidence))].append(r)
+    examples_of = group_examples(records)
     application = apply_expectations(
         expectations or [], records, version_of or (lambda record: installed_version)
     )
@@ -184,24 +220,52 @@ def judge(
         side = _side(group, library)
         if side is None:
             continue
-        examples = members.get(_key(group), [])
+        examples = examples_of(group)
+        uncovered = [r for r in examples if id(r) not in covered]
         if group.get("severity") not in fail_on:
             status = "below"
-        elif examples and all(id(r) in covered for r in examples):
+        elif examples and not uncovered:
             status = "expected"
         else:
             status = "new"
         reasons = sorted({covered[id(r)].reason for r in examples if id(r) in covered})
-        judged.append(Judged(group, status, side, examples, reasons))
+        judged.append(Judged(group, status, side, examples, reasons, uncovered))
     judged.sort(key=lambda j: (j.status != "new", rank(j.group.get("severity"))))
     ran = {(r.get("producer"), r.get("consumer"), r.get("check")) for r in records}
     errors, notes = [], []
     for status in application.entries:
-        if status.status == "unmatched" and not _entry_ran(status.entry, ran):
+        if (
+            status.status == "unmatched"
+            and not _entry_ran(status.entry, ran)
+            and names_a_check(status.entry.check, {k for _, _, k in ran})
+        ):
             notes.append(status)
         elif status.is_error:
             errors.append(status)
-    return Verdict(library, fail_on, judged, errors, notes, bool(expectations))
+    verdict = Verdict(library, fail_on, judged, errors, notes, bool(expectations))
+    verdict.grown = _grown(application.records)
+    return verdict
+
+
+def _grown(verdicts: Iterable[Any]) -> list[tuple[Expectation, int]]:
+    """(entry, examples it covers) for each entry that records its baseline's `examples` and
+    now covers `GROWTH` times as many (shrunk reproducers left out)."""
+    counts: dict[int, int] = defaultdict(int)
+    entries: dict[int, Expectation] = {}
+    for v in verdicts:
+        if v.status == "xfail" and v.entry.examples and not v.record.get("shrunk"):
+            counts[v.entry.index] += 1
+            entries[v.entry.index] = v.entry
+    return [(entries[i], n) for i, n in sorted(counts.items()) if n >= GROWTH * entries[i].examples]
+
+
+def names_a_check(pattern: str, ran: Iterable[Any]) -> bool:
+    """Whether an entry's `check` pattern names a check caiconform knows (its families, the
+    plugin's dict-schema) or one a result of the run carries: an entry naming none of them is
+    a typo, never an entry about a check that did not run here."""
+    from caiconform.expectations import KNOWN_CHECKS, wildcard_match
+
+    return any(wildcard_match(str(check), pattern) for check in (*KNOWN_CHECKS, *ran) if check)
 
 
 def _side(group: Mapping[str, Any], library: str | None) -> str | None:

@@ -512,3 +512,65 @@ def test_report_exit_2_on_an_entry_matching_nothing_after_writing_the_report(tmp
     assert line.startswith(f"caiconform: error: {path}: entry 1 (CAI-SHAPE-TUPLE, torch -> *)")
     assert line.endswith("matches no result (stale entry, or a library/check not in this run)")
     assert (tmp_path / "matrix.md").is_file() and (tmp_path / "index.html").is_file()
+
+
+def test_a_misspelt_check_is_an_error_naming_the_check_it_resembles(tmp_path, capsys):
+    """`check: schmea` is a typo, not an entry about a check that did not run: one line and
+    exit 2 (docs/expectations.md), never a note with exit 0."""
+    entry = {"rule": "CAI-DATA-ZERO-SIZE-NULL", "producer": "torch", "reason": "r"}
+    with pytest.raises(ExpectationError) as caught:
+        _entries({**entry, "check": "schmea"})
+    assert str(caught.value).startswith(
+        "test.yaml: entry 1 (CAI-DATA-ZERO-SIZE-NULL): field 'check': unknown check 'schmea': "
+        "did you mean 'schema'? (known: schema, zero_size, roundtrip,"
+    ), caught.value
+    path = tmp_path / "e.yaml"
+    path.write_text(
+        "expectations:\n  - rule: CAI-DATA-ZERO-SIZE-NULL\n    producer: torch\n"
+        "    check: schmea\n    reason: typo\n"
+    )
+    assert main(["report", str(RUN_A), "--out", str(tmp_path), "--expectations", str(path)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"caiconform: error: {path}: entry 1 (CAI-DATA-ZERO-SIZE-NULL): field")
+
+
+def test_an_entry_naming_no_known_check_that_matched_nothing_is_an_error(tmp_path, capsys):
+    """A check name unlike any caiconform knows and carried by no result: an error (exit 2);
+    an entry about a known check that did not run here (no GPU) stays a note."""
+    path = tmp_path / "e.yaml"
+    body = "expectations:\n  - rule: CAI-SYNC-CONSUMER\n    reason: r\n    check: {}\n"
+    path.write_text(body.format("my_own_family"))
+    argv = ["report", str(RUN_A), "--out", str(tmp_path), "--expectations", str(path)]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("matches no result (stale entry, or a library/check not in this run)")
+    path.write_text(body.format("lifetime"))
+    assert main(argv) != 2  # red for the run's own defects, not for the entry
+    captured = capsys.readouterr()
+    assert "error" not in captured.err
+    out = captured.out
+    assert "(CAI-SYNC-CONSUMER, * -> *): matches no result" in out
+    assert "(nothing in its scope ran here)" in out
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("detail", 3, "field 'detail': must be a pattern or a list of patterns"),
+        ("detail", ["ok", ""], "field 'detail': must be a pattern or a list of patterns"),
+        ("examples", 0, "field 'examples': must be a whole number of at least 1, got 0"),
+        ("examples", True, "field 'examples': must be a whole number of at least 1, got True"),
+    ],
+)
+def test_malformed_detail_or_examples_name_the_field(field, value, message):
+    with pytest.raises(ExpectationError, match=re.escape(message)):
+        _entries({"rule": "CAI-DATA-ZERO-SIZE-NULL", "reason": "r", field: value})
+
+
+def test_an_entry_with_detail_covers_only_findings_of_that_mode():
+    (entry,) = _entries(
+        {"rule": "CAI-DATA-ZERO-SIZE-NULL", "reason": "r", "detail": ["ValueError: *"]}
+    )
+    assert entry.matches_finding(_record(seen="ValueError: zero-size (0, 3)"))
+    assert not entry.matches_finding(_record(seen="IndexError: tuple index out of range"))
+    assert entry.to_dict()["detail"] == ["ValueError: *"]

@@ -301,3 +301,102 @@ def test_run_bad_fail_on_or_expectations_is_exit_2_before_running(tmp_path, opti
     err = done.stderr.strip().splitlines()
     assert len(err) == 1 and message in err[0] and err[0].startswith("caiconform: error: ")
     assert not (tmp_path / "r").exists()
+
+
+# --- the verdict's judgement of a group: covered in part, own, peer, ambiguous ---------------
+
+
+def test_a_group_an_entry_covers_only_in_part_is_new():
+    """numba's stream-0 group has three examples; an entry narrowed by params covers one: the
+    two others are new, so the group fails (FIX), never OK."""
+    from caiconform.expectations import parse_expectations
+    from caiconform.verdict import judge
+
+    records = [
+        rec(10 + i, "schema", "numba", None, "fail", "CAI-STREAM-ZERO-FORBIDDEN") for i in range(3)
+    ]
+    (entry,) = parse_expectations(
+        {
+            "expectations": [
+                {
+                    "rule": "CAI-STREAM-ZERO-FORBIDDEN",
+                    "producer": "numba",
+                    "params": {"n": 10},
+                    "reason": "only the first example",
+                }
+            ]
+        }
+    )
+    verdict = judge(records, expectations=[entry])
+    (judged,) = verdict.judged
+    assert judged.status == "new" and len(judged.uncovered) == 2
+    assert judged.reasons == ["only the first example"]
+    assert verdict.headline().startswith("FIX: the matrix: 1 failing defect(s)")
+    assert not verdict.ok
+    whole = judge(records, expectations=[parse_expectations({"expectations": [
+        {"rule": "CAI-STREAM-ZERO-FORBIDDEN", "producer": "numba", "reason": "all three"}
+    ]})[0]])  # fmt: skip
+    assert whole.ok and [j.status for j in whole.judged] == ["expected"]
+
+
+def _pair_records() -> list[dict]:
+    """mylib's own producer defect; torch's consumer defect (a peer's); a crash between mylib
+    and jax that neither side is pinned for (ambiguous, on mylib's pair); a race between cupy
+    and numba, a rule binding both sides (no single culprit, mylib on neither side: a peer's)."""
+    return [
+        rec(1, "roundtrip", "mylib", "reference", "fail", "CAI-PRODUCER-DESCRIBES-DATA"),
+        rec(2, "roundtrip", "mylib", "reference", "pass"),
+        rec(3, "adversarial", None, "torch", "accepted-invalid", "CAI-SHAPE-TUPLE"),
+        rec(4, "roundtrip", "mylib", "jax", "crash", None, message="worker died (SIGSEGV)"),
+        rec(5, "streams", "cupy", "numba", "fail", "CAI-SYNC-RACE-FREE"),
+    ]
+
+
+def test_a_library_s_verdict_fails_its_own_and_ambiguous_groups_and_lists_its_peers():
+    from caiconform.verdict import judge
+
+    verdict = judge(_pair_records(), library="mylib")
+    sides = {tuple(j.group["cells"]): (j.group["library"], j.side) for j in verdict.judged}
+    assert sides == {
+        ("roundtrip/mylib/reference",): ("mylib", "own"),
+        ("adversarial/-/torch",): ("torch", "peer"),
+        ("roundtrip/mylib/jax",): (None, "ambiguous"),
+        ("streams/cupy/numba",): (None, "peer"),
+    }
+    failing = [(j.side, j.group["cells"]) for j in verdict.failing]
+    assert failing == [
+        ("own", ["roundtrip/mylib/reference"]),
+        ("ambiguous", ["roundtrip/mylib/jax"]),
+    ]
+    assert verdict.headline().startswith("FIX: mylib: 2 failing defect(s)")
+    assert verdict.headline().endswith("; 2 defect(s) of other libraries seen, not failing")
+
+
+def test_peer_defects_alone_leave_a_library_ok():
+    from caiconform.verdict import judge
+
+    records = [r for r in _pair_records() if "mylib" not in (r["producer"], r["consumer"])]
+    records.append(rec(6, "roundtrip", "mylib", "reference", "pass"))
+    verdict = judge(records, library="mylib")
+    assert {j.side for j in verdict.judged} == {"peer"}
+    assert verdict.ok and verdict.failing == []
+    assert verdict.headline() == (
+        "OK: mylib: no failing defect; 2 defect(s) of other libraries seen, not failing"
+    )
+
+
+def test_an_ambiguous_group_is_expected_once_baselined_and_the_whole_matrix_judges_all_own():
+    from caiconform.expectations import parse_expectations
+    from caiconform.verdict import judge
+
+    entries = parse_expectations(
+        {"expectations": [{"rule": "*", "producer": "mylib", "consumer": "jax",
+                           "outcome": "crash", "reason": "segfault (mylib#3)"}]}
+    )  # fmt: skip
+    verdict = judge(_pair_records(), library="mylib", expectations=entries)
+    (ambiguous,) = verdict.of("ambiguous")
+    assert ambiguous.status == "expected" and ambiguous.reasons == ["segfault (mylib#3)"]
+    assert [j.side for j in verdict.failing] == ["own"]
+    matrix = judge(_pair_records())
+    assert {j.side for j in matrix.judged} == {"own"}
+    assert [j.status for j in matrix.judged if not j.failing] == ["below"]  # accepts-invalid

@@ -1,13 +1,17 @@
 """The finding groups of one or more run directories, for the commands that act on them
-(`baseline`, `findings`): loaded, catalogued, and narrowed to one library with a usage error
-naming the libraries there are when it names none."""
+(`baseline`, `findings`): loaded, catalogued, and narrowed to one library; a library that ran
+clean is said so (no groups, exit 0), one the runs do not hold is a usage error naming those
+they do."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["catalogue_groups", "library_groups"]
+
+#: the fields of a result naming a library
+SIDES = ("producer", "consumer")
 
 
 def catalogue_groups(run_dirs: Sequence[str]) -> tuple[Any, list[dict[str, Any]]]:
@@ -26,17 +30,27 @@ def catalogue_groups(run_dirs: Sequence[str]) -> tuple[Any, list[dict[str, Any]]
     return run_data, catalogue["groups"]
 
 
-def library_groups(groups: list[dict[str, Any]], library: str | None) -> list[dict[str, Any]]:
-    """`groups` whose culprit is `library` (all of them when None); a UsageError listing the
-    libraries the groups name when none is `library`."""
+def library_groups(
+    groups: list[dict[str, Any]],
+    library: str | None,
+    records: Sequence[Mapping[str, Any]] = (),
+) -> list[dict[str, Any]]:
+    """`groups` whose culprit is `library` (all of them when None). A library that took part
+    in `records` (the runs' results) but that no group names ran clean: one line says so and
+    the answer is empty. A UsageError names the runs' libraries and those the groups name when
+    `library` is neither."""
     from caiconform.cli import UsageError
 
     if library is None:
         return groups
     named = sorted({g["library"] for g in groups if g.get("library")})
-    if library not in named:
-        raise UsageError(
-            f"--library {library!r}: no finding names it (findings name: "
-            f"{', '.join(named) or 'none'})"
-        )
-    return [g for g in groups if g.get("library") == library]
+    if library in named:
+        return [g for g in groups if g.get("library") == library]
+    ran = sorted({str(r[side]) for r in records for side in SIDES if r.get(side)})
+    if library in ran:
+        print(f"{library} ran clean here: no finding names it")
+        return []
+    raise UsageError(
+        f"--library {library!r}: not in these runs (libraries there: {', '.join(ran) or 'none'}; "
+        f"findings name: {', '.join(named) or 'none'})"
+    )

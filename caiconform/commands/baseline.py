@@ -4,11 +4,13 @@ give it to later runs (`--expectations`, or `--cai-expectations` in the pytest p
 
 `caiconform baseline RUN_DIR [--merge DIR ...] -o cai-expectations.yaml [--library NAME]
 [--fail-on SEVERITIES]` writes one entry per finding group of the run's catalogue at or above
-`--fail-on` (default: corrupts, crashes, refuses-valid), each with a reason to fill in; with
-`--library`, only the groups whose culprit is that library. Runs given that file
-(`caiconform run|report --expectations`, the pytest plugin's `--cai-expectations`) are red
-only for a new group or for an entry whose finding no longer happens. Exit status: 0 written,
-2 unreadable input, an unknown library or severity, or a file that cannot be written.
+`--fail-on` (default: corrupts, crashes, refuses-valid), each with its failure mode pinned
+and a reason to fill in; with `--library`, only the groups whose culprit is that library (a
+library that ran clean gets an empty baseline, saying so). Runs given that file (`caiconform
+run|report --expectations`, the pytest plugin's `--cai-expectations`) are red only for a new
+group, a new failure mode of a baselined one, or an entry whose finding no longer happens.
+Exit status: 0 written, 2 unreadable input, a library not in the runs, an unknown severity,
+or a file that cannot be written.
 """
 
 from __future__ import annotations
@@ -51,12 +53,14 @@ def run(args: argparse.Namespace) -> int:
         fail_on = DEFAULT_FAIL_ON if args.fail_on is None else parse_severities(args.fail_on)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    _, groups = catalogue_groups([args.run_dir, *args.merge])
-    groups = library_groups(groups, args.library)
+    run_data, groups = catalogue_groups([args.run_dir, *args.merge])
+    groups = library_groups(groups, args.library, run_data.records)
     chosen = [g for g in groups if g.get("severity") in fail_on]
     source = ", ".join(str(d) for d in [args.run_dir, *args.merge])
     try:
-        written = write_baseline(chosen, args.out, date=utc_now()[:10], source=source)
+        written = write_baseline(
+            chosen, args.out, date=utc_now()[:10], source=source, records=run_data.records
+        )
     except BaselineError as exc:
         raise UsageError(str(exc)) from None
     left = len(groups) - len(chosen)

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     run_data, groups = catalogue_groups([args.run_dir, *args.merge])
-    groups = library_groups(groups, args.library)
+    groups = library_groups(groups, args.library, run_data.records)
     chosen = select_groups(groups, args.library, args.level, severities)
     if not chosen:
         print("no findings match")
