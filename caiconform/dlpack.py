@@ -138,6 +138,21 @@ class Capsule:
     copied: bool
 
     @property
+    def has_flags(self) -> bool:
+        """True for a versioned capsule, whose `flags` field says read-only and copied; an
+        unversioned ("dltensor") capsule has no such field, so it says neither (`readonly`
+        and `copied` are then False for want of a field, not a statement)."""
+        return self.version is not None
+
+    @property
+    def kind(self) -> str:
+        """The capsule kind in words, for findings: what it is and which flags it carries."""
+        if self.has_flags:
+            major, minor = self.version or (0, 0)
+            return f"a versioned '{self.name}' capsule (DLPack {major}.{minor}, with flags)"
+        return f"an unversioned '{self.name}' capsule (no flags field: read-only and copied unsaid)"
+
+    @property
     def pointer(self) -> int:
         """The address of element 0: data + byte_offset."""
         return self.data + self.byte_offset

@@ -299,7 +299,7 @@ def _run(monkeypatch, producer_obj, allocation):
     monkeypatch.setattr(sup, "produce", lambda *a: producer_obj)
     monkeypatch.setattr(sup, "consume_with", _HostReference(allocation))
     monkeypatch.setattr(
-        agreement, "_check_cuda_core", lambda obj, cai, ctx, p: sup.passed("cuda.core skipped")
+        agreement, "_check_cuda_core", lambda obj, cai, ctx, p, **k: sup.passed(f"{ctx}: agree")
     )
     layout = {"shape": [3, 4], "strides": None, "offset": 0, "kind": "C"}
     return agreement.execute({"typestr": "<f4", "layout": layout, "seed": 0}, "lib", None)
@@ -476,3 +476,73 @@ def test_a_stride_no_multiple_of_the_itemsize_should_be_refused_not_rounded():
     assert "strides[0]: the CAI's 21 bytes is no multiple of the item size 4" in hint
     assert "strides[1]: the CAI's 5 bytes" in hint and "not rounded to 20" in hint
     assert agreement.stride_hint((12, 4), (12, 4), 4) == ""
+
+
+# -- what each capsule kind can say ----------------------------------------------------------
+def _read_only_producer(versioned):
+    """A producer whose CAI says read-only (as JAX's does) and whose capsule sets no flag:
+    unversioned (no flags field at all) or versioned (flags 0: says writable)."""
+    base = _memory()
+    cai_array = base[::2]
+    capsule = _capsule_of(cai_array, versioned=versioned)
+    cai_array = cai_array.view()
+    cai_array.flags.writeable = False
+    return _Producer(cai_array, capsule), base
+
+
+def test_an_unversioned_capsule_cannot_disagree_about_read_only(monkeypatch):
+    producer, base = _read_only_producer(versioned=False)
+    result = _run(monkeypatch, producer, base)
+    assert result.outcome == PASS, result.message
+    assert "read-only not compared: lib gave an unversioned 'dltensor' capsule" in result.message
+    assert "no flags field" in result.message
+
+
+def test_a_versioned_capsule_still_disagrees_about_read_only(monkeypatch):
+    producer, base = _read_only_producer(versioned=True)
+    result = _run(monkeypatch, producer, base)
+    assert result.outcome == FAIL and result.rule == "CAI-DLPACK-AGREE", result.message
+    assert result.seen.startswith(
+        "readonly False in lib's own DLPack capsule (a versioned 'dltensor_versioned' capsule "
+        "(DLPack 1.1, with flags)) and True in its CAI"
+    )
+
+
+def test_an_unversioned_capsule_is_still_held_to_what_it_says(monkeypatch):
+    base = _memory()
+    capsule = _capsule_of(base[:4:2], versioned=False)
+    result = _run(monkeypatch, _Producer(base[::2], capsule), base)
+    assert result.outcome == FAIL and "shape (2, 4) in lib's own DLPack capsule" in result.seen
+    assert "(an unversioned 'dltensor' capsule (no flags field" in result.seen
+
+
+def test_only_a_versioned_capsule_says_read_only_and_copied():
+    buffer = np.zeros(16, dtype=np.uint8)
+    flags = dlpack.READ_ONLY | dlpack.IS_COPIED
+    for versioned in (True, False):
+        made = _Capsules(buffer, (2,), None, 2, 32, versioned=versioned, flags=flags)
+        described = agreement.describe_capsule(dlpack.read_capsule(made.capsule))
+        said = (True, True) if versioned else (None, None)
+        assert (described["readonly"], described["copied"]) == said, versioned
+    cai = {"pointer": 1, "shape": (2,), "strides": (4,), "dtype": "<f4", "itemsize": 4}
+    unsaid = {**cai, "readonly": None, "copied": None}
+    assert agreement.compare({**cai, "readonly": True}, unsaid) is None
+    said_writable = {**cai, "readonly": False, "copied": False}
+    assert agreement.compare({**cai, "readonly": True}, said_writable) == ("readonly", False, True)
+
+
+def test_cuda_core_is_not_held_to_a_flag_the_capsule_did_not_carry(monkeypatch):
+    import sys
+    import types
+
+    base = np.arange(12, dtype="<f4").reshape(3, 4)
+    view = types.SimpleNamespace(
+        ptr=base.ctypes.data, shape=(3, 4), strides=(4, 1), dtype=np.dtype("<f4"), readonly=False
+    )
+    fake = types.ModuleType("cuda.core.utils")
+    fake.StridedMemoryView = types.SimpleNamespace(from_dlpack=lambda obj, stream_ptr: view)
+    monkeypatch.setitem(sys.modules, "cuda.core.utils", fake)
+    cai = {**agreement.describe_cai(_Producer(base, None).__cuda_array_interface__)}
+    cai["readonly"] = True
+    assert agreement._check_cuda_core(object(), cai, "ctx", "jax", flags=False).outcome == PASS
+    assert agreement._check_cuda_core(object(), cai, "ctx", "jax", flags=True).outcome == FAIL

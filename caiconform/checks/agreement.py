@@ -6,7 +6,12 @@ disagreement is the producer's own). Both must give the same data pointer (excep
 arrays, where the CAI prescribes 0 and DLPack does not, and capsules flagged as copies), shape,
 byte strides over every dimension longer than 1 (strides of length-1 dimensions address
 nothing), element type (raw bytes `V<n>` in the CAI agree with any type of that size), a CUDA
-device type and the read-only flag [CAI-DLPACK-AGREE].
+device type and the read-only flag [CAI-DLPACK-AGREE]. Only what the capsule kind can say is
+compared: a versioned capsule ("dltensor_versioned") carries flags, so its read-only flag must
+match the CAI's and a copy flagged as such may live elsewhere; an unversioned ("dltensor")
+capsule has no flags field, so it says nothing of read-only or copying and neither is compared
+(a producer may hand one back even when asked for `max_version=(1, 0)`). Every finding names
+the capsule kind it read.
 
 A disagreement is the producer's: its two exports of one object differ. Which of the two is wrong
 is then told from the memory, by the reference consumer (`checks._support.consume_with`, which
@@ -104,7 +109,8 @@ def describe_cai(d: dict) -> dict[str, Any]:
 
 
 def describe_capsule(capsule: Any) -> dict[str, Any]:
-    """The same facts read from a parsed DLPack capsule (`caiconform.dlpack.Capsule`)."""
+    """The same facts read from a parsed DLPack capsule (`caiconform.dlpack.Capsule`);
+    `readonly` and `copied` are None for a capsule kind without flags (unsaid, not False)."""
     from caiconform.dlpack import typestr_of
 
     return {
@@ -113,9 +119,9 @@ def describe_capsule(capsule: Any) -> dict[str, Any]:
         "strides": capsule.byte_strides,
         "dtype": typestr_of(capsule),
         "itemsize": capsule.itemsize,
-        "readonly": capsule.readonly,
+        "readonly": capsule.readonly if capsule.has_flags else None,
         "device": capsule.device,
-        "copied": capsule.copied,
+        "copied": capsule.copied if capsule.has_flags else None,
     }
 
 
@@ -146,7 +152,8 @@ def compare(cai: dict[str, Any], dlpack: dict[str, Any]) -> tuple[str, Any, Any]
     """(field, DLPack's value, the CAI's value) for the first field that differs, else None.
 
     `dlpack` may carry `device` ((type, id): a non-CUDA type differs) and `copied` (a copy's
-    pointer, strides and read-only flag are its own, not compared)."""
+    pointer, strides and read-only flag are its own, not compared). A `readonly` of None (a
+    capsule kind without flags) is not compared: that side cannot say it."""
     if cai["shape"] != dlpack["shape"]:
         return ("shape", dlpack["shape"], cai["shape"])
     if not _same_dtype(cai, dlpack):
@@ -164,8 +171,9 @@ def compare(cai: dict[str, Any], dlpack: dict[str, Any]) -> tuple[str, Any, Any]
         for axis, extent in enumerate(cai["shape"]):
             if extent > 1 and cai["strides"][axis] != dlpack["strides"][axis]:
                 return (f"strides[{axis}]", dlpack["strides"], cai["strides"])
-    if not copied and cai["readonly"] != dlpack["readonly"]:
-        return ("readonly", dlpack["readonly"], cai["readonly"])
+    said = dlpack.get("readonly")
+    if not copied and said is not None and cai["readonly"] != said:
+        return ("readonly", said, cai["readonly"])
     return None
 
 
@@ -323,13 +331,15 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
             verdict = f"{verdict} ({hint})" if hint else verdict
         return sup.failed(
             "CAI-DLPACK-AGREE",
-            f"{field} {dlpack_value} in {producer}'s own DLPack capsule ({capsule.name}) and "
+            f"{field} {dlpack_value} in {producer}'s own DLPack capsule ({capsule.kind}) and "
             f"{cai_value} in its CAI; {verdict}",
             expected,
             f"{context}: {producer} (the producer) is at fault",
         )
     del keep
-    return _check_cuda_core(obj, cai, context, producer)
+    if not capsule.has_flags:
+        context = f"{context}; read-only not compared: {producer} gave {capsule.kind}"
+    return _check_cuda_core(obj, cai, context, producer, flags=capsule.has_flags)
 
 
 def _judge_memory(
@@ -353,8 +363,12 @@ def _judge_memory(
     return which_is_wrong(field, cai_reads, dlpack_reads)
 
 
-def _check_cuda_core(obj: Any, cai: dict, context: str, producer: str | None) -> Result:
-    """cuda.core's DLPack consumer against a capsule known to agree with the CAI."""
+def _check_cuda_core(
+    obj: Any, cai: dict, context: str, producer: str | None, flags: bool = True
+) -> Result:
+    """cuda.core's DLPack consumer against a capsule known to agree with the CAI; `flags`
+    False (the capsule had no flags field) leaves cuda.core's read-only flag uncompared: the
+    capsule it read did not say."""
     if producer == "cuda.core":
         return sup.passed(f"{context}: CAI and DLPack agree")
     try:
@@ -368,7 +382,10 @@ def _check_cuda_core(obj: Any, cai: dict, context: str, producer: str | None) ->
             f"{context}: CAI and DLPack agree; cuda.core refused the capsule "
             f"({sup.describe_exception(exc)})"
         )
-    differs = compare(cai, describe_view(view))
+    seen = describe_view(view)
+    if not flags:
+        seen["readonly"] = None
+    differs = compare(cai, seen)
     if differs is None:
         return sup.passed(f"{context}: CAI and DLPack agree, cuda.core reads the same")
     field, seen, want = differs
