@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from caiconform.cuda import gpu_available
 
@@ -645,6 +646,8 @@ def test_baseline_round_trip(project):
     text = baseline.read_text()
     assert "rule: CAI-DATA-ZERO-SIZE-NULL" in text and "producer: fakelib" in text
     assert "reason: 'TODO: why this is expected" in text
+    entry = yaml.safe_load(text)["expectations"][0]
+    assert entry["detail"] and entry["examples"] >= 1  # the failure mode pinned
     for _ in range(2):
         again = project.runpytest(
             "--cai-producer", "fakelib:make_bad_empty", "--cai-expectations", str(baseline), *SCHEMA

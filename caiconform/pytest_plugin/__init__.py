@@ -412,12 +412,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if campaign.options.write_baseline is not None:
         campaign.baseline_written = campaign.write_baseline(campaign.options.write_baseline)
     from caiconform.expectations import wildcard_match
+    from caiconform.verdict import names_a_check
 
     ran = {record["check"] for record in campaign.records}
     for status in campaign.application().entry_errors:
-        # an entry about checks that did not run here (deselected, or no GPU) is not stale
-        if status.status == "unmatched" and not any(
-            wildcard_match(c, status.entry.check) for c in ran
+        # an entry about checks that did not run here (deselected, or no GPU) is not stale;
+        # one naming no check caiconform knows is a typo
+        if (
+            status.status == "unmatched"
+            and not any(wildcard_match(c, status.entry.check) for c in ran)
+            and names_a_check(status.entry.check, ran)
         ):
             campaign.entry_notes.append(
                 f"note: {status.entry.label}: not judged, its check did not run in this session"

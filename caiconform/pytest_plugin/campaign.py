@@ -200,6 +200,7 @@ class Campaign:
                 path,
                 date=utc_now()[:10],
                 source=f"the pytest plugin's run of {self.options.target.name}",
+                records=self.records,
             )
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
