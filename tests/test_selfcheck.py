@@ -144,8 +144,11 @@ def test_a_library_refusing_its_own_array_is_no_harness_defect(monkeypatch, fres
 
 
 def test_an_adapter_without_an_array_of_its_own_is_skipped_once():
-    result = selfcheck.run(registry.get("cuda.cccl"))  # consumes; no reference producer here
-    assert {c["status"] for c in result["checks"]} == {selfcheck.SKIPPED}
+    quick = selfcheck.run(registry.get("mpi4py"))["checks"]  # consumes, has no arrays
+    assert len(quick) == 1 and quick[0]["reason"].startswith(selfcheck.NO_OWN_ARRAY)
+    full = selfcheck.run(registry.get("cuda.cccl"), full=True)  # the reference export instead
+    assert {c["status"] for c in full["checks"]} == {selfcheck.SKIPPED}
+    assert "reference producer" in full["checks"][0]["reason"]
     reference = selfcheck.run(registry.get("reference"))
     producer = [c for c in reference["checks"] if c["role"] == "producer"]
     assert len(producer) == 1 and producer[0]["reason"].startswith(selfcheck.NO_OWN_ARRAY)
@@ -230,11 +233,20 @@ def test_a_library_probe_runs_the_quick_self_check(monkeypatch, fresh_registry):
     monkeypatch.setattr(PycudaAdapter, "available", lambda self: (True, ""))
     answer = libraries.probe("pycuda")
     checks = answer["selfcheck"]["checks"]
-    assert len(checks) == len(selfcheck.cases(registry.get("pycuda"), "producer")) + len(
-        selfcheck.cases(registry.get("pycuda"), "consumer")
-    )
+    producer = [c for c in checks if c["role"] == "producer"]
+    assert len(producer) == len(selfcheck.cases(registry.get("pycuda"), "producer"))
     assert not selfcheck.failures(selfcheck.Check.from_dict(c) for c in checks)
+    (consumer,) = [c for c in checks if c["role"] == "consumer"]  # its consume compiles
+    assert consumer["status"] == selfcheck.SKIPPED and "compiles a kernel" in consumer["reason"]
     assert libraries.LibraryInfo.from_dict(answer).selfcheck == answer["selfcheck"]
+    monkeypatch.setenv(selfcheck.MODE_ENV, "off")
+    assert libraries.probe("pycuda")["selfcheck"] is None
+    monkeypatch.setenv(selfcheck.MODE_ENV, "full")
+    full = libraries.probe("pycuda")["selfcheck"]["checks"]
+    assert sum(c["role"] == "consumer" for c in full) == len(
+        selfcheck.cases(registry.get("pycuda"), "consumer", full=True)
+    )
+    monkeypatch.delenv(selfcheck.MODE_ENV)
 
     def broken(adapter, full=False):
         raise RuntimeError("boom")

@@ -44,6 +44,7 @@ __all__ = [
     "HARNESS",
     "SELFCHECK_ID",
     "SELFCHECK_FILE",
+    "MODE_ENV",
     "OK",
     "DIFFERS",
     "SKIPPED",
@@ -88,6 +89,13 @@ TYPESTRS = (
 )
 #: the typestr every layout kind is checked with in the quick set
 _QUICK_TYPESTR = "<f4"
+#: why the quick set leaves a consumer out
+_COMPILES = (
+    "its consume compiles a kernel per element type and rank: checked in the full self-check "
+    "(tests/gpu/test_selfcheck_gpu.py), not at a run's start"
+)
+#: the environment variable choosing a run's self-check: "quick" (unset), "full" or "off"
+MODE_ENV = "CAICONFORM_SELFCHECK"
 #: the layout kinds a library's own array can have, which the consumer side reads
 _OWN_LAYOUTS = ("C", "0d", "zero-size")
 
@@ -127,7 +135,8 @@ def cases(adapter: Adapter, role: str, full: bool = False) -> list[Case]:
     """The cases `adapter` is checked on in `role`. `full`: every layout kind x every dtype
     class x every memory kind it claims; else (a run's start) every layout kind in float32,
     every dtype class in C and 0-d layouts, and every other memory kind in a C float32 layout.
-    The consumer side reads the library's own arrays: C, 0-d and zero-size layouts only."""
+    The consumer side reads the library's own arrays: C, 0-d and zero-size layouts only, in
+    float32 unless `full`."""
     from caiconform.spec.dtypes import numpy_dtype
 
     if role not in ("producer", "consumer"):
@@ -139,7 +148,8 @@ def cases(adapter: Adapter, role: str, full: bool = False) -> list[Case]:
         for label, layout in layouts.items():
             if role == "consumer" and label not in _OWN_LAYOUTS:
                 continue
-            if not full and typestr != _QUICK_TYPESTR and label not in ("C", "0d"):
+            quick_layout = role == "producer" and label in ("C", "0d")
+            if not full and typestr != _QUICK_TYPESTR and not quick_layout:
                 continue
             for memory in kinds:
                 if not full and memory != "device" and (label, typestr) != ("C", _QUICK_TYPESTR):
@@ -319,9 +329,10 @@ def _reference_export(case: Case, values: np.ndarray) -> Any:
     return reference.produce(values, case.layout, case.typestr, "none")
 
 
-def check_consumer(adapter: Adapter, case: Case) -> Check:
+def check_consumer(adapter: Adapter, case: Case, reference: bool = True) -> Check:
     """`adapter.consume` of the library's own array of `case`'s values against the library's
-    own host copy of it (or of the reference producer's export against the values written)."""
+    own host copy of it; for a library without arrays of its own, of the reference producer's
+    export against the values written (`reference`; else SKIPPED)."""
     from caiconform.adapters._staging import cai_only
 
     values = _values(case)
@@ -329,7 +340,9 @@ def check_consumer(adapter: Adapter, case: Case) -> Check:
         try:
             source = adapter.own_array(_c_order(values))
             expected = np.asarray(adapter.own_values(source))
-        except SkipExchange:
+        except SkipExchange as exc:
+            if not reference:
+                raise SkipExchange(f"{NO_OWN_ARRAY}: {exc}") from None
             source, expected = _reference_export(case, values), values
     except SkipExchange as exc:
         return _check(adapter, "consumer", case, SKIPPED, reason=str(exc))
@@ -359,12 +372,24 @@ def check_consumer(adapter: Adapter, case: Case) -> Check:
 def run(adapter: Adapter, full: bool = False) -> dict[str, Any]:
     """Every case of `adapter` in each role it plays (`cases`): {"adapter", "seconds",
     "checks": [Check.to_dict()]}. Each case is checked on its own: one that raises what the
-    checks do not expect is recorded as differing, and the others still run."""
+    checks do not expect is recorded as differing, and the others still run. The quick set
+    (not `full`, a run's start, in the library's probe) compiles nothing: it leaves out the
+    consumer side of an adapter whose consume compiles a kernel ("kernel" capability) and of
+    one whose library has no array of its own (its reference export would compile cuda.cccl's
+    builds)."""
     started = time.perf_counter()
     checks: list[Check] = []
-    roles = (("producer", "produce", check_producer), ("consumer", "consume", check_consumer))
+
+    def consumer(adapter: Adapter, case: Case) -> Check:
+        return check_consumer(adapter, case, reference=full)
+
+    roles = (("producer", "produce", check_producer), ("consumer", "consume", consumer))
     for role, capability, check in roles:
         if capability not in adapter.capabilities:
+            continue
+        if role == "consumer" and not full and "kernel" in adapter.capabilities:
+            case = Case("C", Layout((2, 3)), _QUICK_TYPESTR)
+            checks.append(_check(adapter, role, case, SKIPPED, reason=_COMPILES))
             continue
         for case in cases(adapter, role, full):
             try:

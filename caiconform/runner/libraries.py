@@ -83,13 +83,19 @@ def probe(name: str) -> dict[str, Any]:
     }
 
 
-def _selfcheck(adapter: Any) -> dict[str, Any]:
-    """The adapter's quick self-check (`adapters.selfcheck.run`); what stops it is recorded
-    in its place, so the probe still answers."""
+def _selfcheck(adapter: Any) -> dict[str, Any] | None:
+    """The adapter's self-check (`adapters.selfcheck.run`): quick, or as `$CAICONFORM_SELFCHECK`
+    says ("full", or "off": None); what stops it is recorded in its place, so the probe still
+    answers."""
+    import os
+
     from caiconform.adapters import selfcheck
 
+    mode = os.environ.get(selfcheck.MODE_ENV, "quick")
+    if mode == "off":
+        return None
     try:
-        return selfcheck.run(adapter)
+        return selfcheck.run(adapter, full=mode == "full")
     except Exception as exc:  # noqa: BLE001 - recorded: the run goes on without it
         return {"adapter": adapter.name, "error": f"{type(exc).__name__}: {exc}"[:300]}
 
