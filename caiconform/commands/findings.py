@@ -8,19 +8,36 @@ rule's words and section, what happened and when, how often, why that library, v
 the reproducer script inline. Groups come per library, most severe first. Without `--out` the
 texts go to standard output; with it, one file per group plus `index.md`. `--list` prints one
 tab-separated line per group instead: severity, library, role, rule, level, outcome, examples.
+
+`--verify` writes each group's standalone reproducer (numpy and the exchange's libraries only)
+to RUN_DIR/standalone/ and runs it in a fresh process where caiconform cannot be imported,
+`--jobs` at a time, each under `--timeout` seconds (`caiconform.report.verify`); only groups at
+or above refuses-valid (or those of `--severity`). It records in RUN_DIR/verify.json whether each
+reproduces (`BUG:`, exit 1), does not (`OK:`, a timeout, a signal, another exit) or has none,
+and prints a line per group and the headline, reproducing groups first. Every later `caiconform
+findings` reads verify.json: issue texts lead with groups that reproduce and mark the others
+UNCONFIRMED. `--upstream DIR` writes one Markdown file per library, one section per defect, for
+its tracker (`caiconform.report.upstream`); defects of caiconform's own code or with no single
+culprit are left out. A group that a known upstream report covers (the table
+`caiconform/report/known_reports.toml`) links it in the issue text, the list, the index and the
+pack.
+
 Exit status: 0 (also when nothing matches: it says so), 2 for unreadable input, an unknown
-library or an unknown severity.
+library or an unknown severity, a group without examples, an unwritable directory.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from caiconform.report.issues import LEVEL_ORDER
+    from caiconform.report.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT_S
 
     parser.add_argument("run_dir", metavar="RUN_DIR", help="run directory (results.jsonl)")
     parser.add_argument(
@@ -40,6 +57,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", metavar="DIR", help="write one Markdown file per finding here")
     parser.add_argument("--list", action="store_true", help="one line per finding")
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="run each defect's standalone reproducer in a fresh process without caiconform "
+        "and record whether it reproduces (RUN_DIR/verify.json)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=DEFAULT_JOBS,
+        metavar="N",
+        help=f"--verify: scripts run at once (default {DEFAULT_JOBS}; each may hold a CUDA "
+        "context)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"--verify: seconds one script may run (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--upstream",
+        metavar="DIR",
+        help="write one Markdown file per library, one section per defect, for its tracker",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
     from caiconform.cli import UsageError
     from caiconform.commands._groups import catalogue_groups, library_groups
+    from caiconform.report import upstream, verify
     from caiconform.report.issues import issue_filename, render_issue, select_groups
     from caiconform.severity import parse_severities
 
@@ -59,15 +103,33 @@ def run(args: argparse.Namespace) -> int:
     run_data, groups = catalogue_groups([args.run_dir, *args.merge])
     groups = library_groups(groups, args.library, run_data.records)
     chosen = select_groups(groups, args.library, args.level, severities)
+    run_dir = Path(args.run_dir)
+    try:
+        verify.annotate(groups, verify.load_verification(run_dir), run_dir)
+        upstream.annotate_known(groups, upstream.known_reports())
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if not chosen:
         print("no findings match")
         return 0
+    defects = [g for g in chosen if g.get("severity") in (severities or _DEFECTS)]
+    if args.verify:
+        _verify(args, defects, run_dir)
+        if not (args.list or args.out or args.upstream):
+            return 0
+    chosen = verify.lead_order(chosen)
+    if args.upstream:
+        _upstream(args, defects, run_data)
+        if not (args.list or args.out):
+            return 0
     if args.list:
         for g in chosen:
             rule = g.get("rule") or f"(input breaks {g.get('input_rule')})"
+            status = (g.get("standalone") or {}).get("standalone") or "-"
+            known = " ".join(k["url"] for k in g.get("known_reports") or []) or "-"
             print(
                 f"{g.get('severity')}\t{g.get('library') or '?'}\t{g.get('role')}\t{rule}\t"
-                f"{g.get('level')}\t{g.get('outcome')}\t{g.get('count')}"
+                f"{g.get('level')}\t{g.get('outcome')}\t{g.get('count')}\t{status}\t{known}"
             )
         return 0
     texts = [(issue_filename(g), render_issue(g, run_data.envs, run_data.dirs)) for g in chosen]
@@ -82,10 +144,123 @@ def run(args: argparse.Namespace) -> int:
             (out / name).write_text(text, encoding="utf-8")
             index.append(
                 f"- {group.get('severity')}: [{text.splitlines()[0][3:]}]({name}) — "
-                f"{group.get('count')} example(s)"
+                f"{group.get('count')} example(s){_marks(group)}"
             )
         (out / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
     print(f"wrote {len(texts)} finding(s) and index.md to {out}")
     return 0
+
+
+#: the severities a standalone reproducer is owed: at or above refuses-valid
+_DEFECTS = frozenset({"corrupts", "crashes", "refuses-valid"})
+
+
+def _marks(group: dict[str, Any]) -> str:
+    """What an index or summary line adds about a group: reproduces or UNCONFIRMED, and a known
+    upstream report."""
+    from caiconform.report.upstream import known_line
+    from caiconform.report.verify import REPRODUCES
+
+    marks = []
+    entry = group.get("standalone")
+    if entry:
+        reproduces = entry.get("standalone") == REPRODUCES
+        marks.append("reproduces standalone" if reproduces else "UNCONFIRMED")
+    known = known_line(group)
+    if known:
+        marks.append(known)
+    return "".join(f" — {m}" for m in marks)
+
+
+def _verify(args: argparse.Namespace, defects: list[dict[str, Any]], run_dir: Path) -> None:
+    """Run the standalone reproducers of `defects`, print a line per group as it ends, the
+    summary and the headline."""
+    from caiconform.cli import UsageError
+    from caiconform.report import verify
+    from caiconform.verdict import group_line
+
+    if not defects:
+        print("no finding at or above refuses-valid to verify")
+        return
+
+    def progress(done: int, total: int, group: dict[str, Any], entry: dict[str, Any]) -> None:
+        print(
+            f"[{done}/{total}] {entry['standalone']}: {group_line(group)}: {entry.get('detail')}"
+            f" ({entry.get('seconds')} s)",
+            flush=True,
+        )
+
+    try:
+        generate = verify.generator(required=True)
+        assert generate is not None
+        verification = verify.verify_groups(
+            defects, run_dir, generate, args.jobs, args.timeout, progress
+        )
+    except verify.VerifyInputError as exc:
+        raise UsageError(str(exc)) from None
+    verify.annotate(defects, verification, run_dir)
+    ours = [g["standalone"] for g in defects]
+    counts = {s: sum(e["standalone"] == s for e in ours) for s in verify.STATUSES}
+    print(
+        f"verified {len(defects)} finding(s) in {verification['seconds']} s, {args.jobs} at a "
+        f"time: {counts[verify.REPRODUCES]} reproduce, {counts[verify.DOES_NOT]} do not, "
+        f"{counts[verify.NONE]} have no standalone reproducer; {run_dir / verify.VERIFY_FILE}"
+    )
+    print(_headline(args.library, defects))
+
+
+def _headline(library: str | None, defects: list[dict[str, Any]]) -> str:
+    """What to do, reproducing defects first: FIX the first of those that reproduce standalone,
+    else OK, then how many are unconfirmed and how many are already reported upstream."""
+    from caiconform.report.verify import REPRODUCES
+    from caiconform.verdict import group_line
+
+    who = library or "the matrix"
+    confirmed = [g for g in defects if (g.get("standalone") or {}).get("standalone") == REPRODUCES]
+    unconfirmed = len(defects) - len(confirmed)
+    if confirmed:
+        more = f" and {len(confirmed) - 1} more" if len(confirmed) > 1 else ""
+        parts = [
+            f"FIX: {who}: {len(confirmed)} defect(s) reproduce standalone "
+            f"({group_line(confirmed[0])}{more})"
+        ]
+    else:
+        parts = [f"OK: {who}: no defect reproduces standalone"]
+    if unconfirmed:
+        parts.append(f"{unconfirmed} unconfirmed (no standalone reproduction)")
+    known = sum(bool(g.get("known_reports")) for g in defects)
+    if known:
+        parts.append(f"{known} already reported upstream")
+    return "; ".join(parts)
+
+
+def _upstream(args: argparse.Namespace, defects: list[dict[str, Any]], run_data: Any) -> None:
+    """Write the upstream pack of `defects` into `args.upstream` and say what it holds."""
+    from pathlib import Path
+
+    from caiconform.cli import UsageError
+    from caiconform.report.upstream import fileable, write_pack
+    from caiconform.report.verify import REPRODUCES
+
+    out = Path(args.upstream)
+    try:
+        written = write_pack(defects, run_data.envs, run_data.dirs, out)
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    parts = []
+    for library, chosen in written.items():
+        reproduce = sum((g.get("standalone") or {}).get("standalone") == REPRODUCES for g in chosen)
+        known = sum(bool(g.get("known_reports")) for g in chosen)
+        parts.append(
+            f"{library}.md ({len(chosen)} defect(s), {reproduce} reproduce standalone, "
+            f"{known} already reported)"
+        )
+    left = sum(not fileable(g) for g in defects)
+    tail = (
+        f"; {left} defect(s) of caiconform's own code or with no single culprit left out"
+        if left
+        else ""
+    )
+    print(f"wrote the upstream pack to {out}: {', '.join(parts) or 'no library'}{tail}")

@@ -6,7 +6,10 @@ passing neighbour that isolates it), how often and where it was seen, why this l
 its partner is the culprit, the versions and machine, and a reproducer that runs on its own.
 `render_issue(group, run)` writes exactly that, as Markdown, from one `findings.json` group
 (`caiconform.report.catalogue`) and the run it came from (`report.load.Run`: its env.json and
-the reproducer script the group cites). `caiconform findings` prints or writes them.
+the reproducer script the group cites): the standalone reproducer inline
+(`caiconform.report.verify`), whether it reproduced, and a known upstream report
+(`caiconform.report.upstream`) when the group is annotated with them. `caiconform findings`
+prints or writes them.
 """
 
 from __future__ import annotations
@@ -131,12 +134,52 @@ def _environment(group: dict[str, Any], env: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _reproducer(group: dict[str, Any], run_dir: Path | None) -> list[str]:
+def _standalone(group: dict[str, Any], run_dir: Path | None) -> tuple[list[str], bool]:
+    """The standalone reproducer inline (caiconform.report.verify.standalone_script), and
+    whether there is one."""
+    from caiconform.report.verify import standalone_script
+
+    script, origin = standalone_script(group, run_dir)
+    if script is None:
+        return [f"**Standalone reproducer**: {origin}.", ""], False
+    return [
+        f"**Standalone reproducer** ({origin}; it imports only numpy and the libraries "
+        "involved, prints `BUG: ...` or `OK: ...` and exits 1 or 0):",
+        "",
+        "```python",
+        script.rstrip(),
+        "```",
+        "",
+    ], True
+
+
+def _verified(group: dict[str, Any]) -> list[str]:
+    """Whether the standalone reproducer reproduced the finding, and whether it is already
+    reported upstream (the group as `caiconform findings` annotates it)."""
+    from caiconform.report.upstream import known_line
+    from caiconform.report.verify import status_line
+
+    lines = []
+    status = status_line(group)
+    if status is not None:
+        lines += [f"**Standalone**: {status}.", ""]
+    known = known_line(group)
+    if known:
+        lines += [f"**Known upstream**: {known}.", ""]
+    return lines
+
+
+def _reproducer(group: dict[str, Any], run_dir: Path | None, standalone: bool = False) -> list[str]:
     repro = group.get("reproducer") or {}
     lines = [f"Cell `{repro.get('cell')}`, example parameters: `{repro.get('params')}`", ""]
     path = repro.get("repro")
     if not path:
         return [*lines, "(no reproducer script was written for this example)"]
+    if standalone:
+        return [
+            *lines,
+            f"caiconform's own reproducer of this example: `{path}` (needs caiconform).",
+        ]
     script = None
     if run_dir is not None:
         try:
@@ -187,6 +230,7 @@ def render_issue(group: dict[str, Any], envs: dict[str, Any], dirs: dict[str, Pa
     """The Markdown text of a bug report for one catalogue group."""
     run_id = str((group.get("reproducer") or {}).get("run_id"))
     lines = [f"## {_title(group)}", ""]
+    lines += _verified(group)
     lines += _severity(group)
     lines += _rule_text(group.get("rule"))
     if not group.get("rule"):
@@ -211,5 +255,7 @@ def render_issue(group: dict[str, Any], envs: dict[str, Any], dirs: dict[str, Pa
     ]
     lines += _reproduced(group.get("reproduced"))
     lines += ["**Environment**:", "", *_environment(group, envs.get(run_id) or {}), ""]
-    lines += _reproducer(group, dirs.get(run_id))
+    standalone, found = _standalone(group, dirs.get(run_id))
+    lines += standalone
+    lines += _reproducer(group, dirs.get(run_id), standalone=found)
     return "\n".join(lines).rstrip() + "\n"

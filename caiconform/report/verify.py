@@ -1,0 +1,472 @@
+"""Running each defect's standalone reproducer in a fresh process where caiconform cannot be
+imported, and recording whether it reproduces.
+
+A finding a maintainer accepts carries a script that imports only numpy and the libraries of the
+exchange, prints one `BUG: ...` or `OK: ...` line and exits 1 or 0 (docs/reports.md, "Standalone
+reproducers"). `verify_groups` writes each group's script (from `caiconform.report.standalone.
+script_for_group`) to `RUN_DIR/standalone/<name>.py`, refuses any that imports caiconform (read
+with `ast`), and runs the others, several at a time, each as `python -I -u` in an empty temporary
+directory behind a bootstrap that makes `import caiconform` fail, with a timeout. Each group gets
+`standalone`:
+
+- `reproduces`: exit 1 and a `BUG:` line;
+- `does not`: exit 0 and an `OK:` line (`result: ok`), or the script broke its contract: it timed
+  out (`timeout`), died by a signal without being able to say BUG (`signal`, named), or exited
+  otherwise (`error`, with its exit status and the last lines of its standard error);
+- `none`: no script (the generator wrote none, or failed: `no script`, `generator error`), or one
+  that needs caiconform (`imports caiconform`, seen in the source or when the bootstrap blocked
+  it).
+
+The results go to `RUN_DIR/verify.json` (schema `caiconform-verify/1`), keyed by the group's
+stable name (`standalone_key`); `caiconform findings` and `caiconform report` read it back with
+`load_verification` and `annotate`, so re-cataloguing the run keeps them. A verification of some
+groups (one library) updates their entries and keeps the others'.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from caiconform.report.issues import issue_filename
+
+__all__ = [
+    "SCHEMA",
+    "VERIFY_FILE",
+    "STANDALONE_DIR",
+    "REPRODUCES",
+    "DOES_NOT",
+    "NONE",
+    "STATUSES",
+    "DEFAULT_JOBS",
+    "DEFAULT_TIMEOUT_S",
+    "VerifyInputError",
+    "standalone_key",
+    "caiconform_imports",
+    "classify",
+    "run_script",
+    "verify_groups",
+    "load_verification",
+    "annotate",
+    "lead_order",
+    "status_line",
+    "generator",
+    "standalone_script",
+]
+
+SCHEMA = "caiconform-verify/1"
+VERIFY_FILE = "verify.json"
+STANDALONE_DIR = "standalone"
+REPRODUCES = "reproduces"
+DOES_NOT = "does not"
+NONE = "none"
+#: every value of a group's `standalone`
+STATUSES = (REPRODUCES, DOES_NOT, NONE)
+#: scripts run at once: each may hold a CUDA context on the one GPU, so a few, not one a core
+DEFAULT_JOBS = 4
+#: seconds one script may run: importing JAX or PyTorch and building a kernel takes seconds
+DEFAULT_TIMEOUT_S = 60.0
+#: what the bootstrap's import blocker says; its presence on stderr means the script needed it
+BLOCKED = "caiconform is not importable while a standalone reproducer is verified: "
+#: lines of a failing script's standard error kept in the record
+_STDERR_LINES = 8
+#: seconds to collect a killed script's output before giving up on its pipes
+_DRAIN_S = 5.0
+
+#: run as `python -I -u -c _BOOTSTRAP SCRIPT`: the script runs as __main__ with caiconform
+#: blocked ahead of every other finder (an editable install's included)
+_BOOTSTRAP = f"""
+import runpy, sys
+
+class _NoCaiconform:
+    def find_spec(self, name, path=None, target=None):
+        if name == "caiconform" or name.startswith("caiconform."):
+            raise ModuleNotFoundError({BLOCKED!r} + repr(name), name=name)
+        return None
+
+for _name in [n for n in sys.modules if n == "caiconform" or n.startswith("caiconform.")]:
+    del sys.modules[_name]
+sys.meta_path.insert(0, _NoCaiconform())
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+class VerifyInputError(ValueError):
+    """A verification that cannot start (a group without examples, an unwritable run
+    directory, a broken verify.json); the message is one line for the user."""
+
+
+Generator = Callable[[dict[str, Any]], "str | None"]
+
+
+def standalone_key(group: Mapping[str, Any]) -> str:
+    """The group's stable name (library-role-rule-outcome, as its issue file is named), which
+    names its script `standalone/<key>.py` and its entry in verify.json."""
+    return issue_filename(dict(group)).removesuffix(".md")
+
+
+def _is_caiconform(name: str) -> bool:
+    return name == "caiconform" or name.startswith("caiconform.")
+
+
+def caiconform_imports(source: str) -> list[str]:
+    """The caiconform modules `source` imports: `import`/`from` statements, `__import__` and
+    `importlib.import_module` with a literal name. SyntaxError when it does not parse."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if _is_caiconform(a.name)]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module and _is_caiconform(node.module):
+                found.append(node.module)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            first = node.args[0]
+            if (
+                name in ("__import__", "import_module")
+                and isinstance(first, ast.Constant)
+                and isinstance(first.value, str)
+                and _is_caiconform(first.value)
+            ):
+                found.append(first.value)
+    return found
+
+
+def _verdict_line(stdout: str) -> str | None:
+    lines = [line.strip() for line in stdout.splitlines()]
+    said = [line for line in lines if line.startswith(("BUG:", "OK:"))]
+    return said[-1] if said else None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def classify(
+    returncode: int | None, stdout: str, stderr: str, timed_out: bool = False
+) -> dict[str, Any]:
+    """What one run of a standalone script says: `standalone`, `result`, `line` (its last
+    BUG:/OK: line), `exit`, `signal` and `detail` (a sentence)."""
+    line = _verdict_line(stdout)
+    out: dict[str, Any] = {"line": line, "exit": returncode, "signal": None}
+    if timed_out:
+        return {**out, "standalone": DOES_NOT, "result": "timeout", "detail": "timed out"}
+    if returncode is not None and returncode < 0:
+        name = out["signal"] = _signal_name(-returncode)
+        said = f" after printing {line!r}" if line else " without a BUG/OK line"
+        return {
+            **out,
+            "standalone": DOES_NOT,
+            "result": "signal",
+            "detail": f"killed by {name}{said}",
+        }
+    if BLOCKED in stderr:
+        return {
+            **out,
+            "standalone": NONE,
+            "result": "imports caiconform",
+            "detail": "imported caiconform at run time (blocked)",
+        }
+    if returncode == 1 and line and line.startswith("BUG:"):
+        return {**out, "standalone": REPRODUCES, "result": "bug", "detail": line}
+    if returncode == 0 and line and line.startswith("OK:"):
+        return {**out, "standalone": DOES_NOT, "result": "ok", "detail": line}
+    tail = [s for s in stderr.strip().splitlines() if s.strip()][-_STDERR_LINES:]
+    said = f"printed {line!r}" if line else "printed no BUG/OK line"
+    last = f"; stderr ends: {tail[-1].strip()}" if tail else ""
+    return {
+        **out,
+        "standalone": DOES_NOT,
+        "result": "error",
+        "detail": f"exit status {returncode}, {said}{last}",
+        "stderr_tail": "\n".join(tail),
+    }
+
+
+def run_script(script: Path, timeout_s: float) -> dict[str, Any]:
+    """Run `script` once as `python -I -u` in an empty temporary directory with caiconform
+    blocked; its process group is killed at `timeout_s`. The record of `classify` plus
+    `seconds`."""
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="caiconform-verify-") as cwd:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-u", "-c", _BOOTSTRAP, str(script.resolve())],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            try:
+                stdout, stderr = proc.communicate(timeout=_DRAIN_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                stdout, stderr = "", ""
+                for pipe in (proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        pipe.close()
+                proc.wait()
+    record = classify(proc.returncode, stdout or "", stderr or "", timed_out)
+    record["seconds"] = round(time.monotonic() - start, 2)
+    return record
+
+
+def _write_script(
+    group: dict[str, Any], directory: Path, generate: Generator
+) -> tuple[Path | None, dict[str, Any] | None]:
+    """The group's script written to `directory`, or (None, the record saying why none)."""
+    try:
+        text = generate(group)
+    except Exception as exc:  # a generator defect must not stop the other groups
+        detail = f"the generator failed: {type(exc).__name__}: {exc}".splitlines()[0]
+        return None, {"standalone": NONE, "result": "generator error", "detail": detail}
+    if not text:
+        return None, {"standalone": NONE, "result": "no script", "detail": "no script written"}
+    path = directory / f"{standalone_key(group)}.py"
+    path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    try:
+        imported = caiconform_imports(text)
+    except SyntaxError as exc:
+        return path, {
+            "standalone": NONE,
+            "result": "error",
+            "detail": f"the script does not parse: line {exc.lineno}: {exc.msg}",
+        }
+    if imported:
+        return path, {
+            "standalone": NONE,
+            "result": "imports caiconform",
+            "detail": f"imports {', '.join(sorted(set(imported)))}: not run",
+        }
+    return path, None
+
+
+def _check_examples(groups: Sequence[Mapping[str, Any]]) -> None:
+    for group in groups:
+        if not group.get("count") or not (group.get("reproducer") or {}).get("cell"):
+            raise VerifyInputError(
+                f"finding {standalone_key(group)} has no examples to build a reproducer from"
+            )
+
+
+def verify_groups(
+    groups: Sequence[dict[str, Any]],
+    run_dir: Path,
+    generate: Generator,
+    jobs: int = DEFAULT_JOBS,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    progress: Callable[[int, int, dict[str, Any], dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Write, check and run the standalone script of each of `groups`, `jobs` at a time, and
+    write `run_dir/verify.json` (merged with the entries already there for other groups).
+
+    Parameters: `generate` maps a findings.json group to its script text or None; `progress`
+    is called as each group finishes with (done, total, group, record). Returns the content of
+    verify.json. VerifyInputError for a group without examples (before anything runs) or a run
+    directory that cannot be written.
+    """
+    if jobs < 1:
+        raise VerifyInputError(f"--jobs must be at least 1, got {jobs}")
+    if timeout_s <= 0:
+        raise VerifyInputError(f"--timeout must be positive, got {timeout_s:g}")
+    _check_examples(groups)
+    previous = load_verification(run_dir) or {}
+    directory = run_dir / STANDALONE_DIR
+    start = time.monotonic()
+    try:
+        directory.mkdir(exist_ok=True)
+        written = [(g, *_write_script(g, directory, generate)) for g in groups]
+    except OSError as exc:
+        raise VerifyInputError(f"cannot write {directory}: {exc.strerror or exc}") from None
+    results: dict[str, dict[str, Any]] = {}
+    total = len(written)
+
+    def finish(group: dict[str, Any], path: Path | None, record: dict[str, Any]) -> None:
+        entry = {
+            "library": group.get("library"),
+            "role": group.get("role"),
+            "rule": group.get("rule") or group.get("input_rule"),
+            "severity": group.get("severity"),
+            "script": f"{STANDALONE_DIR}/{path.name}" if path is not None else None,
+            "seconds": 0.0,
+            **record,
+        }
+        results[standalone_key(group)] = entry
+        if progress is not None:
+            progress(len(results), total, group, entry)
+
+    runnable = []
+    for group, path, refused in written:
+        if refused is not None or path is None:
+            finish(group, path, refused or {})
+        else:
+            runnable.append((group, path))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(run_script, path, timeout_s): (g, path) for g, path in runnable}
+        for future in as_completed(futures):
+            group, path = futures[future]
+            finish(group, path, future.result())
+    groups_out = {**(previous.get("groups") or {}), **results}
+    verification = {
+        "schema": SCHEMA,
+        "python": sys.version.split()[0],
+        "jobs": jobs,
+        "timeout_s": timeout_s,
+        "verified": total,
+        "seconds": round(time.monotonic() - start, 2),
+        "summary": _summary(groups_out.values()),
+        "groups": dict(sorted(groups_out.items())),
+    }
+    path = run_dir / VERIFY_FILE
+    try:
+        path.write_text(json.dumps(verification, indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise VerifyInputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return verification
+
+
+def _summary(entries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    entries = list(entries)
+    results: dict[str, int] = {}
+    for e in entries:
+        results[str(e.get("result"))] = results.get(str(e.get("result")), 0) + 1
+    return {
+        REPRODUCES: sum(e.get("standalone") == REPRODUCES for e in entries),
+        DOES_NOT: sum(e.get("standalone") == DOES_NOT for e in entries),
+        NONE: sum(e.get("standalone") == NONE for e in entries),
+        "results": dict(sorted(results.items())),
+    }
+
+
+def load_verification(run_dir: str | Path) -> dict[str, Any] | None:
+    """`run_dir/verify.json`, or None when the run was never verified. VerifyInputError when
+    it cannot be read or is not a verification."""
+    path = Path(run_dir) / VERIFY_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VerifyInputError(f"{path}: cannot be read: {exc}".splitlines()[0]) from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise VerifyInputError(f"{path}: not a verification (schema {SCHEMA} expected)")
+    return data
+
+
+def annotate(
+    groups: Iterable[dict[str, Any]],
+    verification: Mapping[str, Any] | None,
+    run_dir: str | Path | None = None,
+) -> None:
+    """Set each group's `standalone` to its verify.json entry (None: not verified), with
+    `script_path`, its script's path under `run_dir` (the directory verify.json is in)."""
+    entries = (verification or {}).get("groups") or {}
+    for group in groups:
+        entry = entries.get(standalone_key(group))
+        if entry is not None:
+            entry = dict(entry)
+            if entry.get("script") and run_dir is not None:
+                entry["script_path"] = str(Path(run_dir) / entry["script"])
+        group["standalone"] = entry
+
+
+def _lead_rank(group: Mapping[str, Any]) -> int:
+    status = (group.get("standalone") or {}).get("standalone")
+    return {REPRODUCES: 0, None: 1, DOES_NOT: 2, NONE: 3}.get(status, 1)
+
+
+def lead_order(groups: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`groups` (annotated) with those that reproduce first, then those not verified, those
+    that do not reproduce and those without a script; the catalogue's order within each."""
+    return sorted(groups, key=_lead_rank)
+
+
+def status_line(group: Mapping[str, Any]) -> str | None:
+    """What the verification says of an annotated group, in one phrase (None: not verified):
+    "reproduces standalone ... (BUG: ..., 3.1 s)", or one starting "UNCONFIRMED:"."""
+    entry = group.get("standalone")
+    if not entry:
+        return None
+    status = entry.get("standalone")
+    if status == REPRODUCES:
+        return (
+            f"reproduces standalone in a fresh process without caiconform ({entry.get('line')}, "
+            f"{entry.get('seconds')} s)"
+        )
+    if status == DOES_NOT:
+        return f"UNCONFIRMED: the standalone script does not reproduce it ({entry.get('detail')})"
+    return f"UNCONFIRMED: no standalone reproducer ({entry.get('detail')})"
+
+
+def generator(required: bool = False) -> Generator | None:
+    """`caiconform.report.standalone.script_for_group`, or None when that module is not
+    installed (VerifyInputError instead when `required`, or when it fails to import)."""
+    try:
+        from caiconform.report.standalone import script_for_group
+    except ImportError as exc:
+        if required or exc.name != "caiconform.report.standalone":
+            raise VerifyInputError(
+                f"the standalone reproducer generator cannot be imported: {exc}"
+            ) from None
+        return None
+    return script_for_group
+
+
+def standalone_script(group: Mapping[str, Any], run_dir: Path | None) -> tuple[str | None, str]:
+    """The standalone script of `group` and a phrase saying where it comes from: the file
+    verified (verify.json's `script`), else one generated now (not run), else (None, why
+    there is none)."""
+    entry = group.get("standalone") or {}
+    path = entry.get("script_path") or (
+        run_dir / entry["script"] if entry.get("script") and run_dir is not None else None
+    )
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError:
+            text = None
+        if text is not None:
+            return text, f"`{entry['script']}`, the script that was run"
+    try:
+        generate = generator()
+    except VerifyInputError as exc:
+        return None, str(exc)
+    if generate is None:
+        return None, "no standalone reproducer: the generator is not installed"
+    try:
+        text = generate(dict(group))
+    except Exception as exc:  # the generator's defect: say so, keep the rest of the text
+        return None, f"no standalone reproducer: the generator failed: {type(exc).__name__}"
+    if not text:
+        return None, "no standalone reproducer could be written for this finding"
+    try:
+        if caiconform_imports(text):
+            return None, "no standalone reproducer: the generated script imports caiconform"
+    except SyntaxError:
+        return None, "no standalone reproducer: the generated script does not parse"
+    return text, "generated from the finding, not yet run"
