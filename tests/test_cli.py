@@ -78,6 +78,7 @@ def workdir(tmp_path_factory) -> Path:
     (path / "a_dir").mkdir()
     (path / "bad_line.jsonl").write_text(f"{json.dumps(VALID)}\n{{nope\n")
     (path / "array.json").write_text("[1, 2]")
+    (path / "null.json").write_text("null")
     (path / "empty.json").write_text("\n")
     (path / "deep.json").write_text('{"shape": ' + "[" * 100_000 + "]" * 100_000 + "}")
     (path / "masked.json").write_text(
@@ -254,7 +255,8 @@ def test_console_script_runs(workdir):
         (["bad_pretty.json"], "bad_pretty.json: line 3: invalid JSON: Expecting value"),
         (["a_dir"], "a_dir is not a file"),
         (["missing.json"], "no such file: missing.json"),
-        (["array.json"], "holds a JSON list, expected an object"),
+        (["array.json"], "holds an array, expected an object"),
+        (["null.json"], "holds null, expected an object"),
         (["empty.json"], "no JSON object"),
         (["deep.json"], "deep.json: JSON nested too deeply"),
         (["just-a-word"], "neither module:attr"),

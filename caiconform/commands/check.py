@@ -416,11 +416,22 @@ def _parse_json_text(text: str, source: str) -> list[Target]:
     for label, value in values:
         if not isinstance(value, dict):
             raise UsageError(
-                f"{label}: holds a JSON {type(value).__name__}, expected an object (a recorded "
-                "interface dict)"
+                f"{label}: holds {_JSON_TYPES.get(type(value), 'a JSON value')}, expected an "
+                "object (a recorded interface dict)"
             )
         targets.append(Target(label, from_json(value), live=False))
     return targets
+
+
+#: what a JSON value that is not an object is, in JSON's words
+_JSON_TYPES = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
 
 
 def _holds_a_json_line(lines: list[str]) -> bool:

@@ -13,10 +13,17 @@ failing defects, one line each.
 'none'; docs/reports.md, "Severity"); with `--expectations FILE` a defect its entries cover is
 expected, not failing, and an entry that no longer holds is an error.
 
+When the run is incomplete (a killed run: a cell planned but not finished, examples lost from
+the journal) the first line says INCOMPLETE, with the cells and the `--resume` command; when no
+example ran it says NOTHING TESTED and why; on a machine without a GPU that skipped cells it
+says "no GPU: N of M cells ran". matrix.md and index.html open with the same line.
+
 Exit status: 0 written, and no defect at or above `--fail-on` that no expectation covers; 1
 written, but such a defect was found or an expectation entry no longer holds; 2 bad usage (an
 unknown severity), input that could not be read, or an expectation entry that matches no
-result although its libraries and checks ran (one line each says why; the report is written).
+result although its libraries and checks ran (one line each says why; the report is written);
+3 written, but the run is INCOMPLETE (`--allow-incomplete`: the verdict's status instead); 4
+written, but NOTHING was TESTED (every cell skipped).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ __all__ = [
     "expectations_of",
     "verdict_of_run",
     "print_defects",
+    "add_allow_incomplete",
 ]
 
 #: failing defects printed per library under the headline (the rest are counted)
@@ -52,6 +60,16 @@ def add_fail_on(parser: argparse.ArgumentParser) -> None:
         default=default,
         help=f"comma-separated severities that make the exit status 1 (default {default}; "
         f"'all' or 'none'; from {', '.join(SEVERITIES)})",
+    )
+
+
+def add_allow_incomplete(parser: argparse.ArgumentParser) -> None:
+    """The `--allow-incomplete` option (`report`, `findings`, `baseline`)."""
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="an INCOMPLETE run (killed, or examples lost) still says so first, but does not "
+        "make the exit status 3",
     )
 
 
@@ -122,6 +140,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "an entry that no longer holds does",
     )
     add_fail_on(parser)
+    add_allow_incomplete(parser)
     parser.add_argument("--title", default=None, help="page title (default: the run IDs)")
 
 
@@ -154,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
     from caiconform.report.build import write_report
     from caiconform.report.load import ReportInputError
     from caiconform.report.markdown import library_page
+    from caiconform.report.runstate import exit_status
 
     fail_on = fail_on_of(args)
     expectations = expectations_of(args.expectations)
@@ -164,6 +184,9 @@ def run(args: argparse.Namespace) -> int:
     except ReportInputError as exc:
         raise UsageError(str(exc)) from None
     verdict = written.verdict
+    run_state = written.matrix["run_state"]
+    if run_state["line"]:
+        print(run_state["line"])
     print(verdict["headline"])
     for error in verdict["entry_errors"]:
         print(f"  {error}")
@@ -195,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
             f"{len(verdict['entry_errors'])} entry error(s)"
         )
     print(f"wrote {written.out_dir / 'matrix.md'} (start there), {written.out_dir / 'index.html'}")
-    return unmatched_exit(verdict["unmatched"]) or (0 if written.ok else 1)
+    state_exit = exit_status(run_state["status"], args.allow_incomplete)
+    return unmatched_exit(verdict["unmatched"]) or state_exit or (0 if written.ok else 1)
 
 
 def unmatched_exit(unmatched: list[str]) -> int:

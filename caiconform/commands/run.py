@@ -11,10 +11,17 @@ reason. The summary ends with the verdict (`caiconform.verdict`, docs/reports.md
 THE BASELINE or OK, judged at `--fail-on` (default corrupts,crashes,refuses-valid) with
 `--expectations FILE` (a baseline) as `caiconform report` judges it.
 
+The verdict is preceded by a line when it alone would mislead: "no GPU: N of M cells ran" on a
+machine without a GPU that skipped cells (the exit status is still the verdict's), NOTHING
+TESTED when no cell ran, INCOMPLETE when a cell did not finish.
+
 Exit status: 0 the run completed and no defect at or above `--fail-on` that no expectation
-covers was found; 1 the run completed, but such a defect was found or an expectation entry no
-longer holds; 2 bad usage (an unknown library, check or severity, an unusable expectation
-file, or an entry that matches no result although its libraries and checks ran); 130 interrupted (resume it with --resume).
+covers was found (on a machine without a GPU: of the cells that ran); 1 the run completed, but
+such a defect was found or an expectation entry no longer holds; 2 bad usage (an unknown
+library, check or severity, an unusable expectation file, or an entry that matches no result
+although its libraries and checks ran); 3 INCOMPLETE: a cell did not finish (resume it with
+--resume); 4 NOTHING TESTED: every cell was skipped here; 130 interrupted (resume it with
+--resume).
 """
 
 from __future__ import annotations
@@ -40,6 +47,33 @@ _OUTCOME_STYLE = {
     "poisoned": "bold red",
     "skip": "dim",
 }
+
+
+DEFAULT_MAX_EXAMPLES = 100
+DEFAULT_ADAPTER_SOURCE = "caiconform.runner.libraries"
+#: options a resumed run does not take from the command line (it keeps its own): attribute ->
+#: the option's name
+_KEPT_ON_RESUME = {
+    "libraries": "--libraries",
+    "checks": "--checks",
+    "max_examples": "--max-examples",
+    "seed": "--seed",
+    "shard": "--shard",
+    "no_shrink": "--no-shrink",
+    "no_confirm": "--no-confirm",
+    "adapter_source": "--adapter-source",
+    "drawn_crash_cap": "--drawn-crash-cap",
+    "memory_kinds": "--memory-kinds",
+}
+
+
+def _ignored_on_resume(args: argparse.Namespace) -> list[str]:
+    """The options given with --resume that the resumed run ignores (it keeps its own)."""
+    return [
+        option
+        for attr, option in _KEPT_ON_RESUME.items()
+        if getattr(args, attr, None) not in (None, False)
+    ]
 
 
 def _names(value: str) -> list[str]:
@@ -121,7 +155,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="check families (default: all); a dotted module path names a custom family",
     )
     parser.add_argument(
-        "--max-examples", type=_positive_int, default=100, metavar="N", help="per cell (100)"
+        "--max-examples",
+        type=_positive_int,
+        metavar="N",
+        help=f"per cell ({DEFAULT_MAX_EXAMPLES}; on --resume, the run's)",
     )
     parser.add_argument(
         "--out", type=Path, metavar="DIR", help="run directory (default: runs/<run id>)"
@@ -129,7 +166,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="continue the run in --out with its own libraries, checks, examples and seed",
+        help="continue the run in --out with its own libraries, checks, examples and seed "
+        "(options that would change them are ignored, and named)",
     )
     parser.add_argument(
         "--workers",
@@ -165,7 +203,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="GPUs to spread workers over (default: detected; 0 runs only what needs no GPU)",
     )
-    parser.add_argument("--seed", type=_count, metavar="N", help="hypothesis seed of the run")
+    parser.add_argument(
+        "--seed",
+        type=_count,
+        metavar="N",
+        help="hypothesis seed of the run (on --resume, the run's)",
+    )
     parser.add_argument(
         "--drawn-crash-cap",
         type=_count,
@@ -257,10 +300,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--adapter-source",
-        default="caiconform.runner.libraries",
         metavar="MODULE",
         help="module providing names() and probe(name) for the libraries "
-        "(default: the adapter registry)",
+        f"(default: the adapter registry, {DEFAULT_ADAPTER_SOURCE}; on --resume, the run's)",
     )
     parser.add_argument(
         "--expectations",
@@ -274,9 +316,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_fail_on(parser)
 
 
+#: seconds a run without a terminal may go without a line before it prints its status
+HEARTBEAT_S = 10.0
+
+
 class _Display:
-    """Live progress: a rich progress bar on a terminal, one plain line per cell otherwise.
-    Called from the cell threads, hence the lock."""
+    """Live progress: a rich progress bar on a terminal (from the start, "starting" until the
+    cells are planned), one plain line per cell otherwise, and then a status line whenever
+    HEARTBEAT_S went by without one (the start, a long cell). Called from the cell threads,
+    hence the lock."""
 
     def __init__(self, console: Any, config: Any) -> None:
         self.console = console
@@ -287,10 +335,20 @@ class _Display:
         self.task = None
         self.done = 0
         self.total = 0
+        self.examples = 0
+        self.began = time.monotonic()
+        self.said = self.began  # when the last line was printed
+        self.phase = "starting: probing libraries and building coverage floors"
         self.started: dict[str, float] = {}
         self.seen: dict[str, int] = {}
+        self.stopped = threading.Event()
+        self.heartbeat: threading.Thread | None = None
 
     def __enter__(self) -> _Display:
+        out = self.config.out
+        self.say(
+            f"Run directory: {out} (if stopped, continue with: caiconform run --resume --out {out})"
+        )
         if self.console.is_terminal:
             from rich.progress import (
                 BarColumn,
@@ -311,27 +369,52 @@ class _Display:
                 console=self.console,
             )
             self.progress.start()
+            self.task = self.progress.add_task("starting", total=None)
+        else:
+            self.heartbeat = threading.Thread(
+                target=self._beat, name="caiconform-status", daemon=True
+            )
+            self.heartbeat.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        if self.heartbeat is not None:
+            self.heartbeat.join()
         if self.progress is not None:
             self.progress.stop()
 
+    def say(self, text: str, markup: bool = False) -> None:
+        """Print one line and note when."""
+        self.console.print(text, markup=markup)
+        self.said = time.monotonic()
+
+    def _beat(self) -> None:
+        """Without a terminal: a status line after HEARTBEAT_S seconds without one."""
+        while not self.stopped.wait(1.0):
+            with self.lock:
+                now = time.monotonic()
+                if now - self.said < HEARTBEAT_S:
+                    continue
+                if self.phase == "running":
+                    doing = (
+                        f"{self.done} of {self.total} cells done, {self.examples} examples "
+                        "journaled"
+                    )
+                else:
+                    doing = self.phase
+                self.say(f"... {doing} ({now - self.began:.0f} s)")
+
     def planned(self, cells: Sequence[Any], skipped: Sequence[tuple[str, str]]) -> None:
-        self.total = len(cells)
-        self.max_examples = self.config.max_examples
-        out = self.config.out
-        self.console.print(
-            f"Run directory: {out} (if stopped, continue with: "
-            f"caiconform run --resume --out {out})",
-            markup=False,
-        )
-        self.console.print(
-            f"{len(cells)} cells to run, {len(skipped)} skipped here"
-            + (" (listed at the end)" if skipped else "")
-        )
-        if self.progress is not None:
-            self.task = self.progress.add_task("starting", total=len(cells) * self.max_examples)
+        with self.lock:
+            self.total = len(cells)
+            self.max_examples = self.config.max_examples
+            self.phase = "running"
+            self.say(_plan_line(self.config, len(cells), len(skipped)))
+            if self.progress is not None:
+                self.progress.update(
+                    self.task, total=len(cells) * self.max_examples, description="cells"
+                )
 
     def cell_started(self, cell: Any, already: int) -> None:
         with self.lock:
@@ -343,6 +426,7 @@ class _Display:
     def example(self, cell: Any, record: dict[str, Any]) -> None:
         with self.lock:
             self.seen[cell.key] = self.seen.get(cell.key, 0) + 1
+            self.examples += 1
             if self.progress is not None:
                 self.progress.update(self.task, advance=1, description=cell.key)
 
@@ -358,11 +442,32 @@ class _Display:
             )
             from rich.markup import escape
 
-            self.console.print(
+            self.say(
                 escape(f"[{self.done}/{self.total}] {cell.key}: ")
                 + (parts or "no examples")
-                + f" ({elapsed:.1f} s)"
+                + f" ({elapsed:.1f} s)",
+                markup=True,
             )
+
+
+def _plan_line(config: Any, to_run: int, skipped: int) -> str:
+    """The plan's line: the cells to run and skipped here, led by "no GPU:" on a machine
+    without one (or `--gpus 0`) that skips cells, and by "NOTHING TESTED:" when no cell can
+    run here."""
+    from caiconform.env import visible_gpus
+
+    cells = f"{to_run} {_plural(to_run, 'cell')} to run, {skipped} skipped here"
+    if skipped:
+        cells += " (listed at the end)"
+    if not to_run and skipped and not config.resume:
+        return f"NOTHING TESTED: none of {skipped} cells can run here (reasons listed at the end)"
+    if skipped and (config.gpus == 0 or not visible_gpus()):
+        return f"no GPU: {cells}"
+    return cells
+
+
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else f"{word}s"
 
 
 def _summary(console: Any, result: Any) -> None:
@@ -402,9 +507,6 @@ def _summary(console: Any, result: Any) -> None:
             console.print(f"  {reason} ({cells})", markup=False)
     for name, reason in dropped_libraries(result).items():
         console.print(f"Library {name} dropped (no cell for it): {reason}", markup=False)
-    ran = sum(totals.values()) - totals.get("skip", 0)
-    if ran == 0:
-        console.print("Nothing ran here: every cell was skipped (see the reasons above).")
     shrunk = sum(1 for r in result.records if r.get("shrunk"))
     repro = sum(1 for r in result.records if r.get("repro"))
     console.print(
@@ -437,12 +539,13 @@ def run(args: argparse.Namespace) -> int:
     expectations = expectations_of(args.expectations)
     run_id = None if args.out else driver.new_run_id()
     out = args.out or Path("runs") / run_id
+    ignored = _ignored_on_resume(args) if args.resume else []
     config = driver.RunConfig(
         out=out,
         run_id=run_id,
         checks=args.checks or default_checks(),
         libraries=args.libraries,
-        max_examples=args.max_examples,
+        max_examples=args.max_examples or DEFAULT_MAX_EXAMPLES,
         seed=args.seed,
         workers=args.workers,
         timeout_s=args.timeout,
@@ -451,7 +554,7 @@ def run(args: argparse.Namespace) -> int:
         confirm=not args.no_confirm,
         shrink_budget_s=args.shrink_budget,
         shrink_patience_s=args.shrink_patience,
-        adapter_source=args.adapter_source,
+        adapter_source=args.adapter_source or DEFAULT_ADAPTER_SOURCE,
         resume=args.resume,
         spare_workers=not args.no_spare,
         fork_workers=not args.no_fork,
@@ -470,6 +573,11 @@ def run(args: argparse.Namespace) -> int:
     if args.costs_from is not None and not (args.costs_from / "cells.jsonl").is_file():
         raise UsageError(f"--costs-from {args.costs_from}: no cells.jsonl there")
     out_console = console()
+    if ignored:
+        out_console.print(
+            f"--resume continues the run with its own settings: ignored {', '.join(ignored)}",
+            markup=False,
+        )
     try:
         with _Display(out_console, config) as display:
             result = driver.run_matrix(config, display)
@@ -483,10 +591,16 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if dropped_libraries(result) and not result.skipped and not result.records:
         raise UsageError("nothing ran: every library asked for was dropped (reasons above)")
+    from caiconform.report.runstate import exit_status, first_line, state_of, status_of
+
+    states = [state_of(result.run_dir, result.records)]
+    line = first_line(states)
+    if line is not None:
+        out_console.print(line, markup=False, soft_wrap=True)
     verdict = verdict_of_run(result.run_dir, result.records, fail_on, expectations)
     out_console.print(verdict.headline(), markup=False, soft_wrap=True)
     unmatched = unmatched_exit([status.describe() for status in verdict.unmatched])
-    return unmatched or (0 if verdict.ok else 1)
+    return unmatched or exit_status(status_of(states)) or (0 if verdict.ok else 1)
 
 
 def dropped_libraries(result: Any) -> dict[str, str]:

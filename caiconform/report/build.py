@@ -19,6 +19,8 @@ from caiconform.report.load import ReportInputError, Run, load_run
 from caiconform.report.markdown import LIBRARIES_DIR, render_pages
 from caiconform.report.matrix import build_matrix, version_of
 from caiconform.report.merge import merge_runs
+from caiconform.report.runstate import as_json as run_state_json
+from caiconform.report.runstate import states_of
 from caiconform.severity import DEFAULT_FAIL_ON
 
 __all__ = ["Written", "write_report", "load_runs", "apply_to_run", "REPORT_FILES"]
@@ -81,6 +83,7 @@ def write_report(
         raise ReportInputError(f"{out}: cannot create the output directory ({exc})") from None
     application = apply_to_run(expectations, run) if expectations is not None else None
     matrix = build_matrix(run, out, application, fail_on=fail_on, expectations=expectations)
+    matrix["run_state"] = run_state_json(states_of(run))
     title = title or "caiconform report: " + ", ".join(sorted(matrix["runs"]))
     pages = render_pages(matrix, title)
     contents = {

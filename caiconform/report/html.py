@@ -239,7 +239,8 @@ function drawFindings() {
       "data-rule": f.rule || "", "data-outcome": f.outcome, "data-check": f.check,
       "data-producer": name(f.producer), "data-consumer": name(f.consumer), "data-count": f.count,
     },
-      el("td", {}, rule), el("td", {text: f.level || NONE}), el("td", {text: f.check}),
+      el("td", {}, rule), el("td", {text: (DATA.rules[f.rule] || {}).level_text || f.level || NONE}),
+      el("td", {text: f.check}),
       el("td", {text: name(f.producer) + " \u2192 " + name(f.consumer)}),
       el("td", {}, el("span", {class: "badge " + f.outcome, text: f.outcome})),
       el("td", {text: f.count}), el("td", {class: "mono", text: f.seen === null ? NONE : f.seen}),
@@ -258,7 +259,8 @@ function drawRules() {
   const root = document.getElementById("rule-list");
   for (const [id, rule] of Object.entries(DATA.rules)) {
     root.append(el("div", {class: "rule-entry", id: "rule-" + id, "data-rule": id},
-      el("div", {}, el("code", {text: id}), " ", el("span", {class: "level", text: rule.level}),
+      el("div", {}, el("code", {text: id}), " ",
+         el("span", {class: "level", text: rule.level_text || rule.level}),
          el("span", {class: "muted", text: " \u00b7 " + rule.side + " \u00b7 " + rule.spec_file +
                      " \u00a7 " + rule.section + " \u00b7 CAI versions " +
                      (rule.versions.length ? rule.versions.join(", ") : NONE)})),
@@ -334,13 +336,14 @@ function drawCatalogue() {
     const repro = g.reproducer.href ? el("a", {href: g.reproducer.href, text: "min"}) : NONE;
     const lib = g.library ? g.library : "? (" + g.why + ")";
     const cond = [g.condition, g.contrast].filter((x) => x).join("; ");
-    return el("tr", {class: "group", id: "group-" + (i + 1), "data-severity": g.severity,
+    const sev = g.severity || (g.about_input ? "about the input" : NONE);
+    return el("tr", {class: "group", id: "group-" + (i + 1), "data-severity": g.severity || "",
                      "data-status": statuses[i] || ""},
-      el("td", {}, el("span", {class: "sev " + g.severity, text: g.severity})),
+      el("td", {}, el("span", {class: "sev " + (g.severity || "input"), text: sev})),
       el("td", {text: words[statuses[i]] || NONE}),
       el("td", {text: lib}), el("td", {text: g.role || NONE}),
-      el("td", {class: "mono", text: g.rule || (g.input_rule ? "(input breaks " + g.input_rule + ")"
-        : NONE)}), el("td", {text: g.level || NONE}),
+      el("td", {class: "mono", text: g.rule || (g.input_rule ? "given a dict that breaks " +
+        g.input_rule : NONE)}), el("td", {text: g.level_text || g.level || NONE}),
       el("td", {text: g.outcome}), el("td", {text: g.count}),
       el("td", {text: again(g.reproduced)}), el("td", {text: g.cells.length}),
       el("td", {text: g.version || NONE}), el("td", {text: cond || NONE}), el("td", {}, repro));
@@ -443,20 +446,20 @@ def embed_json(value: Any) -> str:
 MAX_LINES_PER_LIBRARY = 12
 
 
-def _group_item(group: dict[str, Any], index: int, status: str | None) -> str:
-    severity = html.escape(str(group.get("severity")))
-    rule = group.get("rule") or f"(input breaks {group.get('input_rule')})"
-    role = f"{group['role']} " if group.get("role") else ""
-    text = (
-        f"{role}{rule} ({group.get('level')}): {group.get('outcome')}, "
-        f"{group.get('count')} example(s)"
-    )
+def _group_item(
+    group: dict[str, Any], index: int, status: str | None, library: bool = False
+) -> str:
+    from caiconform.report.wording import group_phrase, severity_word
+
+    severity = html.escape(severity_word(group))
+    css = html.escape(str(group.get("severity") or "input"))
+    text = group_phrase(group, library=library)
     if group.get("condition"):
         text += f"; when {group['condition']}"
     mark = " · expected" if status == "expected" else ""
     return (
         f'<li class="defect" data-status="{html.escape(status or "")}">'
-        f'<span class="sev {severity}">{severity}</span> '
+        f'<span class="sev {css}">{severity}</span> '
         f'<a href="#group-{index + 1}">{html.escape(text)}</a>{mark}</li>'
     )
 
@@ -479,11 +482,18 @@ def render_verdict(matrix: dict[str, Any]) -> tuple[str, str]:
     headline = verdict.get("headline") or ""
     css = "headline" if verdict.get("ok", True) else "headline fail"
     top = f'<p id="headline" class="{css}">{html.escape(headline)}</p>' if headline else ""
+    run_state = (matrix.get("run_state") or {}).get("line")
+    if run_state:
+        top = f'<p id="run-state" class="headline fail">{html.escape(run_state)}</p>\n{top}'
     statuses = verdict.get("status") or []
     groups = (matrix.get("catalogue") or {}).get("groups") or []
     by_library: dict[str | None, list[int]] = {}
+    about_input = []  # information about the input: no one's defect, listed apart
     for index, group in enumerate(groups):
-        by_library.setdefault(group.get("library"), []).append(index)
+        if group.get("about_input"):
+            about_input.append(index)
+        else:
+            by_library.setdefault(group.get("library"), []).append(index)
     parts = ['<section id="verdict"><h2>What to do</h2>']
     parts += [f'<p class="muted">{html.escape(e)}</p>' for e in verdict.get("entry_errors") or []]
     if not groups:
@@ -522,6 +532,15 @@ def render_verdict(matrix: dict[str, Any]) -> tuple[str, str]:
                 f' · <a href="{page}">{page}</a></li>'
             )
         parts.append("</ul></div>")
+    if about_input:
+        parts.append(
+            '<div class="about-input"><h3>About the inputs (no library\'s defect)</h3><p>Dicts '
+            "that break a rule the dict cannot show (memory a consumer cannot check from the "
+            "dict, a handle that is no stream): what a consumer did with them fails no one.</p>"
+            "<ul>"
+        )
+        parts += [_group_item(groups[i], i, None, library=True) for i in about_input]
+        parts.append("</ul></div>")
     parts.append("</section>")
     return top, "\n".join(parts)
 
@@ -534,7 +553,11 @@ def render_html(matrix: dict[str, Any], title: str = "caiconform report") -> str
     return PAGE.substitute(
         version=html.escape(__version__),
         title=html.escape(title),
-        description=html.escape((matrix.get("verdict") or {}).get("headline") or ""),
+        description=html.escape(
+            (matrix.get("run_state") or {}).get("line")
+            or (matrix.get("verdict") or {}).get("headline")
+            or ""
+        ),
         headline=headline,
         verdict=verdict,
         css=CSS,

@@ -22,8 +22,9 @@ from urllib.parse import quote
 
 from caiconform.report.load import cell_key
 from caiconform.report.matrix import SEVERITY
+from caiconform.report.wording import group_level, group_phrase, severity_word
 from caiconform.severity import SEVERITIES
-from caiconform.spec.rules import RULES
+from caiconform.spec.rules import RULES, level_text
 
 __all__ = [
     "render_markdown",
@@ -162,7 +163,7 @@ def _rule_of(group: dict[str, Any]) -> str | None:
     """A group's rule, or for a record without one the rule its input breaks."""
     if group.get("rule") or not group.get("input_rule"):
         return group.get("rule")
-    return f"(input breaks {group['input_rule']})"
+    return f"(given a dict that breaks {group['input_rule']})"
 
 
 # --- the summary page: what to do first ---------------------------------------------------------
@@ -201,18 +202,16 @@ def _by_library(matrix: dict[str, Any]) -> dict[str | None, list[tuple[int, dict
     catalogue = matrix.get("catalogue") or {"groups": []}
     out: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
     for index, group in enumerate(catalogue["groups"]):
-        out.setdefault(group.get("library"), []).append((index, group))
+        if not group.get("about_input"):  # no defect of anyone's: `_about_input` lists them
+            out.setdefault(group.get("library"), []).append((index, group))
     return dict(sorted(out.items(), key=lambda kv: (kv[0] is None, kv[0] or "")))
 
 
-def _what(group: dict[str, Any]) -> str:
-    """`severity role rule (level): outcome, N example(s)`, Markdown-safe."""
-    rule = _rule_of(group) or NONE
-    role = f"{group['role']} " if group.get("role") else ""
-    return (
-        f"**{group.get('severity')}** {_md(role + rule)} ({_md(group.get('level'))}): "
-        f"{group.get('outcome')}, {group.get('count')} example(s)"
-    )
+def _what(group: dict[str, Any], library: bool = False) -> str:
+    """`**severity** role rule (level, outcome, N example(s))`, or for a group whose input
+    broke a rule `**severity** given a dict that breaks RULE (level), the consumer crashed (N
+    example(s))` (`report.wording`), Markdown-safe."""
+    return f"**{severity_word(group)}** {_md(group_phrase(group, library=library))}"
 
 
 _STATUS_WORDS = {
@@ -226,6 +225,28 @@ def _group_line(group: dict[str, Any], status: str | None, href: str) -> str:
     condition = f"; when {_md(group['condition'])}" if group.get("condition") else ""
     mark = " · expected" if status == "expected" else ""
     return f"- {_what(group)}{condition}{mark} — [details]({href})"
+
+
+def _about_input(matrix: dict[str, Any]) -> list[str]:
+    """The groups that are information about their input, apart from every defect: what a
+    consumer did with a dict breaking a rule the dict cannot show (docs/reports.md)."""
+    groups = [
+        g for g in (matrix.get("catalogue") or {}).get("groups") or [] if g.get("about_input")
+    ]
+    if not groups:
+        return []
+    lines = [
+        "## About the inputs (no library's defect)",
+        "",
+        "Dicts that break a rule the dict cannot show (memory a consumer cannot check from the "
+        "dict, a handle that is no stream): what a consumer did with them is the input's doing, "
+        "the producer's obligation, and fails no one.",
+        "",
+    ]
+    for group in groups:
+        condition = f"; when {_md(group['condition'])}" if group.get("condition") else ""
+        lines.append(f"- {_what(group, library=True)}{condition}")
+    return lines
 
 
 def _defects(matrix: dict[str, Any]) -> list[str]:
@@ -283,6 +304,9 @@ def _header(matrix: dict[str, Any], title: str) -> list[str]:
         errors = len(verdict.get("entry_errors") or [])
         counts += f"; {errors} expectation entry error(s)"
     lines = [f"# {title}", ""]
+    run_state = (matrix.get("run_state") or {}).get("line")
+    if run_state:
+        lines += [f"**{_md(run_state)}**", ""]
     if verdict.get("headline"):
         lines += [f"**{_md(verdict['headline'])}**", ""]
     entries = [*(verdict.get("entry_errors") or []), *(verdict.get("entry_notes") or [])]
@@ -417,7 +441,7 @@ def render_markdown(matrix: dict[str, Any], title: str = "caiconform report") ->
     coverage, skips and environment in short; the details are in the pages of
     `render_pages`."""
     lines = _header(matrix, title)
-    for section in (_defects, _heatmaps, _scores, _coverage_summary, _expectations):
+    for section in (_defects, _about_input, _heatmaps, _scores, _coverage_summary, _expectations):
         part = section(matrix)
         if part:
             lines += [*part, ""]
@@ -436,7 +460,7 @@ def _rule_line(rule_id: str | None) -> str | None:
     if rule is None:
         return None
     return (
-        f"`{rule.id}` ({rule.level.value}, {rule.side.value} side, {rule.spec_file} § "
+        f"`{rule.id}` ({_md(level_text(rule))}, {rule.side.value} side, {rule.spec_file} § "
         f"{rule.section}): {_md(rule.text)}"
     )
 
@@ -513,7 +537,7 @@ def render_library_page(
             str(g.get("severity")),
             _md(g.get("role")),
             _md(_rule_of(g)),
-            _md(g.get("level")),
+            _md(group_level(g)),
             str(g.get("outcome")),
             str(g.get("count")),
             {"new": "**failing**", "expected": "expected", "below": "below"}.get(

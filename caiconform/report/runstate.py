@@ -25,6 +25,8 @@ __all__ = [
     "states_of",
     "first_line",
     "status_of",
+    "exit_status",
+    "as_json",
     "EXIT_INCOMPLETE",
     "EXIT_NOTHING_TESTED",
 ]
@@ -121,6 +123,30 @@ def first_line(states: Sequence[RunState]) -> str | None:
     if status == "no-gpu":
         return f"no GPU: {ran} of {cells} cells ran; the others were skipped (reasons listed)"
     return None
+
+
+def exit_status(status: str, allow_incomplete: bool = False) -> int | None:
+    """For a run of `status` (`status_of`): EXIT_INCOMPLETE for an incomplete run (unless
+    `allow_incomplete`), EXIT_NOTHING_TESTED for one that tested nothing, None when the verdict
+    decides."""
+    if status == "incomplete" and not allow_incomplete:
+        return EXIT_INCOMPLETE
+    if status == "nothing-tested":
+        return EXIT_NOTHING_TESTED
+    return None
+
+
+def as_json(states: Sequence[RunState]) -> dict[str, Any]:
+    """matrix.json's `run_state`: the status, the first line (None when there is none), the
+    cells that ran of all, and the unfinished ones."""
+    return {
+        "status": status_of(states),
+        "line": first_line(states),
+        "cells": sum(s.cells for s in states),
+        "ran": sum(s.ran for s in states),
+        "unfinished": [u.describe() for s in states for u in s.unfinished],
+        "missing_examples": sum(s.missing for s in states),
+    }
 
 
 def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = None) -> RunState:
