@@ -15,7 +15,9 @@ Without a library (a whole-matrix `caiconform run` or `report`), every group is 
 `own`. A judged group fails when its severity is in `fail_on` and at least one of its examples
 is not covered by an expectation entry: a *new* defect, or a new failure mode of a baselined
 one (an entry pins its mode, docs/expectations.md). A group all of whose examples are covered
-is `expected` (baselined). A strict entry that covered nothing (the defect is gone, or the
+is `expected` (baselined). A group that is information about its input (`about_input`: what a
+consumer did with a dict breaking a rule the dict cannot show, severity None) is `input`: listed
+apart, never failing, counted among no one's defects. A strict entry that covered nothing (the defect is gone, or the
 entry is stale) is an entry error, also red: the baseline has to be updated; so is an entry
 that matched nothing and names a check no result of the run carries and caiconform does not
 know (a typo). An entry that now covers ten times the examples its baseline saw is listed
@@ -48,7 +50,8 @@ class Judged:
     """One finding group and what the verdict made of it.
 
     status: `new` (fails: at/above the threshold, not covered), `expected` (covered by the
-    expectations), `below` (under the threshold: reported, not failing).
+    expectations), `below` (under the threshold: reported, not failing), `input` (information
+    about the input, no defect: never failing).
     side: `own`, `ambiguous` or `peer` (see the module docstring).
     """
 
@@ -156,13 +159,12 @@ def _severity_counts(groups: Iterable[Mapping[str, Any]]) -> str:
 
 
 def group_line(group: Mapping[str, Any]) -> str:
-    """One line for a group: `severity: library role: rule (level), outcome, N examples`."""
-    rule = group.get("rule") or f"(input breaks {group.get('input_rule')})"
-    library = group.get("library") or "ambiguous"
-    return (
-        f"{group.get('severity')}: {library} {group.get('role') or ''} {rule} "
-        f"({group.get('level')}, {group.get('outcome')}, {group.get('count')} example(s))"
-    ).replace("  ", " ")
+    """One line for a group: `severity: library role rule (level, outcome, N example(s))`, or
+    for a group whose input broke a rule `severity: given a dict that breaks RULE (level), the
+    consumer LIBRARY crashed (N example(s))` (`report.wording.group_phrase`)."""
+    from caiconform.report.wording import group_phrase, severity_word
+
+    return f"{severity_word(group)}: {group_phrase(group)}"
 
 
 def involves(group: Mapping[str, Any], library: str) -> bool:
@@ -222,7 +224,9 @@ def judge(
             continue
         examples = examples_of(group)
         uncovered = [r for r in examples if id(r) not in covered]
-        if group.get("severity") not in fail_on:
+        if group.get("about_input"):
+            status = "input"
+        elif group.get("severity") not in fail_on:
             status = "below"
         elif examples and not uncovered:
             status = "expected"

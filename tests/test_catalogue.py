@@ -140,11 +140,14 @@ def test_groups_join_cells_count_examples_and_use_the_shrunk_reproducer():
         "groups": 1,
         "must_groups": 1,
         "ambiguous_groups": 0,
+        "about_input_groups": 0,
         "unreproduced_groups": 0,
         "by_library": {"torch": 1},
         "by_severity": {"corrupts": 1},
     }
     assert group["severity"] == "corrupts"  # a misread byte order
+    assert group["derived"] is True and group["about_input"] is False
+    assert group["level_text"].startswith("MUST, derived: caiconform's reading of 'If strides")
 
 
 def test_the_condition_contrasts_the_failure_with_its_passing_neighbour():

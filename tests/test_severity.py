@@ -31,9 +31,17 @@ from caiconform.severity import (
         ("fail", "CAI-SYNC-CONSUMER", "MUST", CORRUPTS),
         ("fail", "CAI-LIFETIME-DATA-HELD", "SHOULD", CORRUPTS),
         ("fail", "CAI-DATA-READONLY-HONOURED", "MUST", CORRUPTS),
+        ("fail", "CAI-MASK-TRUTH", "SHOULD", CORRUPTS),
         # a PORTABILITY rule by level, data read before the producer's work ends by harm
         ("fail", "CAI-PORT-V2-PENDING", "PORTABILITY", CORRUPTS),
-        ("fail", "CAI-STREAM-ZERO-FORBIDDEN", "MUST", CORRUPTS),
+        # an invalid export whose check reads the dict only: no value was misread
+        ("fail", "CAI-STREAM-ZERO-FORBIDDEN", "MUST", REFUSES_VALID),
+        ("fail", "CAI-NUMBA-PRODUCER-STREAM", "MUST", REFUSES_VALID),
+        ("fail", "CAI-DATA-EXTENT-IN-ALLOCATION", "MUST", REFUSES_VALID),
+        ("fail", "CAI-DLPACK-AGREE", "SHOULD", REFUSES_VALID),
+        # a leak, a wait nobody asked for: no value read wrong
+        ("fail", "CAI-LIFETIME-RELEASED", "SHOULD", REFUSES_VALID),
+        ("fail", "CAI-SYNC-NONE-NO-SYNC", "MAY", PORTABILITY),
         # the process lost, whatever the input
         ("crash", "CAI-STREAM-LIVE", "MUST", CRASHES),
         ("hang", None, None, CRASHES),
@@ -53,6 +61,42 @@ from caiconform.severity import (
 )
 def test_severity_is_the_harm_not_the_level(outcome, rule, level, expected) -> None:
     assert severity_of(outcome, rule, level) == expected
+
+
+@pytest.mark.parametrize(
+    ("outcome", "rule", "level", "expected"),
+    [
+        # the dict shows its invalidity: the consumer could have refused it
+        ("crash", "CAI-SHAPE-INT", "MUST", ACCEPTS_INVALID),
+        ("poisoned", "CAI-DATA-NONZERO-SIZE-NONNULL", "MUST", ACCEPTS_INVALID),
+        ("hang", "CAI-TYPESTR-GRAMMAR", "MUST", ACCEPTS_INVALID),
+        # a legal dict (a SHOULD or PORTABILITY mutant): a crash on it is the consumer's crash
+        ("crash", "CAI-KEYS-UNKNOWN", "SHOULD", CRASHES),
+        ("poisoned", "CAI-PORT-STRIDES-ITEMSIZE", "PORTABILITY", CRASHES),
+        # what the dict cannot show: information about the input, no severity
+        ("poisoned", "CAI-DATA-DEVICE-ACCESSIBLE", "MUST", None),
+        ("crash", "CAI-DATA-EXTENT-IN-ALLOCATION", "MUST", None),
+        ("hang", "CAI-STREAM-LIVE", "MUST", None),
+    ],
+)
+def test_a_group_caused_by_its_input_is_ranked_by_what_the_dict_shows(
+    outcome, rule, level, expected
+) -> None:
+    assert severity_of(outcome, rule, level, from_input=True) == expected
+    # accepted without an error: the same split, one step down
+    accepted = severity_of("accepted-invalid", rule, level)
+    assert accepted == (None if severity.about_input(rule) else ACCEPTS_INVALID)
+
+
+def test_corrupting_rules_are_those_whose_fail_is_an_observed_wrong_value() -> None:
+    """Each corrupting rule is named in the module docstring with what its check observed; the
+    dict-only rules the old list carried are not corrupting."""
+    doc = severity.__doc__ or ""
+    corrupts_part = doc.split("- corrupts:", 1)[1].split("- ranked by level", 1)[0]
+    for rule in severity.CORRUPTING_RULES:
+        assert rule in corrupts_part, f"{rule}: say in the docstring what its check observed"
+    for rule in ("CAI-STREAM-ZERO-FORBIDDEN", "CAI-NUMBA-PRODUCER-STREAM", "CAI-DLPACK-AGREE"):
+        assert rule not in severity.CORRUPTING_RULES
 
 
 def test_severities_rank_most_harmful_first_and_the_default_threshold() -> None:
@@ -125,9 +169,59 @@ def test_groups_list_the_most_severe_first_within_a_library() -> None:
     one_misread = [
         _rec("roundtrip", "reference", "cuda.cccl", "fail", "CAI-CONSUMER-READS-DESCRIBED")
     ]
-    one_poison = [
+    one_poison = [_rec("roundtrip", "reference", "cuda.cccl", "poisoned")]
+    poison_on_invalid = [
         _rec("adversarial", None, "cuda.cccl", "poisoned", params={"rule": "CAI-SHAPE-INT"})
     ]
-    groups = build_catalogue(many_invalid + one_poison + one_misread)["groups"]
-    assert [g["severity"] for g in groups] == [CORRUPTS, CRASHES, ACCEPTS_INVALID]
-    assert groups[1]["input_rule"] == "CAI-SHAPE-INT" and groups[1]["level"] == "MUST"
+    groups = build_catalogue(many_invalid + one_poison + poison_on_invalid + one_misread)["groups"]
+    assert [g["severity"] for g in groups] == [
+        CORRUPTS,
+        CRASHES,
+        ACCEPTS_INVALID,
+        ACCEPTS_INVALID,
+    ]
+    assert (
+        groups[1]["rule"] == "CAI-CONSUMER-READS-DESCRIBED" and groups[1]["outcome"] == "poisoned"
+    )
+    assert groups[2]["input_rule"] == "CAI-SHAPE-INT" and groups[2]["level"] == "MUST"
+    assert groups[3]["rule"] == "CAI-VERSION-KNOWN" and groups[3]["count"] == 50
+
+
+def test_groups_caused_by_their_input_read_alike_and_memory_faults_are_about_the_input() -> None:
+    """Whatever the consumer did with an invalid dict, its group reads "given a dict that
+    breaks X, the consumer ...", the level marked derived where it is; a fault on memory the
+    dict claims but cannot show (a host pointer) is information about the input: severity
+    None, listed apart, never failing the consumer nor counted among its defects."""
+    from caiconform.verdict import group_line, judge
+
+    records = [
+        _rec("adversarial", None, "pycuda", "crash", params={"rule": "CAI-DATA-DEVICE-ACCESSIBLE"}),
+        _rec("adversarial", None, "pycuda", "poisoned", params={"rule": "CAI-SHAPE-INT"}),
+        _rec("adversarial", None, "pycuda", "accepted-invalid", "CAI-VERSION-KNOWN"),
+        _rec("adversarial", None, "pycuda", "accepted-invalid", "CAI-DATA-EXTENT-IN-ALLOCATION"),
+    ]
+    catalogue = build_catalogue(records)
+    lines = {group_line(g) for g in catalogue["groups"]}
+    assert lines == {
+        "about the input: given a dict that breaks CAI-DATA-DEVICE-ACCESSIBLE (MUST), the "
+        "consumer pycuda crashed (1 example(s))",
+        "about the input: given a dict that breaks CAI-DATA-EXTENT-IN-ALLOCATION (MUST, "
+        "derived), the consumer pycuda accepted it (1 example(s))",
+        "accepts-invalid: given a dict that breaks CAI-SHAPE-INT (MUST, derived), the consumer "
+        "pycuda poisoned its CUDA context (1 example(s))",
+        "accepts-invalid: given a dict that breaks CAI-VERSION-KNOWN (MUST, derived), the "
+        "consumer pycuda accepted it (1 example(s))",
+    }
+    assert catalogue["summary"]["about_input_groups"] == 2
+    assert catalogue["summary"]["by_library"] == {"pycuda": 2}
+    verdict = judge(records, library="pycuda", fail_on={ACCEPTS_INVALID}, catalogue=catalogue)
+    status = {g.group.get("rule") or g.group["input_rule"]: g.status for g in verdict.judged}
+    assert status == {
+        "CAI-DATA-DEVICE-ACCESSIBLE": "input",
+        "CAI-DATA-EXTENT-IN-ALLOCATION": "input",
+        "CAI-SHAPE-INT": "new",
+        "CAI-VERSION-KNOWN": "new",
+    }
+    assert len(verdict.failing) == 2 and "2 failing defect(s)" in verdict.headline()
+    everything = judge(records, library="pycuda", fail_on=set(SEVERITIES), catalogue=catalogue)
+    assert len(everything.failing) == 2

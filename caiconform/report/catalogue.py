@@ -26,6 +26,11 @@ Who is at fault (`culprit`), read from the record, the rule and the pair:
   (cuda.core) rather than parsing it itself is ambiguous between the producer and that reader.
 A group whose culprit cannot be told is kept, with `library: null` and the reason.
 
+A group's `severity` is the harm it did (`caiconform.severity`); `level_text` is its rule's level
+as reports show it (derived rules marked, `spec.rules.level_text`). A group whose input broke a
+rule the dict cannot show (a host pointer, an extent past the allocation, a handle that is no
+stream) is `about_input`: severity None, no defect of the consumer, listed apart by the reports.
+
 Conditions, two of them per group:
 - `condition`: coverage labels (layout kind, dtype class, byte order, stream scenario, mutation,
   mask, version, and the partner library) whose values occur in the group's examples and never
@@ -56,8 +61,8 @@ from caiconform.filing import filed_rule, implied_rule, input_rule
 from caiconform.report.coverage import LABELS
 from caiconform.report.load import cell_key
 from caiconform.runner.outcome import CRASH, HANG, PASS, POISONED, REJECTED, SKIP
-from caiconform.severity import SEVERITIES, rank, severity_of
-from caiconform.spec.rules import RULES
+from caiconform.severity import SEVERITIES, about_input, rank, severity_of
+from caiconform.spec.rules import RULES, level_text
 
 __all__ = [
     "SCHEMA",
@@ -609,8 +614,14 @@ def build_catalogue(
                 "input_rule": filed if how == "input" else None,
                 "rule_implied": how == "implied",
                 "level": level,
+                "derived": bool(entry is not None and entry.derived),
+                "level_text": level_text(entry, level),
                 "outcome": outcome,
-                "severity": severity_of(outcome, filed, level),
+                "severity": severity_of(outcome, filed, level, from_input=how == "input"),
+                # what a consumer did with a dict breaking a rule the dict cannot show: listed
+                # apart as information about the input, never the consumer's defect
+                "about_input": (how == "input" or outcome == "accepted-invalid")
+                and about_input(filed),
                 "why": culprit["why"],
             }
         (shrunk if r.get("shrunk") else members)[key].append(r)
@@ -653,7 +664,7 @@ def build_catalogue(
         )
         out.append(group)
     out.sort(key=group_order)
-    counts = Counter(g["library"] or "(ambiguous)" for g in out)
+    counts = Counter(g["library"] or "(ambiguous)" for g in out if not g["about_input"])
     severities = Counter(g["severity"] for g in out)
     return {
         "schema": SCHEMA,
@@ -663,6 +674,7 @@ def build_catalogue(
             "groups": len(out),
             "must_groups": sum(g["level"] == "MUST" for g in out),
             "ambiguous_groups": sum(g["library"] is None for g in out),
+            "about_input_groups": sum(g["about_input"] for g in out),
             "unreproduced_groups": sum(g["reproduced"] is False for g in out),
             "by_library": dict(sorted(counts.items())),
             "by_severity": {s: severities[s] for s in SEVERITIES if severities[s]},

@@ -18,8 +18,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from caiconform.report.wording import broken_input, group_level, group_phrase
 from caiconform.severity import HARM
-from caiconform.spec.rules import RULES
+from caiconform.spec.rules import RULES, level_text
 
 __all__ = ["render_issue", "issue_filename", "select_groups", "LEVEL_ORDER"]
 
@@ -70,8 +71,11 @@ def issue_filename(group: dict[str, Any]) -> str:
 
 
 def _title(group: dict[str, Any]) -> str:
+    if broken_input(group):  # said alike for every outcome (report.wording)
+        return group_phrase(group, count=False)
     library = group.get("library") or "(no single library)"
     rule = group.get("rule")
+    level = group_level(group)
     what = {
         "fail": "breaks",
         "accepted-invalid": "accepts a dict that breaks",
@@ -81,9 +85,9 @@ def _title(group: dict[str, Any]) -> str:
         "poisoned": "leaves a sticky CUDA error",
     }.get(group.get("outcome"), group.get("outcome"))
     if rule and group.get("outcome") in ("rejected-valid", "crash", "hang", "poisoned"):
-        return f"{library} ({group.get('role')}) {what} [{rule}, {group.get('level')}]"
+        return f"{library} ({group.get('role')}) {what} [{rule}, {level}]"
     if rule:
-        return f"{library} ({group.get('role')}) {what} {rule} ({group.get('level')})"
+        return f"{library} ({group.get('role')}) {what} {rule} ({level})"
     on = f" on input that breaks {group['input_rule']}" if group.get("input_rule") else ""
     return f"{library} ({group.get('role')}) {what}{on}"
 
@@ -94,11 +98,13 @@ def _rule_text(rule_id: str | None, prefix: str = "Rule") -> list[str]:
         return []
     spec, _, anchor = rule.section.partition("#")
     return [
-        f"**{prefix}** `{rule.id}` ({rule.level.value}, {rule.side.value} side, CAI versions "
+        f"**{prefix}** `{rule.id}` ({level_text(rule)}, {rule.side.value} side, CAI versions "
         f"{', '.join(map(str, rule.versions)) or '-'}; `{rule.spec_file}`, section "
         f'"{anchor}"):',
         "",
         f"> {rule.text}",
+        "",
+        f'The specification\'s sentence: "{rule.quote}"',
         "",
     ]
 
@@ -202,10 +208,18 @@ def _reproducer(group: dict[str, Any], run_dir: Path | None, standalone: bool = 
 def _severity(group: dict[str, Any]) -> list[str]:
     """How much harm the defect does, apart from the rule's level (docs/reports.md)."""
     severity = group.get("severity")
+    if group.get("about_input"):
+        return [
+            f"**About the input**: the dict breaks `{broken_input(group)}`, which a consumer "
+            "cannot check from the dict alone; what it did with it is information about the "
+            "input (the producer's obligation), not a defect of "
+            f"{group.get('library') or 'the consumer'}.",
+            "",
+        ]
     if not severity:
         return []
     harm = HARM.get(severity, "")
-    level = group.get("level")
+    level = group.get("level") and group_level(group, quote=True)
     apart = (
         f" The rule's level is {level}; the severity is the harm, read from what happened."
         if level

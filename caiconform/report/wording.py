@@ -1,0 +1,70 @@
+"""How a finding group reads, the same in every report (verdict lines, Markdown, HTML, issue texts).
+
+A group whose input broke a rule reads alike whatever the consumer did with it: "given a dict that
+breaks CAI-SHAPE-INT (MUST, derived), the consumer cuda.cccl crashed" (or hung, poisoned its CUDA
+context, accepted it). Any other group reads "cupy consumer CAI-CONSUMER-READS-DESCRIBED (MUST,
+derived, fail, 3 example(s))". Levels show through `spec.rules.level_text`, so a derived rule is
+marked wherever its level appears.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from caiconform.spec.rules import level_text
+
+__all__ = ["ABOUT_INPUT", "broken_input", "group_level", "group_phrase", "severity_word"]
+
+#: what a report calls a group that is information about its input (severity None)
+ABOUT_INPUT = "about the input"
+#: outcome class -> what the consumer did with the input
+_DID = {
+    "crash": "crashed",
+    "hang": "hung",
+    "poisoned": "poisoned its CUDA context",
+    "accepted-invalid": "accepted it",
+    "rejected-valid": "refused it",
+    "fail": "misread it",
+}
+
+
+def broken_input(group: Mapping[str, Any]) -> str | None:
+    """The rule the group's input broke: its input rule (a crash, hang or poison has no rule of
+    its own), or the rule of an accepted-invalid group; None for any other group."""
+    if group.get("input_rule"):
+        return str(group["input_rule"])
+    if group.get("outcome") == "accepted-invalid" and group.get("rule"):
+        return str(group["rule"])
+    return None
+
+
+def group_level(group: Mapping[str, Any], *, quote: bool = False) -> str:
+    """The group's level as reports show it: "MUST", "MUST, derived" (with `quote`, "MUST,
+    derived: caiconform's reading of '...'")."""
+    return level_text(group.get("rule") or group.get("input_rule"), group.get("level"), quote=quote)
+
+
+def severity_word(group: Mapping[str, Any]) -> str:
+    """The group's severity, or `ABOUT_INPUT` for information about its input."""
+    if group.get("about_input") or not group.get("severity"):
+        return ABOUT_INPUT if group.get("about_input") else "-"
+    return str(group["severity"])
+
+
+def group_phrase(group: Mapping[str, Any], *, library: bool = True, count: bool = True) -> str:
+    """One group in a phrase. `library` False leaves the library out (a page about one library);
+    `count` False leaves the number of examples out (a title)."""
+    name = (group.get("library") or "(no single library)") if library else ""
+    role = group.get("role") or ""
+    examples = f"{group.get('count')} example(s)"
+    rule = broken_input(group)
+    if rule is not None:
+        did = _DID.get(str(group.get("outcome")), str(group.get("outcome")))
+        who = " ".join(filter(None, [f"the {role}" if role else "the exchange", name]))
+        tail = f" ({examples})" if count else ""
+        return f"given a dict that breaks {rule} ({group_level(group)}), {who} {did}{tail}"
+    filed = group.get("rule") or "(no rule)"
+    details = [group_level(group), str(group.get("outcome"))] + ([examples] if count else [])
+    head = " ".join(filter(None, [name, role, filed]))
+    return f"{head} ({', '.join(details)})"
