@@ -256,3 +256,43 @@ def test_a_library_probe_runs_the_quick_self_check(monkeypatch, fresh_registry):
         "adapter": "pycuda",
         "error": "RuntimeError: boom",
     }
+
+
+def test_a_run_files_the_failures_of_a_differing_adapter_under_caiconform(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from caiconform.report.catalogue import build_catalogue
+    from caiconform.runner.driver import RunConfig, run_matrix
+    from caiconform.runner.journal import Journal
+    from caiconform.verdict import judge
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
+    config = RunConfig(
+        out=tmp_path / "run",
+        checks=["tests.synthetic.checks"],
+        libraries=["good", "wrong"],
+        max_examples=5,
+        seed=7,
+        workers=1,
+        timeout_s=5.0,
+        gpus=0,
+        shrink=False,
+        confirm=False,
+        spare_workers=False,
+        zygote=False,
+        fork_workers=False,
+        adapter_source="tests.synthetic.selfcheck_source",
+    )
+    result = run_matrix(config)
+    assert any("1 case(s) where caiconform's adapter differs" in n for n in result.notes)
+    assert (config.out / selfcheck.SELFCHECK_FILE).is_file()
+    records = Journal(config.out, result.run_id).results.records
+    failed = [r for r in records if r["outcome"] == "fail"]
+    assert failed and {r["producer"] for r in failed} == {"wrong"}
+    for r in failed:
+        assert r["culprit"]["library"] == "caiconform", r
+    assert not any(r.get("culprit") for r in records if r["outcome"] == "pass")
+    groups = build_catalogue(records)["groups"]
+    assert {g["library"] for g in groups} == {"caiconform"}, groups
+    verdict = judge(records, library="wrong")  # the library's CI: listed, never failing
+    assert verdict.judged and {j.side for j in verdict.judged} == {"peer"}
