@@ -200,6 +200,12 @@ def test_a_record_in_a_slice_that_differed_is_filed_under_caiconform():
     params = {"typestr": "<f4", "layout": {"shape": [], "strides": None, "kind": "C"}}
     from_params = _record(coverage=None, params=params)
     assert selfcheck.harness_culprit(from_params, checks=checks)["library"] == "caiconform"
+    floor = _record(  # a floor record names its zero-size shape; its params say zero-size
+        coverage={"layout": "zero-size[0, 3] strides", "dtype": "float32"},
+        params={"typestr": "<f4", "layout": {"shape": [0, 3], "strides": [12, 4]}},
+    )
+    zero = [_failed(layout="zero-size")]
+    assert selfcheck.harness_culprit(floor, checks=zero)["library"] == "caiconform"
 
 
 def test_the_run_directory_keeps_the_self_check_and_the_run_says_what_differed(tmp_path):

@@ -103,8 +103,9 @@ _OWN_LAYOUTS = ("C", "0d", "zero-size")
 def _layouts(itemsize: int) -> dict[str, Layout]:
     """coverage label (`runner.driver.coverage_of_params`) -> a small layout of that kind."""
     s = itemsize
-    return {
+    out = {
         "C": Layout((2, 3)),
+        "C-strides": Layout((2, 3), strides=c_strides((2, 3), s)),
         "0d": Layout(()),
         "zero-size": Layout((0, 3)),
         "F": Layout((2, 3), strides=f_strides((2, 3), s), kind="F"),
@@ -113,6 +114,9 @@ def _layouts(itemsize: int) -> dict[str, Layout]:
         "broadcast": Layout((2, 3), strides=(0, s), kind="broadcast"),
         "padded": Layout((2, 3), strides=(4 * s, s), kind="padded"),
     }
+    if s > 1:  # strides no multiple of the item size
+        out["odd"] = Layout((2, 3), strides=(4 * s + 5, s + 1), kind="odd", portable=False)
+    return out
 
 
 @dataclass(frozen=True)
@@ -474,13 +478,16 @@ def _failed_slices(run_dir: str, mtime: float) -> dict[tuple[str, ...], Check]:
 
 
 def _labels(record: Mapping[str, Any]) -> Mapping[str, str]:
-    coverage = record.get("coverage")
-    if isinstance(coverage, Mapping) and coverage:
-        return coverage
+    """The record's coverage labels as its params give them (`coverage_of_params`: a floor
+    record's own labels name zero-size shapes more finely), over its `coverage`."""
     from caiconform.runner.driver import coverage_of_params
 
+    coverage = record.get("coverage")
     params = record.get("params")
-    return coverage_of_params(params) if isinstance(params, dict) else {}
+    return {
+        **(coverage if isinstance(coverage, Mapping) else {}),
+        **(coverage_of_params(params) if isinstance(params, dict) else {}),
+    }
 
 
 def harness_culprit(
