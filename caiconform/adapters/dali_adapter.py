@@ -65,11 +65,8 @@ class DaliAdapter(PlainProducer):
     def consume(self, obj: Any) -> np.ndarray:
         from nvidia.dali.tensors import TensorGPU
 
-        wrapped = _staging.cai_only(obj)
-        desc = wrapped.__cuda_array_interface__
-        tensor = TensorGPU(wrapped, "", 0)
-        host = np.array(tensor.as_cpu())
-        return host.reshape(tuple(desc["shape"]))
+        tensor = TensorGPU(_staging.cai_only(obj), "", 0)
+        return np.array(tensor.as_cpu())  # in the shape DALI read, not reshaped to the dict's
 
     def repro_consume(self) -> str:
         return (
