@@ -1,22 +1,27 @@
 """Acceptance of the plugin's verdicts on a GPU, as a maintainer meets them (issue 24, item 7).
 
 `cleanlib` is a clean pass-through to CuPy; `cleanlib_planted` is the same library after a bad
-change (views export their allocation's base pointer). Both run under `--cai-name cleanlib`
-against reference, cupy, torch and numba: a baseline written from the first run keeps the next
-three runs green; the planted run is red with the planted defect as its only failing defect
-and its first line; other libraries' defects appear only in their own list.
+change (views export their allocation's base pointer); `cleanlib_shape0` after another (its
+consumer reads `shape[0]`: an IndexError on every 0-d array). All run under `--cai-name
+cleanlib` against reference, cupy, torch and numba: a baseline written from the first run keeps
+the next three runs green; the planted run is red with the planted defect as its only failing
+defect and its first line; other libraries' defects appear only in their own list. The shape[0]
+run is red although the baseline holds an entry for the same library, role, rule and outcome:
+the entry pins its failure mode (docs/expectations.md), and IndexError is not it.
 
 Each run's output goes to `$CAI_DOWNSTREAM_LOG` (a directory) when set, for the report.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from caiconform.cuda import gpu_available
 
@@ -51,13 +56,21 @@ def _plugin(tmp: Path, module: str, *extra: str, log: str) -> tuple[int, list[st
     return done.returncode, lines[marks[0] + 1 :]
 
 
-def test_a_baseline_keeps_the_pass_through_green_and_the_planted_bug_red(tmp_path):
+@pytest.fixture(scope="module")
+def clean_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The baseline the plugin writes from a run of the clean library."""
     ok, why = gpu_available()
     if not ok:
         pytest.skip(f"needs a GPU: {why}")
-    baseline = tmp_path / "cai-expectations.yaml"
-    _, first = _plugin(tmp_path, "cleanlib", "--cai-write-baseline", str(baseline), log="1-first")
+    tmp = tmp_path_factory.mktemp("clean")
+    baseline = tmp / "cai-expectations.yaml"
+    _, first = _plugin(tmp, "cleanlib", "--cai-write-baseline", str(baseline), log="1-first")
     assert baseline.is_file(), first[:5]
+    return baseline
+
+
+def test_a_baseline_keeps_the_pass_through_green_and_the_planted_bug_red(tmp_path, clean_baseline):
+    baseline = clean_baseline
     for n in range(3):
         code, summary = _plugin(
             tmp_path, "cleanlib", "--cai-expectations", str(baseline), log=f"{n + 2}-baselined"
@@ -84,3 +97,47 @@ def test_a_baseline_keeps_the_pass_through_green_and_the_planted_bug_red(tmp_pat
     assert any("CAI-PRODUCER-DESCRIBES-DATA" in line for line in failing), failing
     others = [line for line in planted if line.startswith("seen in other libraries")]
     assert others, "the peers' defects are listed on their own"
+
+
+def test_a_new_failure_mode_under_a_baselined_rule_is_red(tmp_path, clean_baseline):
+    """The consumer that reads shape[0] fails a group of cleanlib's that the baseline holds an
+    entry for (same consumer, rule and outcome, another failure mode): red, not hidden."""
+    report = tmp_path / "report"
+    code, summary = _plugin(
+        tmp_path,
+        "cleanlib_shape0",
+        *("--cai-expectations", str(clean_baseline), "--cai-report", str(report)),
+        log="6-shape0",
+    )
+    assert code == 1, "\n".join(summary[:20])
+    assert summary[0].startswith("FIX: cleanlib: "), summary[0]
+    matrix = json.loads((report / "matrix.json").read_text())
+    groups = matrix["catalogue"]["groups"]
+    new = [
+        g
+        for g, status in zip(groups, matrix["verdict"]["status"], strict=True)
+        if status == "new" and g["library"] == "cleanlib"
+    ]
+    assert new and {g["role"] for g in new} == {"consumer"}, new
+    entries = yaml.safe_load(clean_baseline.read_text())["expectations"]
+    baselined = {(e["rule"], e["outcome"]): e for e in entries if e.get("consumer") == "cleanlib"}
+    outcome = {"rejected-valid": "rejected"}
+    hidden = [g for g in new if (g["rule"], outcome.get(g["outcome"], g["outcome"])) in baselined]
+    assert hidden, (
+        "the clean baseline holds no entry of cleanlib's consumer under the rule and outcome "
+        f"of a new group ({[(g['rule'], g['outcome']) for g in new]}; baselined: "
+        f"{sorted(baselined)}): the shape[0] mode is a new group here, not a hidden one"
+    )
+    records = [
+        json.loads(line)
+        for journal in report.rglob("results.jsonl")
+        for line in journal.read_text().splitlines()
+    ]
+    modes = {
+        str(r.get("seen")).split(":")[0]
+        for r in records
+        if r.get("consumer") == "cleanlib"
+        and r.get("rule") in {g["rule"] for g in hidden}
+        and r.get("outcome") != "pass"
+    }
+    assert "IndexError" in modes, modes
