@@ -169,7 +169,10 @@ def test_a_run_killed_mid_cell_is_incomplete_and_names_the_cell(tmp_path):
     state = state_of(out)
     line = first_line([state])
     assert line is not None and line.startswith("INCOMPLETE: 1 of 2 cells unfinished")
-    assert "synthetic/good/- stopped after 1 examples" in line
+    assert (
+        "synthetic/good/- stopped after 1 example;" in line
+        or "synthetic/good/- stopped after 1 example)" in line
+    )
     assert f"continue with: caiconform run --resume --out {out}" in line
 
 
@@ -215,3 +218,134 @@ def test_a_run_without_a_gpu_that_skipped_cells_says_so_first(tmp_path):
     assert first_line([state_of(out)]) == (
         "no GPU: 1 of 2 cells ran; the others were skipped (reasons listed)"
     )
+
+
+# --- what report, findings, baseline and the plugin say of such runs -------------------------
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> Path:
+    """One whole synthetic run (a cell that runs, one skipped), copied by each test."""
+    out = tmp_path_factory.mktemp("finished") / "run"
+    run_matrix(_config(out))
+    return out
+
+
+def _copy(run: Path, tmp_path: Path, *, gpu: bool = True) -> Path:
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(run, out)
+    _with_gpu(out, gpu)
+    return out
+
+
+def _kill_mid_cell(out: Path) -> None:
+    """As a run killed in the middle of cell synthetic/good/-: its first example journaled, no
+    completion entry."""
+    cells = [c for c in _lines(out / "cells.jsonl") if c["cell"] != "synthetic/good/-"]
+    (out / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
+    records = _lines(out / "results.jsonl")
+    good = [r for r in records if r["producer"] == "good"]
+    kept = [r for r in records if r not in good[1:]]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+
+
+def test_report_of_a_killed_run_says_incomplete_first_and_exits_3(finished_run, tmp_path, capsys):
+    from caiconform.cli import main
+
+    out = _copy(finished_run, tmp_path)
+    _kill_mid_cell(out)
+    assert main(["report", str(out)]) == 3
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("INCOMPLETE: 1 of 2 cells unfinished (synthetic/good/- stopped after")
+    assert first.endswith(f"continue with: caiconform run --resume --out {out}")
+    markdown = (out / "matrix.md").read_text()
+    assert markdown.index("**INCOMPLETE: ") < markdown.index("**OK: ")
+    page = (out / "index.html").read_text()
+    assert page.index('id="run-state"') < page.index('id="headline"')
+    assert main(["report", str(out), "--allow-incomplete"]) == 0
+    assert capsys.readouterr().out.startswith("INCOMPLETE: ")
+
+
+def test_findings_and_baseline_of_a_killed_run_say_incomplete_first(finished_run, tmp_path, capsys):
+    from caiconform.cli import main
+
+    out = _copy(finished_run, tmp_path)
+    _kill_mid_cell(out)
+    assert main(["findings", str(out), "--list"]) == 3
+    assert capsys.readouterr().err.startswith("INCOMPLETE: ")
+    assert main(["findings", str(out), "--list", "--allow-incomplete"]) == 0
+    assert capsys.readouterr().err.startswith("INCOMPLETE: ")
+    baseline = tmp_path / "base.yaml"
+    assert main(["baseline", str(out), "-o", str(baseline)]) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("INCOMPLETE: ") and "not written" in err[1]
+    assert not baseline.exists()
+    assert main(["baseline", str(out), "-o", str(baseline), "--allow-incomplete"]) == 0
+    assert baseline.exists()
+
+
+def test_report_of_a_run_that_tested_nothing_says_so_and_exits_4(tmp_path, capsys):
+    from caiconform.cli import main
+
+    out = tmp_path / "run"
+    config = _config(out)
+    config.libraries = ["missing"]
+    run_matrix(config)
+    assert main(["report", str(out)]) == 4
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("NOTHING TESTED: ")
+    assert "missing unavailable: missing not importable" in first
+    assert "**NOTHING TESTED: " in (out / "matrix.md").read_text().split("**OK")[0]
+
+
+def test_report_on_a_machine_without_a_gpu_says_so_first_and_exits_0(
+    finished_run, tmp_path, capsys
+):
+    from caiconform.cli import main
+
+    out = _copy(finished_run, tmp_path, gpu=False)
+    assert main(["report", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "no GPU: 1 of 2 cells ran; the others were skipped (reasons listed)"
+    assert lines[1].startswith("OK: ")
+
+
+def test_report_prints_an_expectation_note_once(finished_run, tmp_path, capsys):
+    from caiconform.cli import main
+
+    out = _copy(finished_run, tmp_path)
+    expectations = tmp_path / "e.yaml"
+    expectations.write_text(
+        "expectations:\n  - {producer: gpu-only, rule: '*', reason: not run here, strict: false}\n"
+    )
+    assert main(["report", str(out), "--expectations", str(expectations)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("entry 1 (*, gpu-only -> *)") == 1, printed
+
+
+def test_the_plugins_summary_opens_with_incomplete(finished_run, tmp_path):
+    from types import SimpleNamespace
+
+    from caiconform.pytest_plugin.summary import summary_lines
+    from caiconform.report.runstate import first_line, state_of
+
+    out = _copy(finished_run, tmp_path)
+    _kill_mid_cell(out)
+    target = SimpleNamespace(name="mylib", producer="m:p", consumer=None)
+    campaign = SimpleNamespace(
+        options=SimpleNamespace(target=target, fail_on=frozenset()),
+        incomplete=first_line([state_of(out)]),
+        records=[],
+        gpu=(False, "no GPU"),
+        skipped_items=[],
+        skipped_cells=[],
+        warnings={},
+        entry_errors=[],
+        entry_notes=[],
+        baseline_written=None,
+        report_path=None,
+        keep=False,
+    )
+    assert summary_lines(campaign)[0].startswith("INCOMPLETE: 1 of 2 cells unfinished")

@@ -9,8 +9,11 @@ and a reason to fill in; with `--library`, only the groups whose culprit is that
 library that ran clean gets an empty baseline, saying so). Runs given that file (`caiconform
 run|report --expectations`, the pytest plugin's `--cai-expectations`) are red only for a new
 group, a new failure mode of a baselined one, or an entry whose finding no longer happens.
+A baseline of an INCOMPLETE run would miss the groups of what did not run: it is not written
+(the first line says INCOMPLETE, exit 3) unless `--allow-incomplete`; a run that tested
+NOTHING gives an empty baseline, said first, exit 4.
 Exit status: 0 written, 2 unreadable input, a library not in the runs, an unknown severity,
-or a file that cannot be written.
+or a file that cannot be written; 3 not written, the run is INCOMPLETE; 4 NOTHING TESTED.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from caiconform.commands.report import add_allow_incomplete
+
+    add_allow_incomplete(parser)
     parser.add_argument("run_dir", metavar="RUN_DIR", help="run directory (results.jsonl)")
     parser.add_argument(
         "--merge", metavar="DIR", nargs="+", action="extend", default=[], help="more runs"
@@ -39,11 +45,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
     from pathlib import Path
 
     from caiconform.baseline import BaselineError, write_baseline
     from caiconform.cli import UsageError
     from caiconform.commands._groups import catalogue_groups, library_groups
+    from caiconform.commands.report import announce_run_state
+    from caiconform.report.runstate import EXIT_INCOMPLETE
     from caiconform.runner.journal import utc_now
     from caiconform.severity import DEFAULT_FAIL_ON, parse_severities
 
@@ -54,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     run_data, groups = catalogue_groups([args.run_dir, *args.merge])
+    state_exit = announce_run_state(run_data, args.allow_incomplete) or 0
+    if state_exit == EXIT_INCOMPLETE:
+        print(f"{args.out} not written (--allow-incomplete writes it)", file=sys.stderr)
+        return state_exit
     groups = library_groups(groups, args.library, run_data.records)
     chosen = [g for g in groups if g.get("severity") in fail_on]
     source = ", ".join(str(d) for d in [args.run_dir, *args.merge])
@@ -69,4 +82,4 @@ def run(args: argparse.Namespace) -> int:
         "fill in each reason, commit the file, and pass it as --expectations / "
         "--cai-expectations"
     )
-    return 0
+    return state_exit

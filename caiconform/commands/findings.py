@@ -22,8 +22,12 @@ culprit are left out. A group that a known upstream report covers (the table
 `caiconform/report/known_reports.toml`) links it in the issue text, the list, the index and the
 pack.
 
+A run that is INCOMPLETE or tested NOTHING is said first, on standard error (as `caiconform
+report` says it).
+
 Exit status: 0 (also when nothing matches: it says so), 2 for unreadable input, an unknown
-library or an unknown severity, a group without examples, an unwritable directory.
+library or an unknown severity, a group without examples, an unwritable directory; 3 the run is
+INCOMPLETE (`--allow-incomplete`: 0), 4 NOTHING was TESTED.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from caiconform.commands.report import add_allow_incomplete
     from caiconform.report.issues import LEVEL_ORDER
     from caiconform.report.verify import DEFAULT_JOBS, DEFAULT_TIMEOUT_S
 
@@ -57,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", metavar="DIR", help="write one Markdown file per finding here")
     parser.add_argument("--list", action="store_true", help="one line per finding")
+    add_allow_incomplete(parser)
     parser.add_argument(
         "--verify",
         action="store_true",
@@ -90,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
     from caiconform.cli import UsageError
     from caiconform.commands._groups import catalogue_groups, library_groups
+    from caiconform.commands.report import announce_run_state
     from caiconform.report import upstream, verify
     from caiconform.report.issues import issue_filename, render_issue, select_groups
     from caiconform.severity import parse_severities
@@ -101,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     run_data, groups = catalogue_groups([args.run_dir, *args.merge])
+    state_exit = announce_run_state(run_data, args.allow_incomplete) or 0
     groups = library_groups(groups, args.library, run_data.records)
     chosen = select_groups(groups, args.library, args.level, severities)
     run_dir = Path(args.run_dir)
@@ -111,17 +119,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if not chosen:
         print("no findings match")
-        return 0
+        return state_exit
     defects = [g for g in chosen if g.get("severity") in (severities or _DEFECTS)]
     if args.verify:
         _verify(args, defects, run_dir)
         if not (args.list or args.out or args.upstream):
-            return 0
+            return state_exit
     chosen = verify.lead_order(chosen)
     if args.upstream:
         _upstream(args, defects, run_data)
         if not (args.list or args.out):
-            return 0
+            return state_exit
     if args.list:
         for g in chosen:
             rule = g.get("rule") or f"(input breaks {g.get('input_rule')})"
@@ -131,11 +139,11 @@ def run(args: argparse.Namespace) -> int:
                 f"{g.get('severity')}\t{g.get('library') or '?'}\t{g.get('role')}\t{rule}\t"
                 f"{g.get('level')}\t{g.get('outcome')}\t{g.get('count')}\t{status}\t{known}"
             )
-        return 0
+        return state_exit
     texts = [(issue_filename(g), render_issue(g, run_data.envs, run_data.dirs)) for g in chosen]
     if args.out is None:
         print("\n---\n\n".join(text for _, text in texts), end="")
-        return 0
+        return state_exit
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -150,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
     print(f"wrote {len(texts)} finding(s) and index.md to {out}")
-    return 0
+    return state_exit
 
 
 #: the severities a standalone reproducer is owed: at or above refuses-valid

@@ -43,6 +43,7 @@ __all__ = [
     "verdict_of_run",
     "print_defects",
     "add_allow_incomplete",
+    "announce_run_state",
 ]
 
 #: failing defects printed per library under the headline (the rest are counted)
@@ -71,6 +72,19 @@ def add_allow_incomplete(parser: argparse.ArgumentParser) -> None:
         help="an INCOMPLETE run (killed, or examples lost) still says so first, but does not "
         "make the exit status 3",
     )
+
+
+def announce_run_state(run: Any, allow_incomplete: bool) -> int | None:
+    """Say first, on standard error, what the loaded runs' state (`report.runstate`) makes of
+    them, when it is not plain (INCOMPLETE, NOTHING TESTED, no GPU); returns the exit status it
+    imposes (3 INCOMPLETE unless `allow_incomplete`, 4 NOTHING TESTED) or None."""
+    from caiconform.report.runstate import exit_status, first_line, states_of, status_of
+
+    states = states_of(run)
+    line = first_line(states)
+    if line is not None:
+        print(line, file=sys.stderr)
+    return exit_status(status_of(states), allow_incomplete)
 
 
 def fail_on_of(args: argparse.Namespace) -> frozenset[str]:
@@ -210,7 +224,9 @@ def run(args: argparse.Namespace) -> int:
         for note in verdict["entry_notes"]:
             print(note)
         for status in application.entries:
-            if status.status != "xfail" and not status.is_error:
+            said = status.describe().partition(": ")[2]  # as a note above, once is enough
+            noted = any(note.startswith(f"note: {said}") for note in verdict["entry_notes"])
+            if status.status != "xfail" and not status.is_error and not noted:
                 print(status.describe())
         print(
             f"expectations: {len(application.expected)} expected finding(s), "

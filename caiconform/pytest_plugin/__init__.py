@@ -428,7 +428,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             )
         else:
             campaign.entry_errors.append(status)
-    if campaign.entry_errors and session.exitstatus == pytest.ExitCode.OK:
+    from caiconform.report.runstate import first_line, state_of, status_of
+
+    states = [state_of(directory) for directory in campaign.run_dirs]
+    if states and status_of(states) == "incomplete":
+        campaign.incomplete = first_line(states)
+    failed = campaign.entry_errors or campaign.incomplete
+    if failed and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -102,6 +102,8 @@ class Campaign:
     report_path: Path | None = None
     entry_errors: list[Any] = field(default_factory=list)
     entry_notes: list[str] = field(default_factory=list)
+    #: set at the end of the session: the INCOMPLETE line when a run's cell did not finish
+    incomplete: str | None = None
     #: keep a temporary workdir after the session: it holds reproducers of failures
     keep: bool = False
     #: direction -> adapter source module, once `install` has put the user's adapter in place

@@ -56,7 +56,8 @@ def summary_lines(campaign: Any) -> list[str]:
     from caiconform.pytest_plugin.schema import FAMILY
 
     target = campaign.options.target
-    lines = _verdict_lines(campaign) if campaign.records else []
+    lines = [campaign.incomplete] if campaign.incomplete else []
+    lines += _verdict_lines(campaign) if campaign.records else []
     lines.append(
         f"library under test: {target.name} (producer {target.producer or '-'}, "
         f"consumer {target.consumer or '-'}); failing on: "

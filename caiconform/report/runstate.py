@@ -52,7 +52,8 @@ class Unfinished:
         if self.expected is not None:
             return f"{self.cell} lost {self.expected - self.journaled} of {self.expected} examples"
         if self.journaled:
-            return f"{self.cell} stopped after {self.journaled} examples"
+            examples = "example" if self.journaled == 1 else "examples"
+            return f"{self.cell} stopped after {self.journaled} {examples}"
         return f"{self.cell} not started"
 
 
