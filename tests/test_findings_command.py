@@ -9,6 +9,7 @@ import types
 from pathlib import Path
 
 from caiconform.report.issues import issue_filename, select_groups
+from caiconform.report.load import cell_key
 from caiconform.spec.rules import RULES
 
 CMD = [sys.executable, "-m", "caiconform.cli", "findings"]
@@ -36,6 +37,13 @@ def _record(seq, check, producer, consumer, outcome, rule, **extra):
     }
 
 
+def _write_journal(run: Path, records: list[dict]) -> None:
+    """results.jsonl of `records`, and cells.jsonl saying each of their cells finished."""
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    cells = dict.fromkeys(cell_key(r) for r in records)
+    (run / "cells.jsonl").write_text("".join(json.dumps({"cell": c}) + "\n" for c in cells))
+
+
 def _run_dir(tmp_path: Path) -> Path:
     run = tmp_path / "run"
     (run / "repro").mkdir(parents=True)
@@ -55,7 +63,7 @@ def _run_dir(tmp_path: Path) -> Path:
         _record(3, "roundtrip", "reference", "torch", "rejected", "CAI-PORT-BYTEORDER"),
         _record(4, "roundtrip", "reference", "torch", "pass", None),
     ]
-    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    _write_journal(run, records)
     env = {
         "python": {"version": "3.12.3"},
         "gpu": {"devices": [{"name": "NVIDIA H100"}], "driver_version": "580.159.04"},
@@ -147,7 +155,7 @@ def test_severity_filter_and_order_most_severe_first(tmp_path):
         _record(5, "adversarial", None, "cupy", "accepted-invalid", "CAI-VERSION-KNOWN"),
         _record(6, "roundtrip", "reference", "cupy", "crash", None),
     ]
-    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    _write_journal(run, records)
     cupy = _findings(str(run), "--list", "--library", "cupy")
     assert [line.split("\t")[0] for line in cupy.stdout.splitlines()] == [
         "corrupts",
@@ -162,7 +170,7 @@ def test_severity_filter_and_order_most_severe_first(tmp_path):
     ]
     crash = _findings(str(run), "--library", "cupy", "--severity", "crashes")
     assert crash.stdout.startswith(
-        "## cupy (consumer) crashes the process [CAI-CONSUMER-READS-DESCRIBED, MUST]"
+        "## cupy (consumer) crashes the process [CAI-CONSUMER-READS-DESCRIBED, MUST"
     )
     assert "**Severity**: `crashes`: the process dies, hangs, or is left with an unusable" in (
         crash.stdout

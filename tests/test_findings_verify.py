@@ -24,6 +24,7 @@ import pytest
 
 from caiconform.cli import main
 from caiconform.report import upstream, verify
+from caiconform.report.load import cell_key
 from caiconform.severity import HARM
 from caiconform.spec.rules import RULES
 
@@ -42,6 +43,9 @@ SCRIPTS = {
     "pycuda": "import importlib\nimportlib.import_module('caicon' + 'form.spec')\nprint('OK: x')\n",
     "rmm": "from caiconform.spec.rules import RULES\nprint('BUG: x')\nraise SystemExit(1)\n",
     "warp": None,
+    "cuda.core": "import numpy\nimport a_library_not_installed_here\nprint('BUG: x')\n",
+    "cuda.cccl": "import subprocess, sys\nCHILD = '''import numpy\nimport caiconform\n'''\n"
+    "subprocess.run([sys.executable, '-c', CHILD])\nprint('BUG: x')\nraise SystemExit(1)\n",
 }
 
 
@@ -67,7 +71,7 @@ def _run_dir(tmp_path: Path, libraries=(*SCRIPTS, "dali")) -> Path:
     run = tmp_path / "run"
     run.mkdir()
     records = [_record(n, lib) for n, lib in enumerate(libraries, start=1)]
-    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    _write_journal(run, records)
     env = {
         "python": {"version": "3.12.3"},
         "gpu": {"devices": [{"name": "NVIDIA GPU"}], "driver_version": "580.159.04"},
@@ -75,6 +79,13 @@ def _run_dir(tmp_path: Path, libraries=(*SCRIPTS, "dali")) -> Path:
     }
     (run / "env.json").write_text(json.dumps(env))
     return run
+
+
+def _write_journal(run: Path, records: list[dict]) -> None:
+    """results.jsonl of `records`, and cells.jsonl saying each of their cells finished."""
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    cells = dict.fromkeys(cell_key(r) for r in records)
+    (run / "cells.jsonl").write_text("".join(json.dumps({"cell": c}) + "\n" for c in cells))
 
 
 def _generate(group: dict) -> str | None:
@@ -102,7 +113,7 @@ def verified_once(tmp_path_factory):
         fake.script_for_group = _generate
         mp.setitem(sys.modules, "caiconform.report.standalone", fake)
         start = time.monotonic()
-        code = main(["findings", str(run), "--verify", "--timeout", "1.5", "--jobs", "8"])
+        code = main(["findings", str(run), "--verify", "--timeout", "1.5", "--jobs", "10"])
         elapsed = time.monotonic() - start
     assert code == 0
     return run, printed.getvalue(), elapsed
@@ -144,11 +155,19 @@ def test_verify_records_each_script_by_what_it_did(verified):
     # a plain import is found before anything runs
     assert (entries["rmm"]["result"], entries["rmm"]["seconds"]) == ("imports caiconform", 0.0)
     assert "imports caiconform.spec.rules: not run" in entries["rmm"]["detail"]
+    assert entries["cuda.cccl"]["result"] == "imports caiconform"
+    assert (entries["cuda.core"]["standalone"], entries["cuda.core"]["result"]) == (
+        "does not",
+        "missing library",
+    )
+    assert entries["cuda.core"]["detail"] == (
+        "needs a_library_not_installed_here, not installed here: not run"
+    )
     assert (entries["warp"]["standalone"], entries["warp"]["script"]) == ("none", None)
     assert entries["dali"]["result"] == "generator error"
     assert "RuntimeError: no template" in entries["dali"]["detail"]
-    assert data["summary"]["reproduces"] == 1 and data["summary"]["does not"] == 3
-    assert data["summary"]["none"] == 4 and data["verified"] == 8
+    assert data["summary"]["reproduces"] == 1 and data["summary"]["does not"] == 4
+    assert data["summary"]["none"] == 5 and data["verified"] == 10
     # each script is kept next to the run under its group's stable name
     assert (
         cupy["script"]
@@ -158,15 +177,15 @@ def test_verify_records_each_script_by_what_it_did(verified):
     # a hang (and its child) is killed at the timeout and never holds up the rest
     assert elapsed < 10 and data["seconds"] < 10
     lines = printed.splitlines()
-    assert sum(line.startswith("[") for line in lines) == 8
+    assert sum(line.startswith("[") for line in lines) == 10
     assert any(
         line.startswith("[") and "reproduces: corrupts: cupy consumer" in line for line in lines
     )
-    assert "verified 8 finding(s) in" in printed and "1 reproduce, 3 do not, 4 have no" in printed
+    assert "verified 10 finding(s) in" in printed and "1 reproduce, 4 do not, 5 have no" in printed
     assert lines[-1].startswith(
         f"FIX: the matrix: 1 defect(s) reproduce standalone (corrupts: cupy consumer {RULE} "
     )
-    assert lines[-1].endswith("; 7 unconfirmed (no standalone reproduction)")
+    assert lines[-1].endswith("; 9 unconfirmed (no standalone reproduction)")
 
 
 def test_issue_texts_lead_with_what_reproduces_and_mark_the_rest_unconfirmed(verified, capsys):
@@ -194,7 +213,7 @@ def test_issue_texts_lead_with_what_reproduces_and_mark_the_rest_unconfirmed(ver
     assert main(["findings", str(run), "--out", str(out)]) == 0
     index = (out / "index.md").read_text().splitlines()
     assert index[2].startswith("- corrupts: [cupy") and index[2].endswith("reproduces standalone")
-    assert sum(line.endswith("— UNCONFIRMED") for line in index) == 7
+    assert sum(line.endswith("— UNCONFIRMED") for line in index) == 9
 
 
 def test_a_second_verification_of_one_library_keeps_the_others(verified, capsys):
@@ -221,7 +240,7 @@ def test_upstream_pack_one_file_per_library_harness_and_ambiguous_left_out(
         _record(3, "cupy", check="schema", culprit=harness, rule="CAI-PRODUCER-DESCRIBES-DATA"),
         _record(4, "torch", check="schema", culprit=unknown, rule="CAI-PRODUCER-DESCRIBES-DATA"),
     ]
-    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    _write_journal(run, records)
     assert main(["findings", str(run), "--verify", "--library", "cupy", "--timeout", "5"]) == 0
     capsys.readouterr()
     pack = tmp_path / "pack"
@@ -302,6 +321,9 @@ def test_caiconform_imports_are_found_in_every_spelling():
         "caiconform",
     ]
     assert verify.caiconform_imports("import caiconformity\nimport numpy\n") == []
+    child = "import subprocess\nCHILD = '''import torch\nfrom cuda.bindings import driver\n'''\n"
+    assert verify.imported_modules(child) == ["subprocess", "torch", "cuda.bindings"]
+    assert verify.imported_modules("DOC = '''not code: import it\nnow'''\n") == []
     with pytest.raises(SyntaxError):
         verify.caiconform_imports("def (:\n")
 

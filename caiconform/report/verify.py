@@ -12,7 +12,9 @@ directory behind a bootstrap that makes `import caiconform` fail, with a timeout
 - `reproduces`: exit 1 and a `BUG:` line;
 - `does not`: exit 0 and an `OK:` line (`result: ok`), or the script broke its contract: it timed
   out (`timeout`), died by a signal without being able to say BUG (`signal`, named), or exited
-  otherwise (`error`, with its exit status and the last lines of its standard error);
+  otherwise (`error`, with its exit status and the last lines of its standard error); or it was
+  not run because a library it imports (itself or in the program it runs as a child) is not
+  installed where it would run (`missing library`);
 - `none`: no script (the generator wrote none, or failed: `no script`, `generator error`), or one
   that needs caiconform (`imports caiconform`, seen in the source or when the bootstrap blocked
   it).
@@ -54,6 +56,8 @@ __all__ = [
     "VerifyInputError",
     "standalone_key",
     "caiconform_imports",
+    "imported_modules",
+    "missing_modules",
     "classify",
     "run_script",
     "verify_groups",
@@ -121,15 +125,21 @@ def _is_caiconform(name: str) -> bool:
     return name == "caiconform" or name.startswith("caiconform.")
 
 
-def caiconform_imports(source: str) -> list[str]:
-    """The caiconform modules `source` imports: `import`/`from` statements, `__import__` and
-    `importlib.import_module` with a literal name. SyntaxError when it does not parse."""
+def imported_modules(source: str) -> list[str]:
+    """The modules `source` imports by absolute name, in order: `import`/`from` statements,
+    `__import__` and `importlib.import_module` with a literal name, also inside code it holds
+    as a string literal (a child process's program). SyntaxError when `source` does not
+    parse."""
+    return _imports(ast.parse(source), depth=2)
+
+
+def _imports(tree: ast.AST, depth: int) -> list[str]:
     found: list[str] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [a.name for a in node.names if _is_caiconform(a.name)]
+            found += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and node.module and _is_caiconform(node.module):
+            if node.level == 0 and node.module:
                 found.append(node.module)
         elif isinstance(node, ast.Call) and node.args:
             func = node.func
@@ -139,10 +149,64 @@ def caiconform_imports(source: str) -> list[str]:
                 name in ("__import__", "import_module")
                 and isinstance(first, ast.Constant)
                 and isinstance(first.value, str)
-                and _is_caiconform(first.value)
             ):
                 found.append(first.value)
+        elif (
+            depth > 0
+            and isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and "import" in node.value
+            and "\n" in node.value
+        ):
+            try:
+                embedded = ast.parse(node.value)
+            except SyntaxError:
+                continue
+            found += _imports(embedded, depth - 1)
     return found
+
+
+def caiconform_imports(source: str) -> list[str]:
+    """The caiconform modules `source` imports (`imported_modules`). SyntaxError when it does
+    not parse."""
+    return [name for name in imported_modules(source) if _is_caiconform(name)]
+
+
+#: run as `python -I -c _PROBE NAME...`: prints the JSON list of the names no finder knows (a
+#: dotted name under a namespace package such as `cuda` is looked up one level down)
+_PROBE = """
+import importlib.util, json, sys
+missing = []
+for name in sys.argv[1:]:
+    parts = name.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+        if spec is not None and spec.origin in (None, "namespace") and len(parts) > 1:
+            spec = importlib.util.find_spec(".".join(parts[:2]))
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        missing.append(name)
+print(json.dumps(missing))
+"""
+
+
+def missing_modules(names: Iterable[str]) -> set[str]:
+    """Those of `names` that a fresh `python -I` cannot find (the libraries a script needs
+    that are not installed where it would run). Empty when the probe itself fails."""
+    wanted = sorted({n for n in names if n and not _is_caiconform(n)})
+    if not wanted:
+        return set()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", _PROBE, *wanted],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return set(json.loads(done.stdout))
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return set()
 
 
 def _verdict_line(stdout: str) -> str | None:
@@ -320,8 +384,21 @@ def verify_groups(
         if progress is not None:
             progress(len(results), total, group, entry)
 
+    needs = {
+        id(group): imported_modules(path.read_text(encoding="utf-8"))
+        for group, path, refused in written
+        if refused is None and path is not None
+    }
+    missing = missing_modules(name for names in needs.values() for name in names)
     runnable = []
     for group, path, refused in written:
+        absent = sorted({n for n in needs.get(id(group), []) if n in missing})
+        if refused is None and absent:
+            refused = {
+                "standalone": DOES_NOT,
+                "result": "missing library",
+                "detail": f"needs {', '.join(absent)}, not installed here: not run",
+            }
         if refused is not None or path is None:
             finish(group, path, refused or {})
         else:
