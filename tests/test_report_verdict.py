@@ -46,8 +46,9 @@ def write_run(directory: Path, records: list[dict]) -> Path:
 
 
 def small_run(directory: Path) -> Path:
-    """numba exports stream 0 (corrupts, 3 examples), cupy takes an invalid version
-    (accepts-invalid), torch refuses negative strides (portability); passes around them."""
+    """numba exports stream 0 (refuses-valid, 3 examples: the check reads the dict, no value was
+    misread), cupy takes an invalid version (accepts-invalid), torch refuses negative strides
+    (portability); passes around them."""
     records = [rec(i, "schema", "numba", None, "pass") for i in range(4)]
     records += [
         rec(10 + i, "schema", "numba", None, "fail", "CAI-STREAM-ZERO-FORBIDDEN") for i in range(3)
@@ -71,20 +72,20 @@ def test_the_first_lines_say_what_to_do(tmp_path):
     lines = (run / "matrix.md").read_text().splitlines()
     assert lines[0].startswith("# caiconform report: r1")
     assert lines[2] == (
-        "**FIX: the matrix: 1 failing defect(s) (corrupts: numba producer "
+        "**FIX: the matrix: 1 failing defect(s) (refuses-valid: numba producer "
         "CAI-STREAM-ZERO-FORBIDDEN (MUST, fail, 3 example(s))); 2 below --fail-on "
         "(1 accepts-invalid, 1 portability)**"
     )
     text = "\n".join(lines)
     # one notion of group, said once
-    assert "3 defect group(s) (one library, role, rule and outcome each): 1 corrupts, " in text
+    assert "3 defect group(s) (one library, role, rule and outcome each): 1 refuses-valid, " in text
     assert "1 accepts-invalid, 1 portability; 1 failing at --fail-on " in text
     assert "finding group" not in text and "non-conformance" not in text
     # per library, most severe first, linking its page
     numba = text.index("### numba")
     assert text.index("### cupy") < numba < text.index("### torch")
     assert (
-        "- **corrupts** producer CAI-STREAM-ZERO-FORBIDDEN (MUST): fail, 3 example(s) — "
+        "- **refuses-valid** producer CAI-STREAM-ZERO-FORBIDDEN (MUST, fail, 3 example(s)) — "
         "[details](libraries/numba.md#g" in text
     )
     assert "- not failing (below --fail-on): 1 accepts-invalid — [libraries/cupy.md]" in text
@@ -128,7 +129,7 @@ def test_index_html_opens_with_the_verdict_without_script(tmp_path):
     verdict = body[body.index('<section id="verdict">') :]
     order = [verdict.index(f'data-library="{name}"') for name in ("cupy", "numba", "torch")]
     assert order == sorted(order)
-    assert '<span class="sev corrupts">corrupts</span>' in verdict
+    assert '<span class="sev refuses-valid">refuses-valid</span>' in verdict
     assert 'href="libraries/numba.md"' in verdict
 
 
@@ -157,10 +158,17 @@ def test_matrix_md_stays_a_summary_page_on_a_big_run(tmp_path):
     text = (run / "matrix.md").read_text()
     assert len(text.splitlines()) <= 500, len(text.splitlines())
     assert "… and " in text and "more at or above --fail-on" in text
-    # every library's page lists every group of that library
+    # every library's page lists every defect of that library; what it did with a dict breaking
+    # a rule the dict cannot show is about the input, listed apart in a few lines
     for lib in range(30):
         page = (run / "libraries" / f"lib{lib:02d}.md").read_text()
-        assert page.count("\n### <a id=") == sum(g["library"] == f"lib{lib:02d}" for g in groups)
+        own = [g for g in groups if g["library"] == f"lib{lib:02d}" and not g["about_input"]]
+        assert page.count("\n### <a id=") == len(own) and len(own) < 80
+    about = text[text.index("## About the inputs") :].split("\n## ", 1)[0]
+    assert (
+        "- given a dict that breaks CAI-DATA-DEVICE-ACCESSIBLE (MUST), the consumer accepted "
+        "it: lib00 (1), lib01 (1)" in about
+    )
     # the skips: grouped by reason, none cut; the summary says how many it does not list
     reasons = written.matrix["skip_reasons"]
     assert len(reasons) == 600 and sum(r["count"] for r in reasons) == 600
@@ -206,7 +214,8 @@ def test_skips_are_grouped_by_reason_with_their_cells(tmp_path):
         (["--fail-on", "none"], 0, "OK: the matrix: no failing defect; 3 below --fail-on"),
         (["--fail-on", "all"], 1, "FIX: the matrix: 3 failing defect(s)"),
         (["--fail-on", "accepts-invalid"], 1, "FIX: the matrix: 1 failing defect(s) (accepts"),
-        (["--fail-on", "crashes,refuses-valid"], 0, "OK: the matrix: no failing defect"),
+        (["--fail-on", "corrupts,crashes"], 0, "OK: the matrix: no failing defect"),
+        (["--fail-on", "refuses-valid"], 1, "FIX: the matrix: 1 failing defect(s) (refuses-valid"),
     ],
 )
 def test_report_exit_status_follows_fail_on(tmp_path, capsys, options, status, first):
@@ -266,7 +275,10 @@ def test_run_exit_status_is_the_verdict(tmp_path):
     red = _run(tmp_path, "--libraries", "good,wrong", "--out", str(tmp_path / "red"))
     assert red.returncode == 1, red.stderr
     last = red.stdout.strip().splitlines()[-1]
-    assert last.startswith("FIX: the matrix: 1 failing defect(s) (corrupts: wrong producer ")
+    assert last.startswith(
+        "FIX: the matrix: 1 failing defect(s) (refuses-valid: wrong producer "
+        "CAI-DATA-EXTENT-IN-ALLOCATION (MUST, derived, fail, "
+    )
     baseline = tmp_path / "baseline.yaml"
     baseline.write_text(
         "expectations:\n  - rule: CAI-DATA-EXTENT-IN-ALLOCATION\n    producer: wrong\n"
@@ -285,7 +297,7 @@ def test_run_exit_status_is_the_verdict(tmp_path):
         tmp_path, "--libraries", "wrong", "--fail-on", "crashes", "--out", str(tmp_path / "b")
     )
     assert below.returncode == 0, below.stderr
-    assert "1 below --fail-on (1 corrupts)" in below.stdout.strip().splitlines()[-1]
+    assert "1 below --fail-on (1 refuses-valid)" in below.stdout.strip().splitlines()[-1]
 
 
 @pytest.mark.parametrize(

@@ -446,14 +446,12 @@ def embed_json(value: Any) -> str:
 MAX_LINES_PER_LIBRARY = 12
 
 
-def _group_item(
-    group: dict[str, Any], index: int, status: str | None, library: bool = False
-) -> str:
+def _group_item(group: dict[str, Any], index: int, status: str | None) -> str:
     from caiconform.report.wording import group_phrase, severity_word
 
     severity = html.escape(severity_word(group))
     css = html.escape(str(group.get("severity") or "input"))
-    text = group_phrase(group, library=library)
+    text = group_phrase(group, library=False)
     if group.get("condition"):
         text += f"; when {group['condition']}"
     mark = " · expected" if status == "expected" else ""
@@ -539,7 +537,10 @@ def render_verdict(matrix: dict[str, Any]) -> tuple[str, str]:
             "dict, a handle that is no stream): what a consumer did with them fails no one.</p>"
             "<ul>"
         )
-        parts += [_group_item(groups[i], i, None, library=True) for i in about_input]
+        from caiconform.report.wording import about_input_lines
+
+        lines = about_input_lines(groups[i] for i in about_input)
+        parts += [f"<li>{html.escape(line)}</li>" for line in lines]
         parts.append("</ul></div>")
     parts.append("</section>")
     return top, "\n".join(parts)

@@ -22,7 +22,12 @@ from urllib.parse import quote
 
 from caiconform.report.load import cell_key
 from caiconform.report.matrix import SEVERITY
-from caiconform.report.wording import group_level, group_phrase, severity_word
+from caiconform.report.wording import (
+    about_input_lines,
+    group_level,
+    group_phrase,
+    severity_word,
+)
 from caiconform.severity import SEVERITIES
 from caiconform.spec.rules import RULES, level_text
 
@@ -207,11 +212,11 @@ def _by_library(matrix: dict[str, Any]) -> dict[str | None, list[tuple[int, dict
     return dict(sorted(out.items(), key=lambda kv: (kv[0] is None, kv[0] or "")))
 
 
-def _what(group: dict[str, Any], library: bool = False) -> str:
+def _what(group: dict[str, Any]) -> str:
     """`**severity** role rule (level, outcome, N example(s))`, or for a group whose input
     broke a rule `**severity** given a dict that breaks RULE (level), the consumer crashed (N
     example(s))` (`report.wording`), Markdown-safe."""
-    return f"**{severity_word(group)}** {_md(group_phrase(group, library=library))}"
+    return f"**{severity_word(group)}** {_md(group_phrase(group, library=False))}"
 
 
 _STATUS_WORDS = {
@@ -230,23 +235,18 @@ def _group_line(group: dict[str, Any], status: str | None, href: str) -> str:
 def _about_input(matrix: dict[str, Any]) -> list[str]:
     """The groups that are information about their input, apart from every defect: what a
     consumer did with a dict breaking a rule the dict cannot show (docs/reports.md)."""
-    groups = [
-        g for g in (matrix.get("catalogue") or {}).get("groups") or [] if g.get("about_input")
-    ]
-    if not groups:
+    lines = about_input_lines((matrix.get("catalogue") or {}).get("groups") or [])
+    if not lines:
         return []
-    lines = [
+    return [
         "## About the inputs (no library's defect)",
         "",
         "Dicts that break a rule the dict cannot show (memory a consumer cannot check from the "
         "dict, a handle that is no stream): what a consumer did with them is the input's doing, "
         "the producer's obligation, and fails no one.",
         "",
+        *(f"- {_md(line)}" for line in lines),
     ]
-    for group in groups:
-        condition = f"; when {_md(group['condition'])}" if group.get("condition") else ""
-        lines.append(f"- {_what(group, library=True)}{condition}")
-    return lines
 
 
 def _defects(matrix: dict[str, Any]) -> list[str]:

@@ -9,12 +9,19 @@ marked wherever its level appears.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from caiconform.spec.rules import level_text
 
-__all__ = ["ABOUT_INPUT", "broken_input", "group_level", "group_phrase", "severity_word"]
+__all__ = [
+    "ABOUT_INPUT",
+    "about_input_lines",
+    "broken_input",
+    "group_level",
+    "group_phrase",
+    "severity_word",
+]
 
 #: what a report calls a group that is information about its input (severity None)
 ABOUT_INPUT = "about the input"
@@ -68,3 +75,19 @@ def group_phrase(group: Mapping[str, Any], *, library: bool = True, count: bool 
     details = [group_level(group), str(group.get("outcome"))] + ([examples] if count else [])
     head = " ".join(filter(None, [name, role, filed]))
     return f"{head} ({', '.join(details)})"
+
+
+def about_input_lines(groups: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The groups that are information about their input, one line per broken rule and outcome
+    with the libraries and their example counts ("given a dict that breaks X (MUST), the
+    consumer crashed: cupy (3), pycuda (1)"): bounded by the rules a dict cannot show, however
+    many libraries ran."""
+    by_kind: dict[str, list[Mapping[str, Any]]] = {}
+    for group in groups:
+        if group.get("about_input"):
+            by_kind.setdefault(group_phrase(group, library=False, count=False), []).append(group)
+    return [
+        f"{phrase}: "
+        + ", ".join(f"{g.get('library') or '(no single library)'} ({g.get('count')})" for g in same)
+        for phrase, same in by_kind.items()
+    ]
