@@ -1,0 +1,120 @@
+"""Standalone reproducers: for a catalogue group, a script that shows its defect with numpy,
+cuda-bindings and the libraries of the exchange alone, printing one `BUG: ...` or `OK: ...` line
+(exit 1 or 0).
+
+`script_for_group(group)` takes one group of a run's findings.json (its `reproducer` names the
+cell "family/producer/consumer" and carries the example's params) and returns the script, or
+None where no template covers the group (`NOT_COVERED` says why, per case). One module per
+check family writes its scripts; `libraries` holds the per-library snippets, `exchange` the
+parts they share, `_text` the helpers the scripts are written from. Nothing here, and nothing
+in a script, imports the rest of caiconform: a script runs where caiconform is not installed.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+__all__ = ["FAMILIES", "NOT_COVERED", "script_for_group", "why_none"]
+
+#: what gets no script, and why
+NOT_COVERED = [
+    "caiconform's own defects: the PyCUDA 0-d producer group (its adapter uploads a 0-d "
+    "array as shape (1,)) and the JAX DLPack read-only comparison on an unversioned capsule "
+    "(a `dltensor` capsule has no read-only flag to compare) are the harness's, not the "
+    "library's: no script would show a library defect",
+    "families aliasing and devices: their examples need several entry points or GPUs and no "
+    "group at or above refuses-valid has come from them",
+    "Numba's own stream scenarios (numba-sync, numba-stream-none, numba-sync-off, "
+    "numba-export): judged by a sequence of Numba calls, not one exchange",
+    "consumers without a snippet (dali, mpi4py, pyarrow), and layouts a library producer "
+    "cannot make (a strided JAX, RMM, PyCUDA or Warp array; negative or odd strides in torch)",
+    "dicts holding objects the journal could not record ($raising, $opaque values)",
+    "the object-fields live mutation (items with a PyObject field) and mutants of unknown "
+    "rules in the schema family's producer checks",
+]
+
+#: harness defects (see NOT_COVERED): (library, role, rule) -> how to recognise its example
+_HARNESS = {
+    ("pycuda", "producer", "CAI-PRODUCER-DESCRIBES-DATA"): lambda p: _shape(p) == [],
+    ("jax", "producer", "CAI-DLPACK-AGREE"): lambda p: True,
+}
+
+
+def _shape(params: dict) -> Any:
+    layout = params.get("layout")
+    return (layout or {}).get("shape", params.get("shape"))
+
+
+def _families() -> dict[str, ModuleType]:
+    from caiconform.report.standalone import (
+        adversarial,
+        agreement,
+        lifetime,
+        mask,
+        readonly,
+        roundtrip,
+        schema,
+        streams,
+        versions,
+    )
+
+    return {
+        "roundtrip": roundtrip,
+        "zero_size": roundtrip,
+        "versions": versions,
+        "mask": mask,
+        "readonly": readonly,
+        "lifetime": lifetime,
+        "streams": streams,
+        "agreement": agreement,
+        "schema": schema,
+        "adversarial": adversarial,
+    }
+
+
+FAMILIES = (
+    "roundtrip",
+    "zero_size",
+    "versions",
+    "mask",
+    "readonly",
+    "lifetime",
+    "streams",
+    "agreement",
+    "schema",
+    "adversarial",
+)
+
+
+def why_none(group: dict) -> str | None:
+    """Why `group` gets no script before any template is tried (None: a template may)."""
+    rep = group.get("reproducer") or {}
+    cell, params = rep.get("cell"), rep.get("params")
+    if not isinstance(cell, str) or cell.count("/") != 2 or not isinstance(params, dict):
+        return "the group carries no example (reproducer cell and params)"
+    family = cell.split("/")[0]
+    if family not in FAMILIES:
+        return f"no template for family {family!r}"
+    check = _HARNESS.get((group.get("library"), group.get("role"), group.get("rule")))
+    if check is not None and check(params):
+        return "caiconform's own defect, not the library's"
+    return None
+
+
+def script_for_group(group: dict) -> str | None:
+    """The standalone reproducer of one findings.json group, or None (see NOT_COVERED)."""
+    if why_none(group) is not None:
+        return None
+    rep = group["reproducer"]
+    family, producer, consumer = rep["cell"].split("/")
+    module = _families()[family]
+    try:
+        return module.script(
+            group,
+            rep["params"],
+            None if producer == "-" else producer,
+            None if consumer == "-" else consumer,
+        )
+    except (KeyError, TypeError, ValueError):  # params of another shape than the family's
+        return None

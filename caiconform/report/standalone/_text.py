@@ -1,0 +1,398 @@
+"""The pieces every standalone reproducer is written from, and the generator's own arithmetic.
+
+A reproducer imports numpy, the standard library, `cuda.bindings` (the stand-in for
+caiconform's reference producer and consumer: a few lines over the CUDA driver API) and the
+libraries of the exchange; nothing of caiconform. Its helpers are source text here (`HELPERS`),
+each included only when the script uses it. The generator itself runs inside caiconform but
+imports none of it either, so a half-edited module elsewhere cannot stop a script being
+written: the layout arithmetic (C strides, byte extent) and the decoding of the journal's
+encoded dicts are repeated here in a few lines.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "HELPERS",
+    "OPAQUE",
+    "STRUCTURED_DESCR",
+    "Array",
+    "Script",
+    "array_of",
+    "c_strides",
+    "byte_extent",
+    "decode",
+    "literal",
+    "one_line",
+]
+
+#: element types caiconform names that numpy has no typestr code for -> item size
+OPAQUE = {"bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
+#: the structured dtype caiconform exchanges under the name "structured"
+STRUCTURED_DESCR = [("a", "<f4"), ("b", "<i2"), ("c", "|u1"), ("", "|V1"), ("d", "<f8")]
+
+
+def one_line(text: Any) -> str:
+    return " ".join(str(text or "").split())
+
+
+def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """Byte strides of the C-contiguous layout of `shape`."""
+    out, step = [], itemsize
+    for extent in reversed(shape):
+        out.insert(0, step)
+        step *= max(extent, 1)
+    return tuple(out)
+
+
+def byte_extent(shape: tuple[int, ...], strides: tuple[int, ...] | None, itemsize: int) -> tuple:
+    """(lowest byte, one past the highest) touched relative to the data pointer; (0, 0) empty."""
+    if any(extent == 0 for extent in shape):
+        return (0, 0)
+    lo = hi = 0
+    for extent, stride in zip(shape, strides or c_strides(shape, itemsize), strict=True):
+        reach = (extent - 1) * stride
+        lo, hi = (lo + reach, hi) if reach < 0 else (lo, hi + reach)
+    return (lo, hi + itemsize)
+
+
+@dataclass(frozen=True)
+class Array:
+    """One example's array as the script builds it: numpy dtype source, the typestr (and descr)
+    exported, the layout in bytes and the seed of its values."""
+
+    typestr: str  # as the run named it (a typestr, or bfloat16 / float8_* / structured)
+    dtype_src: str  # numpy dtype expression for the host values
+    export_typestr: str
+    descr: list | None
+    itemsize: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...] | None  # as exported (None: C-contiguous)
+    offset: int
+    alloc: int  # bytes of the allocation holding the image
+    seed: int
+    source_shape: tuple[int, ...] = field(default=())  # values repeat along stride-0 axes
+
+    @property
+    def size(self) -> int:
+        count = 1
+        for extent in self.shape:
+            count *= extent
+        return count
+
+    @property
+    def plain(self) -> bool:
+        """C-contiguous at offset 0: what a library's plain upload makes."""
+        if self.offset:
+            return False
+        if self.strides is None or self.size == 0:
+            return True
+        expected = c_strides(self.shape, self.itemsize)
+        return all(
+            n == 1 or s == e for n, s, e in zip(self.shape, self.strides, expected, strict=True)
+        )
+
+
+def array_of(params: dict) -> Array | None:
+    """The Array of an example's params (`typestr` with `layout` or `shape`, `seed`); None
+    when the typestr is one numpy cannot hold here."""
+    typestr = params.get("typestr")
+    layout = params.get("layout") or {"shape": params.get("shape") or [], "strides": None}
+    if not isinstance(typestr, str):
+        return None
+    if typestr in OPAQUE:
+        size = OPAQUE[typestr]
+        dtype_src, export, descr = f"'V{size}'", (f"<V{size}" if size > 1 else "|V1"), None
+    elif typestr == "structured":
+        dtype_src, descr = repr(STRUCTURED_DESCR), [list(f) for f in STRUCTURED_DESCR]
+        size, export = 16, "|V16"
+    else:
+        try:
+            import numpy as np
+
+            size = np.dtype(typestr).itemsize
+        except TypeError:
+            return None
+        dtype_src, export, descr = repr(typestr), typestr, None
+    shape = tuple(int(n) for n in layout.get("shape") or ())
+    strides = layout.get("strides")
+    strides = None if strides is None else tuple(int(s) for s in strides)
+    offset, pad = int(layout.get("offset") or 0), int(layout.get("pad") or 0)
+    lo, hi = byte_extent(shape, strides, size)
+    source = (
+        shape
+        if strides is None
+        else tuple(1 if s == 0 else n for n, s in zip(shape, strides, strict=True))
+    )
+    return Array(
+        typestr=typestr,
+        dtype_src=dtype_src,
+        export_typestr=export,
+        descr=descr,
+        itemsize=size,
+        shape=shape,
+        strides=strides,
+        offset=offset,
+        alloc=max(offset + hi + pad, 1) if offset + lo >= 0 else max(hi - lo + pad, 1),
+        seed=int(params.get("seed") or 0),
+        source_shape=source,
+    )
+
+
+class _Mask:
+    """A `$cai` value of an encoded dict: an object exposing this interface (a mask)."""
+
+    def __init__(self, desc: Any) -> None:
+        self.desc = desc
+
+
+class Unencodable(ValueError):
+    """An encoded value the script cannot rebuild (an object whose attribute raises, ...)."""
+
+
+def decode(value: Any) -> Any:
+    """The journal's encoding of an interface dict (caiconform.checks._support.encode) back to
+    Python values; a `$cai` object becomes a _Mask. Unencodable for `$raising` / `$opaque`."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$tuple" in value:
+        return tuple(decode(v) for v in value["$tuple"])
+    if "$dict" in value:
+        return {_hashable(decode(k)): decode(v) for k, v in value["$dict"]}
+    if "$bytes" in value:
+        return bytes.fromhex(value["$bytes"])
+    if "$cai" in value:
+        return _Mask(decode(value["$cai"]))
+    raise Unencodable(f"an encoded {next(iter(value), '?')} value")
+
+
+def _hashable(key: Any) -> Any:
+    return tuple(key) if isinstance(key, list) else key
+
+
+def literal(value: Any, pointers: dict[int, str] | None = None) -> str:
+    """Python source for a decoded dict value. A _Mask becomes `Exported({...})`; a `data`
+    tuple whose id is in `pointers` gets that expression in place of its pointer."""
+    pointers = pointers or {}
+    if isinstance(value, _Mask):
+        return f"Exported({literal(value.desc, pointers)})"
+    if isinstance(value, dict):
+        items = []
+        for key, item in value.items():
+            if key == "data" and id(item) in pointers:
+                rest = "".join(f", {literal(v)}" for v in item[1:])
+                items.append(f"{key!r}: ({pointers[id(item)]}{rest})")
+            else:
+                items.append(f"{literal(key)}: {literal(item, pointers)}")
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, tuple):
+        inner = ", ".join(literal(v, pointers) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(v, pointers) for v in value) + "]"
+    return repr(value)
+
+
+#: helper name -> (source, helpers it needs). Each is included once, in this order.
+HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "driver": (
+        '''
+        from cuda.bindings import driver as cu
+
+
+        def ck(result):
+            """The values of a cuda.bindings call; RuntimeError naming the CUresult if it failed."""
+            err, *rest = result if isinstance(result, tuple) else (result,)
+            if err != cu.CUresult.CUDA_SUCCESS:
+                raise RuntimeError(f"CUDA driver error {err.name}")
+            return rest[0] if len(rest) == 1 else rest
+
+
+        ck(cu.cuInit(0))  # the device's primary context: the one every library shares
+        ck(cu.cuCtxSetCurrent(ck(cu.cuDevicePrimaryCtxRetain(ck(cu.cuDeviceGet(0))))))
+        ''',
+        (),
+    ),
+    "upload": (
+        '''
+        def upload(image):
+            """A new device allocation holding the bytes of `image` (a uint8 host array)."""
+            ptr = int(ck(cu.cuMemAlloc(max(image.nbytes, 1))))
+            ck(cu.cuMemcpyHtoD(ptr, image.ctypes.data, image.nbytes))
+            return ptr
+        ''',
+        ("driver",),
+    ),
+    "Exported": (
+        '''
+        class Exported:
+            """A producer reduced to its export: a literal __cuda_array_interface__ dict."""
+
+            def __init__(self, desc, owner=None):
+                self.desc, self.owner = desc, owner
+
+            @property
+            def __cuda_array_interface__(self):
+                return dict(self.desc)
+        ''',
+        (),
+    ),
+    "read_back": (
+        '''
+        def read_at(ptr, shape, dtype, strides=None, stream=None):
+            """The elements at `ptr` (byte `strides`, None: C order) copied to the host with the
+            driver on `stream` (default: a new non-blocking stream of our own)."""
+            if 0 in shape:
+                return np.empty(shape, dtype)
+            steps = tuple(strides) if strides else np.empty(shape, dtype).strides
+            lo = sum((n - 1) * s for n, s in zip(shape, steps) if s < 0)
+            hi = sum((n - 1) * s for n, s in zip(shape, steps) if s > 0) + dtype.itemsize
+            raw = np.empty(hi - lo, np.uint8)
+            if stream is None:
+                stream = ck(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value))
+            ck(cu.cuMemcpyDtoHAsync(raw.ctypes.data, ptr + lo, hi - lo, cu.CUstream(int(stream))))
+            ck(cu.cuStreamSynchronize(cu.CUstream(int(stream))))
+            return np.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=steps).copy()
+
+
+        def read_back(desc):
+            """What a conforming consumer reads from a dict: it waits on the exported stream,
+            then copies the elements the dict describes."""
+            if desc.get("stream"):
+                ck(cu.cuStreamSynchronize(cu.CUstream(desc["stream"])))
+            dtype = np.dtype(desc["typestr"])
+            if dtype.kind == "V" and any(field[0] for field in desc.get("descr") or ()):
+                dtype = np.dtype([tuple(field) for field in desc["descr"]])
+            return read_at(desc["data"][0], tuple(desc["shape"]), dtype, desc.get("strides"))
+        ''',
+        ("driver",),
+    ),
+    "sleep_on": (
+        '''
+        import ctypes
+
+        _libcuda = ctypes.CDLL("libcuda.so.1")
+        _libcuda.cuLaunchHostFunc.argtypes = [ctypes.c_void_p] * 3
+        _USLEEP = ctypes.cast(ctypes.CDLL(None).usleep, ctypes.c_void_p)
+
+
+        def sleep_on(stream, us):
+            """Hold `stream` (a raw handle: 0 or 1 legacy, 2 per-thread) for `us` microseconds:
+            libc's usleep enqueued as a host function, so the GPU stays free meanwhile."""
+            while us > 0:
+                chunk = min(us, 500_000)
+                assert _libcuda.cuLaunchHostFunc(stream, _USLEEP, chunk) == 0, "cuLaunchHostFunc"
+                us -= chunk
+        ''',
+        (),
+    ),
+    "differ": (
+        '''
+        def differ(got, want):
+            """None when `got` holds `want`'s values bit for bit, else what differs."""
+            got = np.asarray(got)
+            if got.shape != want.shape:
+                return f"shape {got.shape}, expected {want.shape}"
+            if got.dtype != want.dtype and got.dtype.itemsize == want.dtype.itemsize:
+                got = got.astype(want.dtype) if got.dtype.kind != "V" else got.view(want.dtype)
+            a = np.ascontiguousarray(got).view(np.uint8).reshape(-1, want.dtype.itemsize)
+            b = np.ascontiguousarray(want).view(np.uint8).reshape(-1, want.dtype.itemsize)
+            bad = np.flatnonzero((a != b).any(axis=1))
+            if bad.size == 0:
+                return None
+            first = np.unravel_index(bad[0], want.shape) if want.shape else ()
+            return (
+                f"{bad.size} of {want.size} elements differ; first at {tuple(map(int, first))}: "
+                f"got {got[first]!r}, expected {want[first]!r}"
+            )
+        ''',
+        (),
+    ),
+    "verdict": (
+        '''
+        import sys
+
+
+        def verdict(bug, line):
+            """The reproducer's one line: BUG (exit 1) or OK (exit 0)."""
+            print(("BUG: " if bug else "OK: ") + " ".join(str(line).split()))
+            sys.exit(1 if bug else 0)
+        ''',
+        (),
+    ),
+    "vmm": (
+        '''
+        def guarded(nbytes, guard):
+            """`nbytes` of device memory followed by `guard` bytes of reserved, unmapped
+            addresses: every read past the end faults."""
+            prop = cu.CUmemAllocationProp()
+            prop.type = cu.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+            prop.location.type = cu.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+            prop.location.id = 0
+            flag = cu.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM
+            grain = int(ck(cu.cuMemGetAllocationGranularity(prop, flag)))
+            size = -(-nbytes // grain) * grain
+            base = int(ck(cu.cuMemAddressReserve(size + -(-guard // grain) * grain, 0, 0, 0)))
+            ck(cu.cuMemMap(base, size, 0, ck(cu.cuMemCreate(size, prop, 0)), 0))
+            access = cu.CUmemAccessDesc()
+            access.location = prop.location
+            access.flags = cu.CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+            ck(cu.cuMemSetAccess(base, size, [access], 1))
+            return base
+        ''',
+        ("driver",),
+    ),
+}
+
+
+class Script:
+    """A reproducer under construction: header comments, the helpers it uses, its body."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.comments: list[str] = []
+        self.imports: list[str] = ["import numpy as np"]
+        self.helpers: list[str] = []
+        self.body: list[str] = []
+
+    def comment(self, text: str) -> None:
+        for line in textwrap.wrap(one_line(text), width=94) or [""]:
+            self.comments.append(f"# {line}")
+
+    def need(self, *names: str) -> None:
+        for name in names:
+            for dep in HELPERS[name][1]:
+                self.need(dep)
+            if name not in self.helpers:
+                self.helpers.append(name)
+
+    def imp(self, *lines: str) -> None:
+        for line in lines:
+            if line not in self.imports:
+                self.imports.append(line)
+
+    def add(self, source: str) -> None:
+        self.body.append(textwrap.dedent(source).strip("\n"))
+
+    def code(self) -> str:
+        """Imports, helpers and body: what a child process runs for a crash reproducer."""
+        parts = ["\n".join(self.imports)]
+        order = [name for name in HELPERS if name in self.helpers]
+        parts += [textwrap.dedent(HELPERS[name][0]).strip("\n") for name in order]
+        parts += self.body
+        return "\n\n".join(parts) + "\n"
+
+    def render(self) -> str:
+        doc = textwrap.fill(one_line(self.title), width=94)
+        head = f'"""{doc}\n\nRun with: python this_file.py  (prints one BUG: or OK: line)\n"""\n'
+        return head + "\n".join(self.comments) + "\n\n" + self.code()
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)

@@ -1,0 +1,188 @@
+"""streams: the producer's final write left pending on a stream; the consumer reads at once.
+
+The pending work is a host-side sleep on the stream (libc's usleep enqueued with
+cuLaunchHostFunc: the stream waits, the GPU stays free) followed by the device-to-device copy of
+the final bytes over the sentinel (every byte complemented), so an element read too early is
+recognisably wrong. A consumer's race group (it did not wait on the stream the dict names) gets
+a producer written with the driver that exports its stream correctly: whatever goes wrong is the
+consumer's. A consumer's refusal group keeps the run's producer library (its dict is what was
+refused). A producer's group keeps the producer library's own stream and copy: its dict (stream
+0), or an export whose stream does not cover the work (read by a conforming consumer: wait on
+the exported stream, then copy), or a version 2 export with work pending.
+"""
+
+from __future__ import annotations
+
+from caiconform.report.standalone import exchange as ex
+from caiconform.report.standalone import libraries as libs
+from caiconform.report.standalone._text import Script, array_of
+
+__all__ = ["SPIN_US", "NUMBA_SCENARIOS", "pending_producer", "reference_pending", "script"]
+
+#: how long the producer's work stays pending (µs): long after a warmed consumer has read
+SPIN_US = 500_000
+NUMBA_SCENARIOS = ("numba-sync", "numba-stream-none", "numba-sync-off", "numba-export")
+_SENTINEL = """
+final = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+n = final.size
+image2 = np.concatenate([~final, final])  # the sentinel (each byte complemented), then the final bytes
+sentinel = image2[:n].view(dtype).reshape(values.shape)
+"""
+
+
+def reference_pending(s: Script, array, scenario: str) -> None:
+    """`obj`: the values behind a pending write on a stream of the scenario's kind, exported
+    as a v3 dict naming that stream (the `unsynced` scenario: naming none)."""
+    s.need("upload", "Exported", "sleep_on")
+    stream = {
+        "legacy": "stream = 1  # the legacy default stream",
+        "library-default": "stream = 1  # the legacy default stream",
+        "per-thread": "stream = 2  # the per-thread default stream",
+    }.get(
+        scenario,
+        "stream = int(ck(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value)))",
+    )
+    exported = "None" if scenario == "unsynced" else "stream"
+    s.add(_SENTINEL)
+    s.add(
+        f"""
+        ptr = upload(image2)
+        ck(cu.cuCtxSynchronize())
+        {stream}
+        sleep_on(stream, {SPIN_US})  # the producer's work, still running ...
+        ck(cu.cuMemcpyDtoDAsync(ptr, ptr + n, n, cu.CUstream(stream)))  # ... then its final write
+        obj = Exported({ex.interface(array, "ptr", stream=exported)})
+        """
+    )
+
+
+def pending_producer(s: Script, producer: str, scenario: str, array) -> bool:
+    """`obj`: `producer`'s own array whose final write is pending on the library's stream of
+    `scenario` (the adapters' staging, in the library's own calls); False where unknown."""
+    if producer == "jax":
+        if scenario != "pending":
+            return False
+        s.imp(*libs.imports_of("jax"))
+        s.add(_SENTINEL)
+        s.add(
+            """
+            m = jnp.full((4096, 4096), 1e-3, dtype=jnp.float32)
+
+
+            @jax.jit
+            def delayed(x):  # an identity that finishes only after 64 matrix products
+                chain = jax.lax.fori_loop(0, 64, lambda _, a: a @ m, m)
+                return jnp.where(jnp.sum(chain) == -1.5, jnp.zeros_like(x), x)
+
+
+            x = jax.device_put(values, jax.devices("gpu")[0]).block_until_ready()
+            delayed(x).block_until_ready()  # compiled once
+            array = delayed(x)  # dispatched: still being computed when its CAI is read
+            obj = Exported(array.__cuda_array_interface__, owner=array)
+            """
+        )
+        s.need("Exported")
+        return True
+    how = libs.pending(producer, scenario, array)
+    if how is None or array.size == 0:
+        return False
+    s.imp(*how.imports)
+    s.need("sleep_on", "Exported", *how.helpers)
+    s.add(_SENTINEL)
+    s.add(how.upload_src)
+    s.add(
+        f"""
+        stream = {how.stream_src}
+        sleep_on({how.handle_src}, {SPIN_US})  # the producer's work, still running ...
+        """
+    )
+    s.add(how.copy_src + "  # ... then its final write")
+    s.add(how.view_src)
+    if how.under:
+        s.add(
+            f"with {how.under}:  # handed on inside the stream's block, as user code does\n"
+            "    obj = Exported(array.__cuda_array_interface__, owner=array)"
+        )
+    else:
+        s.add("obj = Exported(array.__cuda_array_interface__, owner=array)")
+    return True
+
+
+def _read_early(s: Script, group: dict, consumer: str, context: str, expected: str) -> None:
+    """Read `obj` at once, wait for everything, then the verdict: BUG when any element is not
+    its final value (how many were still the sentinel is said)."""
+    s.need("verdict", "differ")
+    rule = group.get("rule") or group.get("input_rule")
+    refused = (
+        f'verdict(True, f"{consumer} refused a valid export ({context}): '
+        f'{{type(exc).__name__}}: {{exc}}; expected the values after the pending work [{rule}]")'
+        if group.get("outcome") == "rejected-valid"
+        else f'verdict(False, f"{consumer} refused the export: {{type(exc).__name__}}: {{exc}}")'
+    )
+    s.add(
+        f"""
+        print("exported:", obj.__cuda_array_interface__)
+        try:
+            result = read(obj)
+        except Exception as exc:
+            ck(cu.cuCtxSynchronize())
+            {refused}
+        ck(cu.cuCtxSynchronize())
+        wrong = differ(result, values)
+        if wrong:
+            early = sum(1 for a, b in zip(np.asarray(result).reshape(-1), sentinel.reshape(-1))
+                        if np.asarray(a).tobytes() == np.asarray(b).tobytes())
+            verdict(True, f"{consumer} read {context} before the producer's pending write: "
+                          f"{{wrong}} ({{early}} still the sentinel); expected {expected} [{rule}]")
+        verdict(False, f"{consumer} read every element after the pending write ({context})")
+        """
+    )
+
+
+def script(group: dict, params: dict, producer: str | None, consumer: str | None) -> str | None:
+    scenario = params.get("stream_scenario")
+    if scenario in NUMBA_SCENARIOS or not isinstance(scenario, str):
+        return None
+    array = array_of({**params, "layout": {"shape": params.get("shape") or [], "strides": None}})
+    if array is None or array.size == 0:
+        return None
+    rule = group.get("rule") or ""
+    if group.get("role") == "producer" and rule not in (
+        "CAI-PORT-V2-PENDING",
+        "CAI-SYNC-PRODUCER-SUFFICIENT",
+        "CAI-SYNC-PRODUCER-MULTI-STREAM",
+    ):
+        from caiconform.report.standalone import schema
+
+        return schema.producer_script(group, params, producer, consumer)
+    producer_side = group.get("role") == "producer"
+    reads = (
+        "reference"
+        if producer_side and rule != "CAI-PORT-V2-PENDING"
+        else (consumer or "reference")
+    )
+    context = ex.context_of(array, f" ({scenario} work from {producer})")
+    s = Script(
+        f"streams: {producer} leaves its final write pending ({scenario}) and {reads} reads "
+        f"{array.typestr} {array.shape} at once [{rule}]."
+    )
+    ex.header(s, group, [producer, reads])
+    s.need("driver")
+    ex.values(s, array)
+    if not ex.reader(s, reads, array):
+        return None
+    keep_library = producer_side or group.get("outcome") == "rejected-valid"
+    if keep_library and producer not in (None, "reference"):
+        if not pending_producer(s, producer, scenario, array):
+            return None
+    else:
+        reference_pending(s, array, scenario)
+    expected = (
+        "an export made after the work, or a v3 export naming its stream"
+        if rule == "CAI-PORT-V2-PENDING"
+        else "every element after the write"
+        if not producer_side
+        else "an exported stream covering the pending work"
+    )
+    _read_early(s, group, reads, context, expected)
+    return s.render()
