@@ -533,7 +533,7 @@ def test_cpu_only_run_says_what_it_skipped(tmp_path):
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
-    assert "1 cells to run, 2 skipped here" in run.stdout
+    assert "1 cell to run, 2 skipped here" in run.stdout
     assert "Skipped 2 cells here:" in run.stdout
     assert "  needs a GPU (--gpus 0) (synthetic/gpu-only/-)" in run.stdout
     assert "  missing unavailable: missing not importable: ModuleNotFoundError" in run.stdout
