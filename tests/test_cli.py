@@ -223,8 +223,11 @@ def test_check_json_output_fields(workdir):
     result = out["results"][0]
     assert set(result) >= {"label", "target", "version", "ok", "findings", "live_checks"}
     finding = result["findings"][0]
-    assert set(finding) == {"rule", "level", "path", "seen", "expected", "message", "section"}
+    assert set(finding) == {
+        *("rule", "level", "level_text", "path", "seen", "expected", "message", "section")
+    }
     assert finding["message"].endswith("[CAI-STREAM-ZERO-FORBIDDEN]")
+    assert finding["level_text"] == "MUST"  # "0: This is disallowed"
 
 
 def test_console_script_runs(workdir):

@@ -35,6 +35,7 @@ from typing import Any
 from caiconform.cli import UsageError, parse_cai_version
 from caiconform.cli import console as cli_console
 from caiconform.spec.findings import Finding, Report, finding
+from caiconform.spec.rules import level_text
 from caiconform.spec.validate import ATTR, CURRENT_VERSION, validate
 
 __all__ = [
@@ -540,7 +541,7 @@ def _print_tables(results: list[tuple[Target, Report, str | None]]) -> None:
             table.add_column("Spec section", overflow="fold")
             for f in report.findings:
                 table.add_row(
-                    Text(f.level.value),
+                    Text(level_text(f.rule, quote=False)),
                     Text(f.rule),
                     Text(f.message),
                     Text(f.section),

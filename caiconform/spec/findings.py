@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from caiconform.spec.rules import RULES, Level
+from caiconform.spec.rules import RULES, Level, level_text
 
 __all__ = ["Finding", "Report", "finding", "format_message", "WHOLE_OBJECT"]
 
@@ -39,6 +39,7 @@ class Finding:
         return {
             "rule": self.rule,
             "level": self.level.value,
+            "level_text": level_text(self.rule, self.level.value),
             "path": self.path,
             "seen": self.seen,
             "expected": self.expected,
