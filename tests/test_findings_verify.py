@@ -142,6 +142,8 @@ def test_verify_records_each_script_by_what_it_did(verified):
         "OK: torch read every value",
     )
     assert (entries["jax"]["standalone"], entries["jax"]["result"]) == ("does not", "timeout")
+    # killed with its child at the timeout: the child's open pipes do not hold it up
+    assert 1.5 <= entries["jax"]["seconds"] < 4
     numba = entries["numba"]
     assert (numba["standalone"], numba["result"], numba["signal"]) == (
         "does not",
