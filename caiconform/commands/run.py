@@ -385,8 +385,8 @@ class _Display:
             self.progress.stop()
 
     def say(self, text: str, markup: bool = False) -> None:
-        """Print one line and note when."""
-        self.console.print(text, markup=markup)
+        """Print one line (never wrapped: it may hold a command to copy) and note when."""
+        self.console.print(text, markup=markup, soft_wrap=True)
         self.said = time.monotonic()
 
     def _beat(self) -> None:
@@ -460,7 +460,8 @@ def _plan_line(config: Any, to_run: int, skipped: int) -> str:
     if skipped:
         cells += " (listed at the end)"
     if not to_run and skipped and not config.resume:
-        return f"NOTHING TESTED: none of {skipped} cells can run here (reasons listed at the end)"
+        cells = f"{skipped} {_plural(skipped, 'cell')}"
+        return f"NOTHING TESTED: {cells} skipped, none can run here (reasons listed at the end)"
     if skipped and (config.gpus == 0 or not visible_gpus()):
         return f"no GPU: {cells}"
     return cells

@@ -117,13 +117,24 @@ def first_line(states: Sequence[RunState]) -> str | None:
         reasons: Counter = Counter()
         for state in states:
             reasons.update(dict(state.skip_reasons))
-        why = "; ".join(f"{reason} ({n} cells)" for reason, n in reasons.most_common(2))
-        gpu = next((s.no_gpu for s in states if s.no_gpu is not None), None)
-        lead = f"no GPU ({gpu}), " if gpu is not None else ""
-        return f"NOTHING TESTED: {lead}every one of {cells} cells was skipped: {why}"
+        why = "; ".join(f"{_cut(reason)} ({n} {_cells(n)})" for reason, n in reasons.most_common(2))
+        gpu = " (no GPU here)" if any(s.no_gpu is not None for s in states) else ""
+        return f"NOTHING TESTED: {cells} {_cells(cells)} skipped, none ran{gpu}: {why}"
     if status == "no-gpu":
         return f"no GPU: {ran} of {cells} cells ran; the others were skipped (reasons listed)"
     return None
+
+
+def _cells(n: int) -> str:
+    return "cell" if n == 1 else "cells"
+
+
+#: characters of a skip reason the NOTHING TESTED line quotes
+_REASON_CHARS = 120
+
+
+def _cut(reason: str) -> str:
+    return reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 3] + "..."
 
 
 def exit_status(status: str, allow_incomplete: bool = False) -> int | None:
