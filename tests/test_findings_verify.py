@@ -358,6 +358,17 @@ def test_known_reports_table_is_well_formed():
     ]
     assert upstream.reports_for({**group, "message": "another refusal"}, reports) == []
     assert upstream.reports_for({**group, "library": "cupy"}, reports) == []
+    cccl = {
+        "library": "cuda.cccl",
+        "rule": "CAI-CONSUMER-READS-DESCRIBED",
+        "outcome": "fail",
+        "condition": "mutation in {broadcast, negative-strides, odd-strides}",
+    }
+    assert [r.url for r in upstream.reports_for(cccl, reports)] == [
+        "https://github.com/NVIDIA/cccl/issues/3223"
+    ]
+    refusal = {**cccl, "outcome": "rejected-valid", "condition": "strides are odd"}
+    assert upstream.reports_for(refusal, reports) == []
     for bad, said in [
         ("version = 2\n", "version 2, expected 1"),
         ('version = 1\n[[report]]\nlibrary = "x"\n', "report 1: missing or malformed 'rule'"),

@@ -57,6 +57,7 @@ class KnownReport:
     rule: the rule ID the group is filed under (its `rule`, else its `input_rule`).
     condition: when set, a word or phrase (case-insensitive) the group's condition, contrast or
         message must hold, for a report about one case of a rule.
+    outcome: when set, the group's outcome class (`fail`, `rejected-valid`, `crash`, ...).
     relation: `reports` (the report describes this defect) or `tracks` (it asks for the change
         that would remove it).
     """
@@ -68,12 +69,15 @@ class KnownReport:
     state: str
     relation: str = "reports"
     condition: str | None = None
+    outcome: str | None = None
     note: str = ""
 
     def matches(self, group: Mapping[str, Any]) -> bool:
         if group.get("library") not in self.libraries:
             return False
         if (group.get("rule") or group.get("input_rule")) != self.rule:
+            return False
+        if self.outcome is not None and group.get("outcome") != self.outcome:
             return False
         if self.condition is None:
             return True
@@ -122,6 +126,7 @@ def parse_known_reports(text: str, where: str = KNOWN_REPORTS) -> list[KnownRepo
                 state=str(entry["state"]),
                 relation=str(entry.get("relation", "reports")),
                 condition=entry.get("condition"),
+                outcome=entry.get("outcome"),
                 note=str(entry.get("note", "")),
             )
         except (KeyError, TypeError) as exc:
