@@ -231,24 +231,24 @@ def test_the_run_directory_keeps_the_self_check_and_the_run_says_what_differed(t
     assert selfcheck.harness_culprit(_record(), tmp_path) is None
 
 
-def test_a_library_probe_runs_the_quick_self_check(monkeypatch, fresh_registry):
+def test_the_source_runs_the_quick_self_check_after_the_probe(monkeypatch, fresh_registry):
     from caiconform.adapters.pycuda_adapter import PycudaAdapter
     from caiconform.runner import libraries
 
     install(monkeypatch, "pycuda")
     monkeypatch.setattr(PycudaAdapter, "available", lambda self: (True, ""))
-    answer = libraries.probe("pycuda")
-    checks = answer["selfcheck"]["checks"]
+    answer = libraries.selfcheck("pycuda")
+    checks = answer["checks"]
     producer = [c for c in checks if c["role"] == "producer"]
     assert len(producer) == len(selfcheck.cases(registry.get("pycuda"), "producer"))
     assert not selfcheck.failures(selfcheck.Check.from_dict(c) for c in checks)
     (consumer,) = [c for c in checks if c["role"] == "consumer"]  # its consume compiles
     assert consumer["status"] == selfcheck.SKIPPED and "compiles a kernel" in consumer["reason"]
-    assert libraries.LibraryInfo.from_dict(answer).selfcheck == answer["selfcheck"]
+    assert "selfcheck" not in libraries.probe("pycuda")  # asked for apart, after the probe
     monkeypatch.setenv(selfcheck.MODE_ENV, "off")
-    assert libraries.probe("pycuda")["selfcheck"] is None
+    assert libraries.selfcheck("pycuda") is None
     monkeypatch.setenv(selfcheck.MODE_ENV, "full")
-    full = libraries.probe("pycuda")["selfcheck"]["checks"]
+    full = libraries.selfcheck("pycuda")["checks"]
     assert sum(c["role"] == "consumer" for c in full) == len(
         selfcheck.cases(registry.get("pycuda"), "consumer", full=True)
     )
@@ -258,7 +258,7 @@ def test_a_library_probe_runs_the_quick_self_check(monkeypatch, fresh_registry):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(selfcheck, "run", broken)
-    assert libraries.probe("pycuda")["selfcheck"] == {
+    assert libraries.selfcheck("pycuda") == {
         "adapter": "pycuda",
         "error": "RuntimeError: boom",
     }
@@ -276,7 +276,7 @@ def test_a_run_files_the_failures_of_a_differing_adapter_under_caiconform(tmp_pa
     config = RunConfig(
         out=tmp_path / "run",
         checks=["tests.synthetic.checks"],
-        libraries=["good", "wrong"],
+        libraries=["good", "wrong", "segfault"],
         max_examples=5,
         seed=7,
         workers=1,
@@ -291,8 +291,13 @@ def test_a_run_files_the_failures_of_a_differing_adapter_under_caiconform(tmp_pa
     )
     result = run_matrix(config)
     assert any("1 case(s) where caiconform's adapter differs" in n for n in result.notes)
+    lost = [n for n in result.notes if n.startswith("adapter self-check of segfault")]
+    assert lost and "the self-check failed" in lost[0], result.notes
+    adapters = json.loads((config.out / "adapters.json").read_text())
+    assert adapters["segfault"]["available"] is True
     assert (config.out / selfcheck.SELFCHECK_FILE).is_file()
     records = Journal(config.out, result.run_id).results.records
+    records = [r for r in records if r["producer"] != "segfault"]
     failed = [r for r in records if r["outcome"] == "fail"]
     assert failed and {r["producer"] for r in failed} == {"wrong"}
     for r in failed:

@@ -5,8 +5,10 @@ An adapter source is a module with `names() -> list[str]` (called in the parent;
 and `probe(name) -> dict` (called in a worker, because answering "is it available?" imports the
 library), and optionally `preload(name)`: import the library without initialising CUDA, which a
 fork server (`forkserver.py`) does once before it forks the workers that run examples, and
-`builds(names) -> [(function, kwargs)]`: what every process meeting these libraries would
-otherwise compile for itself, which a run on a GPU has done at its start, each call in a
+`selfcheck(name) -> dict | None`: the adapter self-check (`adapters.selfcheck`), called after
+a probe that found the library available, in the same worker (a crash there costs the
+self-check, not the library); `builds(names) -> [(function, kwargs)]`: what every process
+meeting these libraries would otherwise compile for itself, which a run on a GPU has done at its start, each call in a
 process of its own (`Startup.begin(builds=...)`). The runner accepts another source module for synthetic adapters in tests or private
 adapters; `LibraryInfo` is what a probe answers.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LibraryInfo", "BUILD_PROCESSES", "builds", "names", "probe", "preload"]
+__all__ = ["LibraryInfo", "BUILD_PROCESSES", "builds", "names", "probe", "preload", "selfcheck"]
 
 #: processes that compile cuda.cccl's builds at a run's start (`builds`): 12 dtypes at 1.7-3.2 s
 #: each (the H100) in about the start's ~10 s, beside its probes and fork servers' imports
@@ -79,23 +81,24 @@ def probe(name: str) -> dict[str, Any]:
         "version": adapter.version(),
         "capabilities": sorted(adapter.capabilities),
         "needs_gpu": bool(getattr(adapter, "needs_gpu", True)),
-        "selfcheck": _selfcheck(adapter) if available else None,
     }
 
 
-def _selfcheck(adapter: Any) -> dict[str, Any] | None:
-    """The adapter's self-check (`adapters.selfcheck.run`): quick, or as `$CAICONFORM_SELFCHECK`
-    says ("full", or "off": None); what stops it is recorded in its place, so the probe still
-    answers."""
+def selfcheck(name: str) -> dict[str, Any] | None:
+    """Adapter `name`'s self-check (`adapters.selfcheck.run`; run in a worker after its
+    probe found it available): quick, or as `$CAICONFORM_SELFCHECK` says ("full", or "off":
+    None); what stops it is recorded in its place."""
     import os
 
-    from caiconform.adapters import selfcheck
+    from caiconform.adapters import registry
+    from caiconform.adapters import selfcheck as check
 
-    mode = os.environ.get(selfcheck.MODE_ENV, "quick")
-    if mode == "off":
+    mode = os.environ.get(check.MODE_ENV, "quick")
+    if mode == "off" or name == SYNTHETIC:
         return None
+    adapter = registry.get(name)
     try:
-        return selfcheck.run(adapter, full=mode == "full")
+        return check.run(adapter, full=mode == "full")
     except Exception as exc:  # noqa: BLE001 - recorded: the run goes on without it
         return {"adapter": adapter.name, "error": f"{type(exc).__name__}: {exc}"[:300]}
 

@@ -18,6 +18,7 @@ keeps them in run.json (`startup`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import json
 import threading
@@ -33,6 +34,8 @@ __all__ = ["Startup", "PROBE_TIMEOUT_S", "probe_all", "save_run_meta"]
 
 #: how long probing one library (importing it) may take in a worker
 PROBE_TIMEOUT_S = 300.0
+#: how long an available library's adapter self-check may take after its probe
+SELFCHECK_TIMEOUT_S = 120.0
 
 
 class _Task(threading.Thread):
@@ -105,6 +108,7 @@ def probe_all(
     infos: dict[str, LibraryInfo] = {}
     lock = threading.Lock()
     queue = list(reversed(names))
+    checks = callable(getattr(importlib.import_module(source), "selfcheck", None))
 
     def probe_some(index: int) -> None:
         log = None if log_dir is None else log_dir / f"probe-{index}.log"
@@ -120,6 +124,8 @@ def probe_all(
                     info = LibraryInfo.from_dict(data)
                 except (WorkerLost, RuntimeError) as exc:
                     info = LibraryInfo(name, False, f"probing it failed: {exc}")
+                if checks and info.available:
+                    info = _with_selfcheck(worker, source, info)
                 with lock:
                     infos[name] = info
         finally:
@@ -134,6 +140,16 @@ def probe_all(
     for task in tasks:
         task.result()
     return {name: infos[name] for name in names}
+
+
+def _with_selfcheck(worker: Worker, source: str, info: LibraryInfo) -> LibraryInfo:
+    """`info` with the source's `selfcheck` of its library, asked of `worker` (which the
+    probe warmed); a self-check that crashes, hangs or raises is recorded as its error."""
+    try:
+        answer = worker.call(f"{source}:selfcheck", SELFCHECK_TIMEOUT_S, name=info.name)
+    except (WorkerLost, RuntimeError) as exc:
+        answer = {"adapter": info.name, "error": f"the self-check failed: {exc}"[:300]}
+    return dataclasses.replace(info, selfcheck=answer)
 
 
 class Startup:
