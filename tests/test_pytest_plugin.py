@@ -626,7 +626,7 @@ def test_fail_on_leaves_what_is_below_the_threshold_reported_not_failing(project
         [
             "OK: fakelib: no failing defect; 1 below --fail-on (1 refuses-valid)*",
             "defects of fakelib below --cai-fail-on, reported, not failing: 1",
-            "  refuses-valid: fakelib producer CAI-SHAPE-TUPLE (MUST, fail, * example(s))",
+            "  refuses-valid: fakelib producer CAI-SHAPE-TUPLE (MUST, derived, fail, * example(s))",
         ]
     )
     bad = project.runpytest("--cai-producer", "fakelib:make", "--cai-fail-on", "fatal")
@@ -717,12 +717,14 @@ def test_peers_defects_are_listed_not_failing_and_own_ones_fail():
     lines = summary_lines(campaign)
     assert lines[0].startswith(
         "FIX: mylib: 1 failing defect(s) (corrupts: mylib producer CAI-PRODUCER-DESCRIBES-DATA "
-        "(MUST, fail, 4 example(s)))"
+        "(MUST, derived, fail, 4 example(s)))"
     )
     assert "2 defect(s) of other libraries seen, not failing" in lines[0]
     at = lines.index("seen in other libraries, not failing this run: 2")
-    assert lines[at + 1].startswith("  corrupts: numba producer CAI-STREAM-ZERO-FORBIDDEN")
-    assert lines[at + 2].startswith("  corrupts: torch producer CAI-PORT-V2-PENDING")
+    # torch read unfinished data (a value misread); numba's stream 0 is a dict no value was
+    # misread from
+    assert lines[at + 1].startswith("  corrupts: torch producer CAI-PORT-V2-PENDING")
+    assert lines[at + 2].startswith("  refuses-valid: numba producer CAI-STREAM-ZERO-FORBIDDEN")
     below = lines.index("defects of mylib below --cai-fail-on, reported, not failing: 1")
     assert "portability: mylib consumer CAI-PORT-BYTEORDER" in lines[below + 1]
 
