@@ -59,10 +59,9 @@ def run(script):
         verdict = f"error {rc}"
     return script.name, verdict, rc, round(time.monotonic() - start, 1), line, text
 
-manifest = {}
-for row in (folder / "manifest.tsv").read_text().splitlines()[1:]:
-    f = row.split("\t")
-    manifest[f[7]] = f
+rows = [row.split("\t") for row in (folder / "manifest.tsv").read_text().splitlines()[1:]]
+manifest = {f[7]: f for f in rows if not f[7].startswith("none")}
+none = [f for f in rows if f[7].startswith("none")]
 scripts = sorted(folder.glob("*.py"))
 with ThreadPoolExecutor(jobs) as pool:
     results = list(pool.map(run, scripts))
@@ -75,12 +74,11 @@ with open(out / "results.tsv", "w") as tsv, open(out / "logs.txt", "w") as logs:
         fam = manifest.get(name, ["", "?"])[1]
         by_family[(fam, verdict == "reproduces")] += 1
         total[verdict == "reproduces"] += 1
-none = [f for f in manifest.values() if f[7].startswith("none")]
 with open(out / "summary.txt", "a") as s:
     for fam in sorted({f for f, _ in by_family}):
         yes, all_ = by_family[(fam, True)], by_family[(fam, True)] + by_family[(fam, False)]
         s.write(f"{fam}: {yes}/{all_} reproduce\n")
-    groups = len(manifest)
+    groups = len(rows)
     s.write(f"all: {total[True]}/{groups} groups reproduce ({len(none)} without a script)\n")
     s.write("verdicts: " + ", ".join(f"{k} {v}" for k, v in Counter(r[1] for r in results).items()) + "\n")
 print(open(out / "summary.txt").read())

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from caiconform.report.standalone._text import Array
+from caiconform.report.standalone._text import Array, c_strides
 
 __all__ = ["Snip", "CONSUMERS", "consume", "hold", "write", "produce", "pending", "imports_of"]
 
@@ -128,7 +128,8 @@ __global__ void gather(const char *src, char *dst, long long n, int ndim, int it
     }
     for (int b = 0; b < itemsize; ++b) dst[i * itemsize + b] = src[offset + b];
 }
-"""'''
+"""
+gather = SourceModule(GATHER).get_function("gather")  # compiled and loaded once'''
 
 
 def consume(name: str, array: Array | None = None) -> Snip | None:
@@ -197,13 +198,14 @@ def consume(name: str, array: Array | None = None) -> Snip | None:
     if name == "pycuda":
         return Snip(
             "desc = obj.__cuda_array_interface__  # PyCUDA's kernel call reads data[0] only\n"
-            'shape, dtype = tuple(desc["shape"]), np.dtype(desc["typestr"])\n'
+            'shape = tuple(int(e) for e in desc["shape"])  # as user code passes it on\n'
+            'dtype = np.dtype(desc["typestr"])\n'
             'strides = desc.get("strides") or np.empty(shape, dtype).strides\n'
             "n = int(np.prod(shape))\n"
             "dst = gpuarray.empty(n * dtype.itemsize, np.uint8)\n"
             "meta = gpuarray.to_gpu(np.array([*shape, *strides, 0], dtype=np.int64))\n"
             "if n:\n"
-            '    SourceModule(GATHER).get_function("gather")(\n'
+            "    gather(\n"
             "        obj, dst, np.int64(n), np.int32(len(shape)), np.int32(dtype.itemsize), meta,\n"
             "        block=(256, 1, 1), grid=(-(-n // 256), 1))\n"
             "pycuda.autoprimaryctx.context.synchronize()\n"
@@ -319,7 +321,8 @@ def produce(name: str, array: Array) -> Snip | None:
     if name == "numba":
         return Snip(
             "buf = cuda.to_device(image)\n"
-            f"obj = DeviceNDArray({array.shape}, {strides or None}, dtype, "
+            f"obj = DeviceNDArray({array.shape}, {strides or c_strides(array.shape, array.itemsize)}, "
+            "dtype, "
             f"gpu_data=buf.gpu_data.view({array.offset}))",
             (*imports, "from numba.cuda.cudadrv.devicearray import DeviceNDArray"),
         )
@@ -429,7 +432,8 @@ def pending(name: str, scenario: str, array: Array) -> Pending | None:
             "buf[:n].copy_to_device(buf[n:], stream=stream)",
             None,
             "buf = cuda.to_device(image2)\ncuda.synchronize()",
-            f"array = DeviceNDArray({shape}, {strides}, dtype, stream={exported}, "
+            f"array = DeviceNDArray({shape}, {strides or c_strides(shape, array.itemsize)}, dtype, "
+            f"stream={exported}, "
             "gpu_data=buf.gpu_data)",
             (*_IMPORTS["numba"], "from numba.cuda.cudadrv.devicearray import DeviceNDArray"),
             ("driver",),
