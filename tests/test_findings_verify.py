@@ -44,6 +44,7 @@ SCRIPTS = {
     "rmm": "from caiconform.spec.rules import RULES\nprint('BUG: x')\nraise SystemExit(1)\n",
     "warp": None,
     "cuda.core": "import numpy\nimport a_library_not_installed_here\nprint('BUG: x')\n",
+    "mpi4py": "import verify_fake_lib\nprint('BUG: ' + verify_fake_lib.SAID)\nraise SystemExit(1)\n",
     "cuda.cccl": "import subprocess, sys\nCHILD = '''import numpy\nimport caiconform\n'''\n"
     "subprocess.run([sys.executable, '-c', CHILD])\nprint('BUG: x')\nraise SystemExit(1)\n",
 }
@@ -107,13 +108,18 @@ def verified_once(tmp_path_factory):
     """A run verified once for the module (timeout 1.5 s, all scripts at once): its directory,
     what --verify printed and how long it took."""
     run = _run_dir(tmp_path_factory.mktemp("verified"))
+    # a library installed with `pip --target` into a PYTHONPATH directory, which python -I
+    # ignores: the verification puts it back
+    site = tmp_path_factory.mktemp("site")
+    (site / "verify_fake_lib.py").write_text("SAID = 'the library on PYTHONPATH was found'\n")
     printed = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(printed):
         fake = types.ModuleType("caiconform.report.standalone")
         fake.script_for_group = _generate
         mp.setitem(sys.modules, "caiconform.report.standalone", fake)
+        mp.setenv("PYTHONPATH", str(site))
         start = time.monotonic()
-        code = main(["findings", str(run), "--verify", "--timeout", "1.5", "--jobs", "10"])
+        code = main(["findings", str(run), "--verify", "--timeout", "1.5", "--jobs", "11"])
         elapsed = time.monotonic() - start
     assert code == 0
     return run, printed.getvalue(), elapsed
@@ -158,6 +164,7 @@ def test_verify_records_each_script_by_what_it_did(verified):
     assert (entries["rmm"]["result"], entries["rmm"]["seconds"]) == ("imports caiconform", 0.0)
     assert "imports caiconform.spec.rules: not run" in entries["rmm"]["detail"]
     assert entries["cuda.cccl"]["result"] == "imports caiconform"
+    assert entries["mpi4py"]["line"] == "BUG: the library on PYTHONPATH was found"
     assert (entries["cuda.core"]["standalone"], entries["cuda.core"]["result"]) == (
         "does not",
         "missing library",
@@ -168,8 +175,8 @@ def test_verify_records_each_script_by_what_it_did(verified):
     assert (entries["warp"]["standalone"], entries["warp"]["script"]) == ("none", None)
     assert entries["dali"]["result"] == "generator error"
     assert "RuntimeError: no template" in entries["dali"]["detail"]
-    assert data["summary"]["reproduces"] == 1 and data["summary"]["does not"] == 4
-    assert data["summary"]["none"] == 5 and data["verified"] == 10
+    assert data["summary"]["reproduces"] == 2 and data["summary"]["does not"] == 4
+    assert data["summary"]["none"] == 5 and data["verified"] == 11
     # each script is kept next to the run under its group's stable name
     assert (
         cupy["script"]
@@ -179,13 +186,13 @@ def test_verify_records_each_script_by_what_it_did(verified):
     # a hang (and its child) is killed at the timeout and never holds up the rest
     assert elapsed < 10 and data["seconds"] < 10
     lines = printed.splitlines()
-    assert sum(line.startswith("[") for line in lines) == 10
+    assert sum(line.startswith("[") for line in lines) == 11
     assert any(
         line.startswith("[") and "reproduces: corrupts: cupy consumer" in line for line in lines
     )
-    assert "verified 10 finding(s) in" in printed and "1 reproduce, 4 do not, 5 have no" in printed
+    assert "verified 11 finding(s) in" in printed and "2 reproduce, 4 do not, 5 have no" in printed
     assert lines[-1].startswith(
-        f"FIX: the matrix: 1 defect(s) reproduce standalone (corrupts: cupy consumer {RULE} "
+        f"FIX: the matrix: 2 defect(s) reproduce standalone (corrupts: cupy consumer {RULE} "
     )
     assert lines[-1].endswith("; 9 unconfirmed (no standalone reproduction)")
 
@@ -225,7 +232,7 @@ def test_a_second_verification_of_one_library_keeps_the_others(verified, capsys)
     assert "verified 1 finding(s)" in capsys.readouterr().out
     after = json.loads((run / "verify.json").read_text())
     assert after["groups"].keys() == before.keys() and after["verified"] == 1
-    assert after["summary"]["reproduces"] == 1
+    assert after["summary"]["reproduces"] == 2
 
 
 def test_upstream_pack_one_file_per_library_harness_and_ambiguous_left_out(

@@ -6,7 +6,9 @@ exchange, prints one `BUG: ...` or `OK: ...` line and exits 1 or 0 (docs/reports
 reproducers"). `verify_groups` writes each group's script (from `caiconform.report.standalone.
 script_for_group`) to `RUN_DIR/standalone/<name>.py`, refuses any that imports caiconform (read
 with `ast`), and runs the others, several at a time, each as `python -I -u` in an empty temporary
-directory behind a bootstrap that makes `import caiconform` fail, with a timeout. Each group gets
+directory behind a bootstrap that makes `import caiconform` fail (the caller's PYTHONPATH, which
+`-I` ignores, is put back on `sys.path`: libraries installed with `pip --target` stay
+importable), with a timeout. Each group gets
 `standalone`:
 
 - `reproduces`: exit 1 and a `BUG:` line;
@@ -88,10 +90,11 @@ _STDERR_LINES = 8
 #: seconds to collect a killed script's output before giving up on its pipes
 _DRAIN_S = 5.0
 
-#: run as `python -I -u -c _BOOTSTRAP SCRIPT`: the script runs as __main__ with caiconform
-#: blocked ahead of every other finder (an editable install's included)
+#: run as `python -I -u -c _BOOTSTRAP PATHS SCRIPT`: the script runs as __main__ with caiconform
+#: blocked ahead of every other finder (an editable install's included) and PATHS (a JSON list:
+#: the caller's PYTHONPATH, which -I ignores) ahead of site-packages
 _BOOTSTRAP = f"""
-import runpy, sys
+import json, runpy, sys
 
 class _NoCaiconform:
     def find_spec(self, name, path=None, target=None):
@@ -102,7 +105,8 @@ class _NoCaiconform:
 for _name in [n for n in sys.modules if n == "caiconform" or n.startswith("caiconform.")]:
     del sys.modules[_name]
 sys.meta_path.insert(0, _NoCaiconform())
-sys.argv = sys.argv[1:]
+sys.path[0:0] = json.loads(sys.argv[1])
+sys.argv = sys.argv[2:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
@@ -172,12 +176,14 @@ def caiconform_imports(source: str) -> list[str]:
     return [name for name in imported_modules(source) if _is_caiconform(name)]
 
 
-#: run as `python -I -c _PROBE NAME...`: prints the JSON list of the names no finder knows (a
-#: dotted name under a namespace package such as `cuda` is looked up one level down)
+#: run as `python -I -c _PROBE PATHS NAME...`: prints the JSON list of the names no finder knows
+#: with PATHS (as for _BOOTSTRAP) on sys.path (a dotted name under a namespace package such as
+#: `cuda` is looked up one level down)
 _PROBE = """
 import importlib.util, json, sys
+sys.path[0:0] = json.loads(sys.argv[1])
 missing = []
-for name in sys.argv[1:]:
+for name in sys.argv[2:]:
     parts = name.split(".")
     try:
         spec = importlib.util.find_spec(parts[0])
@@ -191,6 +197,14 @@ print(json.dumps(missing))
 """
 
 
+def _user_paths() -> str:
+    """The directories of this process's PYTHONPATH (libraries installed with `pip --target`
+    live there), absolute, as a JSON list: a script sees the libraries its user installed,
+    although `python -I` ignores the variable."""
+    entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return json.dumps([str(Path(e).resolve()) for e in entries if e and Path(e).is_dir()])
+
+
 def missing_modules(names: Iterable[str]) -> set[str]:
     """Those of `names` that a fresh `python -I` cannot find (the libraries a script needs
     that are not installed where it would run). Empty when the probe itself fails."""
@@ -199,7 +213,7 @@ def missing_modules(names: Iterable[str]) -> set[str]:
         return set()
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-c", _PROBE, *wanted],
+            [sys.executable, "-I", "-c", _PROBE, _user_paths(), *wanted],
             capture_output=True,
             text=True,
             timeout=60,
@@ -270,7 +284,7 @@ def run_script(script: Path, timeout_s: float) -> dict[str, Any]:
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="caiconform-verify-") as cwd:
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-u", "-c", _BOOTSTRAP, str(script.resolve())],
+            [sys.executable, "-I", "-u", "-c", _BOOTSTRAP, _user_paths(), str(script.resolve())],
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
