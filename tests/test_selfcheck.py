@@ -77,9 +77,11 @@ def test_the_adapters_agree_with_their_libraries(monkeypatch, fresh_registry, na
     checks = [selfcheck.Check.from_dict(c) for c in result["checks"]]
     differing = [c.message for c in selfcheck.failures(checks)]
     assert not differing, "\n".join(differing)
-    ok = {(c.role, c.layout) for c in checks if c.status == selfcheck.OK}
+    ok = {(c.role, c.layout, c.memory) for c in checks if c.status == selfcheck.OK}
     if name != "rmm":  # RMM makes 1-d byte arrays only
-        assert ("producer", "0d") in ok and ("consumer", "0d") in ok, sorted(ok)
+        assert ("producer", "0d", "device") in ok and ("consumer", "0d", "device") in ok
+    produced = {kind for role, _, kind in ok if role == "producer"}
+    assert produced == set(registry.get(name).memory_kinds), sorted(ok)
     assert result["adapter"] == name and result["seconds"] >= 0
 
 
@@ -106,7 +108,7 @@ def test_a_view_built_at_the_wrong_strides_is_found(monkeypatch, fresh_registry)
         return view(self, buf, Layout(layout.shape, offset=layout.offset), dtype, stream)
 
     monkeypatch.setattr(cupy_adapter._CupyBackend, "view", contiguous)
-    layouts = selfcheck._layouts(4)
+    layouts = dict(selfcheck._layouts(4))  # the first layout of each label
     check = selfcheck.check_producer(adapter, selfcheck.Case("sliced", layouts["sliced"], "<f4"))
     assert check.status == selfcheck.DIFFERS and check.field == "strides", check.message
     assert check.expected == "(32, 8) (the sliced layout's)"

@@ -89,6 +89,8 @@ TYPESTRS = (
 )
 #: the typestr every layout kind is checked with in the quick set
 _QUICK_TYPESTR = "<f4"
+#: the (layout label, typestr) each memory kind but device is checked with in the quick set
+_QUICK_KINDS = (("C", _QUICK_TYPESTR), ("C", "|u1"))
 #: why the quick set leaves a consumer out
 _COMPILES = (
     "its consume compiles a kernel per element type and rank: checked in the full self-check "
@@ -105,22 +107,25 @@ MODE_ENV = "CAICONFORM_SELFCHECK"
 _OWN_LAYOUTS = ("C", "0d", "zero-size")
 
 
-def _layouts(itemsize: int) -> dict[str, Layout]:
-    """coverage label (`runner.driver.coverage_of_params`) -> a small layout of that kind."""
+def _layouts(itemsize: int) -> list[tuple[str, Layout]]:
+    """(coverage label as `runner.driver.coverage_of_params` gives it, a small layout of that
+    kind): C in one and two dimensions (a library of flat arrays makes only the first)."""
     s = itemsize
-    out = {
-        "C": Layout((2, 3)),
-        "C-strides": Layout((2, 3), strides=c_strides((2, 3), s)),
-        "0d": Layout(()),
-        "zero-size": Layout((0, 3)),
-        "F": Layout((2, 3), strides=f_strides((2, 3), s), kind="F"),
-        "sliced": Layout((2, 3), strides=(8 * s, 2 * s), offset=s, pad=s, kind="sliced"),
-        "negative": Layout((3, 2), strides=(-2 * s, s), offset=4 * s, kind="negative"),
-        "broadcast": Layout((2, 3), strides=(0, s), kind="broadcast"),
-        "padded": Layout((2, 3), strides=(4 * s, s), kind="padded"),
-    }
+    out = [
+        ("C", Layout((2, 3))),
+        ("C", Layout((6,))),
+        ("C-strides", Layout((2, 3), strides=c_strides((2, 3), s))),
+        ("0d", Layout(())),
+        ("zero-size", Layout((0, 3))),
+        ("zero-size", Layout((0,))),
+        ("F", Layout((2, 3), strides=f_strides((2, 3), s), kind="F")),
+        ("sliced", Layout((2, 3), strides=(8 * s, 2 * s), offset=s, pad=s, kind="sliced")),
+        ("negative", Layout((3, 2), strides=(-2 * s, s), offset=4 * s, kind="negative")),
+        ("broadcast", Layout((2, 3), strides=(0, s), kind="broadcast")),
+        ("padded", Layout((2, 3), strides=(4 * s, s), kind="padded")),
+    ]
     if s > 1:  # strides no multiple of the item size
-        out["odd"] = Layout((2, 3), strides=(4 * s + 5, s + 1), kind="odd", portable=False)
+        out.append(("odd", Layout((2, 3), strides=(4 * s + 5, s + 1), kind="odd", portable=False)))
     return out
 
 
@@ -143,9 +148,9 @@ class Case:
 def cases(adapter: Adapter, role: str, full: bool = False) -> list[Case]:
     """The cases `adapter` is checked on in `role`. `full`: every layout kind x every dtype
     class x every memory kind it claims; else (a run's start) every layout kind in float32,
-    every dtype class in C and 0-d layouts, and every other memory kind in a C float32 layout.
-    The consumer side reads the library's own arrays: C, 0-d and zero-size layouts only, in
-    float32 unless `full`."""
+    every dtype class in C and 0-d layouts, and every other memory kind in C layouts of
+    float32 and uint8. The consumer side reads the library's own arrays: C, 0-d and zero-size
+    layouts only, in float32 unless `full`."""
     from caiconform.spec.dtypes import numpy_dtype
 
     if role not in ("producer", "consumer"):
@@ -154,14 +159,14 @@ def cases(adapter: Adapter, role: str, full: bool = False) -> list[Case]:
     out: list[Case] = []
     for typestr in TYPESTRS:
         layouts = _layouts(numpy_dtype(typestr).itemsize)
-        for label, layout in layouts.items():
+        for label, layout in layouts:
             if role == "consumer" and label not in _OWN_LAYOUTS:
                 continue
             quick_layout = role == "producer" and label in ("C", "0d")
             if not full and typestr != _QUICK_TYPESTR and not quick_layout:
                 continue
             for memory in kinds:
-                if not full and memory != "device" and (label, typestr) != ("C", _QUICK_TYPESTR):
+                if not full and memory != "device" and (label, typestr) not in _QUICK_KINDS:
                     continue
                 out.append(Case(label, layout, typestr, memory))
     return out
