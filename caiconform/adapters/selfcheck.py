@@ -17,12 +17,13 @@ asked for:
   array of its own consumes the reference producer's export, held against the values written.
 
 A check that differs is a harness defect (`DIFFERS`); one the library cannot take part in
-(`SkipExchange`, or the library refusing) says so and proves nothing. A run does the `quick`
-set of cases in each library's probe, at its start (`runner.libraries.probe`), keeps what it
-found in the run directory (`SELFCHECK_FILE`), and files every non-passing record of an adapter
-in a slice (role, layout kind, dtype class, memory kind) that differed with culprit
+(`SkipExchange`, or the library refusing) says so and proves nothing. A run does the quick set
+of cases at its start, in each available library's probe worker after its probe
+(`runner.libraries.selfcheck`), keeps what it found in the run directory (`SELFCHECK_FILE`),
+says in its notes what differed (`save_and_tell`), and files every non-passing record of an
+adapter in a slice (role, layout kind, dtype class, memory kind) that differed with culprit
 `caiconform` (`harness_culprit`): a harness defect, never charged to the library. The GPU tests
-run the `full` set.
+run the full set.
 """
 
 from __future__ import annotations
@@ -49,15 +50,19 @@ __all__ = [
     "DIFFERS",
     "SKIPPED",
     "REFUSED",
+    "NO_OWN_ARRAY",
     "TYPESTRS",
     "Case",
     "Check",
     "cases",
+    "compare_exports",
     "check_producer",
     "check_consumer",
     "run",
     "save",
+    "save_and_tell",
     "load",
+    "failures",
     "harness_culprit",
 ]
 
