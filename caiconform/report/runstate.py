@@ -1,7 +1,7 @@
 """Whether a run directory holds a whole run, and what it tested: the line every summary opens
 with when the verdict alone would mislead (docs/reports.md).
 
-A run is INCOMPLETE when a cell it planned (run.json `plan`) has no completion entry in
+A run directory with a plan or a cells.jsonl is INCOMPLETE when a cell it planned (run.json `plan`) has no completion entry in
 cells.jsonl, when a cell has records but no completion entry (killed mid-cell), when a finished
 cell's journal holds fewer examples than its completion entry counts (lost lines). It is
 NOTHING TESTED when no example of any cell ran (every record a skip); and it says "no GPU" when
@@ -198,7 +198,10 @@ def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = 
         planned = [str(k) for k in [*(plan.get("cells") or []), *(plan.get("skipped") or [])]]
     keys = list(dict.fromkeys([*planned, *journaled, *finished]))
     state = RunState(directory, cells=len(keys), ran=len(ran))
-    for key in keys:
+    # a journal alone (no plan, no cells.jsonl: written by hand, or by another tool) cannot say
+    # which cells it owes
+    judged = keys if plan is not None or (directory / "cells.jsonl").is_file() else []
+    for key in judged:
         entry = finished.get(key)
         if entry is None:
             state.unfinished.append(Unfinished(key, journaled[key]))
