@@ -76,7 +76,7 @@ def _run_dir(tmp_path: Path, libraries=(*SCRIPTS, "dali")) -> Path:
     env = {
         "python": {"version": "3.12.3"},
         "gpu": {"devices": [{"name": "NVIDIA GPU"}], "driver_version": "580.159.04"},
-        "libraries": {"cupy-cuda13x": "14.2.0", "numpy": "2.5.2"},
+        "libraries": {"caiconform": "0.1.0", "cupy-cuda13x": "14.2.0", "numpy": "2.5.2"},
     }
     (run / "env.json").write_text(json.dumps(env))
     return run
@@ -216,6 +216,8 @@ def test_issue_texts_lead_with_what_reproduces_and_mark_the_rest_unconfirmed(ver
     assert "**Standalone**: UNCONFIRMED: the standalone script does not reproduce it (OK: " in (
         torch
     )
+    missing = next(t for t in texts if t.startswith("## cuda.core"))
+    assert "the script written, not run" in missing and "not installed here" in missing
     warp = next(t for t in texts if t.startswith("## warp"))
     assert "**Standalone**: UNCONFIRMED: no standalone reproducer (no script written)" in warp
     out = run / "issues"
@@ -268,7 +270,7 @@ def test_upstream_pack_one_file_per_library_harness_and_ambiguous_left_out(
         in cupy
     )
     assert "- machine: Python 3.12.3, NVIDIA GPU, driver 580.159.04" in cupy
-    assert "cupy-cuda13x 14.2.0" in cupy
+    assert "cupy-cuda13x 14.2.0" in cupy and "caiconform 0.1.0" not in cupy
     assert "```python\n" + SCRIPTS["cupy"].rstrip() + "\n```" in cupy
     assert "**What happens** (printed by the script above in a fresh process):" in cupy
     assert "BUG: cupy wrote through a read-only view" in cupy

@@ -251,7 +251,8 @@ def _section(group: dict[str, Any], env: Mapping[str, Any], run_dir: Path | None
         lines += [f"**Known**: {known[0].upper()}{known[1:]}.", ""]
     status = status_line(group) or "not verified: run `caiconform findings RUN --verify`"
     lines += [f"**Standalone reproducer**: {status}.", ""]
-    lines += ["**Versions**:", "", *_environment(group, env), ""]
+    versions = [_without_caiconform(line) for line in _environment(group, env)]
+    lines += ["**Versions**:", "", *versions, ""]
     script, origin = _script_block(group, run_dir)
     if script is None:
         lines += [f"**Reproducer**: {origin}.", ""]
@@ -278,6 +279,11 @@ def _section(group: dict[str, Any], env: Mapping[str, Any], run_dir: Path | None
     cells = group.get("cells") or []
     lines += [f"**Seen**: {group.get('count')} example(s) in {len(cells)} cell(s).", ""]
     return lines
+
+
+def _without_caiconform(line: str) -> str:
+    """An environment line without caiconform's own version: the script does not use it."""
+    return re.sub(r"(, )?\bcaiconform [^,\s]+", "", line).replace(": , ", ": ")
 
 
 def _filename(library: str) -> str:

@@ -542,7 +542,10 @@ def standalone_script(group: Mapping[str, Any], run_dir: Path | None) -> tuple[s
         except OSError:
             text = None
         if text is not None:
-            return text, f"`{entry['script']}`, the script that was run"
+            ran = "exit" in entry  # a script refused before running has no exit status
+            return text, f"`{entry['script']}`, the script " + (
+                "that was run" if ran else "written, not run"
+            )
     try:
         generate = generator()
     except VerifyInputError as exc:
