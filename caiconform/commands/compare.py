@@ -65,11 +65,14 @@ def _catalogue(path: str, cells: set[str] | None = None) -> dict:
 
 
 def _line(group: dict) -> str:
+    from caiconform.spec.rules import level_text
+
     again = "; not reproduced when run again" if group.get("reproduced") is False else ""
+    rule = group["rule"] or group.get("input_rule")
     return (
         f"  {group['library']} {group['role']} "
         f"{group['rule'] or 'input:' + str(group.get('input_rule'))} {group['outcome']} "
-        f"({group['level']}, {group['count']} example(s){again})"
+        f"({level_text(rule, group['level'], quote=False)}, {group['count']} example(s){again})"
     )
 
 

@@ -28,6 +28,7 @@ import sys
 
 from caiconform.cli import UsageError
 from caiconform.cli import console as cli_console
+from caiconform.spec.rules import level_text
 
 __all__ = ["add_arguments", "run", "render"]
 
@@ -58,7 +59,8 @@ def render(reports, out) -> None:
             table.add_column(column, overflow="fold")
         for r in report.results:
             detail = r.message if r.outcome != "pass" else str(r.seen if r.seen is not None else "")
-            table.add_row(*(Text(x) for x in (r.check, r.rule, r.level, r.outcome, detail)))
+            level = level_text(r.rule, r.level, quote=False)
+            table.add_row(*(Text(x) for x in (r.check, r.rule, level, r.outcome, detail)))
         out.print(table)
     for report in reports:
         if report.status == "usage":

@@ -131,13 +131,15 @@ def run(args: argparse.Namespace) -> int:
         if not (args.list or args.out):
             return state_exit
     if args.list:
+        from caiconform.report.wording import group_level, severity_word
+
         for g in chosen:
-            rule = g.get("rule") or f"(input breaks {g.get('input_rule')})"
+            rule = g.get("rule") or f"(given a dict that breaks {g.get('input_rule')})"
             status = (g.get("standalone") or {}).get("standalone") or "-"
             known = " ".join(k["url"] for k in g.get("known_reports") or []) or "-"
             print(
-                f"{g.get('severity')}\t{g.get('library') or '?'}\t{g.get('role')}\t{rule}\t"
-                f"{g.get('level')}\t{g.get('outcome')}\t{g.get('count')}\t{status}\t{known}"
+                f"{severity_word(g)}\t{g.get('library') or '?'}\t{g.get('role')}\t{rule}\t"
+                f"{group_level(g)}\t{g.get('outcome')}\t{g.get('count')}\t{status}\t{known}"
             )
         return state_exit
     texts = [(issue_filename(g), render_issue(g, run_data.envs, run_data.dirs)) for g in chosen]

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from caiconform.spec.rules import RULES, Level, Rule
+from caiconform.spec.rules import RULES, Level, Rule, level_text
 
 __all__ = [
     "UNCHECKED",
@@ -316,7 +316,7 @@ def to_markdown(entries: list[RuleCoverage], run_dir: str | None = None) -> str:
         "|---|---|---|---|" + ("---|---|" if with_counts else "") + "---|",
     ]
     for e in entries:
-        row = f"| `{e.rule.id}` | {e.rule.level.value} | {e.rule.side.value} | "
+        row = f"| `{e.rule.id}` | {level_text(e.rule, quote=False)} | {e.rule.side.value} | "
         row += (", ".join(e.checks) or "—") + " |"
         if with_counts:
             row += f" {e.examples} | {e.findings} |"
