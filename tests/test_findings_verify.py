@@ -394,3 +394,20 @@ def test_known_reports_table_is_well_formed():
     ]:
         with pytest.raises(ValueError, match=said):
             upstream.parse_known_reports(bad, "t.toml")
+
+
+def test_a_script_that_does_not_parse_is_the_generators_error_and_never_runs(tmp_path):
+    group = {
+        "library": "cupy",
+        "role": "consumer",
+        "rule": RULE,
+        "outcome": "fail",
+        "severity": "corrupts",
+        "count": 1,
+        "reproducer": {"cell": "roundtrip/reference/cupy"},
+    }
+    data = verify.verify_groups([group], tmp_path, lambda g: "def (:\n", timeout_s=5)
+    (entry,) = data["groups"].values()
+    assert (entry["standalone"], entry["result"]) == ("none", "generator error")
+    assert entry["detail"].startswith("the script does not parse: line 1:")
+    assert "exit" not in entry and (tmp_path / entry["script"]).exists()

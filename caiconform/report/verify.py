@@ -8,8 +8,7 @@ script_for_group`) to `RUN_DIR/standalone/<name>.py`, refuses any that imports c
 with `ast`), and runs the others, several at a time, each as `python -I -u` in an empty temporary
 directory behind a bootstrap that makes `import caiconform` fail (the caller's PYTHONPATH, which
 `-I` ignores, is put back on `sys.path`: libraries installed with `pip --target` stay
-importable), with a timeout. Each group gets
-`standalone`:
+importable), with a timeout. Each group gets `standalone`:
 
 - `reproduces`: exit 1 and a `BUG:` line;
 - `does not`: exit 0 and an `OK:` line (`result: ok`), or the script broke its contract: it timed
@@ -17,13 +16,13 @@ importable), with a timeout. Each group gets
   otherwise (`error`, with its exit status and the last lines of its standard error); or it was
   not run because a library it imports (itself or in the program it runs as a child) is not
   installed where it would run (`missing library`);
-- `none`: no script (the generator wrote none, or failed: `no script`, `generator error`), or one
-  that needs caiconform (`imports caiconform`, seen in the source or when the bootstrap blocked
-  it).
+- `none`: no script (the generator wrote none, or failed or wrote one that does not parse: `no
+  script`, `generator error`), or one that needs caiconform (`imports caiconform`, seen in the
+  source or when the bootstrap blocked it).
 
 The results go to `RUN_DIR/verify.json` (schema `caiconform-verify/1`), keyed by the group's
-stable name (`standalone_key`); `caiconform findings` and `caiconform report` read it back with
-`load_verification` and `annotate`, so re-cataloguing the run keeps them. A verification of some
+stable name (`standalone_key`); `caiconform findings` reads it back with `load_verification`
+and `annotate`, so re-cataloguing the run keeps them. A verification of some
 groups (one library) updates their entries and keeps the others'.
 """
 
@@ -332,7 +331,7 @@ def _write_script(
     except SyntaxError as exc:
         return path, {
             "standalone": NONE,
-            "result": "error",
+            "result": "generator error",
             "detail": f"the script does not parse: line {exc.lineno}: {exc.msg}",
         }
     if imported:
