@@ -358,7 +358,10 @@ def build_matrix(
             "pass_fraction": pass_fraction(totals + Counter({CORRECT_REJECTION: right})),
             "finding_groups": len(findings),
             "unexpected_groups": sum(1 for f in findings if f["expectation"] is None),
-            "catalogue_groups": catalogue["summary"]["groups"],
+            # defect groups: those about their input (no one's defect) are counted apart
+            "catalogue_groups": catalogue["summary"]["groups"]
+            - catalogue["summary"].get("about_input_groups", 0),
+            "about_input_groups": catalogue["summary"].get("about_input_groups", 0),
             "by_severity": catalogue["summary"]["by_severity"],
             "failing_groups": len(verdict.failing),
             "ambiguous_groups": catalogue["summary"]["ambiguous_groups"],
