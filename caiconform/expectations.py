@@ -167,17 +167,22 @@ class Expectation:
         """True when `record` is one of the results this entry is about, whatever its outcome.
         A cell's skip record (no params: the cell could not run here) is in the scope of every
         entry about its producer, consumer and check, whatever params the entry names."""
-        return (
-            _glob(record.get("producer"), self.producer)
-            and _glob(record.get("consumer"), self.consumer)
-            and _glob(record.get("check"), self.check)
-            and (
-                (record.get("outcome") == SKIP and not record.get("params"))
-                or all(
-                    _param_matches(record.get("params") or {}, path, pattern)
-                    for path, pattern in self.params.items()
-                )
+        return self.in_cell(
+            record.get("producer"), record.get("consumer"), record.get("check")
+        ) and (
+            (record.get("outcome") == SKIP and not record.get("params"))
+            or all(
+                _param_matches(record.get("params") or {}, path, pattern)
+                for path, pattern in self.params.items()
             )
+        )
+
+    def in_cell(self, producer: Any, consumer: Any, check: Any) -> bool:
+        """True when results of this producer, consumer and check can be in scope."""
+        return (
+            _glob(producer, self.producer)
+            and _glob(consumer, self.consumer)
+            and _glob(check, self.check)
         )
 
     def matches_finding(self, record: Mapping[str, Any]) -> bool:
@@ -238,6 +243,8 @@ _BRACKETED_NUMBERS = re.compile(r"[(\[][^()\[\]]*\d[^()\[\]]*[)\]]")
 _TOKEN_WITH_DIGIT = re.compile(r"[\w.+-]*\d[\w.+-]*")
 _EMPTY_BRACKETS = re.compile(r"\(\)|\[\]")
 _STAR_RUN = re.compile(r"\*(?:[\s,]*\*)+")
+#: the element values of a mismatch (`checks._support.compare_values`), its bytes' mark kept
+_ELEMENT_VALUES = re.compile(r"(first at \*: got ).+?(, expected ).+?((?: \(bytes\))?)$")
 
 
 def outcome_detail(record: Mapping[str, Any]) -> str:
@@ -253,7 +260,8 @@ def detail_pattern(detail: str) -> str:
     """A wildcard pattern (`wildcard_match`) matching `detail` and the same failure mode in
     other examples: addresses, typestrs, bracketed numbers (shapes, strides, indices), and
     every word holding a digit (numbers, `float32`, `v3`) become `*`; an empty `()` or `[]` (a
-    0-d shape) too; a run of stars is one star. Cut to `DETAIL_LIMIT` characters, ending in
+    0-d shape) too, and a mismatch's element values (`got np.True_, expected np.False_`); a
+    run of stars is one star. Cut to `DETAIL_LIMIT` characters, ending in
     `*`. The pattern always matches the detail it was made from."""
     text = _HEX.sub("*", " ".join(detail.split()))
     text = _TYPESTR.sub("*", text)
@@ -264,6 +272,7 @@ def detail_pattern(detail: str) -> str:
         text = shorter
     text = _TOKEN_WITH_DIGIT.sub("*", text)
     text = _STAR_RUN.sub("*", _EMPTY_BRACKETS.sub("*", text))
+    text = _ELEMENT_VALUES.sub(r"\1*\2*\3", text)
     if len(text) > DETAIL_LIMIT:
         text = text[: DETAIL_LIMIT - 1].rstrip("*") + "*"
     return text
@@ -645,11 +654,15 @@ def apply_expectations(
     active_scope = {entry.index: 0 for entry in entries}
     judged = {entry.index: 0 for entry in entries}  # active results in scope, skips left out
     notes: dict[int, str] = {}
+    by_cell: dict[tuple, list[Expectation]] = {}  # the entries that can apply to a cell's results
     for record in records:
+        cell = (record.get("producer"), record.get("consumer"), record.get("check"))
+        if cell not in by_cell:
+            by_cell[cell] = [entry for entry in entries if entry.in_cell(*cell)]
         versions = lookup(record)
-        verdict = classify(entries, record, versions)
+        verdict = classify(by_cell[cell], record, versions)
         verdicts.append(verdict)
-        for entry in entries:
+        for entry in by_cell[cell]:
             if not entry.in_scope(record):
                 continue
             status = statuses[entry.index]

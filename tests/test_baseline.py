@@ -217,6 +217,10 @@ def test_a_detail_pattern_matches_the_detail_it_was_made_from(text):
         ("12 of 12 elements differ; first at (0, 0): got np.float32(-6.8e+15), expected "
          "np.float32(1.8e+19)", "2 of 2 elements differ; first at (1,): got 5f, expected 01"),
         ("invalid pointer 0x7f3a00001000", "invalid pointer 0xdead"),
+        ("1 of 2 elements differ; first at (1,): got np.False_, expected np.True_",
+         "2 of 2 elements differ; first at (0,): got np.True_, expected np.False_"),
+        ("1 of 1 elements differ; first at (): got cf, expected 01 (bytes)",
+         "3 of 8 elements differ; first at (2,): got 00, expected fe (bytes)"),
     ],
 )  # fmt: skip
 def test_numbers_addresses_shapes_and_typestrs_are_generalised(one, other):
