@@ -202,12 +202,11 @@ def literal(value: Any, pointers: dict[int, str] | None = None) -> str:
 #: helper name -> (source, helpers it needs). Each is included once, in this order.
 HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "driver": (
-        '''
+        """
         from cuda.bindings import driver as cu
 
 
-        def ck(result):
-            """The values of a cuda.bindings call; RuntimeError naming the CUresult if it failed."""
+        def ck(result):  # a cuda.bindings call's values, or RuntimeError naming its CUresult
             err, *rest = result if isinstance(result, tuple) else (result,)
             if err != cu.CUresult.CUDA_SUCCESS:
                 raise RuntimeError(f"CUDA driver error {err.name}")
@@ -216,65 +215,60 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
 
         ck(cu.cuInit(0))  # the device's primary context: the one every library shares
         ck(cu.cuCtxSetCurrent(ck(cu.cuDevicePrimaryCtxRetain(ck(cu.cuDeviceGet(0))))))
-        ''',
+        """,
         (),
     ),
     "upload": (
-        '''
-        def upload(image):
-            """A new device allocation holding the bytes of `image` (a uint8 host array)."""
+        """
+        def upload(image):  # a new device allocation holding the bytes of a uint8 host array
             ptr = int(ck(cu.cuMemAlloc(max(image.nbytes, 1))))
             ck(cu.cuMemcpyHtoD(ptr, image.ctypes.data, image.nbytes))
             return ptr
-        ''',
+        """,
         ("driver",),
     ),
     "Exported": (
-        '''
-        class Exported:
-            """A producer reduced to its export: a literal __cuda_array_interface__ dict."""
-
+        """
+        class Exported:  # a producer reduced to its export: a literal __cuda_array_interface__
             def __init__(self, desc, owner=None):
                 self.desc, self.owner = desc, owner
 
             @property
             def __cuda_array_interface__(self):
                 return dict(self.desc)
-        ''',
+        """,
         (),
     ),
     "read_back": (
-        '''
+        """
         def read_at(ptr, shape, dtype, strides=None, stream=None):
-            """The elements at `ptr` (byte `strides`, None: C order) copied to the host with the
-            driver on `stream` (default: a new non-blocking stream of our own)."""
+            # the elements at ptr (byte strides; None: C order) copied to the host on `stream`
+            # (default: a non-blocking stream of our own, which waits for nothing)
             if 0 in shape:
                 return np.empty(shape, dtype)
             steps = tuple(strides) if strides else np.empty(shape, dtype).strides
             lo = sum((n - 1) * s for n, s in zip(shape, steps) if s < 0)
             hi = sum((n - 1) * s for n, s in zip(shape, steps) if s > 0) + dtype.itemsize
             raw = np.empty(hi - lo, np.uint8)
-            if stream is None:
-                stream = ck(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value))
-            ck(cu.cuMemcpyDtoHAsync(raw.ctypes.data, ptr + lo, hi - lo, cu.CUstream(int(stream))))
-            ck(cu.cuStreamSynchronize(cu.CUstream(int(stream))))
+            flags = cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value
+            stream = cu.CUstream(int(ck(cu.cuStreamCreate(flags)) if stream is None else stream))
+            ck(cu.cuMemcpyDtoHAsync(raw.ctypes.data, ptr + lo, hi - lo, stream))
+            ck(cu.cuStreamSynchronize(stream))
             return np.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=steps).copy()
 
 
-        def read_back(desc):
-            """What a conforming consumer reads from a dict: it waits on the exported stream,
-            then copies the elements the dict describes."""
+        def read_back(desc):  # a conforming consumer: wait on the exported stream, then copy
             if desc.get("stream"):
                 ck(cu.cuStreamSynchronize(cu.CUstream(desc["stream"])))
             dtype = np.dtype(desc["typestr"])
             if dtype.kind == "V" and any(field[0] for field in desc.get("descr") or ()):
                 dtype = np.dtype([tuple(field) for field in desc["descr"]])
             return read_at(desc["data"][0], tuple(desc["shape"]), dtype, desc.get("strides"))
-        ''',
+        """,
         ("driver",),
     ),
     "sleep_on": (
-        '''
+        """
         import ctypes
 
         _libcuda = ctypes.CDLL("libcuda.so.1")
@@ -283,54 +277,49 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
         def sleep_on(stream, us):
-            """Hold `stream` (a raw handle: 0 or 1 legacy, 2 per-thread) for `us` microseconds:
-            libc's usleep enqueued as a host function, so the GPU stays free meanwhile."""
+            # hold a stream (a raw handle; 0 or 1 legacy, 2 per-thread) for `us` microseconds:
+            # libc's usleep enqueued as a host function, so the GPU stays free meanwhile
             while us > 0:
                 chunk = min(us, 500_000)
                 assert _libcuda.cuLaunchHostFunc(stream, _USLEEP, chunk) == 0, "cuLaunchHostFunc"
                 us -= chunk
-        ''',
+        """,
         (),
     ),
     "differ": (
-        '''
-        def differ(got, want):
-            """None when `got` holds `want`'s values bit for bit, else what differs."""
+        """
+        def differ(got, want):  # None when got holds want's values bit for bit, else what differs
             got = np.asarray(got)
             if got.shape != want.shape:
                 return f"shape {got.shape}, expected {want.shape}"
             if got.dtype != want.dtype and got.dtype.itemsize == want.dtype.itemsize:
                 got = got.astype(want.dtype) if got.dtype.kind != "V" else got.view(want.dtype)
-            a = np.ascontiguousarray(got).view(np.uint8).reshape(-1, want.dtype.itemsize)
-            b = np.ascontiguousarray(want).view(np.uint8).reshape(-1, want.dtype.itemsize)
+            a, b = (np.ascontiguousarray(x).view(np.uint8).reshape(-1, want.itemsize) for x in (got, want))
             bad = np.flatnonzero((a != b).any(axis=1))
             if bad.size == 0:
                 return None
-            first = np.unravel_index(bad[0], want.shape) if want.shape else ()
-            return (
-                f"{bad.size} of {want.size} elements differ; first at {tuple(map(int, first))}: "
-                f"got {got[first]!r}, expected {want[first]!r}"
-            )
-        ''',
+            at = np.unravel_index(bad[0], want.shape) if want.shape else ()
+            return (f"{bad.size} of {want.size} elements differ; first at {tuple(map(int, at))}: "
+                    f"got {got[at]!r}, expected {want[at]!r}")
+        """,
         (),
     ),
     "verdict": (
-        '''
+        """
         import sys
 
 
-        def verdict(bug, line):
-            """The reproducer's one line: BUG (exit 1) or OK (exit 0)."""
+        def verdict(bug, line):  # the reproducer's one line: BUG (exit 1) or OK (exit 0)
             print(("BUG: " if bug else "OK: ") + " ".join(str(line).split()))
             sys.exit(1 if bug else 0)
-        ''',
+        """,
         (),
     ),
     "vmm": (
-        '''
+        """
         def guarded(nbytes, guard):
-            """`nbytes` of device memory followed by `guard` bytes of reserved, unmapped
-            addresses: every read past the end faults."""
+            # nbytes of device memory followed by `guard` bytes of reserved, unmapped addresses:
+            # every read past the end faults
             prop = cu.CUmemAllocationProp()
             prop.type = cu.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
             prop.location.type = cu.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
@@ -345,7 +334,7 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
             access.flags = cu.CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
             ck(cu.cuMemSetAccess(base, size, [access], 1))
             return base
-        ''',
+        """,
         ("driver",),
     ),
 }

@@ -179,12 +179,9 @@ def reader(s: Script, consumer: str, array: Array | None) -> bool:
         descr = f', "descr": {[tuple(f) for f in array.descr]}' if array.descr else ""
         s.add(
             f"""
-            # warm-up: a first read of a finished plain array of the same type, so that building
-            # or caching the consumer's code is done before the example is read
-            warm = Exported({{"shape": (4,), "typestr": {array.export_typestr!r}, "version": 3,
-                             "data": (upload(np.zeros({4 * array.itemsize}, np.uint8)), False),
-                             "strides": None, "stream": None{descr}}})
-            try:
+            warm = Exported({{"shape": (4,), "typestr": {array.export_typestr!r}, "version": 3, "strides": None,
+                             "data": (upload(np.zeros({4 * array.itemsize}, np.uint8)), False){descr}}})
+            try:  # a first read of a finished array of the same type: builds and caches first
                 read(warm)
             except Exception as exc:
                 print("warm-up read refused:", type(exc).__name__, exc)
