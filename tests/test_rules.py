@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -233,3 +234,20 @@ def test_build_refuses_duplicate_ids(monkeypatch):
     monkeypatch.setattr(_cai, "RULES", (*_cai.RULES, _cai.RULES[0]))
     with pytest.raises(RuntimeError, match=_cai.RULES[0].id):
         rules_module._build()
+
+
+def test_rules_command_shows_derived_levels_and_the_sentence(capsys):
+    from caiconform.cli import main
+
+    assert main(["rules", "--json", "--derived"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in listed] == [r.id for r in RULES.values() if r.derived]
+    readonly = next(r for r in listed if r["id"] == "CAI-DATA-READONLY-HONOURED")
+    assert readonly["quote"] == "The second element is the read-only flag as a Python bool."
+    assert readonly["level_text"].startswith("MUST, derived: caiconform's reading of 'The second")
+    assert main(["rules", "--side", "consumer", "--level", "SHOULD"]) == 0
+    table = capsys.readouterr().out
+    assert "CAI-MASK-TRUTH" in table and "│ SHOULD " in table
+    assert "CAI-DESCR-OBJECT-REFUSED" in table and "SHOULD, derived" in table
+    assert main(["rules", "--markdown", "--derived"]) == 0
+    assert capsys.readouterr().out.startswith("| ID | Ranked as | Spec | The sentence |")

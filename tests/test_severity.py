@@ -225,3 +225,51 @@ def test_groups_caused_by_their_input_read_alike_and_memory_faults_are_about_the
     assert len(verdict.failing) == 2 and "2 failing defect(s)" in verdict.headline()
     everything = judge(records, library="pycuda", fail_on=set(SEVERITIES), catalogue=catalogue)
     assert len(everything.failing) == 2
+
+
+def test_every_report_marks_derived_levels_and_lists_groups_about_the_input_apart(tmp_path):
+    """matrix.md, a library page, index.html and an issue text all show a derived rule's level
+    as derived (the reading quoted where the rule is cited), through one helper; a crash on a
+    host pointer is no library's defect: no page of its own, listed apart, never failing."""
+    import json
+
+    from caiconform.report.build import write_report
+    from caiconform.report.issues import render_issue
+
+    run = tmp_path / "run"
+    run.mkdir()
+    records = [
+        _rec("roundtrip", "reference", "cupy", "fail", "CAI-CONSUMER-READS-DESCRIBED"),
+        _rec("roundtrip", "reference", "cupy", "pass"),
+        _rec("adversarial", None, "pycuda", "crash", params={"rule": "CAI-DATA-DEVICE-ACCESSIBLE"}),
+    ]
+    lines = [json.dumps({**r, "seq": i}) + "\n" for i, r in enumerate(records)]
+    (run / "results.jsonl").write_text("".join(lines))
+    (run / "env.json").write_text("{}")
+    written = write_report([run])
+    groups = written.matrix["catalogue"]["groups"]
+    assert [g["about_input"] for g in groups] == [False, True]
+    assert written.verdict["status"] == ["new", "input"]
+    summary = (run / "matrix.md").read_text()
+    assert (
+        "**corrupts** consumer CAI-CONSUMER-READS-DESCRIBED (MUST, derived, fail, 1 example(s))"
+        in summary
+    )
+    assert (
+        "- given a dict that breaks CAI-DATA-DEVICE-ACCESSIBLE (MUST), the consumer crashed: "
+        "pycuda (1)" in summary
+    )
+    assert "1 defect group(s)" in summary
+    assert not (run / "libraries" / "pycuda.md").exists()
+    reading = "MUST, derived: caiconform's reading of 'If strides is not given, or it is None"
+    assert reading in (run / "libraries" / "cupy.md").read_text()
+    page = (run / "index.html").read_text()
+    assert "consumer CAI-CONSUMER-READS-DESCRIBED (MUST, derived, fail, 1 example(s))" in page
+    assert "the consumer crashed: pycuda (1)" in page
+    issue = render_issue(groups[0], {}, {})
+    assert reading in issue and "The specification's sentence: \"If strides is not given" in issue
+    about = render_issue(groups[1], {}, {})
+    assert about.startswith(
+        "## given a dict that breaks CAI-DATA-DEVICE-ACCESSIBLE (MUST), the consumer pycuda crashed"
+    )
+    assert "**About the input**" in about and "**Severity**" not in about
