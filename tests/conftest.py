@@ -1,13 +1,15 @@
-"""Shared test configuration: hypothesis profiles, and where the spec texts are.
+"""Shared test configuration: hypothesis profiles, where the spec texts are, and the synthetic
+matrix runs several tests compare.
 
-`ci` (the default) keeps the whole CPU suite within about a minute on a 2-core machine: few
-examples, no deadline (shared CI machines stall), no shrink-time surprises. `thorough` is for a
+`ci` (the default) keeps the property tests to seconds: few examples, no deadline (shared CI
+machines stall), no shrink-time surprises. `thorough` is for a
 local hunt: `HYPOTHESIS_PROFILE=thorough python -m pytest tests/test_validate_properties.py`.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,23 @@ def spec_dir() -> Path:
     if missing:
         pytest.fail(f"spec texts {missing} not in {candidate} (set CAICONFORM_SPEC_DIR)")
     return candidate
+
+
+@pytest.fixture(scope="session")
+def synthetic_matrix(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
+    """`synthetic_matrix(workers, fork, batch=DEFAULT_BATCH)`: the run directory of
+    tests/test_speed.py's synthetic matrix run with those settings, run once per test process
+    (cold-started workers cost about 30 s of CPU a run). Shared: copy it before changing it."""
+    from caiconform.runner.driver import DEFAULT_BATCH
+    from tests.test_speed import _run
+
+    runs: dict[tuple[int, bool, int], Path] = {}
+
+    def run(workers: int, fork: bool, batch: int = DEFAULT_BATCH) -> Path:
+        key = (workers, fork, batch)
+        if key not in runs:
+            out = tmp_path_factory.mktemp("synthetic-matrix") / "run"
+            runs[key] = _run(out, workers, fork=fork, batch=batch)
+        return runs[key]
+
+    return run

@@ -12,7 +12,7 @@ import pytest
 
 from caiconform.runner.pool import Worker
 from tests.synthetic.checks import NAP_S
-from tests.test_speed import EXECUTE, HOOK, SYNTHETIC, _outcomes, _run
+from tests.test_speed import EXECUTE, HOOK, SYNTHETIC, _outcomes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,14 +76,24 @@ def test_skips_and_errors_do_not_end_a_batch(worker):
     assert _batch(worker, "good", []) == []
 
 
-@pytest.mark.parametrize("fork", [False, True], ids=["cold", "fork"])
-def test_batches_journal_what_examples_one_at_a_time_journal(tmp_path, fork):
-    """The synthetic matrix (crashes, hangs, poisoned processes, a crash cap) with one example
-    per request and with batches of 8 over 3 workers: the same examples, outcomes and minimal
-    examples, in the same journal order."""
-    single = _outcomes(_run(tmp_path / "one", 3, fork=fork, batch=1))
-    batched = _outcomes(_run(tmp_path / "eight", 3, fork=fork, batch=8))
+def test_batches_journal_what_examples_one_at_a_time_journal(synthetic_matrix):
+    """The synthetic matrix (crashes, poisoned processes, a crash cap, shrinking) with one
+    example per request and with batches of 8 over 3 fork-server workers: the same examples,
+    outcomes and minimal examples, in the same journal order."""
+    single = _outcomes(synthetic_matrix(3, fork=True, batch=1))
+    batched = _outcomes(synthetic_matrix(3, fork=True, batch=8))
     assert single == batched
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+def test_cold_started_workers_journal_what_fork_servers_journal(synthetic_matrix, batch):
+    """The same matrix over 3 cold-started workers (each lost process replaced by a fresh
+    interpreter) journals what fork servers journal, one example per request and in batches of
+    8. With the test above, batches journal in cold-started workers what examples one at a
+    time journal (each run is compared with the fork servers' at its own batch size: one cold
+    run per test, about 30 s of CPU each)."""
+    cold = _outcomes(synthetic_matrix(3, fork=False, batch=batch))
+    assert cold == _outcomes(synthetic_matrix(3, fork=True, batch=batch))
 
 
 def test_run_batch_flag():

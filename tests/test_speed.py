@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -57,6 +58,8 @@ def _run(
     preload: bool | None = None,
     zygote: bool = False,
     extra: tuple[str, ...] = (),
+    checks: tuple[str, ...] = (SYNTHETIC, "tests.synthetic.floor_checks", KINDS),
+    libraries: tuple[str, ...] = ("good", "wrong", "raises", "abort", "poison"),
     **settings,
 ) -> Path:
     """The synthetic matrix (the libraries in `extra` beside the misbehaving ones); `settings`:
@@ -64,8 +67,8 @@ def _run(
     run_matrix(
         RunConfig(
             out=out,
-            checks=[SYNTHETIC, "tests.synthetic.floor_checks", KINDS],
-            libraries=["good", "wrong", "raises", "abort", "poison", *extra],
+            checks=list(checks),
+            libraries=[*libraries, *extra],
             max_examples=15,
             seed=77,
             workers=workers,
@@ -83,12 +86,12 @@ def _run(
     return out
 
 
-def test_same_seed_same_results_however_the_cells_are_split(tmp_path):
-    """One worker running each cell alone (cold-started processes) and three workers that
-    split cells and fork their processes journal the same examples, outcomes and minimal
-    examples, the floor's crash cap included."""
-    one = _outcomes(_run(tmp_path / "one", 1, fork=False))
-    three = _outcomes(_run(tmp_path / "three", 3, fork=True))
+def test_same_seed_same_results_however_the_cells_are_split(synthetic_matrix):
+    """One worker running each cell alone and three workers that split cells journal the same
+    examples, outcomes and minimal examples, the floor's crash cap included. (Cold-started
+    workers against fork servers, and batches against one example at a time: test_batch.py.)"""
+    one = _outcomes(synthetic_matrix(1, fork=True))
+    three = _outcomes(synthetic_matrix(3, fork=True))
     assert one == three
     floor_abort = one[0][("synthetic-floor", "abort", None)]
     per_mutation = ["crash", "crash", "skip"]  # two mutations without a layout, capped apart
@@ -164,8 +167,6 @@ def test_drawn_examples_kinds_tell_mutants_of_different_rules_apart():
 def test_a_resumed_run_counts_the_lost_examples_its_journal_holds(tmp_path):
     """Resumed from its journal cut after the second crash of a kind, a run skips what the
     uninterrupted run skipped: the journal's crashes count toward the cap."""
-    import shutil
-
     whole = _kinds_run(tmp_path / "whole")
     cut = tmp_path / "cut"
     shutil.copytree(tmp_path / "whole", cut)
@@ -207,8 +208,8 @@ def test_run_drawn_crash_cap_flag(tmp_path):
         assert sum(r["outcome"] == "crash" for r in mine) == 1, mutation
 
 
-def test_records_and_cells_carry_timings(tmp_path):
-    out = _run(tmp_path / "run", 2, fork=True)
+def test_records_and_cells_carry_timings(synthetic_matrix):
+    out = synthetic_matrix(3, fork=True)
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     passed = [r for r in records if r["outcome"] == "pass"]
     assert passed and all(
@@ -495,7 +496,9 @@ def test_calibrated_spin_scales_the_streams_spins(monkeypatch):
     assert _staging.spin_us() == _staging.SPIN_US
 
 
-def test_fork_servers_preload_the_runs_modules_and_libraries_before_forking(tmp_path):
+def test_fork_servers_preload_the_runs_modules_and_libraries_before_forking(
+    tmp_path, synthetic_matrix
+):
     """With `preload_workers`, every fork-server worker imports the run's check modules and
     available libraries before its first child (so a cell new to the worker replaces no
     children); the worker that probed is restarted to do the same. Their stderr logs say so.
@@ -512,8 +515,17 @@ def test_fork_servers_preload_the_runs_modules_and_libraries_before_forking(tmp_
     assert len(lines) >= 2, [log.read_text(errors="replace")[-400:] for log in logs]
     assert all("3 check module(s)" in line for line in lines), lines
     assert all("abort, good, poison, raises, wrong" in line for line in lines), lines
-    by_default = _run(tmp_path / "default", 2, fork=True)
-    cold = _run(tmp_path / "cold", 2, fork=False, preload=True)
+    by_default = synthetic_matrix(3, fork=True)
+    # two cells that lose no process: each cold-started worker starts once
+    cold = _run(
+        tmp_path / "cold",
+        2,
+        fork=False,
+        preload=True,
+        checks=(SYNTHETIC,),
+        libraries=("good", "wrong"),
+    )
+    assert len(list((cold / "workers").glob("worker-*.log"))) >= 2
     assert not [
         log
         for log in (by_default / "workers").glob("worker-*.log")
@@ -761,11 +773,12 @@ def test_the_runs_library_source_warms_without_reading_versions(monkeypatch):
     assert asked == ["available"]
 
 
-def test_a_run_records_each_adapters_probe_and_the_report_shows_it(tmp_path):
+def test_a_run_records_each_adapters_probe_and_the_report_shows_it(tmp_path, synthetic_matrix):
     from caiconform.report.build import write_report
     from caiconform.report.load import load_run
 
-    out = _run(tmp_path / "run", 2, fork=True)
+    out = tmp_path / "run"
+    shutil.copytree(synthetic_matrix(3, fork=True), out)
     adapters = json.loads((out / "adapters.json").read_text())
     assert set(adapters) == {"good", "wrong", "raises", "abort", "poison"}
     assert adapters["good"] == {"available": True, "reason": "", "version": "0.0-synthetic"}
