@@ -1,0 +1,515 @@
+"""Standalone reproducers (`caiconform.report.standalone`): a script per catalogue group that
+imports nothing of caiconform and prints one BUG:/OK: line.
+
+Without a GPU the scripts are judged three ways: every group at or above refuses-valid of the
+committed run (reports/latest) and of a synthetic set covering every family gets a script that
+parses and imports no caiconform module (read with `ast`), or None where NOT_COVERED says why;
+the harness's own groups (the PyCUDA 0-d upload, the JAX unversioned capsule) get none; and a
+few scripts run in a fresh interpreter with caiconform blocked, over a stand-in
+`cuda.bindings.driver` whose "device memory" is host memory and a stand-in `cupy` that reads
+a dict as C-contiguous whatever its strides: a strided export read through it prints BUG and
+exits 1, a C-contiguous one OK and 0, a consumer dying by a signal is a BUG of the crash
+script.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from caiconform.report.standalone import FAMILIES, script_for_group, why_none
+from caiconform.report.standalone.__main__ import main as write_folder
+
+ROOT = Path(__file__).resolve().parents[1]
+LATEST = ROOT / "reports" / "latest" / "findings.json"
+AT_OR_ABOVE = ("corrupts", "crashes", "refuses-valid")
+
+#: run as `python -c BOOT SCRIPT`: the script runs with caiconform unimportable
+BOOT = """
+import runpy, sys
+class Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name == "caiconform" or name.startswith("caiconform."):
+            raise ModuleNotFoundError("caiconform is blocked: " + name, name=name)
+sys.meta_path.insert(0, Blocked())
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+FAKE_DRIVER = """
+import ctypes, enum, itertools
+
+class CUresult(enum.Enum):
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+
+class CUstream_flags(enum.Enum):
+    CU_STREAM_NON_BLOCKING = 1
+
+class CUstream:
+    def __init__(self, handle=0):
+        self.handle = int(handle)
+    def __int__(self):
+        return self.handle
+
+OK = CUresult.CUDA_SUCCESS
+_allocations, _streams = {}, itertools.count(16)
+
+def cuInit(flags): return (OK,)
+def cuDeviceGet(ordinal): return (OK, 0)
+def cuDevicePrimaryCtxRetain(device): return (OK, 1)
+def cuCtxSetCurrent(context): return (OK,)
+def cuCtxSynchronize(): return (OK,)
+def cuStreamCreate(flags): return (OK, CUstream(next(_streams)))
+def cuStreamSynchronize(stream): return (OK,)
+
+def cuMemAlloc(nbytes):
+    buffer = ctypes.create_string_buffer(int(nbytes))
+    _allocations[ctypes.addressof(buffer)] = buffer
+    return (OK, ctypes.addressof(buffer))
+
+def _copy(dst, src, nbytes, stream=None):
+    ctypes.memmove(int(dst), int(src), int(nbytes))
+    return (OK,)
+
+cuMemcpyHtoD = cuMemcpyDtoHAsync = cuMemcpyDtoDAsync = _copy
+"""
+
+#: reads a dict's bytes as if C-contiguous, whatever its strides (a consumer that misreads)
+FAKE_CUPY = """
+import ctypes
+import numpy as np
+
+def asarray(obj):
+    d = obj.__cuda_array_interface__
+    dtype, count = np.dtype(d["typestr"]), int(np.prod(d["shape"]))
+    raw = (ctypes.c_uint8 * (count * dtype.itemsize)).from_address(d["data"][0])
+    return np.frombuffer(bytes(raw), dtype).reshape(d["shape"])
+
+def asnumpy(array):
+    return np.asarray(array)
+"""
+
+
+def group(cell: str, params: dict, **fields) -> dict:
+    """A findings.json group of one example."""
+    out = {
+        "library": cell.split("/")[2] if cell.split("/")[2] != "-" else cell.split("/")[1],
+        "role": "consumer",
+        "rule": "CAI-CONSUMER-READS-DESCRIBED",
+        "input_rule": None,
+        "level": "MUST",
+        "outcome": "fail",
+        "severity": "corrupts",
+        "count": 1,
+        "cells": [cell],
+        "message": "synthetic",
+        "version": "0.0",
+        "reproducer": {"cell": cell, "params": params, "run_id": "synthetic"},
+    }
+    out.update(fields)
+    return out
+
+
+def layout(shape, strides=None, offset=0, kind="C"):
+    return {"shape": shape, "strides": strides, "offset": offset, "pad": 0, "kind": kind}
+
+
+#: one or more groups of every family, each a kind of defect the generator writes a script for
+SYNTHETIC = {
+    "roundtrip-misread": group(
+        "roundtrip/reference/cuda.cccl",
+        {"seed": 0, "typestr": "<f4", "layout": layout([2], [8], 8, "sliced")},
+    ),
+    "roundtrip-crash": group(
+        "roundtrip/reference/torch",
+        {"seed": 3, "typestr": "|b1", "layout": layout([3], [-1], 2, "negative")},
+        outcome="crash",
+        severity="crashes",
+    ),
+    "roundtrip-library-producer": group(
+        "roundtrip/cupy/jax", {"seed": 0, "typestr": "<i4", "layout": layout([3, 4])}
+    ),
+    "zero_size": group(
+        "zero_size/rmm/cuda.core",
+        {"typestr": "|u1", "layout": layout([0])},
+        outcome="rejected-valid",
+        severity="refuses-valid",
+    ),
+    "versions": group(
+        "versions/-/cuda.core",
+        {
+            "version": 0,
+            "unknown_version": None,
+            "extra_key": None,
+            "typestr": "|b1",
+            "shape": [1],
+            "seed": 0,
+        },
+        rule="CAI-VERSION-KNOWN",
+        outcome="rejected-valid",
+        severity="refuses-valid",
+    ),
+    "mask": group(
+        "mask/-/torch",
+        {"mask": "random", "version": 3, "typestr": "|b1", "shape": [1], "seed": 0},
+        rule="CAI-MASK-TRUTH",
+    ),
+    "mask-numba": group(
+        "mask/-/numba-kernel",
+        {"mask": "random", "version": 2, "typestr": "<f4", "shape": [4, 3], "seed": 0},
+        rule="CAI-MASK-NUMBA-NOTIMPLEMENTED",
+    ),
+    "readonly": group(
+        "readonly/-/cupy",
+        {"typestr": "|b1", "shape": [1], "seed": 0},
+        rule="CAI-DATA-READONLY-HONOURED",
+    ),
+    "lifetime": group(
+        "lifetime/-/jax", {"typestr": "|b1", "shape": [1], "seed": 0}, rule="CAI-LIFETIME-DATA-HELD"
+    ),
+    "streams-consumer": group(
+        "streams/cupy/torch",
+        {"stream_scenario": "external", "delay_us": 0, "typestr": "<u8", "shape": [2], "seed": 1},
+        rule="CAI-SYNC-CONSUMER",
+    ),
+    "streams-stream-zero": group(
+        "streams/numba/cuda.cccl",
+        {
+            "stream_scenario": "library-default",
+            "delay_us": 0,
+            "typestr": "|b1",
+            "shape": [3],
+            "seed": 0,
+        },
+        role="producer",
+        library="numba",
+        rule="CAI-STREAM-ZERO-FORBIDDEN",
+    ),
+    "streams-v2-pending": group(
+        "streams/torch/jax",
+        {"stream_scenario": "legacy", "delay_us": 0, "typestr": "|b1", "shape": [2], "seed": 0},
+        role="producer",
+        library="torch",
+        rule="CAI-PORT-V2-PENDING",
+    ),
+    "agreement": group(
+        "agreement/cupy/-",
+        {"typestr": "<i4", "layout": layout([3, 4], [21, 5], 0, "odd"), "seed": 0},
+        role="producer",
+        library="cupy",
+        rule="CAI-DLPACK-AGREE",
+    ),
+    "schema-attribute": group(
+        "schema/torch/-",
+        {"typestr": "float8_e5m2", "layout": layout([3, 4]), "seed": 0, "stream_scenario": "none"},
+        role="producer",
+        library="torch",
+        rule="CAI-ATTR-RAISES-ATTRIBUTEERROR",
+    ),
+    "schema-extent": group(
+        "schema/numba/-",
+        {
+            "typestr": "|b1",
+            "layout": layout([2], [0], 0, "broadcast"),
+            "seed": 0,
+            "stream_scenario": "none",
+        },
+        role="producer",
+        library="numba",
+        rule="CAI-DATA-EXTENT-IN-ALLOCATION",
+    ),
+    "adversarial-mutant-crash": group(
+        "adversarial/-/cupy",
+        {
+            "kind": "mutant",
+            "rule": "CAI-DESCR-GRAMMAR",
+            "interface": {
+                "$dict": [
+                    ["shape", {"$tuple": [1, 4, 1]}],
+                    ["typestr", "<f8"],
+                    ["data", {"$tuple": [733696, True]}],
+                    ["version", 3],
+                    ["strides", {"$tuple": [0, 8, 0]}],
+                    ["descr", []],
+                    ["stream", 345],
+                    [
+                        "mask",
+                        {
+                            "$cai": {
+                                "$dict": [
+                                    ["shape", {"$tuple": [4]}],
+                                    ["typestr", "|b1"],
+                                    ["data", {"$tuple": [4096, False]}],
+                                    ["version", 3],
+                                ]
+                            }
+                        },
+                    ],
+                ]
+            },
+        },
+        rule=None,
+        input_rule="CAI-DESCR-GRAMMAR",
+        outcome="crash",
+        severity="crashes",
+    ),
+    "adversarial-live-poisoned": group(
+        "adversarial/-/pycuda",
+        {
+            "kind": "live",
+            "mutation": "extent-past-allocation",
+            "typestr": "<c8",
+            "layout": layout([1, 4]),
+            "seed": 0,
+        },
+        rule="CAI-DATA-EXTENT-IN-ALLOCATION",
+        outcome="poisoned",
+        severity="crashes",
+    ),
+    "adversarial-live-refused": group(
+        "adversarial/-/numba-kernel",
+        {
+            "kind": "live",
+            "mutation": "negative-strides",
+            "typestr": "|b1",
+            "layout": layout([1], [-1], 0, "negative"),
+            "seed": 0,
+        },
+        outcome="rejected-valid",
+        severity="refuses-valid",
+    ),
+    "adversarial-live-stream": group(
+        "adversarial/-/numba",
+        {
+            "kind": "live",
+            "mutation": "stream-bogus",
+            "typestr": "|b1",
+            "layout": layout([1]),
+            "seed": 0,
+        },
+        rule=None,
+        input_rule="CAI-STREAM-LIVE",
+        outcome="crash",
+        severity="crashes",
+    ),
+}
+
+
+def caiconform_imports(source: str) -> list[str]:
+    """The caiconform modules a script imports (import and from-import statements)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == "caiconform"]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "caiconform":
+            found.append(node.module)
+    return found
+
+
+def child_code(script: str) -> str | None:
+    """The source a crash script runs in its child (its CHILD literal), if it has one."""
+    for node in ast.walk(ast.parse(script)):
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "CHILD":
+            return ast.literal_eval(node.value)
+    return None
+
+
+def check_script(text: str) -> None:
+    """A script that parses, imports no caiconform (its child neither) and can say BUG and OK."""
+    assert caiconform_imports(text) == [], "a standalone reproducer imports caiconform"
+    child = child_code(text)
+    if child is not None:
+        assert caiconform_imports(child) == [], "a crash reproducer's child imports caiconform"
+    assert "BUG: " in text and "OK: " in text
+
+
+def test_every_latest_group_at_or_above_refuses_valid_has_a_standalone_script() -> None:
+    groups = [g for g in json.loads(LATEST.read_text())["groups"] if g["severity"] in AT_OR_ABOVE]
+    assert groups, "reports/latest has no group at or above refuses-valid"
+    missing = []
+    for g in groups:
+        text = script_for_group(g)
+        if text is None:
+            missing.append((g["library"], g["role"], g["rule"], why_none(g)))
+            continue
+        check_script(text)
+    # only the harness's own groups are left without a script
+    assert all(reason == "caiconform's own defect, not the library's" for *_, reason in missing), (
+        missing
+    )
+    assert len(missing) <= len(groups) // 10, f"{len(missing)} of {len(groups)} without a script"
+
+
+@pytest.mark.parametrize("name", sorted(SYNTHETIC))
+def test_synthetic_group_of_every_family_gets_a_script_without_caiconform(name: str) -> None:
+    text = script_for_group(SYNTHETIC[name])
+    assert text is not None, f"no script for the synthetic {name} group"
+    check_script(text)
+    assert SYNTHETIC[name]["reproducer"]["cell"] in text  # the header says what the run saw
+
+
+def test_the_synthetic_set_covers_every_family() -> None:
+    families = {g["reproducer"]["cell"].split("/")[0] for g in SYNTHETIC.values()}
+    assert set(FAMILIES) <= families
+
+
+@pytest.mark.parametrize(
+    "g",
+    [
+        group(
+            "roundtrip/pycuda/cuda.cccl",
+            {"typestr": "|b1", "layout": layout([], [], 0, "F"), "seed": 0},
+            role="producer",
+            library="pycuda",
+            rule="CAI-PRODUCER-DESCRIBES-DATA",
+        ),
+        group(
+            "agreement/jax/-",
+            {"typestr": "|i1", "layout": layout([], [], 0, "F"), "seed": 0},
+            role="producer",
+            library="jax",
+            rule="CAI-DLPACK-AGREE",
+        ),
+    ],
+    ids=["pycuda-0d-upload", "jax-unversioned-capsule"],
+)
+def test_the_harness_own_groups_get_no_script(g: dict) -> None:
+    assert script_for_group(g) is None
+    assert why_none(g) == "caiconform's own defect, not the library's"
+
+
+def test_a_group_without_an_example_or_of_an_unknown_family_gets_none() -> None:
+    assert script_for_group({"library": "cupy", "reproducer": None}) is None
+    assert script_for_group(group("devices/-/cupy", {"typestr": "<f4"})) is None
+    bad = group("versions/-/cupy", {"version": 3})  # no typestr: params of another shape
+    assert script_for_group(bad) is None
+
+
+@pytest.fixture(scope="module")
+def fakes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the stand-in cuda.bindings.driver and cupy."""
+    root = tmp_path_factory.mktemp("fakes")
+    (root / "cuda" / "bindings").mkdir(parents=True)
+    (root / "cuda" / "__init__.py").write_text("")
+    (root / "cuda" / "bindings" / "__init__.py").write_text("")
+    (root / "cuda" / "bindings" / "driver.py").write_text(FAKE_DRIVER)
+    (root / "cupy.py").write_text(FAKE_CUPY)
+    return root
+
+
+def run_script(text: str, fakes: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    env = {"PYTHONPATH": str(fakes), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, "-c", BOOT, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def last_line(proc: subprocess.CompletedProcess) -> str:
+    lines = proc.stdout.strip().splitlines()
+    return lines[-1] if lines else proc.stderr
+
+
+def test_a_consumer_that_misreads_a_strided_export_prints_bug(fakes: Path, tmp_path: Path) -> None:
+    g = group(
+        "roundtrip/reference/cupy",
+        {"seed": 0, "typestr": "<f4", "layout": layout([2], [8], 8, "sliced")},
+    )
+    proc = run_script(script_for_group(g), fakes, tmp_path)
+    line = last_line(proc)
+    assert proc.returncode == 1 and line.startswith("BUG: cupy read"), (proc.stdout, proc.stderr)
+    assert "[CAI-CONSUMER-READS-DESCRIBED]" in line and "1 of 2 elements differ" in line
+
+
+def test_the_same_consumer_reading_a_c_contiguous_export_prints_ok(
+    fakes: Path, tmp_path: Path
+) -> None:
+    g = group("roundtrip/reference/cupy", {"seed": 0, "typestr": ">i4", "layout": layout([3, 4])})
+    proc = run_script(script_for_group(g), fakes, tmp_path)
+    assert proc.returncode == 0 and last_line(proc).startswith("OK: cupy read the values"), (
+        proc.stdout,
+        proc.stderr,
+    )
+
+
+def test_a_refusal_of_a_valid_export_prints_bug_naming_the_exception(
+    fakes: Path, tmp_path: Path
+) -> None:
+    # an unknown key is legal: the stand-in reads it; made to refuse, the script says BUG
+    g = group(
+        "versions/-/cupy",
+        {
+            "version": 3,
+            "unknown_version": None,
+            "extra_key": "owner",
+            "typestr": "|b1",
+            "shape": [2],
+            "seed": 0,
+        },
+        rule="CAI-KEYS-UNKNOWN",
+        outcome="rejected-valid",
+        severity="refuses-valid",
+    )
+    text = script_for_group(g)
+    proc = run_script(text, fakes, tmp_path)
+    assert proc.returncode == 0 and last_line(proc).startswith("OK: cupy read"), proc.stdout
+    broken = text.replace("def read(obj):", "def read(obj):\n    raise TypeError('refused')", 1)
+    proc = run_script(broken, fakes, tmp_path)
+    line = last_line(proc)
+    assert proc.returncode == 1 and line.startswith("BUG: cupy refused a valid export"), line
+    assert "TypeError: refused" in line and "[CAI-KEYS-UNKNOWN]" in line
+
+
+def test_a_crash_runs_in_a_child_and_a_death_by_signal_is_the_bug(
+    fakes: Path, tmp_path: Path
+) -> None:
+    g = group(
+        "adversarial/-/cupy",
+        {
+            "kind": "mutant",
+            "rule": "CAI-DATA-NONZERO-SIZE-NONNULL",
+            "interface": {
+                "$dict": [
+                    ["shape", {"$tuple": [4]}],
+                    ["typestr", "|b1"],
+                    ["data", {"$tuple": [0, False]}],
+                    ["version", 3],
+                    ["strides", {"$tuple": [0]}],
+                ]
+            },
+        },
+        rule=None,
+        input_rule="CAI-DATA-NONZERO-SIZE-NONNULL",
+        outcome="crash",
+        severity="crashes",
+    )
+    proc = run_script(script_for_group(g), fakes, tmp_path)
+    line = last_line(proc)
+    assert proc.returncode == 1 and "killed the process with SIGSEGV" in line, (line, proc.stderr)
+    assert "[CAI-DATA-NONZERO-SIZE-NONNULL]" in line
+
+
+def test_the_folder_writer_lists_every_group_and_refuses_an_unreadable_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert write_folder([str(tmp_path / "missing.json"), str(tmp_path / "out")]) == 2
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps({"groups": list(SYNTHETIC.values())}))
+    assert write_folder([str(findings), str(tmp_path / "out")]) == 0
+    rows = (tmp_path / "out" / "manifest.tsv").read_text().splitlines()
+    assert len(rows) == 1 + len(SYNTHETIC)
+    scripts = sorted((tmp_path / "out").glob("*.py"))
+    assert len(scripts) == len(SYNTHETIC)
+    assert f"{len(SYNTHETIC)} scripts for {len(SYNTHETIC)} groups" in capsys.readouterr().out
