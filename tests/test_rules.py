@@ -170,6 +170,18 @@ def test_a_level_the_text_states_is_a_word_of_its_quote(rule: Rule):
         )
 
 
+@pytest.mark.parametrize("rule", [r for r in RULES.values() if r.derived], ids=str)
+def test_a_derived_rule_is_ranked_no_stronger_than_a_should_sentence(rule: Rule):
+    """A reading of a sentence whose word is "should" (and no "must") is not ranked MUST: the
+    ranking would be a level stronger than the text."""
+    should_only = _words(Level.SHOULD).search(rule.quote) and not _words(Level.MUST).search(
+        rule.quote
+    )
+    assert not (should_only and rule.level is Level.MUST), (
+        f"{rule.id} is ranked MUST on a should-sentence: {rule.quote!r}"
+    )
+
+
 @pytest.mark.parametrize(
     ("rule_id", "level", "derived"),
     [

@@ -89,9 +89,7 @@ RULES = (
     make("EMM-ALLOC-VALID", "MUST", "", "plugin", IMPL,
          "memalloc returns a nonzero device pointer to at least the requested bytes in one "
          "allocation, disjoint from other live allocations; an allocation it cannot make raises.",
-         quote="The allocation methods memalloc, memhostalloc, and mempin, should use the "
-               "underlying library to allocate and/or pin device or host memory, and construct an "
-               "instance of a memory pointer representing the memory to return back to Numba.",
+         quote="EMM Plugins always take responsibility for the management of device memory.",
          derived=True),
     make("EMM-INITIALIZE-BEFORE-USE", "MUST", "", "numba", IMPL,
          "Numba calls initialize before the first use of the plugin object for a context.",
@@ -240,7 +238,7 @@ RULES = (
          quote="If the underlying memory does not point to the base of an allocation returned by "
                "the CUDA driver or runtime API (e.g. if a pool allocator is in use) then the "
                "offset from the base must be provided."),
-    make("EMM-IPC-OPEN-OTHER-PROCESS", "MUST", "", "numba", IPC,
+    make("EMM-IPC-OPEN-OTHER-PROCESS", "SHOULD", "", "numba", IPC,
          "An IPC handle opens in another process (not the exporting one) and shows the exported "
          "bytes.",
          quote="To support inter-GPU communication, the get_ipc_handle method should provide an "
@@ -254,9 +252,8 @@ RULES = (
     make("EMM-SET-FUNCTION", "MUST", "", "numba", FUNC,
          "numba.cuda.set_memory_manager sets the plugin class; it is called before contexts are "
          "created, since instances are made with contexts.",
-         quote="The set_memory_manager function can be used to set the memory manager at runtime. "
-               "This should be called prior to the initialization of any contexts, as EMM Plugin "
-               "instances are instantiated along with contexts.", derived=True),
+         quote="The set_memory_manager function can be used to set the memory manager at runtime.",
+         derived=True),
     make("EMM-SET-ONCE", "SHOULD", "", "user", RESET,
          "The memory manager is set once before any CUDA use and left unchanged.",
          quote="It is recommended that the memory manager is set once prior to using any CUDA "
