@@ -239,6 +239,7 @@ def crash_script(child: Script, group: dict, consumer: str, context: str) -> str
     the CUDA context unusable."""
     rule = group.get("input_rule") or group.get("rule")
     child.need("driver")
+    child.imp("import traceback")
     child.add(
         """
         print("CHILD dict:", obj.__cuda_array_interface__, flush=True)
@@ -246,7 +247,9 @@ def crash_script(child: Script, group: dict, consumer: str, context: str) -> str
             result = read(obj)
             print("CHILD read", np.asarray(result).shape, flush=True)
         except Exception as exc:
-            print("CHILD refused:", type(exc).__name__, " ".join(str(exc).split())[:300], flush=True)
+            at = traceback.extract_tb(exc.__traceback__)[-1]
+            print("CHILD refused:", type(exc).__name__, " ".join(str(exc).split())[:300],
+                  f"(at {at.filename}:{at.lineno})", flush=True)
         print("CHILD context", cu.cuCtxSynchronize()[0].name, flush=True)
         """
     )
