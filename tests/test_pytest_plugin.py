@@ -729,6 +729,45 @@ def test_peers_defects_are_listed_not_failing_and_own_ones_fail():
     assert "portability: mylib consumer CAI-PORT-BYTEORDER" in lines[below + 1]
 
 
+def test_a_fault_on_memory_the_dict_cannot_show_is_about_the_input_never_failing():
+    """A crash on a host pointer (CAI-DATA-DEVICE-ACCESSIBLE, the producer's obligation) is
+    listed as information about the input; a poisoned context on a float in shape, which the
+    dict shows, is the library's accepts-invalid defect (below the default threshold)."""
+    from caiconform.pytest_plugin.summary import summary_lines
+
+    host = _record(
+        None,
+        "mylib",
+        "crash",
+        None,
+        check="adversarial",
+        params={"rule": "CAI-DATA-DEVICE-ACCESSIBLE"},
+    )
+    shape = _record(
+        None, "mylib", "poisoned", None, check="adversarial", params={"rule": "CAI-SHAPE-INT"}
+    )
+    campaign = _campaign([host, shape])
+    verdict = campaign.verdict()
+    assert verdict.ok and not verdict.failing
+    lines = summary_lines(campaign)
+    assert (
+        lines[0]
+        == "OK: mylib: no failing defect; 1 below --fail-on (1 accepts-invalid); 0 defect(s) of other libraries seen, not failing"
+    )
+    at = lines.index(
+        "about the inputs (a dict breaking a rule it cannot show), no defect of mylib: 1"
+    )
+    assert lines[at + 1] == (
+        "  about the input: given a dict that breaks CAI-DATA-DEVICE-ACCESSIBLE (MUST), the "
+        "consumer mylib crashed (1 example(s))"
+    )
+    below = lines.index("defects of mylib below --cai-fail-on, reported, not failing: 1")
+    assert lines[below + 1].startswith(
+        "  accepts-invalid: given a dict that breaks CAI-SHAPE-INT (MUST, derived), the consumer "
+        "mylib poisoned its CUDA context"
+    )
+
+
 def test_a_defect_with_no_single_culprit_on_the_librarys_pair_fails_saying_so():
     from caiconform.pytest_plugin.verdicts import describe_failures, item_failures
 

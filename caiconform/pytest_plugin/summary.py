@@ -33,6 +33,11 @@ def _verdict_lines(campaign: Any) -> list[str]:
         ("ambiguous", ("new",), f"defects with no single culprit on {name}'s pairs, failing:"),
         ("own", ("expected",), f"defects of {name} covered by the expectations (baseline):"),
         ("own", ("below",), f"defects of {name} below --cai-fail-on, reported, not failing:"),
+        (
+            "own",
+            ("input",),
+            f"about the inputs (a dict breaking a rule it cannot show), no defect of {name}:",
+        ),
     )
     for side, statuses, title in sections:
         judged = verdict.of(side, *statuses)
