@@ -1,5 +1,5 @@
-"""Shared test configuration: hypothesis profiles, where the spec texts are, and the synthetic
-matrix runs several tests compare.
+"""Shared test configuration: hypothesis profiles, where the spec texts are, and what several
+tests share because it costs seconds of CPU: the synthetic matrix runs, the adversarial floor.
 
 `ci` (the default) keeps the property tests to seconds: few examples, no deadline (shared CI
 machines stall), no shrink-time surprises. `thorough` is for a
@@ -8,6 +8,8 @@ local hunt: `HYPOTHESIS_PROFILE=thorough python -m pytest tests/test_validate_pr
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -65,3 +67,34 @@ def synthetic_matrix(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., 
         return runs[key]
 
     return run
+
+
+@pytest.fixture(scope="session")
+def _adversarial_floor_data(tmp_path_factory: pytest.TempPathFactory) -> list:
+    """The adversarial floor as plain JSON (`adversarial.floor_data`), built once per pytest
+    run: the first test process to ask builds it (about 7 s of CPU) while the others wait on a
+    lock in the directory every xdist worker's temporary directories share."""
+    from caiconform.checks import adversarial
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    path = shared / "adversarial-floor.json"
+    with open(shared / "adversarial-floor.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            tmp = path.with_suffix(f".{os.getpid()}")
+            tmp.write_text(json.dumps(adversarial.floor_data()))
+            tmp.replace(path)
+    return json.loads(path.read_text())
+
+
+@pytest.fixture
+def adversarial_floor(_adversarial_floor_data: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`adversarial.floor()` answers, for this test, from the floor built once per run (it is
+    the floor built here: tests/test_startup.py holds the two to agreeing); the process's own
+    cache is left as it was."""
+    from caiconform.checks import adversarial
+
+    monkeypatch.setattr(adversarial, "_floor_cache", [])
+    adversarial.seed_floor([_adversarial_floor_data])

@@ -318,7 +318,7 @@ def test_a_race_between_two_libraries_is_pinned_by_the_reference_control(
         assert "torch did not synchronize" in result.message
 
 
-def test_adversarial_floor_has_every_mutant_rule_and_live_mutation_once():
+def test_adversarial_floor_has_every_mutant_rule_and_live_mutation_once(adversarial_floor):
     from caiconform import strategies as cst
     from caiconform.checks import adversarial
 
@@ -374,12 +374,12 @@ def _floor_mutants(rule: str) -> list[dict]:
         ("CAI-DATA-NONZERO-SIZE-NONNULL", lambda d: d.get("strides") == (0,)),  # all strides 0
     ],
 )
-def test_adversarial_floor_has_every_variant_of_a_mutation(rule, seen):
+def test_adversarial_floor_has_every_variant_of_a_mutation(adversarial_floor, rule, seen):
     mutants = _floor_mutants(rule)
     assert any(seen(d) for d in mutants), mutants
 
 
-def test_adversarial_floor_every_listed_bad_value_on_both_bases():
+def test_adversarial_floor_every_listed_bad_value_on_both_bases(adversarial_floor):
     from caiconform import strategies as cst
 
     streams = [d.get("stream") for d in _floor_mutants("CAI-STREAM-TYPE")]
