@@ -32,9 +32,10 @@ it never fails the consumer.
 Each rule a `fail` is filed under, and whether that fail is an observed wrong value (the check
 code in caiconform/checks/ decides):
 
-- corrupts: CAI-CONSUMER-READS-DESCRIBED (the consumer's values differ from those written:
-  roundtrip, zero_size, mask, aliasing, lifetime, adversarial layouts), CAI-PRODUCER-DESCRIBES-DATA
-  (the reference consumer reads other values than the producer wrote; an opaque type exported
+- corrupts: CAI-CONSUMER-READS-DESCRIBED (the consumer's values differ from those written, or
+  the producer's memory no longer holds them after the consumer read it: roundtrip, zero_size,
+  streams, mask, aliasing, lifetime, adversarial layouts), CAI-PRODUCER-DESCRIBES-DATA (the
+  reference consumer reads other values than the producer wrote; an opaque type exported
   under another kind's typestr, bfloat16 as <f2, whose bytes read as that kind are other
   values), CAI-DATA-READONLY-HONOURED (a write through the consumer's view reached memory
   exported read-only), CAI-MASK-TRUTH (the mask dropped or changed: elements it marked invalid
