@@ -318,6 +318,22 @@ def test_an_entry_about_a_check_that_did_not_run_is_only_a_note(project):
     assert result.ret == pytest.ExitCode.OK
 
 
+def test_an_entry_about_a_check_caiconform_does_not_know_is_an_error_not_a_note(project):
+    """`check: schmea` is refused as a typo of `schema`; a name like no check at all, which
+    no result carries, fails the session instead of being noted as not run."""
+    entry = "expectations:\n  - rule: CAI-SYNC-CONSUMER\n    check: {}\n    reason: typo\n"
+    misspelt = _expect(project, entry.format("schmea"))
+    result = project.runpytest("--cai-producer", "fakelib:make", "--cai-expectations", misspelt)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "field 'check': unknown check 'schmea': did you mean 'schema'?" in result.stderr.str()
+    unknown = _expect(project, entry.format("no_such_family"))
+    result = project.runpytest(
+        "--cai-producer", "fakelib:make", "--cai-expectations", unknown, *SCHEMA
+    )
+    result.stdout.fnmatch_lines(["error: *entry 1 (CAI-SYNC-CONSUMER, * -> *)*matches no result*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
 # --- option errors --------------------------------------------------------------------------
 
 
