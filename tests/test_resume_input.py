@@ -123,104 +123,10 @@ def test_a_broken_last_line_is_cut_off_so_later_appends_stay_readable(tmp_path):
 # --- an incomplete run is never OK (issue 34) -----------------------------------------------
 
 
-def _good_records(out: Path) -> list[str]:
-    return [
-        line
-        for line in (out / "results.jsonl").read_text().splitlines()
-        if json.loads(line)["producer"] == "good" and not json.loads(line).get("shrunk")
-    ]
-
-
-def test_resume_of_a_finished_run_whose_journal_lost_its_last_line_runs_exactly_that(tmp_path):
-    from caiconform.report.runstate import state_of
-
-    out = tmp_path / "run"
-    run_matrix(_config(out))
-    lines = (out / "results.jsonl").read_text().splitlines()
-    last = json.loads(lines[-1])
-    assert last["producer"] == "good" and last["index"] is not None, last
-    # killed while the last line was written: half of it on disk
-    (out / "results.jsonl").write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:20])
-    state = state_of(out)
-    assert [u.cell for u in state.unfinished] == ["synthetic/good/-"], state
-    assert state.missing == 1
-    result = run_matrix(_config(out, resume=True))
-    assert "dropped 1 truncated journal line(s)" in result.notes
-    again = [json.loads(line) for line in _good_records(out)]
-    assert len(again) == len(lines) - 1  # the skip of `missing` is not `good`'s
-    assert sorted(r["index"] for r in again) == sorted(
-        json.loads(line)["index"] for line in lines if json.loads(line)["producer"] == "good"
-    )
-    assert again[-1]["params"] == last["params"]
-    assert state_of(out).unfinished == []
-
-
-def test_a_run_killed_mid_cell_is_incomplete_and_names_the_cell(tmp_path):
-    from caiconform.report.runstate import first_line, state_of
-
-    out = tmp_path / "run"
-    run_matrix(_config(out))
-    cells = [c for c in _lines(out / "cells.jsonl") if c["cell"] != "synthetic/good/-"]
-    (out / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
-    records = _lines(out / "results.jsonl")
-    good = [r for r in records if r["producer"] == "good"]
-    kept = [r for r in records if r not in good[1:]]
-    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
-    state = state_of(out)
-    line = first_line([state])
-    assert line is not None and line.startswith("INCOMPLETE: 1 of 2 cells unfinished")
-    assert (
-        "synthetic/good/- stopped after 1 example;" in line
-        or "synthetic/good/- stopped after 1 example)" in line
-    )
-    assert f"continue with: caiconform run --resume --out {out}" in line
-
-
-def test_a_planned_cell_that_never_started_is_incomplete(tmp_path):
-    from caiconform.report.runstate import first_line, state_of
-
-    out = tmp_path / "run"
-    run_matrix(_config(out))
-    meta = json.loads((out / "run.json").read_text())
-    assert meta["plan"] == {"cells": ["synthetic/good/-"], "skipped": ["synthetic/missing/-"]}
-    records = [r for r in _lines(out / "results.jsonl") if r["producer"] != "good"]
-    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    cells = [c for c in _lines(out / "cells.jsonl") if c["cell"] != "synthetic/good/-"]
-    (out / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
-    line = first_line([state_of(out)])
-    assert line is not None and "synthetic/good/- not started" in line, line
-    assert "about 3 examples missing" in line
-
-
 def _with_gpu(out: Path, available: bool) -> None:
     env = json.loads((out / "env.json").read_text())
     env["gpu"] = {"available": available, "reason": "" if available else "no NVIDIA driver"}
     (out / "env.json").write_text(json.dumps(env))
-
-
-def test_a_whole_run_on_a_gpu_machine_has_no_first_line(tmp_path):
-    from caiconform.report.runstate import first_line, state_of, status_of
-
-    out = tmp_path / "run"
-    run_matrix(_config(out))
-    _with_gpu(out, True)
-    state = state_of(out)
-    assert (state.cells, state.ran, state.unfinished) == (2, 1, [])
-    assert status_of([state]) == "complete" and first_line([state]) is None
-
-
-def test_a_run_without_a_gpu_that_skipped_cells_says_so_first(tmp_path):
-    from caiconform.report.runstate import first_line, state_of
-
-    out = tmp_path / "run"
-    run_matrix(_config(out))
-    _with_gpu(out, False)
-    assert first_line([state_of(out)]) == (
-        "no GPU: 1 of 2 cells ran; the others were skipped (reasons listed)"
-    )
-
-
-# --- what report, findings, baseline and the plugin say of such runs -------------------------
 
 
 @pytest.fixture(scope="module")
@@ -249,6 +155,90 @@ def _kill_mid_cell(out: Path) -> None:
     good = [r for r in records if r["producer"] == "good"]
     kept = [r for r in records if r not in good[1:]]
     (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+
+
+def _good_records(out: Path) -> list[str]:
+    return [
+        line
+        for line in (out / "results.jsonl").read_text().splitlines()
+        if json.loads(line)["producer"] == "good" and not json.loads(line).get("shrunk")
+    ]
+
+
+def test_resume_of_a_finished_run_whose_journal_lost_its_last_line_runs_exactly_that(
+    finished_run, tmp_path
+):
+    from caiconform.report.runstate import state_of
+
+    out = _copy(finished_run, tmp_path)
+    lines = (out / "results.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    assert last["producer"] == "good" and last["index"] is not None, last
+    # killed while the last line was written: half of it on disk
+    (out / "results.jsonl").write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:20])
+    state = state_of(out)
+    assert [u.cell for u in state.unfinished] == ["synthetic/good/-"], state
+    assert state.missing == 1
+    result = run_matrix(_config(out, resume=True))
+    assert "dropped 1 truncated journal line(s)" in result.notes
+    again = [json.loads(line) for line in _good_records(out)]
+    assert len(again) == len(lines) - 1  # the skip of `missing` is not `good`'s
+    assert sorted(r["index"] for r in again) == sorted(
+        json.loads(line)["index"] for line in lines if json.loads(line)["producer"] == "good"
+    )
+    assert again[-1]["params"] == last["params"]
+    assert state_of(out).unfinished == []
+
+
+def test_a_run_killed_mid_cell_is_incomplete_and_names_the_cell(finished_run, tmp_path):
+    from caiconform.report.runstate import first_line, state_of
+
+    out = _copy(finished_run, tmp_path)
+    _kill_mid_cell(out)
+    state = state_of(out)
+    line = first_line([state])
+    assert line is not None and line.startswith("INCOMPLETE: 1 of 2 cells unfinished")
+    assert (
+        "synthetic/good/- stopped after 1 example;" in line
+        or "synthetic/good/- stopped after 1 example)" in line
+    )
+    assert f"continue with: caiconform run --resume --out {out}" in line
+
+
+def test_a_planned_cell_that_never_started_is_incomplete(finished_run, tmp_path):
+    from caiconform.report.runstate import first_line, state_of
+
+    out = _copy(finished_run, tmp_path)
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["plan"] == {"cells": ["synthetic/good/-"], "skipped": ["synthetic/missing/-"]}
+    records = [r for r in _lines(out / "results.jsonl") if r["producer"] != "good"]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    cells = [c for c in _lines(out / "cells.jsonl") if c["cell"] != "synthetic/good/-"]
+    (out / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
+    line = first_line([state_of(out)])
+    assert line is not None and "synthetic/good/- not started" in line, line
+    assert "about 3 examples missing" in line
+
+
+def test_a_whole_run_on_a_gpu_machine_has_no_first_line(finished_run, tmp_path):
+    from caiconform.report.runstate import first_line, state_of, status_of
+
+    out = _copy(finished_run, tmp_path)
+    state = state_of(out)
+    assert (state.cells, state.ran, state.unfinished) == (2, 1, [])
+    assert status_of([state]) == "complete" and first_line([state]) is None
+
+
+def test_a_run_without_a_gpu_that_skipped_cells_says_so_first(finished_run, tmp_path):
+    from caiconform.report.runstate import first_line, state_of
+
+    out = _copy(finished_run, tmp_path, gpu=False)
+    assert first_line([state_of(out)]) == (
+        "no GPU: 1 of 2 cells ran; the others were skipped (reasons listed)"
+    )
+
+
+# --- what report, findings, baseline and the plugin say of such runs -------------------------
 
 
 def test_report_of_a_killed_run_says_incomplete_first_and_exits_3(finished_run, tmp_path, capsys):
