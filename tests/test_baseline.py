@@ -8,8 +8,6 @@ Runs are synthetic journals written here, so every count is known.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -255,31 +253,19 @@ def test_an_entry_whose_examples_grew_tenfold_is_listed_not_failed(tmp_path):
 # --- caiconform baseline / findings --library of a library that ran clean -------------------
 
 
-def test_a_library_that_ran_clean_is_said_so_with_exit_0(tmp_path):
+def test_a_library_that_ran_clean_is_said_so_with_exit_0(tmp_path, capsys):
     records = clean_run() + [
         {**rec(60, "schema", [2]), "producer": "tidy", "consumer": None},
     ]
     run = write_run(tmp_path / "run", records)
     out = tmp_path / "b.yaml"
-    command = [sys.executable, "-m", "caiconform.cli"]
-    done = subprocess.run(
-        [*command, "baseline", str(run), "-o", str(out), "--library", "tidy"],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == "tidy ran clean here: no finding names it"
+    assert main(["baseline", str(run), "-o", str(out), "--library", "tidy"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "tidy ran clean here: no finding names it"
     assert yaml.safe_load(out.read_text())["expectations"] == []
-    found = subprocess.run(
-        [*command, "findings", str(run), "--library", "tidy"], capture_output=True, text=True
-    )
-    assert found.returncode == 0, found.stderr
-    assert found.stdout.splitlines()[0] == "tidy ran clean here: no finding names it"
-    unknown = subprocess.run(
-        [*command, "findings", str(run), "--library", "tydi"], capture_output=True, text=True
-    )
-    assert unknown.returncode == 2
-    assert unknown.stderr.strip() == (
+    assert main(["findings", str(run), "--library", "tidy"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "tidy ran clean here: no finding names it"
+    assert main(["findings", str(run), "--library", "tydi"]) == 2
+    assert capsys.readouterr().err.strip() == (
         "caiconform: error: --library 'tydi': not in these runs (libraries there: cleanlib, "
         "reference, tidy; findings name: cleanlib)"
     )
