@@ -198,6 +198,30 @@ SYNTHETIC = {
         library="torch",
         rule="CAI-PORT-V2-PENDING",
     ),
+    "streams-numba-export": group(
+        "streams/numba/reference",
+        {
+            "stream_scenario": "numba-export",
+            "delay_us": 0,
+            "typestr": "<f4",
+            "shape": [4],
+            "seed": 0,
+        },
+        role="producer",
+        library="numba",
+        rule="CAI-STREAM-ZERO-FORBIDDEN",
+    ),
+    "adversarial-object-fields": group(
+        "adversarial/-/cupy",
+        {
+            "kind": "live",
+            "mutation": "object-fields",
+            "typestr": "<f4",
+            "layout": layout([3]),
+            "seed": 0,
+        },
+        rule="CAI-DESCR-OBJECT-REFUSED",
+    ),
     "agreement": group(
         "agreement/cupy/-",
         {"typestr": "<i4", "layout": layout([3, 4], [21, 5], 0, "odd"), "seed": 0},

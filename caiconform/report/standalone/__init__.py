@@ -25,13 +25,14 @@ NOT_COVERED = [
     "library's: no script would show a library defect",
     "families aliasing and devices: their examples need several entry points or GPUs and no "
     "group at or above refuses-valid has come from them",
-    "Numba's own stream scenarios (numba-sync, numba-stream-none, numba-sync-off, "
-    "numba-export): judged by a sequence of Numba calls, not one exchange",
+    "Numba's own stream scenarios numba-sync, numba-stream-none and numba-sync-off: judged by "
+    "a sequence of Numba calls, not one exchange (numba-export's groups are producer checks)",
     "consumers without a snippet (dali, mpi4py, pyarrow), and layouts a library producer "
     "cannot make (a strided JAX, RMM, PyCUDA or Warp array; negative or odd strides in torch)",
     "dicts holding objects the journal could not record ($raising, $opaque values)",
-    "the object-fields live mutation (items with a PyObject field) and mutants of unknown "
-    "rules in the schema family's producer checks",
+    "a producer's group under a rule the producer checks do not read off the dict "
+    "(schema.CHECKS lists those they do), and the streams family's producer groups other than "
+    "stream 0, a version 2 export of pending work and an insufficient exported stream",
 ]
 
 #: harness defects (see NOT_COVERED): (library, role, rule) -> how to recognise its example

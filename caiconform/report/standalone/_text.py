@@ -299,8 +299,11 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
             if bad.size == 0:
                 return None
             at = np.unravel_index(bad[0], want.shape) if want.shape else ()
+            seen, wanted = repr(got[at]), repr(want[at])
+            if seen == wanted:  # values that print alike (a bool of byte 0xfe): their bytes
+                seen, wanted = a[bad[0]].tobytes().hex(), b[bad[0]].tobytes().hex()
             return (f"{bad.size} of {want.size} elements differ; first at {tuple(map(int, at))}: "
-                    f"got {got[at]!r}, expected {want[at]!r}")
+                    f"got {seen}, expected {wanted}")
         """,
         (),
     ),

@@ -141,6 +141,24 @@ def _live(s: Script, params: dict) -> bool:
         ex.reference_export(s, array, stream=f"{_BOGUS_STREAM:#x}")
         s.add("# the stream handle above names no stream")
         return True
+    if mutation == "object-fields":
+        import numpy as np
+
+        descr = [("value", array.export_typestr), ("object", "|O8")]
+        size = np.dtype(descr).itemsize
+        s.need("upload", "Exported")
+        s.add(
+            f"""
+            # items of a {array.export_typestr} field then a PyObject pointer, every byte zero:
+            # no consumer may build Python objects from device memory
+            values = np.zeros({array.shape}, "V{size}")
+            ptr = upload(values.view(np.uint8).reshape(-1))
+            desc = {{"shape": {array.shape}, "typestr": "|V{size}", "descr": {descr},
+                    "data": (ptr, False), "version": 3, "strides": None, "stream": None}}
+            obj = Exported(desc)
+            """
+        )
+        return True
     if mutation in ("odd-strides", "negative-strides", "broadcast"):
         ex.reference_export(s, array)
         return True
@@ -182,9 +200,35 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     if not ex.reader(s, consumer, array):
         return None
     context = what
+    if kind == "live" and params.get("mutation") == "object-fields":
+        return _object_fields(s, group, consumer) if array is not None else None
     if group.get("outcome") in ex.CRASH_OUTCOMES:
         return ex.crash_script(s, group, consumer, context)
     if group.get("outcome") != "accepted-invalid" and "values =" not in s.code():
         return None
     ex.judge_read(s, group, consumer, context)
+    return s.render()
+
+
+def _object_fields(s: Script, group: dict, consumer: str) -> str:
+    """The verdict on items holding an object field: refusing is right, opaque bytes are
+    fine, an array of Python objects was made from device memory."""
+    rule = group.get("rule") or "CAI-DESCR-OBJECT-REFUSED"
+    if group.get("outcome") in ex.CRASH_OUTCOMES:
+        return ex.crash_script(s, group, consumer, "items with an object field")
+    s.need("verdict")
+    s.add(
+        f"""
+        print("exported:", desc)
+        try:
+            result = np.asarray(read(obj))
+        except Exception as exc:
+            verdict(False, f"{consumer} refused items with an object field: {{type(exc).__name__}}: {{exc}}")
+        if result.dtype.hasobject:
+            verdict(True, f"{consumer} made an array of dtype {{result.dtype}} holding Python objects "
+                          f"from device memory (items with an |O8 field); expected a refusal, or "
+                          f"the items read as opaque bytes [{rule}]")
+        verdict(False, f"{consumer} read the items as {{result.dtype}}, no object made")
+        """
+    )
     return s.render()

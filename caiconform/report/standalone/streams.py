@@ -13,6 +13,8 @@ the exported stream, then copy), or a version 2 export with work pending.
 
 from __future__ import annotations
 
+import numpy as np
+
 from caiconform.report.standalone import exchange as ex
 from caiconform.report.standalone import libraries as libs
 from caiconform.report.standalone._text import Script, array_of
@@ -76,7 +78,7 @@ def pending_producer(s: Script, producer: str, scenario: str, array) -> bool:
 
 
             x = jax.device_put(values, jax.devices("gpu")[0]).block_until_ready()
-            delayed(x).block_until_ready()  # compiled once
+            delayed(jnp.zeros_like(x)).block_until_ready()  # compiled once, on other values
             array = delayed(x)  # dispatched: still being computed when its CAI is read
             obj = Exported(array.__cuda_array_interface__, owner=array)
             """
@@ -141,6 +143,14 @@ def _read_early(s: Script, group: dict, consumer: str, context: str, expected: s
 
 def script(group: dict, params: dict, producer: str | None, consumer: str | None) -> str | None:
     scenario = params.get("stream_scenario")
+    if scenario == "numba-export" and group.get("role") == "producer":
+        # numba's export of arrays made on its streams: the default stream's is the one at
+        # fault where a group is filed (the others export their handles)
+        from caiconform.report.standalone import schema
+
+        n = max(int(np.prod(params.get("shape") or [2])), 2)
+        made = {"typestr": "<f4", "shape": [n], "seed": 0, "stream_scenario": "library-default"}
+        return schema.producer_script(group, made, producer, consumer)
     if scenario in NUMBA_SCENARIOS or not isinstance(scenario, str):
         return None
     array = array_of({**params, "layout": {"shape": params.get("shape") or [], "strides": None}})
