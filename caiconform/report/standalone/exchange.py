@@ -41,8 +41,9 @@ def header(s: Script, group: dict, names: list[str | None]) -> None:
     needs."""
     rep = group.get("reproducer") or {}
     cells = ", ".join(group.get("cells") or [rep.get("cell", "?")])
+    count = group.get("count", "?")
     s.comment(
-        f"What the run saw ({group.get('count', '?')} examples, run "
+        f"What the run saw ({count} example{'' if count == 1 else 's'}, run "
         f"{rep.get('run_id', '?')}, cells {cells}): {group.get('message', '')}"
     )
     given = f", given a dict breaking {group['input_rule']}" if group.get("input_rule") else ""

@@ -34,7 +34,12 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     ex.values(s, array)
     if producer in (None, "reference"):
         ex.reference_export(s, array)
-    elif not ex.library_export(s, producer, array):
+    elif ex.library_export(s, producer, array):
+        s.add(
+            "obj = Exported(obj.__cuda_array_interface__, owner=obj)  # the consumer sees the CAI only"
+        )
+        s.need("Exported")
+    else:
         return None
     if not ex.reader(s, consumer, array):
         return None
