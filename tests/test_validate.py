@@ -337,7 +337,7 @@ def test_report_levels_and_dict():
     assert d["ok"] is False and d["version"] == 3 and d["target"] == "dict"
     assert {x["rule"] for x in d["findings"]} == report.rules
     assert all(
-        set(x) == {"rule", "level", "path", "seen", "expected", "message", "section"}
+        set(x) == {"rule", "level", "level_text", "path", "seen", "expected", "message", "section"}
         for x in d["findings"]
     )
 
