@@ -343,6 +343,21 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+#: import prefix -> the distribution it comes from (longest prefixes first)
+DISTRIBUTIONS = {
+    "cuda.bindings": "cuda-bindings",
+    "cuda.compute": "cuda-cccl",
+    "cuda.core": "cuda-core",
+    "numba": "numba-cuda",
+    "cupy": "cupy",
+    "torch": "torch",
+    "jax": "jax",
+    "pycuda": "pycuda",
+    "rmm": "rmm",
+    "warp": "warp-lang",
+}
+
+
 class Script:
     """A reproducer under construction: header comments, the helpers it uses, its body."""
 
@@ -380,10 +395,22 @@ class Script:
         parts += self.body
         return "\n\n".join(parts) + "\n"
 
-    def render(self) -> str:
+    def needs(self) -> str:
+        """The header's line naming the distributions the imports come from."""
+        dists = ["numpy", *(["cuda-bindings"] if "driver" in self.helpers else [])]
+        for line in self.imports:
+            words = line.replace(",", " ").split()
+            module = words[1] if len(words) > 1 and words[0] in ("import", "from") else ""
+            for prefix, dist in DISTRIBUTIONS.items():
+                if (module == prefix or module.startswith(prefix + ".")) and dist not in dists:
+                    dists.append(dist)
+        return f"# Needs: {', '.join(dists)} (and nothing of caiconform)."
+
+    def render(self, needs: str | None = None) -> str:
         doc = textwrap.fill(one_line(self.title), width=94)
         head = f'"""{doc}\n\nRun with: python this_file.py  (prints one BUG: or OK: line)\n"""\n'
-        return head + "\n".join(self.comments) + "\n\n" + self.code()
+        comments = [*self.comments, needs or self.needs()]
+        return head + "\n".join(comments) + "\n\n" + self.code()
 
 
 def dumps(value: Any) -> str:

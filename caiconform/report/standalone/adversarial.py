@@ -176,7 +176,7 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     )
     rule = group.get("rule") or group.get("input_rule")
     s = Script(f"adversarial: {consumer} fed {what} [{rule}].")
-    ex.header(s, group, [consumer])
+    ex.header(s, group)
     s.need("driver")
     if kind == "mutant":
         built = _mutant(s, params)

@@ -58,7 +58,7 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     rule = group.get("rule") or "CAI-DLPACK-AGREE"
     context = ex.context_of(array)
     s = Script(f"agreement: {producer}'s DLPack capsule and its CAI for {context} [{rule}].")
-    ex.header(s, group, [producer])
+    ex.header(s, group)
     s.need("driver", "verdict", "differ", "read_back")
     ex.values(s, array)
     if not ex.library_export(s, producer, array):

@@ -29,16 +29,17 @@ __all__ = [
     "reader",
     "judge_read",
     "crash_script",
-    "with_lib",
+    "context_of",
+    "interface",
 ]
 
 #: outcomes whose reproducer runs the exchange in a child process
 CRASH_OUTCOMES = ("crash", "poisoned", "hang", "timeout")
 
 
-def header(s: Script, group: dict, names: list[str | None]) -> None:
-    """Comments: what the run saw, the rule, the versions it was seen with, what the script
-    needs."""
+def header(s: Script, group: dict) -> None:
+    """Comments: what the run saw, the rule, the versions it was seen with (the script adds
+    what it needs when rendered)."""
     rep = group.get("reproducer") or {}
     cells = ", ".join(group.get("cells") or [rep.get("cell", "?")])
     count = group.get("count", "?")
@@ -60,12 +61,6 @@ def header(s: Script, group: dict, names: list[str | None]) -> None:
     else:
         seen = f"{group.get('library')} {group.get('version') or '(version not recorded)'}"
     s.comment(f"Seen with: {seen}.")
-    dists = ["numpy", "cuda-bindings"]
-    for name in names:
-        dist = libs.DISTRIBUTIONS.get(name or "")
-        if dist and dist not in dists:
-            dists.append(dist)
-    s.comment(f"Needs: {', '.join(dists)} (and nothing of caiconform).")
 
 
 def add(s: Script, snip: libs.Snip | None) -> None:
@@ -285,13 +280,7 @@ def crash_script(child: Script, group: dict, consumer: str, context: str) -> str
         verdict(False, f"{consumer} did not crash: {{said[-2] if len(said) > 1 else said}}")
         """
     )
-    return parent.render()
-
-
-def with_lib(s: Script, name: str | None) -> None:
-    """Import a library (its setup too) without using a snippet's code."""
-    if name and name in libs.CONSUMERS:
-        s.imp(*libs.imports_of(name))
+    return parent.render(needs=child.needs())
 
 
 def context_of(array: Array, extra: str = "") -> str:

@@ -61,21 +61,6 @@ _IMPORTS: dict[str, tuple[str, ...]] = {
     "rmm": ("import rmm",),
     "warp": ("import warp as wp",),
 }
-#: the library's distribution, for the header's "needs" line
-DISTRIBUTIONS = {
-    "reference": "cuda-bindings",
-    "numba": "numba-cuda",
-    "numba-from-cai": "numba-cuda",
-    "numba-kernel": "numba-cuda",
-    "cupy": "cupy",
-    "torch": "torch",
-    "jax": "jax",
-    "cuda.core": "cuda-core",
-    "cuda.cccl": "cuda-cccl",
-    "pycuda": "pycuda",
-    "rmm": "rmm",
-    "warp": "warp-lang",
-}
 CONSUMERS = tuple(_IMPORTS)
 
 

@@ -24,7 +24,7 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     rule = group.get("rule") or group.get("input_rule")
     context = ex.context_of(array, f", v{version} mask {kind}")
     s = Script(f"mask: {consumer} given a v{version} dict with mask {kind} [{rule}].")
-    ex.header(s, group, [consumer])
+    ex.header(s, group)
     s.need("driver", "upload", "Exported", "verdict")
     ex.values(s, array)
     mask = None

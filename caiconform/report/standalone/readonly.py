@@ -28,7 +28,7 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     rule = group.get("rule") or "CAI-DATA-READONLY-HONOURED"
     context = ex.context_of(array, ", exported read-only")
     s = Script(f"readonly: {consumer} given a read-only export, then written through [{rule}].")
-    ex.header(s, group, [consumer])
+    ex.header(s, group)
     s.need("driver", "verdict", "differ", "read_back")
     ex.values(s, array)
     ex.reference_export(s, array, readonly=True)

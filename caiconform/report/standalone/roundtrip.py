@@ -29,7 +29,7 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
         f"{group.get('library')} as consumer: an array of {context} read back "
         f"[{group.get('rule') or group.get('input_rule')}]."
     )
-    ex.header(s, group, [producer, consumer])
+    ex.header(s, group)
     s.need("driver")
     ex.values(s, array)
     if producer in (None, "reference"):

@@ -161,7 +161,7 @@ def producer_script(
     array = array_of(params)
     what = ex.context_of(array) if array is not None else "its array"
     s = Script(f"{producer} as producer: the dict it exports for {what} [{rule}].")
-    ex.header(s, group, [producer])
+    ex.header(s, group)
     s.need("driver", "verdict", "differ", "read_back")
     if not _build(s, producer, params):
         return None

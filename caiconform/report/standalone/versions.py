@@ -27,7 +27,7 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
         f"versions: {consumer} given a {label} dict ({array.typestr} {array.shape}) "
         f"[{group.get('rule') or group.get('input_rule')}]."
     )
-    ex.header(s, group, [consumer])
+    ex.header(s, group)
     s.need("driver")
     ex.values(s, array)
     ex.reference_export(s, array, version=version)
