@@ -167,7 +167,7 @@ def consume(name: str, array: Array | None = None) -> Snip | None:
         return Snip(
             "desc = obj.__cuda_array_interface__\n"
             'shape, dtype = tuple(desc["shape"]), np.dtype(desc["typestr"])\n'
-            "n = int(np.prod(shape))\n"
+            "n = int(np.prod(shape, dtype=np.int64))\n"
             'out = Exported({"shape": (n,), "typestr": desc["typestr"], "version": 3,\n'
             '                "data": (int(ck(cu.cuMemAlloc(max(n * dtype.itemsize, 1)))), False),\n'
             '                "strides": None})\n'
