@@ -11,8 +11,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -49,43 +51,55 @@ def spec_dir() -> Path:
     return candidate
 
 
+def _built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Any]) -> Path:
+    """`name` in the directory every xdist worker of this pytest run shares (the session's own
+    without xdist), made by `build(path)` in the first test process to ask while the others wait
+    on its lock (waiting costs no more than building would); `name.done` marks it whole, so a
+    build that raised is tried again by the next test asking."""
+    shared = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    path = shared / name
+    done = shared / f"{name}.done"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            if path.is_dir():
+                shutil.rmtree(path)
+            build(path)
+            done.touch()
+    return path
+
+
 @pytest.fixture(scope="session")
 def synthetic_matrix(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
     """`synthetic_matrix(workers, fork, batch=DEFAULT_BATCH)`: the run directory of
-    tests/test_speed.py's synthetic matrix run with those settings, run once per test process
-    (cold-started workers cost about 30 s of CPU a run). Shared: copy it before changing it."""
+    tests/test_speed.py's synthetic matrix run with those settings, run once per pytest run
+    (a run with cold-started workers costs about 30 s of CPU). Shared: copy it before changing
+    it."""
     from caiconform.runner.driver import DEFAULT_BATCH
     from tests.test_speed import _run
 
-    runs: dict[tuple[int, bool, int], Path] = {}
-
     def run(workers: int, fork: bool, batch: int = DEFAULT_BATCH) -> Path:
-        key = (workers, fork, batch)
-        if key not in runs:
-            out = tmp_path_factory.mktemp("synthetic-matrix") / "run"
-            runs[key] = _run(out, workers, fork=fork, batch=batch)
-        return runs[key]
+        name = f"synthetic-matrix-{workers}-{'fork' if fork else 'cold'}-{batch}"
+        return _built_once(
+            tmp_path_factory, name, lambda out: _run(out, workers, fork=fork, batch=batch)
+        )
 
     return run
 
 
 @pytest.fixture(scope="session")
 def _adversarial_floor_data(tmp_path_factory: pytest.TempPathFactory) -> list:
-    """The adversarial floor as plain JSON (`adversarial.floor_data`), built once per pytest
-    run: the first test process to ask builds it (about 7 s of CPU) while the others wait on a
-    lock in the directory every xdist worker's temporary directories share."""
+    """The adversarial floor as plain JSON (`adversarial.floor_data`, about 7 s of CPU), built
+    once per pytest run."""
     from caiconform.checks import adversarial
 
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent
-    path = shared / "adversarial-floor.json"
-    with open(shared / "adversarial-floor.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not path.exists():
-            tmp = path.with_suffix(f".{os.getpid()}")
-            tmp.write_text(json.dumps(adversarial.floor_data()))
-            tmp.replace(path)
+    path = _built_once(
+        tmp_path_factory,
+        "adversarial-floor.json",
+        lambda path: path.write_text(json.dumps(adversarial.floor_data())),
+    )
     return json.loads(path.read_text())
 
 
