@@ -236,6 +236,34 @@ SYNTHETIC = {
         library="torch",
         rule="CAI-ATTR-RAISES-ATTRIBUTEERROR",
     ),
+    "schema-unexportable": group(
+        "schema/torch/-",
+        {
+            "typestr": "<f4",
+            "layout": layout([3, 4]),
+            "seed": 0,
+            "stream_scenario": "none",
+            "unexportable": "requires-grad",
+            "export_setting": None,
+        },
+        role="producer",
+        library="torch",
+        rule="CAI-ATTR-RAISES-ATTRIBUTEERROR",
+    ),
+    "schema-export-setting": group(
+        "schema/cupy/-",
+        {
+            "typestr": "<f4",
+            "layout": layout([3, 4]),
+            "seed": 0,
+            "stream_scenario": "none",
+            "unexportable": None,
+            "export_setting": "CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION=2",
+        },
+        role="producer",
+        library="cupy",
+        rule="CAI-V2-STREAM-UNDEFINED",
+    ),
     "schema-extent": group(
         "schema/numba/-",
         {

@@ -130,11 +130,48 @@ _OPAQUE_TORCH = (
 )
 
 
+#: (producer, kind) -> the object that cannot export (the adapters' `unexportable`)
+UNEXPORTABLE = {
+    ("torch", "cpu"): "obj = torch.arange(4, dtype=torch.float32)  # a CPU tensor",
+    ("torch", "sparse-cpu"): (
+        "obj = torch.sparse_coo_tensor(torch.tensor([[0, 2]]), torch.tensor([1.0, 2.0]), (4,))"
+    ),
+    ("torch", "sparse-cuda"): (
+        'obj = torch.sparse_coo_tensor(torch.tensor([[0, 2]], device="cuda"), '
+        'torch.tensor([1.0, 2.0], device="cuda"), (4,))'
+    ),
+    ("torch", "requires-grad"): 'obj = torch.zeros(4, device="cuda", requires_grad=True)',
+    ("cupy", "sparse-csr"): (
+        "import cupyx.scipy.sparse\n"
+        "obj = cupyx.scipy.sparse.csr_matrix(cupy.eye(3, dtype=cupy.float32))"
+    ),
+    ("jax", "cpu"): ('obj = jax.device_put(np.arange(4, dtype=np.float32), jax.devices("cpu")[0])'),
+}
+#: a library setting that chooses the version it exports -> the line making it (before import)
+SETTINGS = {
+    "CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION=2": (
+        'os.environ["CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION"] = "2"  # read at import'
+    ),
+}
+
+
 def _build(s: Script, producer: str, params: dict) -> bool:
     """Make the producer's `obj` as the example did; False when the script cannot."""
     from caiconform.report.standalone import libraries as libs
     from caiconform.report.standalone import streams
 
+    kind, setting = params.get("unexportable"), params.get("export_setting")
+    if kind is not None:
+        made = UNEXPORTABLE.get((producer, kind))
+        if made is None:
+            return False
+        s.imp(*libs.imports_of(producer))
+        s.add(made)
+        return True
+    if setting is not None:
+        if setting not in SETTINGS:
+            return False
+        s.imp("import os", SETTINGS[setting])
     array = array_of(params)
     if array is None or producer not in libs.CONSUMERS or producer == "reference":
         return False
@@ -160,6 +197,8 @@ def producer_script(
         return None
     array = array_of(params)
     what = ex.context_of(array) if array is not None else "its array"
+    if params.get("unexportable") is not None:
+        what = f"a {params['unexportable']} object, which cannot export"
     s = Script(f"{producer} as producer: the dict it exports for {what} [{rule}].")
     ex.header(s, group)
     s.need("driver", "verdict", "differ", "read_back")
