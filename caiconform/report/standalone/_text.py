@@ -11,13 +11,15 @@ encoded dicts are repeated here in a few lines.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "DISTRIBUTIONS",
     "HELPERS",
+    "Mask",
+    "Unencodable",
     "OPAQUE",
     "STRUCTURED_DESCR",
     "Array",
@@ -143,7 +145,7 @@ def array_of(params: dict) -> Array | None:
     )
 
 
-class _Mask:
+class Mask:
     """A `$cai` value of an encoded dict: an object exposing this interface (a mask)."""
 
     def __init__(self, desc: Any) -> None:
@@ -156,7 +158,7 @@ class Unencodable(ValueError):
 
 def decode(value: Any) -> Any:
     """The journal's encoding of an interface dict (caiconform.checks._support.encode) back to
-    Python values; a `$cai` object becomes a _Mask. Unencodable for `$raising` / `$opaque`."""
+    Python values; a `$cai` object becomes a Mask. Unencodable for `$raising` / `$opaque`."""
     if isinstance(value, list):
         return [decode(v) for v in value]
     if not isinstance(value, dict):
@@ -168,7 +170,7 @@ def decode(value: Any) -> Any:
     if "$bytes" in value:
         return bytes.fromhex(value["$bytes"])
     if "$cai" in value:
-        return _Mask(decode(value["$cai"]))
+        return Mask(decode(value["$cai"]))
     raise Unencodable(f"an encoded {next(iter(value), '?')} value")
 
 
@@ -177,10 +179,10 @@ def _hashable(key: Any) -> Any:
 
 
 def literal(value: Any, pointers: dict[int, str] | None = None) -> str:
-    """Python source for a decoded dict value. A _Mask becomes `Exported({...})`; a `data`
+    """Python source for a decoded dict value. A Mask becomes `Exported({...})`; a `data`
     tuple whose id is in `pointers` gets that expression in place of its pointer."""
     pointers = pointers or {}
-    if isinstance(value, _Mask):
+    if isinstance(value, Mask):
         return f"Exported({literal(value.desc, pointers)})"
     if isinstance(value, dict):
         items = []
@@ -411,7 +413,3 @@ class Script:
         head = f'"""{doc}\n\nRun with: python this_file.py  (prints one BUG: or OK: line)\n"""\n'
         comments = [*self.comments, needs or self.needs()]
         return head + "\n".join(comments) + "\n\n" + self.code()
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)

@@ -15,9 +15,9 @@ from typing import Any
 
 from caiconform.report.standalone import exchange as ex
 from caiconform.report.standalone._text import (
+    Mask,
     Script,
     Unencodable,
-    _Mask,
     array_of,
     byte_extent,
     decode,
@@ -62,7 +62,7 @@ def _moved(d: Any, rule: str, pointers: dict[int, str], top: bool) -> list[str]:
     if not isinstance(d, dict):
         return lines
     mask = d.get("mask")
-    if isinstance(mask, _Mask):
+    if isinstance(mask, Mask):
         lines += _moved(mask.desc, "", pointers, False)
     data = d.get("data")
     if rule in _POINTER_RULES or not isinstance(data, (tuple, list)) or not data:
