@@ -52,7 +52,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     if kind == "none":
         ex.judge_read(s, group, consumer, context)
         return s.render()
-    s.need("differ")
     if rule == "CAI-MASK-NUMBA-NOTIMPLEMENTED":
         refused = (
             'verdict(not isinstance(exc, NotImplementedError), f"{consumer} raised '
