@@ -35,7 +35,11 @@ def hold(consumer: str, obj: Any) -> Any:
         import torch
 
         return torch.as_tensor(obj, device="cuda")
-    if consumer in ("numba", "numba-kernel"):
+    if consumer == "numba-kernel":
+        # a kernel launch takes the exporting object itself as its argument and keeps no view of
+        # it once it returns: `writer` launches a kernel over it
+        return obj
+    if consumer == "numba":
         from numba import cuda
 
         return cuda.as_cuda_array(obj)
@@ -107,7 +111,9 @@ def writer(consumer: str, view: Any, new: np.ndarray) -> Callable[[], str]:
             return WRITTEN
 
         return write_torch
-    if consumer in ("numba", "numba-kernel", "numba-from-cai"):
+    if consumer == "numba-kernel":
+        return _kernel_writer(view, new)
+    if consumer in ("numba", "numba-from-cai"):
         from numba import cuda
 
         host = np.ascontiguousarray(new)
@@ -140,3 +146,41 @@ def writer(consumer: str, view: Any, new: np.ndarray) -> Callable[[], str]:
     if consumer == "jax":
         return lambda: READONLY_VIEW
     raise SkipExchange(f"{consumer} has no write path through its consumed view")
+
+
+def _kernel_writer(obj: Any, new: np.ndarray) -> Callable[[], str]:
+    """Writes `new` through `obj` as a numba kernel argument: a kernel launched with the
+    exporting object itself stores every element (numba types a read-only export as an
+    immutable array, so the launch refuses to compile the store: an exception from the
+    returned function, the flag honoured)."""
+    if new.dtype.kind not in "biufcmM":
+        raise SkipExchange(f"a numba kernel takes no array of {new.dtype}: no write path")
+    from caiconform.adapters.numba_adapter import numpy_shim
+
+    numpy_shim()
+    from numba import cuda
+
+    ndim = new.ndim
+    names = [f"i{k}" for k in range(ndim)]
+    body = [
+        "def store(dst, src):",
+        "    i = cuda.grid(1)",
+        "    if i >= src.size:",
+        "        return",
+    ]
+    body.append("    r = i")
+    for k in reversed(range(ndim)):
+        body += [f"    {names[k]} = r % dst.shape[{k}]", f"    r //= dst.shape[{k}]"]
+    body.append(f"    dst[{', '.join(names) + ',' if names else '()'}] = src[i]")
+    scope: dict[str, Any] = {"cuda": cuda}
+    exec("\n".join(body), scope)  # one store kernel per number of dimensions
+    store = cuda.jit(scope["store"])
+    source = cuda.to_device(np.ascontiguousarray(new).reshape(-1))
+    blocks = max(1, -(-new.size // 128))
+
+    def write_kernel() -> str:
+        store[blocks, 128](obj, source)
+        cuda.synchronize()
+        return WRITTEN
+
+    return write_kernel

@@ -60,3 +60,28 @@ def test_adapter_version_states_the_shim():
         pytest.skip(adapter.available()[1])
     shim = numpy_shim()
     assert ("+shim(" in (adapter.version() or "")) == bool(shim)
+
+
+@pytest.mark.parametrize("readonly", [False, True], ids=["writable", "read-only"])
+def test_readonly_family_writes_through_a_kernel_launch(add, readonly):
+    """The readonly family's numba-kernel write is a kernel launch over the exporting object
+    (not numba's as_cuda_array copy): a writable export is written by it, a read-only one is
+    refused by numba's typing, so the family passes numba-kernel [CAI-DATA-READONLY-HONOURED]."""
+    from caiconform.checks import _views
+    from caiconform.checks import readonly as family
+    from caiconform.reference.consumer import consume
+    from caiconform.reference.producer import ReferenceArray, sentinel_of
+
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    ref = ReferenceArray(values, Layout((3, 4)), "<f4", readonly=readonly)
+    write = _views.writer("numba-kernel", _views.hold("numba-kernel", ref), sentinel_of(values))
+    if readonly:
+        with pytest.raises(Exception):  # noqa: B017 - numba's typing error class varies
+            write()
+        result = family.execute(
+            {"typestr": "<f4", "shape": [3, 4], "seed": 0}, None, "numba-kernel"
+        )
+        assert result.outcome == "pass", result
+    else:
+        assert write() == _views.WRITTEN
+        assert np.array_equal(consume(ref, sync="host").values, sentinel_of(values))
