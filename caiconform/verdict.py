@@ -17,7 +17,8 @@ is not covered by an expectation entry: a *new* defect, or a new failure mode of
 one (an entry pins its mode, docs/expectations.md). A group all of whose examples are covered
 is `expected` (baselined). A group that is information about its input (`about_input`: what a
 consumer did with a dict breaking a rule the dict cannot show, severity None) is `input`: listed
-apart, never failing, counted among no one's defects. A strict entry that covered nothing (the defect is gone, or the
+apart, never failing, counted among no one's defects. A group whose cause is caiconform's own
+code (culprit `filing.HARNESS`, `adapters.selfcheck`) is `harness`: listed apart, never failing. A strict entry that covered nothing (the defect is gone, or the
 entry is stale) is an entry error, also red: the baseline has to be updated; so is an entry
 that matched nothing and names a check no result of the run carries and caiconform does not
 know (a typo). An entry that now covers ten times the examples its baseline saw is listed
@@ -37,6 +38,7 @@ from caiconform.expectations import (
     apply_expectations,
     installed_version,
 )
+from caiconform.filing import HARNESS
 from caiconform.severity import DEFAULT_FAIL_ON, SEVERITIES, rank
 
 __all__ = ["Judged", "Verdict", "judge", "group_examples", "group_line", "involves"]
@@ -51,7 +53,8 @@ class Judged:
 
     status: `new` (fails: at/above the threshold, not covered), `expected` (covered by the
     expectations), `below` (under the threshold: reported, not failing), `input` (information
-    about the input, no defect: never failing).
+    about the input, no defect: never failing), `harness` (caiconform's own defect, culprit
+    `filing.HARNESS`: listed apart, never failing a library).
     side: `own`, `ambiguous` or `peer` (see the module docstring).
     """
 
@@ -119,6 +122,11 @@ class Verdict:
             first = group_line(worst.group)
             if worst.new_mode:
                 first += f"; a new failure mode: {worst.new_mode}"
+            from caiconform.report.wording import standalone_word
+
+            standalone = standalone_word(worst.group)
+            if standalone:
+                first += f"; {standalone}"
             more = f" and {len(failing) - 1} more" if len(failing) > 1 else ""
             do = f"FIX: {who}: {len(failing)} failing defect(s) ({first}{more})"
         elif self.entry_errors:
@@ -137,8 +145,14 @@ class Verdict:
             parts.append(
                 f"{len(below)} below --fail-on ({_severity_counts(j.group for j in below)})"
             )
+        harness = [j for j in self.judged if j.status == "harness"]
+        if harness:
+            parts.append(
+                f"{len(harness)} defect(s) of caiconform's own harness, charged to no library "
+                "(file them against caiconform)"
+            )
         if self.library is not None:
-            peers = self.of("peer")
+            peers = [j for j in self.of("peer") if j.status != "harness"]
             parts.append(f"{len(peers)} defect(s) of other libraries seen, not failing")
         if self.grown:
             each = ", ".join(
@@ -226,6 +240,8 @@ def judge(
         uncovered = [r for r in examples if id(r) not in covered]
         if group.get("about_input"):
             status = "input"
+        elif group.get("library") == HARNESS:
+            status = "harness"
         elif group.get("severity") not in fail_on:
             status = "below"
         elif examples and not uncovered:
@@ -234,7 +250,13 @@ def judge(
             status = "new"
         reasons = sorted({covered[id(r)].reason for r in examples if id(r) in covered})
         judged.append(Judged(group, status, side, examples, reasons, uncovered))
-    judged.sort(key=lambda j: (j.status != "new", rank(j.group.get("severity"))))
+    from caiconform.report.verify import lead_rank
+
+    # the first line leads with a defect whose standalone script reproduced it (`findings
+    # --verify`), then the unverified, then the unconfirmed; most severe first within each
+    judged.sort(
+        key=lambda j: (j.status != "new", lead_rank(j.group), rank(j.group.get("severity")))
+    )
     ran = {(r.get("producer"), r.get("consumer"), r.get("check")) for r in records}
     errors, notes = [], []
     for status in application.entries:

@@ -412,3 +412,64 @@ def test_an_ambiguous_group_is_expected_once_baselined_and_the_whole_matrix_judg
     matrix = judge(_pair_records())
     assert {j.side for j in matrix.judged} == {"own"}
     assert [j.status for j in matrix.judged if not j.failing] == ["below"]  # accepts-invalid
+
+
+def test_a_harness_defect_is_listed_apart_and_fails_no_one(tmp_path):
+    """A group filed against caiconform's own code (culprit `filing.HARNESS`, from the adapter
+    self-check) is charged to no library: no library page, never failing the matrix or a
+    library, listed first in matrix.md and index.html [issue 33: the harness cannot be the
+    culprit unnoticed]."""
+    harness = {"library": "caiconform", "role": "producer", "why": "a harness defect, not pycuda's"}
+    records = [
+        rec(
+            i,
+            "roundtrip",
+            "pycuda",
+            "reference",
+            "fail",
+            "CAI-PRODUCER-DESCRIBES-DATA",
+            culprit=harness,
+        )
+        for i in range(3)
+    ] + [rec(9, "roundtrip", "pycuda", "reference", "pass")]
+    run = write_run(tmp_path / "run", records)
+    written = write_report([run])
+    assert written.ok
+    assert written.verdict["status"] == ["harness"]
+    text = (run / "matrix.md").read_text()
+    headline = text.splitlines()[2]
+    assert headline.startswith("**OK: the matrix: no failing defect")
+    assert "1 defect(s) of caiconform's own harness, charged to no library" in headline
+    assert "## caiconform's own defects (harness, charged to no library)" in text
+    assert "a harness defect, not pycuda's" in text
+    assert not (run / "libraries" / "caiconform.md").exists()
+    assert "caiconform's own defects" in (run / "index.html").read_text()
+
+
+def test_the_verdict_leads_with_a_defect_that_reproduces_standalone(tmp_path):
+    """With verify.json (`findings --verify`) beside the journal, the first line names a
+    failing group whose standalone script reproduced it, and matrix.md marks each verified
+    group: reproduces, or UNCONFIRMED [issue 33: lead with groups that reproduce]."""
+    from caiconform.report.verify import SCHEMA, VERIFY_FILE, standalone_key
+
+    records = [
+        rec(i, "roundtrip", "reference", "cupy", "fail", "CAI-CONSUMER-READS-DESCRIBED")
+        for i in range(2)
+    ] + [rec(5 + i, "schema", "numba", None, "fail", "CAI-STREAM-ZERO-FORBIDDEN") for i in range(3)]
+    run = write_run(tmp_path / "run", records)
+    before = write_report([run])
+    groups = before.matrix["catalogue"]["groups"]
+    cupy = next(g for g in groups if g["library"] == "cupy")
+    numba = next(g for g in groups if g["library"] == "numba")
+    assert before.verdict["headline"].startswith("FIX: the matrix: 2 failing defect(s) (corrupts")
+    entries = {
+        standalone_key(cupy): {"standalone": "does not", "detail": "OK: read right"},
+        standalone_key(numba): {"standalone": "reproduces", "line": "BUG: stream 0"},
+    }
+    (run / VERIFY_FILE).write_text(json.dumps({"schema": SCHEMA, "groups": entries}))
+    after = write_report([run])
+    headline = after.verdict["headline"]
+    assert headline.startswith("FIX: the matrix: 2 failing defect(s) (refuses-valid: numba")
+    assert "; reproduces standalone and 1 more" in headline
+    text = (run / "matrix.md").read_text()
+    assert "CAI-CONSUMER-READS-DESCRIBED (MUST, derived, fail, 2 example(s)) · UNCONFIRMED" in text

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters.base import Adapter, SkipExchange
+from caiconform.filing import HARNESS
 from caiconform.spec.layout import Layout, c_strides, f_strides
 
 __all__ = [
@@ -67,7 +68,6 @@ __all__ = [
 ]
 
 #: the culprit of a record whose cause is caiconform's own code
-HARNESS = "caiconform"
 #: how a self-check failure names what it checks (not a rule of the spec: a duty of the harness)
 SELFCHECK_ID = "caiconform adapter self-check"
 #: the run directory's file holding every adapter's self-check

@@ -475,6 +475,7 @@ def render_verdict(matrix: dict[str, Any]) -> tuple[str, str]:
     one line each, linked to their catalogue rows; the rest counted), and a link to the
     library's Markdown page."""
     from caiconform.report.markdown import library_page
+    from caiconform.report.wording import harness_lines, is_harness
 
     verdict = matrix.get("verdict") or {}
     headline = verdict.get("headline") or ""
@@ -487,13 +488,26 @@ def render_verdict(matrix: dict[str, Any]) -> tuple[str, str]:
     groups = (matrix.get("catalogue") or {}).get("groups") or []
     by_library: dict[str | None, list[int]] = {}
     about_input = []  # information about the input: no one's defect, listed apart
+    harness = []  # caiconform's own defects: charged to no library, listed first
     for index, group in enumerate(groups):
         if group.get("about_input"):
             about_input.append(index)
+        elif is_harness(group):
+            harness.append(index)
         else:
             by_library.setdefault(group.get("library"), []).append(index)
     parts = ['<section id="verdict"><h2>What to do</h2>']
     parts += [f'<p class="muted">{html.escape(e)}</p>' for e in verdict.get("entry_errors") or []]
+    if harness:
+        parts.append(
+            '<div class="harness"><h3>caiconform\'s own defects (harness, charged to no '
+            "library)</h3><p>An adapter made or read other memory than its library's own API "
+            "would (selfcheck.json): file these against caiconform.</p><ul>"
+        )
+        parts += [
+            f"<li>{html.escape(line)}</li>" for line in harness_lines(groups[i] for i in harness)
+        ]
+        parts.append("</ul></div>")
     if not groups:
         parts.append('<p class="muted">No defect: every result passed or was skipped.</p>')
     fail_on = ",".join(verdict.get("fail_on") or []) or "none"

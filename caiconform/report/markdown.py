@@ -26,7 +26,10 @@ from caiconform.report.wording import (
     about_input_lines,
     group_level,
     group_phrase,
+    harness_lines,
+    is_harness,
     severity_word,
+    standalone_word,
 )
 from caiconform.severity import SEVERITIES
 from caiconform.spec.rules import RULES, level_text
@@ -207,7 +210,8 @@ def _by_library(matrix: dict[str, Any]) -> dict[str | None, list[tuple[int, dict
     catalogue = matrix.get("catalogue") or {"groups": []}
     out: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
     for index, group in enumerate(catalogue["groups"]):
-        if not group.get("about_input"):  # no defect of anyone's: `_about_input` lists them
+        # no defect of a library's: `_about_input` and `_harness` list them
+        if not group.get("about_input") and not is_harness(group):
             out.setdefault(group.get("library"), []).append((index, group))
     return dict(sorted(out.items(), key=lambda kv: (kv[0] is None, kv[0] or "")))
 
@@ -229,7 +233,27 @@ _STATUS_WORDS = {
 def _group_line(group: dict[str, Any], status: str | None, href: str) -> str:
     condition = f"; when {_md(group['condition'])}" if group.get("condition") else ""
     mark = " · expected" if status == "expected" else ""
+    standalone = standalone_word(group)
+    mark += f" · {standalone}" if standalone else ""
     return f"- {_what(group)}{condition}{mark} — [details]({href})"
+
+
+def _harness(matrix: dict[str, Any]) -> list[str]:
+    """The groups whose cause is caiconform's own code, before every library's defects: what a
+    run says about a library is only as good as the adapter that drove it."""
+    lines = harness_lines((matrix.get("catalogue") or {}).get("groups") or [])
+    if not lines:
+        return []
+    return [
+        "## caiconform's own defects (harness, charged to no library)",
+        "",
+        "An adapter made or read other memory than its library's own API would "
+        "(`caiconform.adapters.selfcheck`, `selfcheck.json`): the examples of that slice are "
+        "filed here, never against the library. File these against caiconform.",
+        "",
+        *(f"- {_md(line)}" for line in lines),
+        "",
+    ]
 
 
 def _about_input(matrix: dict[str, Any]) -> list[str]:
@@ -441,7 +465,15 @@ def render_markdown(matrix: dict[str, Any], title: str = "caiconform report") ->
     coverage, skips and environment in short; the details are in the pages of
     `render_pages`."""
     lines = _header(matrix, title)
-    for section in (_defects, _about_input, _heatmaps, _scores, _coverage_summary, _expectations):
+    for section in (
+        _harness,
+        _defects,
+        _about_input,
+        _heatmaps,
+        _scores,
+        _coverage_summary,
+        _expectations,
+    ):
         part = section(matrix)
         if part:
             lines += [*part, ""]

@@ -307,6 +307,28 @@ def verdict_json(verdict: Verdict, catalogue: Mapping[str, Any]) -> dict[str, An
     }
 
 
+def _annotate_standalone(groups: list[dict[str, Any]], run: Run) -> None:
+    """Each group's `standalone` verification from its run directory's verify.json (`caiconform
+    findings --verify`), so the verdict leads with the groups that reproduce standalone and the
+    reports mark the others unconfirmed; a group no verification names keeps none."""
+    from caiconform.report.verify import (
+        VerifyInputError,
+        annotate,
+        load_verification,
+        standalone_key,
+    )
+
+    for directory in run.dirs.values():
+        try:
+            verification = load_verification(directory)
+        except VerifyInputError as exc:
+            run.warnings.append(str(exc))
+            continue
+        if verification:
+            named = set((verification.get("groups") or {}).keys())
+            annotate([g for g in groups if standalone_key(g) in named], verification, directory)
+
+
 def build_matrix(
     run: Run,
     out_dir: str | Path,
@@ -334,6 +356,7 @@ def build_matrix(
     for group in catalogue["groups"]:
         reproducer = group["reproducer"]
         reproducer["href"] = _repro_href(run, reproducer, out_dir)
+    _annotate_standalone(catalogue["groups"], run)
     coverage = build_coverage(run.records, planned_from_dirs(run.dirs))
     verdict = judge(
         run.records,

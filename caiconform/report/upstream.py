@@ -23,12 +23,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from caiconform.filing import HARNESS
 from caiconform.severity import HARM
 from caiconform.spec.rules import RULES, level_text
 
 __all__ = [
     "KNOWN_REPORTS",
-    "HARNESS",
     "KnownReport",
     "known_reports",
     "parse_known_reports",
@@ -41,8 +41,6 @@ __all__ = [
 
 #: the table's file name, package data of caiconform.report
 KNOWN_REPORTS = "known_reports.toml"
-#: the culprit of a defect in caiconform's own code (an adapter, a check): never filed upstream
-HARNESS = "caiconform"
 #: the table's schema version this module reads
 _TABLE_VERSION = 1
 _RELATIONS = ("reports", "tracks")

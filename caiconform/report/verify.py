@@ -65,6 +65,7 @@ __all__ = [
     "load_verification",
     "annotate",
     "lead_order",
+    "lead_rank",
     "status_line",
     "generator",
     "standalone_script",
@@ -485,7 +486,9 @@ def annotate(
         group["standalone"] = entry
 
 
-def _lead_rank(group: Mapping[str, Any]) -> int:
+def lead_rank(group: Mapping[str, Any]) -> int:
+    """0 for a group whose standalone script reproduced it, 1 not verified, 2 does not
+    reproduce, 3 no script: the order findings and the verdict lead with."""
     status = (group.get("standalone") or {}).get("standalone")
     return {REPRODUCES: 0, None: 1, DOES_NOT: 2, NONE: 3}.get(status, 1)
 
@@ -493,7 +496,7 @@ def _lead_rank(group: Mapping[str, Any]) -> int:
 def lead_order(groups: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """`groups` (annotated) with those that reproduce first, then those not verified, those
     that do not reproduce and those without a script; the catalogue's order within each."""
-    return sorted(groups, key=_lead_rank)
+    return sorted(groups, key=lead_rank)
 
 
 def status_line(group: Mapping[str, Any]) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from caiconform.filing import HARNESS
 from caiconform.spec.rules import level_text
 
 __all__ = [
@@ -20,7 +21,10 @@ __all__ = [
     "broken_input",
     "group_level",
     "group_phrase",
+    "harness_lines",
+    "is_harness",
     "severity_word",
+    "standalone_word",
 ]
 
 #: what a report calls a group that is information about its input (severity None)
@@ -91,3 +95,26 @@ def about_input_lines(groups: Iterable[Mapping[str, Any]]) -> list[str]:
         + ", ".join(f"{g.get('library') or '(no single library)'} ({g.get('count')})" for g in same)
         for phrase, same in by_kind.items()
     ]
+
+
+def is_harness(group: Mapping[str, Any]) -> bool:
+    """Whether the group's cause is caiconform's own code (culprit `filing.HARNESS`): a harness
+    defect, listed apart and charged to no library."""
+    return group.get("library") == HARNESS
+
+
+def harness_lines(groups: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per harness group: what it looked like and why it is caiconform's own."""
+    return [
+        f"{group_phrase(group, library=False)}: {group.get('why') or 'a harness defect'}"
+        for group in groups
+        if is_harness(group)
+    ]
+
+
+def standalone_word(group: Mapping[str, Any]) -> str | None:
+    """What `findings --verify` established of a group, in a few words (None: not verified)."""
+    status = (group.get("standalone") or {}).get("standalone")
+    if status is None:
+        return None
+    return "reproduces standalone" if status == "reproduces" else "UNCONFIRMED standalone"
