@@ -130,7 +130,9 @@ def test_values_written_wrong_are_found(monkeypatch, fresh_registry):
 def test_a_consumer_read_back_in_another_shape_is_found(monkeypatch, fresh_registry):
     adapter = _adapter(monkeypatch, "cupy")
     consume = type(adapter).consume
+    # a consume with code of its own after the library's calls (a ravel) is no library call
     monkeypatch.setattr(type(adapter), "consume", lambda self, obj: consume(self, obj).ravel())
+    monkeypatch.setattr(type(adapter), "consume_is_library_call", False)
     check = selfcheck.check_consumer(adapter, selfcheck.Case("0d", Layout(()), "<f8"))
     assert check.status == selfcheck.DIFFERS, check.message
     assert (check.field, check.seen) == ("shape", "shape (1,), expected ()")
@@ -309,3 +311,58 @@ def test_a_run_files_the_failures_of_a_differing_adapter_under_caiconform(tmp_pa
     assert {g["library"] for g in groups} == {"caiconform"}, groups
     verdict = judge(records, library="wrong")  # the library's CI: listed, never failing
     assert verdict.judged and {j.side for j in verdict.judged} == {"peer"}
+
+
+def test_a_library_export_that_misstates_its_own_strides_is_the_library_s(
+    monkeypatch, fresh_registry
+):
+    """The adapter built the broadcast view asked for (the library's own read of it holds the
+    values), but the library's CAI states C strides for it (as numba-cuda does for a stride-0
+    axis): the library's finding for the matrix (LIBRARY), never a harness defect."""
+    import _fakelibs
+
+    adapter = _adapter(monkeypatch, "cupy")
+    export = _fakelibs.FakeArray.__cuda_array_interface__.fget
+
+    def c_strides_claimed(self):
+        d = export(self)
+        if d.get("strides") and 0 in d["strides"]:
+            d["strides"] = None
+        return d
+
+    monkeypatch.setattr(
+        _fakelibs.FakeArray, "__cuda_array_interface__", property(c_strides_claimed)
+    )
+    layouts = dict(selfcheck._layouts(4))
+    check = selfcheck.check_producer(
+        adapter, selfcheck.Case("broadcast", layouts["broadcast"], "<f4")
+    )
+    assert check.status == selfcheck.LIBRARY, check.message
+    assert "the library's own read of the array holds the values asked for" in check.reason
+    assert selfcheck.failures([check]) == []
+
+
+def test_a_misread_through_the_library_s_own_calls_is_the_library_s(monkeypatch, fresh_registry):
+    """CuPy's adapter consumes with CuPy's own calls alone (`cupy.asarray`, `cupy.asnumpy`):
+    what it reads wrong through the CAI is CuPy's reading (LIBRARY), for the matrix to judge;
+    an adapter with code of its own between the import and the values (PyCUDA's gather
+    kernel) is held to it (DIFFERS)."""
+    import sys
+
+    adapter = _adapter(monkeypatch, "cupy")
+    cupy = sys.modules["cupy"]
+    own_asarray = cupy.asarray
+
+    def misread(obj):
+        array = own_asarray(obj)
+        if not isinstance(obj, np.ndarray):  # through the CAI
+            array.host = array.host + 1
+        return array
+
+    monkeypatch.setattr(cupy, "asarray", misread)
+    check = selfcheck.check_consumer(adapter, selfcheck.Case("C", Layout((2, 3)), "<f4"))
+    assert check.status == selfcheck.LIBRARY, check.message
+    assert "the library's CAI import" in check.reason
+    monkeypatch.setattr(type(adapter), "consume_is_library_call", False)
+    check = selfcheck.check_consumer(adapter, selfcheck.Case("C", Layout((2, 3)), "<f4"))
+    assert check.status == selfcheck.DIFFERS, check.message

@@ -83,6 +83,10 @@ class Adapter:
     #: example's kind, `memkinds.current_kind()`, which the runner draws from these per example
     #: (`checks._memory`); a library with no kind of its own makes device memory only
     memory_kinds: tuple[str, ...] = ("device",)
+    #: `consume` is the library's own CAI import and its own copy to the host, with no code of
+    #: caiconform's between them (no gather kernel, no reshape of bytes): what it reads wrong is
+    #: the library's reading, never the adapter's (`selfcheck.check_consumer`)
+    consume_is_library_call: bool = False
 
     def version(self) -> str | None:
         from importlib import metadata

@@ -140,6 +140,7 @@ class CupyAdapter(Adapter):
 
     name = "cupy"
     module = "cupy"
+    consume_is_library_call = True
     capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write"})
     memory_kinds = ("device", "managed")
 

@@ -46,6 +46,7 @@ class DaliAdapter(PlainProducer):
     module = "nvidia.dali"
     distribution = "nvidia-dali-cuda130"
     supported = SUPPORTED
+    consume_is_library_call = True
     capabilities = frozenset({"produce", "consume"})
 
     def upload(self, values: np.ndarray) -> Any:

@@ -74,6 +74,7 @@ class JaxAdapter(Adapter):
 
     name = "jax"
     module = "jax"
+    consume_is_library_call = True
     capabilities = frozenset({"produce", "consume", "dlpack"})
 
     def available(self) -> tuple[bool, str]:

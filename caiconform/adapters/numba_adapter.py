@@ -261,6 +261,7 @@ class NumbaAdapter(Adapter):
     name = "numba"
     module = "numba.cuda"
     distribution = "numba-cuda"
+    consume_is_library_call = True
     capabilities = frozenset({"produce", "consume", "streams", "write"})
     memory_kinds = ("device", *_KINDS)
 
@@ -341,6 +342,7 @@ class NumbaKernelAdapter(NumbaAdapter):
     """Consumes by passing the object straight to a `@cuda.jit` copy kernel."""
 
     name = "numba-kernel"
+    consume_is_library_call = False  # its consume launches a gather kernel of ours
     capabilities = frozenset({"consume", "write", "kernel"})
 
     def available(self) -> tuple[bool, str]:

@@ -16,7 +16,12 @@ asked for:
   library's own host copy of it (shape, dtype and every byte); an adapter whose library has no
   array of its own consumes the reference producer's export, held against the values written.
 
-A check that differs is a harness defect (`DIFFERS`); one the library cannot take part in
+Where the adapter did what the library's own API does and the library's CAI still disagrees
+with the library's own view (a producer whose own read of the adapter's array holds the values
+asked for while its export states other strides; a consumer whose `consume` is the library's
+own calls alone, `Adapter.consume_is_library_call`), the difference is the library's (`LIBRARY`):
+the matrix judges it, the harness is not blamed. A check that differs otherwise is a harness
+defect (`DIFFERS`); one the library cannot take part in
 (`SkipExchange`, or the library refusing) says so and proves nothing. A run does the quick set
 of cases at its start, in each available library's probe worker after its probe
 (`runner.libraries.selfcheck`), keeps what it found in the run directory (`SELFCHECK_FILE`),
@@ -75,6 +80,9 @@ SELFCHECK_FILE = "selfcheck.json"
 
 OK = "ok"
 DIFFERS = "differs"
+#: the adapter did what the library's own API does, and the library's CAI disagrees with the
+#: library's own view of the same array: the library's finding (the matrix shows it), not ours
+LIBRARY = "library"
 SKIPPED = "skip"
 REFUSED = "refused"
 #: how the reason of a producer check begins when the library has no array of its own
@@ -329,11 +337,26 @@ def check_producer(adapter: Adapter, case: Case) -> Check:
     differs = compare_exports(obj.__cuda_array_interface__, own, case.layout, itemsize)
     if differs is None and not case.layout.portable:
         return _check(adapter, "producer", case, OK, reason=_MISALIGNED)
-    if differs is None:
+    if differs is None or (differs[0] == "strides" and case.layout.portable):
         try:
-            differs = _values_differ(adapter.own_values(obj), values)
+            wrong = _values_differ(adapter.own_values(obj), values)
         except SkipExchange as exc:
-            return _check(adapter, "producer", case, OK, reason=f"values not read: {exc}")
+            if differs is None:
+                return _check(adapter, "producer", case, OK, reason=f"values not read: {exc}")
+            wrong = None  # nothing shows the adapter built other memory than asked
+        if differs is not None and wrong is None:
+            # the library's own read of the adapter's array holds the layout's values: the
+            # adapter built what was asked, and the export's strides are the library's own
+            return _check(
+                adapter,
+                "producer",
+                case,
+                LIBRARY,
+                reason=f"its export's strides {differs[1]} differ from {differs[2]}, while the "
+                "library's own read of the array holds the values asked for: the library's "
+                "export, for the matrix to judge",
+            )
+        differs = differs or wrong
     if differs is None:
         return _check(adapter, "producer", case, OK)
     field, seen, expected = differs
@@ -378,6 +401,15 @@ def check_consumer(adapter: Adapter, case: Case, reference: bool = True) -> Chec
     differs = _values_differ(got, expected)
     if differs is None:
         return _check(adapter, "consumer", case, OK)
+    if adapter.consume_is_library_call:  # nothing of ours between the import and the values
+        return _check(
+            adapter,
+            "consumer",
+            case,
+            LIBRARY,
+            reason=f"through the CAI the library read {differs[1]}, through its own object "
+            "what its own read gives: the library's CAI import, for the matrix to judge",
+        )
     field, seen, _ = differs
     return _check(
         adapter,

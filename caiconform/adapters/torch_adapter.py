@@ -145,6 +145,7 @@ class TorchAdapter(Adapter):
 
     name = "torch"
     module = "torch"
+    consume_is_library_call = True
     capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write"})
 
     def available(self) -> tuple[bool, str]:

@@ -37,6 +37,7 @@ class WarpAdapter(PlainProducer):
     module = "warp"
     distribution = "warp-lang"
     supported = SUPPORTED
+    consume_is_library_call = True
     capabilities = frozenset({"produce", "consume"})
 
     def upload(self, values: np.ndarray) -> Any:
