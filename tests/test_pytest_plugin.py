@@ -437,6 +437,8 @@ def test_cai_report_writes_runs_and_the_report(project):
     (cell,) = [c for c in matrix["cells"] if c["check"] == "dict-schema"]
     assert (cell["producer"], cell["consumer"], cell["total"]) == ("fakelib", None, 48)
     assert any(f["rule"] == "CAI-DATA-ZERO-SIZE-NULL" for f in matrix["findings"])
+    # every dict-schema example ran in the pytest process: its cell is finished, not INCOMPLETE
+    assert matrix["run_state"]["status"] == "complete", matrix["run_state"]
     assert (out / "index.html").is_file() and (session / "local" / "env.json").is_file()
     # the same report directory again: a second session directory, a fresh report
     again = project.runpytest("--cai-producer", "fakelib:make", "--cai-report", str(out), *SCHEMA)

@@ -213,14 +213,20 @@ class Campaign:
         if not records:
             return None
         import json
+        from collections import Counter
 
         from caiconform.env import capture
+        from caiconform.report.load import cell_key
         from caiconform.runner.journal import Journal
 
         out = self.workdir / "local"
         journal = Journal(out, f"pytest-{self.workdir.name}")
+        counts: dict[str, Counter] = {}
         for record in records:
             journal.record(record)
+            counts.setdefault(cell_key(record), Counter())[record["outcome"]] += 1
+        for key, outcomes in counts.items():  # every example ran: each cell is finished
+            journal.cell_done(key, counts=dict(outcomes))
         journal.close()
         (out / "env.json").write_text(json.dumps(capture(), indent=1) + "\n")
         self.run_dirs.append(out)
