@@ -280,6 +280,32 @@ def test_a_finding_with_no_rule_is_grouped_by_the_rule_its_input_breaks():
     assert groups["CAI-STREAM-LIVE"]["condition"] is None  # nothing passed to contrast with
 
 
+def test_a_context_poisoned_on_memory_the_dict_cannot_show_is_about_the_input():
+    """pycuda's context poisoned by a dict whose extent reaches past its allocation: the
+    example named the rule its input broke (CAI-DATA-EXTENT-IN-ALLOCATION) before the runner
+    found the context unusable. A consumer cannot see an allocation's end in the dict, so the
+    group is information about the input, said as one, never pycuda's crash [issue 33]."""
+    params = {"kind": "live", "mutation": "extent-past-allocation", "typestr": "|b1"}
+    records = [
+        rec(
+            "adversarial",
+            None,
+            "pycuda",
+            "poisoned",
+            "CAI-DATA-EXTENT-IN-ALLOCATION",
+            params=params,
+        ),
+        rec("adversarial", None, "pycuda", "poisoned", "CAI-SHAPE-INT", params=params),
+    ]
+    groups = {g["input_rule"] or g["rule"]: g for g in build_catalogue(records)["groups"]}
+    extent = groups["CAI-DATA-EXTENT-IN-ALLOCATION"]
+    assert extent["rule"] is None and extent["about_input"] is True
+    assert extent["severity"] is None
+    # a poisoned context on a rule the dict shows stays the consumer's, as filed
+    assert groups["CAI-SHAPE-INT"]["about_input"] is False
+    assert groups["CAI-SHAPE-INT"]["severity"] is not None
+
+
 def test_a_race_between_two_libraries_is_pinned_by_triangulation():
     records = [
         rec("streams", "cupy", "jax", "fail", "CAI-SYNC-RACE-FREE"),

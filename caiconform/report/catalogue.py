@@ -578,6 +578,14 @@ def reproduced(
     return any(seen) if seen else None
 
 
+def _lost_on_input(record: Mapping[str, Any], rule: str | None) -> bool:
+    """Whether a consumer's crash, hang or poisoned context came with a rule its input broke
+    where the dict cannot show it (`severity.about_input`: memory or a stream the dict names):
+    the example's own report named that rule before the context was found unusable, so the
+    group is what the consumer did with such an input, said and ranked as one."""
+    return record.get("outcome") in (CRASH, HANG, POISONED) and about_input(rule)
+
+
 def build_catalogue(
     records: Sequence[Mapping[str, Any]],
     envs: Mapping[str, Mapping[str, Any]] | None = None,
@@ -604,6 +612,8 @@ def build_catalogue(
         key = group_key(r, culprit)
         if key not in groups:
             filed, how = filed_rule(r, culprit["role"])
+            if culprit["role"] == "consumer" and _lost_on_input(r, filed):
+                how = "input"
             entry = RULES.get(filed or "")
             level = entry.level.value if entry is not None else None
             outcome = outcome_class(r)
