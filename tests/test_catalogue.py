@@ -625,3 +625,30 @@ def test_a_condition_no_single_label_states_is_read_from_a_pair():
     records.append(agree("pass", "negative", "float32", "|", 7))
     (group,) = build_catalogue(records)["groups"]
     assert group["condition"] == "layout in {negative, odd} and order is <"
+
+
+def test_the_reproducer_shows_the_commonest_failure_mode():
+    """RMM's refusals under one rule: most examples a 0-d IndexError, one a 1-element odd
+    stride refused as non-contiguous, which hypothesis shrank to: the reproducer and message
+    are one of the commonest mode's, and the group says how many modes it holds."""
+
+    def refusal(n, seen, shrunk=False):
+        return rec(
+            "roundtrip",
+            "reference",
+            "rmm",
+            "rejected",
+            "CAI-CONSUMER-READS-DESCRIBED",
+            params={"n": n},
+            seen=seen,
+            message=seen,
+            shrunk=shrunk,
+        )
+
+    records = [refusal(i, f"IndexError: tuple index out of range (shape {i})") for i in range(3)]
+    records += [refusal(9, "ValueError: Only 1-D contiguous arrays are supported")]
+    records += [refusal(10, "ValueError: Only 1-D contiguous arrays are supported", True)]
+    (group,) = build_catalogue(records)["groups"]
+    assert group["modes"] == 2
+    assert group["message"].startswith("IndexError"), group["message"]
+    assert group["reproducer"]["params"] in ({"n": 0}, {"n": 1}, {"n": 2})

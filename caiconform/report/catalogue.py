@@ -578,6 +578,21 @@ def reproduced(
     return any(seen) if seen else None
 
 
+def _main_mode(examples: Sequence[Mapping[str, Any]]) -> tuple[Any, int]:
+    """(a test of whether a record shows the commonest failure mode of `examples`, the number
+    of modes): a group's reproducer and message come from its commonest mode, so the script a
+    maintainer runs shows what most examples did, not the smallest oddity hypothesis shrank to
+    (`expectations.detail_pattern`: an exception and message with numbers, shapes and
+    addresses generalised)."""
+    from caiconform.expectations import detail_pattern, outcome_detail
+
+    if len(examples) < 2:
+        return (lambda record: True), len(examples)
+    counts = Counter(detail_pattern(outcome_detail(r)) for r in examples)
+    top = counts.most_common(1)[0][0]
+    return (lambda record: detail_pattern(outcome_detail(record)) == top), len(counts)
+
+
 def _lost_on_input(record: Mapping[str, Any], rule: str | None) -> bool:
     """Whether a consumer's crash, hang or poisoned context came with a rule its input broke
     where the dict cannot show it (`severity.about_input`: memory or a stream the dict names):
@@ -638,7 +653,11 @@ def build_catalogue(
     out = []
     for key, group in groups.items():
         examples = members.get(key) or shrunk[key]
-        minimal = min(shrunk.get(key) or examples, key=_size)
+        mode, modes = _main_mode(examples)
+        minimal = min(
+            [r for r in shrunk.get(key, []) if mode(r)] or [r for r in examples if mode(r)],
+            key=_size,
+        )
         cells = sorted({cell_key(r) for r in examples})
         role, library = group["role"], group["library"]
         if library and role:
@@ -663,6 +682,9 @@ def build_catalogue(
                 "contrast": stated,
                 "version": _version(library, envs, minimal.get("run_id")),
                 "message": minimal.get("message"),
+                # distinct failure modes among the examples (exception and message with the
+                # numbers generalised); the reproducer is one of the commonest
+                "modes": modes,
                 "reproducer": {
                     "cell": cell_key(minimal),
                     "params": minimal.get("params"),
