@@ -789,3 +789,24 @@ def test_the_documented_template_skips_what_its_library_has_no_arrays_for(typest
     with pytest.raises(SkipExchange, match=f"mylib has no {typestr} arrays"):
         adapter.produce(np.zeros(2, dtype="<f4"), layout, typestr)
     assert adapter.produce(np.arange(2, dtype="<f4"), layout, "<f4").tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("typestr", ["<c8", "<c16", ">f4", "|V2", "<M8[s]"])
+def test_cccl_skips_element_types_its_identity_operator_refuses(typestr):
+    """cuda.compute's OpKind.IDENTITY refuses opaque element types ('Provide a custom operator
+    instead'): a refusal of caiconform's choice of operator, not of the export, so the
+    exchange is skipped before cuda.compute is asked, never filed as cuda.cccl refusing a
+    valid export [CAI-CONSUMER-READS-DESCRIBED]."""
+    from caiconform.adapters.base import SkipExchange
+    from caiconform.adapters.cccl_adapter import CcclAdapter
+
+    class Exported:
+        __cuda_array_interface__ = {
+            "shape": (2,),
+            "typestr": typestr,
+            "data": (1 << 40, False),
+            "version": 3,
+        }
+
+    with pytest.raises(SkipExchange, match="OpKind.IDENTITY takes no opaque element type"):
+        CcclAdapter().consume(Exported())

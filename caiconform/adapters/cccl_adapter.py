@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
-from caiconform.adapters.base import Adapter
+from caiconform.adapters.base import Adapter, SkipExchange
 
 __all__ = ["CcclAdapter"]
 
@@ -100,6 +100,12 @@ class CcclAdapter(Adapter):
         desc = wrapped.__cuda_array_interface__
         shape = tuple(desc["shape"])
         dtype = np.dtype(desc["typestr"])
+        if _opaque(dtype):
+            raise SkipExchange(
+                f"cuda.compute's OpKind.IDENTITY takes no opaque element type ({dtype}: "
+                "complex, structured or another byte order); reading it needs a custom "
+                "operator compiled from Python, which this adapter does not build"
+            )
         count = int(np.prod(shape, dtype=np.int64))
         out = DeviceBuffer(count * dtype.itemsize)
         if count:
@@ -121,3 +127,10 @@ class CcclAdapter(Adapter):
             "unary_transform(d_in=obj, d_out=out, op=OpKind.IDENTITY, num_items=n)\n"
             "result = out.get().reshape(d['shape'])  # C order; an F-order input differs\n"
         )
+
+
+def _opaque(dtype: np.dtype) -> bool:
+    """Whether cuda.compute maps `dtype` to an opaque storage type, which its well-known
+    operators refuse (module docstring): a refusal of caiconform's choice of operator, not of
+    the export, so the exchange is skipped rather than charged to cuda.cccl."""
+    return dtype.kind not in "biuf" or not (dtype.isnative or dtype.itemsize == 1)
