@@ -301,9 +301,15 @@ def test_a_context_poisoned_on_memory_the_dict_cannot_show_is_about_the_input():
     extent = groups["CAI-DATA-EXTENT-IN-ALLOCATION"]
     assert extent["rule"] is None and extent["about_input"] is True
     assert extent["severity"] is None
-    # a poisoned context on a rule the dict shows stays the consumer's, as filed
-    assert groups["CAI-SHAPE-INT"]["about_input"] is False
-    assert groups["CAI-SHAPE-INT"]["severity"] is not None
+    # a poisoned context on a rule the dict shows (a float in shape) is the consumer's
+    # accepts-invalid defect: it could have refused the dict, said as an input-caused group
+    shape = groups["CAI-SHAPE-INT"]
+    assert shape["about_input"] is False and shape["rule"] is None
+    assert shape["input_rule"] == "CAI-SHAPE-INT" and shape["severity"] == "accepts-invalid"
+    # a crash on a legal dict a PORTABILITY rule names (odd strides) stays a crash
+    odd = rec("adversarial", None, "cupy", "poisoned", "CAI-PORT-STRIDES-ITEMSIZE", params=params)
+    (crash,) = build_catalogue([odd])["groups"]
+    assert crash["rule"] == "CAI-PORT-STRIDES-ITEMSIZE" and crash["severity"] == "crashes"
 
 
 def test_a_race_between_two_libraries_is_pinned_by_triangulation():

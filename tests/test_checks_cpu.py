@@ -782,3 +782,17 @@ def test_devices_drawn_examples_are_one_kind_for_the_crash_cap() -> None:
     assert kinds == {devices.DRAWN_KIND}
     # a floor example keeps the floor's kinds
     assert crash_kind(params[0], {"layout": "C"}, devices.crash_kind) == "layout 'C'"
+
+
+def test_a_refusal_naming_its_element_type_or_compact_striding_names_its_reason():
+    """numba names a type by its name alone ('NumbaNotImplementedError: complex256'): the
+    type note, not a refusal of valid input; JAX's 'trivial (compact) striding' refusal of a
+    1-D sliced export names its layout; a message naming neither stays unexplained."""
+    wide = {"shape": (3,), "typestr": "<c32", "data": (1 << 40, False), "version": 3}
+    said = RuntimeError("NumbaNotImplementedError: complex256")
+    assert sup.named_refusal(wide, said) == "CAI-PORT-TYPESTR-KIND"
+    assert sup.named_refusal({**wide, "typestr": "<f16"}, said) is None  # another type named
+    sliced = {"shape": (2,), "typestr": "|u1", "data": (1 << 40, False), "version": 3}
+    jax_says = RuntimeError("UNIMPLEMENTED: Only arrays with trivial (compact) striding")
+    assert sup.named_refusal({**sliced, "strides": (3,)}, jax_says) == "CAI-PORT-LAYOUT-SUBSET"
+    assert sup.named_refusal(sliced, jax_says) is None  # a C-contiguous export was misread

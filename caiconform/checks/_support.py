@@ -397,10 +397,21 @@ def _portability_rules(interface: Any) -> list[str]:
     return [f.rule for f in validate(interface).findings if f.level is Level.PORTABILITY]
 
 
-def _named_in(rules: list[str], exc: BaseException) -> str | None:
+#: the rules a refusal names by naming the element type itself ("complex256", "float128")
+_TYPE_RULES = ("CAI-PORT-TYPESTR-KIND", "CAI-PORT-TYPESTR-OPAQUE")
+
+
+def _named_in(rules: list[str], exc: BaseException, typestr: Any = None) -> str | None:
     said = str(exc).lower()
+    try:
+        type_name = np.dtype(typestr).name.lower() if isinstance(typestr, str) else None
+    except TypeError:
+        type_name = None
     for rule in rules:
-        if any(word in said for word in REFUSAL_WORDS.get(rule, ())):
+        words = REFUSAL_WORDS.get(rule, ())
+        if rule in _TYPE_RULES and type_name:
+            words = (*words, type_name)
+        if any(word in said for word in words):
             return rule
     return None
 
@@ -427,7 +438,7 @@ def named_refusal(interface: Any, exc: BaseException) -> str | None:
         return OPTIONAL_KEY_RULES[key]
     if interface.get("version") in (0, 1, 2) and _OLDER_VERSION.search(str(exc)):
         return "CAI-PORT-OLDER-VERSION"
-    named = _named_in(_portability_rules(interface), exc)
+    named = _named_in(_portability_rules(interface), exc, interface.get("typestr"))
     if named is None and _layout_refused(interface, exc):
         return "CAI-PORT-LAYOUT-SUBSET"
     return named
@@ -439,7 +450,7 @@ _OLDER_VERSION = re.compile(r"version|\bv[0-3]\b", re.IGNORECASE)
 
 #: words (lower case) by which a refusal names the dimensions or the contiguity it takes
 NDIM_WORDS = ("1-d", "1d", "one-dimensional", "ndim", "dimension")
-CONTIGUITY_WORDS = ("contiguous",)
+CONTIGUITY_WORDS = ("contiguous", "compact")
 
 
 def _layout_refused(interface: dict, exc: BaseException) -> bool:

@@ -71,8 +71,10 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         view = _views.hold(consumer, ref)
     except sup.SkipExchange:
         raise
-    except Exception as exc:  # refusing a plain C array is an interop gap
-        return sup.rejected("CAI-CONSUMER-READS-DESCRIBED", exc, "a view", context)
+    except Exception as exc:  # refusing a plain C array is an interop gap ...
+        # ... unless the refusal names its own reason (a type few consumers hold)
+        rule = sup.named_refusal(interface, exc) or "CAI-CONSUMER-READS-DESCRIBED"
+        return sup.rejected(rule, exc, "a view", context)
     ptr = _views.view_pointer(view)
     aliased = ptr is not None and base <= ptr < base + size
     del ref

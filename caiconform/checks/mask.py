@@ -94,6 +94,9 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     else:
         got, exc = sup.consume_with(consumer, ref)
         if exc is not None:
+            named = sup.named_refusal(ref.__cuda_array_interface__, exc)
+            if named is not None:  # refused for what it names (an older version, a type)
+                return sup.rejected(named, exc, "the mask honoured, or this refusal", context)
             if consumer.startswith("numba") and not isinstance(exc, NotImplementedError):
                 return sup.failed(
                     "CAI-MASK-NUMBA-NOTIMPLEMENTED",

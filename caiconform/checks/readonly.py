@@ -55,10 +55,17 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     except sup.SkipExchange:
         raise
     except Exception as exc:  # the import refused the read-only export: a legal answer
-        return sup.rejected(
-            "CAI-PORT-READONLY", exc, "a read-only view, or this refusal", f"{context}: import"
-        )
-    write = _views.writer(consumer, view, sentinel_of(values))
+        rule = sup.named_refusal(ref.__cuda_array_interface__, exc) or "CAI-PORT-READONLY"
+        return sup.rejected(rule, exc, "a read-only view, or this refusal", f"{context}: import")
+    try:
+        write = _views.writer(consumer, view, sentinel_of(values))
+    except sup.SkipExchange:
+        raise
+    except Exception as exc:  # the library cannot hold the values to write (its own copy of
+        # a complex256 sentinel, say): no write was tried, so nothing is known of the flag
+        raise sup.SkipExchange(
+            f"{consumer} cannot hold the values to write ({sup.describe_exception(exc)})"
+        ) from exc
     try:
         how = write()
     except Exception as exc:  # the library refused the write: the flag is honoured

@@ -594,11 +594,19 @@ def _main_mode(examples: Sequence[Mapping[str, Any]]) -> tuple[Any, int]:
 
 
 def _lost_on_input(record: Mapping[str, Any], rule: str | None) -> bool:
-    """Whether a consumer's crash, hang or poisoned context came with a rule its input broke
-    where the dict cannot show it (`severity.about_input`: memory or a stream the dict names):
-    the example's own report named that rule before the context was found unusable, so the
-    group is what the consumer did with such an input, said and ranked as one."""
-    return record.get("outcome") in (CRASH, HANG, POISONED) and about_input(rule)
+    """Whether a consumer's crash, hang or poisoned context came with a requirement its input
+    broke (a producer's MUST or SHOULD rule: a float in shape, a null pointer, an extent past
+    the allocation): the example's own report named that rule before the context was found
+    unusable, so the group is what the consumer did with such an input, said and ranked as
+    one (`severity_of(from_input=True)`: accepts-invalid where the dict shows it, about the
+    input where it cannot). A PORTABILITY rule names a legal dict: its crash stays a crash."""
+    found = RULES.get(rule or "")
+    return (
+        record.get("outcome") in (CRASH, HANG, POISONED)
+        and found is not None
+        and found.side.value == "producer"
+        and found.level.value in ("MUST", "SHOULD")
+    )
 
 
 def build_catalogue(
