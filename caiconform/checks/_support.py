@@ -10,6 +10,7 @@ GPU library.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import re
@@ -403,14 +404,15 @@ _TYPE_RULES = ("CAI-PORT-TYPESTR-KIND", "CAI-PORT-TYPESTR-OPAQUE")
 
 def _named_in(rules: list[str], exc: BaseException, typestr: Any = None) -> str | None:
     said = str(exc).lower()
-    try:
-        type_name = np.dtype(typestr).name.lower() if isinstance(typestr, str) else None
-    except TypeError:
-        type_name = None
+    names: tuple[str, ...] = ()
+    if isinstance(typestr, str) and len(typestr) > 1:  # its typestr, or its numpy name
+        names = (typestr.lower(),)
+        with contextlib.suppress(TypeError):
+            names += (np.dtype(typestr).name.lower(),)
     for rule in rules:
         words = REFUSAL_WORDS.get(rule, ())
-        if rule in _TYPE_RULES and type_name:
-            words = (*words, type_name)
+        if rule in _TYPE_RULES:
+            words = (*words, *names)
         if any(word in said for word in words):
             return rule
     return None
