@@ -126,7 +126,7 @@ class Verdict:
 
             standalone = standalone_word(worst.group)
             if standalone:
-                first += f"; {standalone}"
+                first += f" [{standalone}]"
             more = f" and {len(failing) - 1} more" if len(failing) > 1 else ""
             do = f"FIX: {who}: {len(failing)} failing defect(s) ({first}{more})"
         elif self.entry_errors:

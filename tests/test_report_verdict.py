@@ -470,6 +470,6 @@ def test_the_verdict_leads_with_a_defect_that_reproduces_standalone(tmp_path):
     after = write_report([run])
     headline = after.verdict["headline"]
     assert headline.startswith("FIX: the matrix: 2 failing defect(s) (refuses-valid: numba")
-    assert "; reproduces standalone and 1 more" in headline
+    assert "(MUST, fail, 3 example(s)) [reproduces standalone] and 1 more" in headline
     text = (run / "matrix.md").read_text()
     assert "CAI-CONSUMER-READS-DESCRIBED (MUST, derived, fail, 2 example(s)) · UNCONFIRMED" in text
