@@ -3,8 +3,9 @@
 Only the chosen command's module is imported, so `caiconform check file.json` does not pay for
 what `caiconform run` needs. A command module defines `add_arguments(parser)` and
 `run(args) -> int`; the first sentence of its docstring is its help line. To add a command, add one entry to
-`COMMANDS`. A command signals bad user input by raising `UsageError`: `main` prints one line,
-`caiconform: error: ...`, and exits 2, never a traceback.
+`COMMANDS`. A command signals bad user input by raising `UsageError` (`caiconform.errors`, the one
+class the runner raises too, re-exported here): `main` prints one line, `caiconform: error: ...`,
+and exits 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import os
 import re
 import sys
 from types import ModuleType
+
+from caiconform.errors import UsageError
 
 __all__ = ["COMMANDS", "UsageError", "main", "console", "parse_cai_version", "version"]
 
@@ -33,9 +36,6 @@ COMMANDS: dict[str, str] = {
 EXIT_USAGE = 2
 
 
-class UsageError(Exception):
-    """Bad user input (a target that cannot be found or read, a bad option value). The message
-    is one line saying what was wrong; the CLI exits 2."""
 
 
 def parse_cai_version(raw: str | None) -> int | None:

@@ -389,3 +389,13 @@ def test_callable_returning_a_dict_is_judged_as_the_dict(workdir):
     code, out = check_json(workdir, "cai_returns_dict:make")
     assert code == 0 and out["results"][0]["target"] == "dict"
     assert out["results"][0]["label"] == "cai_returns_dict:make()"
+
+
+def test_one_usage_error_for_the_cli_and_the_runner():
+    """The runner raises the class the CLI catches (one line, exit 2), none converted."""
+    from caiconform import cli, errors
+    from caiconform.runner import plan
+
+    assert cli.UsageError is errors.UsageError
+    with pytest.raises(errors.UsageError, match="unknown check 'nope'"):
+        plan.load_families(["nope"])

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from caiconform.errors import UsageError
 from caiconform.report.load import ReportInputError, load_run
 from caiconform.runner.driver import RunConfig, run_matrix
 from caiconform.runner.journal import Journal, JournalError
-from caiconform.runner.plan import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNTHETIC = "tests.synthetic.checks"

@@ -14,23 +14,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
+from caiconform.errors import UsageError
 from caiconform.runner.libraries import LibraryInfo
 
 __all__ = [
     "BrokenFamily",
     "Cell",
     "Family",
-    "UsageError",
     "load_families",
     "plan_cells",
     "default_checks",
 ]
 
 ROLES = ("pair", "producer", "consumer")
-
-
-class UsageError(ValueError):
-    """A run asked for something that does not exist; the message is one line for the user."""
 
 
 class BrokenFamily(Exception):
