@@ -1,4 +1,4 @@
-"""Rule coverage (`caiconform.spec.coverage`, `caiconform rules --coverage`): every MUST and
+"""Rule coverage (`caiconform.spec.rule_coverage`, `caiconform rules --coverage`): every MUST and
 SHOULD rule is exercised by a check or has a reason it cannot be; reasons do not go stale."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from caiconform.spec import coverage as cov
+from caiconform.spec import rule_coverage as cov
 from caiconform.spec.rules import RULES, Level
 
 ROOT = Path(__file__).resolve().parents[1]

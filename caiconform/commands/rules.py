@@ -8,7 +8,7 @@ shows the sentence the rule stands on and its level as `level_text` says it ("MU
 `--derived --markdown` writes the table of docs/derived-rules.md.
 
 --coverage [RUN_DIR]: for each rule, the check families and EMM checks that exercise it (read
-from the code, `caiconform.spec.coverage`) or the reason it cannot be checked; with a run
+from the code, `caiconform.spec.rule_coverage`) or the reason it cannot be checked; with a run
 directory (its results.jsonl or .jsonl.gz), how many examples exercised it and how many
 findings named it. `--coverage --markdown` writes docs/coverage.md. Exit status 1 when a MUST
 or SHOULD rule is neither exercised nor reasoned.
@@ -166,7 +166,7 @@ def _print_table(rules: list[Rule]) -> None:
 
 
 def _coverage(args: argparse.Namespace, wanted: set[str]) -> int:
-    from caiconform.spec import coverage as cov
+    from caiconform.spec import rule_coverage as cov
 
     run_dir = args.coverage or None
     try:

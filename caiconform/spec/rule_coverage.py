@@ -294,7 +294,7 @@ def to_markdown(entries: list[RuleCoverage], run_dir: str | None = None) -> str:
         + (f" {run_dir}" if run_dir else "")
         + " --markdown`; do not edit by hand. For each rule of the catalogue: the check families",
         "(`family:`) and EMM checker modules (`emm-check:`) that exercise it, read from the code's",
-        "own rule IDs, or the reason it cannot be checked (`caiconform/spec/coverage.py`,",
+        "own rule IDs, or the reason it cannot be checked (`caiconform/spec/rule_coverage.py`,",
         "`UNCHECKED`).",
         "",
         "| Level | exercised | reasoned | missing |",
