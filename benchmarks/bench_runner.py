@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from caiconform.runner.outcome import FAIL, PASS, Result
+from caiconform.results.outcome import FAIL, PASS, Result
 
 MODULE = Path(__file__).stem
 

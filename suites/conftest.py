@@ -134,7 +134,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def is_problem(record: dict[str, Any]) -> bool:
     """Whether a journal record fails its item (see the module docstring)."""
-    from caiconform.checks._support import EXPECT_REJECTION
+    from caiconform.results.record import EXPECT_REJECTION
     from caiconform.spec.rules import RULES, Level
 
     rule = RULES.get(record.get("rule") or "")

@@ -18,9 +18,10 @@ from caiconform.adapters import entries
 from caiconform.adapters.base import SkipExchange
 from caiconform.adapters.entries import COPY, MAY_COPY, ZERO_COPY, Entry
 from caiconform.checks import _entries, aliasing
-from caiconform.runner.driver import RunConfig, coverage_of_params, run_matrix
-from caiconform.runner.outcome import FAIL, PASS, REJECTED, SKIP
-from caiconform.severity import CORRUPTS, severity_of
+from caiconform.results.outcome import FAIL, PASS, REJECTED, SKIP
+from caiconform.results.record import coverage_of_params
+from caiconform.results.severity import CORRUPTS, severity_of
+from caiconform.runner.driver import RunConfig, run_matrix
 from caiconform.spec.rules import RULES
 
 LIB = "synthetic-lib"

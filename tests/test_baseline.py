@@ -1,4 +1,4 @@
-"""Baselines (`caiconform baseline`, `caiconform.baseline`): a baseline keeps the run it was
+"""Baselines (`caiconform baseline`, `caiconform.results.baseline`): a baseline keeps the run it was
 written from green, pins each group's failure mode so that another mode under the same rule
 is red, lists an entry whose examples grew tenfold, and reads old baselines without the pin.
 
@@ -15,17 +15,17 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from caiconform.baseline import entries_of, write_baseline
 from caiconform.cli import main
-from caiconform.expectations import (
+from caiconform.results.baseline import entries_of, write_baseline
+from caiconform.results.catalogue import build_catalogue
+from caiconform.results.expectations import (
     detail_pattern,
     load_expectations,
     outcome_detail,
     parse_expectations,
     wildcard_match,
 )
-from caiconform.report.catalogue import build_catalogue
-from caiconform.verdict import judge
+from caiconform.results.verdict import judge
 
 READS = "CAI-CONSUMER-READS-DESCRIBED"
 ZERO_SIZE_REFUSAL = "ValueError: cannot read a zero-size array at 0x7f3a00000000"
@@ -71,7 +71,7 @@ def shape_zero_run() -> list[dict]:
 
 def write_run(directory: Path, records: list[dict]) -> Path:
     """A finished run of `records`: its journal and a completion entry for each cell."""
-    from caiconform.report.load import cell_key
+    from caiconform.results.record import cell_key
 
     directory.mkdir(parents=True)
     (directory / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from caiconform.checks._support import EXPECT_REJECTION
-from caiconform.report.catalogue import (
+from caiconform.report.coverage import build_coverage, planned_from_dirs
+from caiconform.results.catalogue import (
     NO_NEIGHBOUR,
     build_catalogue,
     compare,
     culprit_of,
     labels_of,
 )
-from caiconform.report.coverage import build_coverage, planned_from_dirs
+from caiconform.results.record import EXPECT_REJECTION
 
 
 def rec(check, producer, consumer, outcome, rule=None, **extra):
@@ -577,14 +577,14 @@ def test_report_writes_findings_json_and_renders_the_catalogue(tmp_path):
     ],
 )
 def test_first_version_seen_is_read_from_the_library_distribution(library, dist, version):
-    from caiconform.report.catalogue import _version
+    from caiconform.results.catalogue import _version
 
     envs = {"r1": {"libraries": {dist: version, "librmm-cu13": "0.0.0"}}}
     assert _version(library, envs, "r1") == version
 
 
 def test_the_adapters_own_version_string_states_a_shim():
-    from caiconform.report.catalogue import _version
+    from caiconform.results.catalogue import _version
 
     shim = "0.30.4+shim(np.row_stack = np.vstack)"
     envs = {

@@ -31,7 +31,8 @@ from caiconform.checks import (
     versions,
 )
 from caiconform.checks import _support as sup
-from caiconform.runner.outcome import OUTCOMES
+from caiconform.results.outcome import OUTCOMES
+from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.rules import RULES, Level
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -323,12 +324,12 @@ def test_judge_exchange_classifies_every_answer(fake) -> None:
     assert "4 of 4 elements differ" in wrong.message
     gap = sup.judge_exchange("raises", plain, values, None, "c", reject_rule="CAI-VERSION-KNOWN")
     assert (gap.outcome, gap.rule) == ("rejected", "CAI-VERSION-KNOWN")
-    assert gap.expected != sup.EXPECT_REJECTION
+    assert gap.expected != EXPECT_REJECTION
     right = sup.judge_exchange("raises", plain, values, "CAI-STREAM-LIVE", "c")
     assert (right.outcome, right.rule, right.expected) == (
         "rejected",
         "CAI-STREAM-LIVE",
-        sup.EXPECT_REJECTION,
+        EXPECT_REJECTION,
     )
     taken = sup.judge_exchange("reads", plain, values, "CAI-STREAM-LIVE", "c")
     assert (taken.outcome, taken.rule) == ("accepted-invalid", "CAI-STREAM-LIVE")
@@ -490,7 +491,7 @@ def test_adversarial_classifies_mutants(mutant) -> None:
         patch.setattr(sup, "adapter", lambda name: refusing[name])
         refused = adversarial.execute(params, None, "c")
         assert refused.rule == mutant.rule and refused.outcome == "rejected"
-        assert (refused.expected == sup.EXPECT_REJECTION) == must
+        assert (refused.expected == EXPECT_REJECTION) == must
         d = sup.decode(params["interface"])
         zeros = None if must else np.zeros(tuple(d["shape"]), np.dtype(d["typestr"]))
         accepting = {"c": FakeConsumer(zeros)}
@@ -541,7 +542,7 @@ def test_streams_rules_follow_the_trusted_side() -> None:
 
 
 def test_adversarial_taints_after_a_bogus_stream_not_refused() -> None:
-    from caiconform.runner.outcome import ACCEPTED_INVALID, REJECTED, Result
+    from caiconform.results.outcome import ACCEPTED_INVALID, REJECTED, Result
 
     bogus = {"kind": "live", "mutation": "stream-bogus"}
     assert adversarial.taints(bogus, Result(ACCEPTED_INVALID, rule="CAI-STREAM-LIVE"))
@@ -630,11 +631,11 @@ def _suite_conftest():
         ("skip", None, None, False),
         ("fail", "CAI-SYNC-CONSUMER", "x", True),
         ("fail", "CAI-LIFETIME-DATA-HELD", "x", False),  # SHOULD: a warning
-        ("rejected", "CAI-STREAM-LIVE", sup.EXPECT_REJECTION, False),
+        ("rejected", "CAI-STREAM-LIVE", EXPECT_REJECTION, False),
         ("rejected", "CAI-PORT-MASK", "x", False),
         ("rejected", "CAI-CONSUMER-READS-DESCRIBED", "x", True),
         ("rejected", None, None, True),
-        ("accepted-invalid", "CAI-STREAM-LIVE", sup.EXPECT_REJECTION, True),
+        ("accepted-invalid", "CAI-STREAM-LIVE", EXPECT_REJECTION, True),
         ("crash", None, None, True),
         ("poisoned", None, None, True),
     ],

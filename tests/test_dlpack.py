@@ -11,7 +11,7 @@ import pytest
 from caiconform import dlpack
 from caiconform.checks import _support as sup
 from caiconform.checks import agreement
-from caiconform.runner.outcome import FAIL, PASS
+from caiconform.results.outcome import FAIL, PASS
 
 
 @pytest.mark.parametrize(

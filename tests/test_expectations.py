@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from caiconform.cli import main
-from caiconform.expectations import (
+from caiconform.report.build import apply_to_run, load_runs
+from caiconform.results.expectations import (
     ExpectationError,
     apply_expectations,
     env_versions,
@@ -18,7 +19,6 @@ from caiconform.expectations import (
     lookup_version,
     parse_expectations,
 )
-from caiconform.report.build import apply_to_run, load_runs
 
 DATA = Path(__file__).parent / "data"
 RUN_A = DATA / "run-h100"
@@ -463,7 +463,7 @@ def test_documented_error_message_is_the_real_one():
 
 
 def test_a_correct_rejection_is_a_pass_not_a_finding():
-    from caiconform.checks._support import EXPECT_REJECTION
+    from caiconform.results.record import EXPECT_REJECTION
 
     (entry,) = _entries({"rule": "CAI-STREAM-ZERO-FORBIDDEN", "reason": "r"})
     right = _record("rejected", rule="CAI-STREAM-ZERO-FORBIDDEN", expected=EXPECT_REJECTION)

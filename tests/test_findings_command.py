@@ -9,7 +9,7 @@ import types
 from pathlib import Path
 
 from caiconform.report.issues import issue_filename, select_groups
-from caiconform.report.load import cell_key
+from caiconform.results.record import cell_key
 from caiconform.spec.rules import RULES, level_text
 
 CMD = [sys.executable, "-m", "caiconform.cli", "findings"]

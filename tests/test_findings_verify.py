@@ -24,8 +24,8 @@ import pytest
 
 from caiconform.cli import main
 from caiconform.report import upstream, verify
-from caiconform.report.load import cell_key
-from caiconform.severity import HARM
+from caiconform.results.record import cell_key
+from caiconform.results.severity import HARM
 from caiconform.spec.rules import RULES
 
 RULE = "CAI-CONSUMER-READS-DESCRIBED"

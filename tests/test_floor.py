@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 import caiconform
 from caiconform.checks import _floor
 from caiconform.checks import _support as sup
-from caiconform.runner.driver import RunConfig, coverage_of_params, run_matrix
-from caiconform.runner.outcome import FAIL, PASS, REJECTED
+from caiconform.results.outcome import FAIL, PASS, REJECTED
+from caiconform.results.record import EXPECT_REJECTION, coverage_of_params
+from caiconform.runner.driver import RunConfig, run_matrix
 from caiconform.spec import dtypes
 from caiconform.spec.layout import LAYOUT_KINDS
 
@@ -193,7 +194,7 @@ def _dict(typestr):
 def test_a_producer_refusing_bfloat16_with_attributeerror_is_a_portability_gap():
     result, extra = sup.named_export(_Exports(exc=AttributeError("no BF16")), "bfloat16", "ctx")
     assert result.outcome == REJECTED and result.rule == "CAI-PORT-OPAQUE-EXPORT"
-    assert result.expected != sup.EXPECT_REJECTION and not extra
+    assert result.expected != EXPECT_REJECTION and not extra
 
 
 def test_a_producer_raising_keyerror_for_float8_breaks_hasattr():

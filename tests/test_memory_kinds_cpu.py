@@ -18,9 +18,9 @@ from caiconform.checks import _memory, adversarial
 from caiconform.checks import _support as sup
 from caiconform.cuda import memkinds
 from caiconform.cuda.memkinds import MEMORY_KINDS, current_kind, use_kind, using_kind
-from caiconform.report.catalogue import build_catalogue
+from caiconform.results.catalogue import build_catalogue
+from caiconform.results.record import coverage_of_params
 from caiconform.runner.draws import draw_examples
-from caiconform.runner.driver import coverage_of_params
 from caiconform.runner.repro import script_for
 from caiconform.spec.layout import Layout
 from caiconform.spec.rules import RULES, Level
@@ -151,7 +151,7 @@ def test_the_worker_makes_the_examples_kind_current():
 
 def kind_probe(params, producer, consumer):
     """An `execute` reporting the kind current while it runs."""
-    from caiconform.runner.outcome import PASS, Result
+    from caiconform.results.outcome import PASS, Result
 
     return Result(PASS, seen=current_kind())
 

@@ -19,8 +19,9 @@ from caiconform.adapters.registry import get
 from caiconform.checks import _support as sup
 from caiconform.checks import adversarial, roundtrip, schema
 from caiconform.reference.consumer import ConsumerRefused, inspect_dict
-from caiconform.runner.outcome import FAIL, PASS, REJECTED, SKIP
-from caiconform.severity import CORRUPTS, severity_of
+from caiconform.results.outcome import FAIL, PASS, REJECTED, SKIP
+from caiconform.results.record import EXPECT_REJECTION
+from caiconform.results.severity import CORRUPTS, severity_of
 from caiconform.spec.dtypes import STRUCTURED_DESCR, numpy_dtype
 from caiconform.spec.layout import Layout
 from caiconform.spec.rules import RULES, Level
@@ -249,7 +250,7 @@ def test_object_fields_are_refused_or_kept_opaque(monkeypatch, answer, outcome, 
     result = adversarial.judge_object_fields(answer, obj, zeros, "c")
     assert (result.outcome, result.rule) == (outcome, rule), result.message
     if outcome == REJECTED:
-        assert result.expected == sup.EXPECT_REJECTION
+        assert result.expected == EXPECT_REJECTION
 
 
 def test_the_reference_consumer_refuses_object_fields_and_keeps_structured_fields():

@@ -110,7 +110,7 @@ def test_without_options_the_plugin_is_inert(pytester: pytest.Pytester):
     heavy = {
         "caiconform.pytest_plugin.campaign",
         "caiconform.pytest_plugin.schema",
-        "caiconform.expectations",
+        "caiconform.results.expectations",
         "caiconform.cuda",
         "caiconform.runner",
         "caiconform.report",
@@ -518,7 +518,7 @@ CPU_FAMILIES = textwrap.dedent(
     from hypothesis import strategies as st
 
     from caiconform.adapters.registry import get
-    from caiconform.runner.outcome import FAIL, PASS, Result
+    from caiconform.results.outcome import FAIL, PASS, Result
     from caiconform.spec.layout import Layout
     from caiconform.spec.validate import validate
 
@@ -817,8 +817,8 @@ def test_factory_errors_are_the_setup_s_grouped_once_with_the_hint():
 
 
 def test_a_baselined_group_carries_the_reasons_of_the_entries_that_cover_it():
-    from caiconform.expectations import parse_expectations
     from caiconform.pytest_plugin.verdicts import item_expected, item_failures
+    from caiconform.results.expectations import parse_expectations
 
     own = [_record("mylib", "reference", "fail", "CAI-PRODUCER-DESCRIBES-DATA") for _ in range(2)]
     entries = parse_expectations(

@@ -400,7 +400,7 @@ def test_documented_cli_flags_exist():
 
 
 def test_a_correct_rejection_counts_as_passed_and_is_no_finding(tmp_path):
-    from caiconform.checks._support import EXPECT_REJECTION
+    from caiconform.results.record import EXPECT_REJECTION
 
     base = {"run_id": "r", "check": "adversarial", "producer": None, "consumer": "cupy"}
     records = [

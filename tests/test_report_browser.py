@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from caiconform.expectations import load_expectations
 from caiconform.report.build import write_report
+from caiconform.results.expectations import load_expectations
 
 DATA = Path(__file__).parent / "data"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

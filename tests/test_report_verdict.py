@@ -321,8 +321,8 @@ def test_run_bad_fail_on_or_expectations_is_exit_2_before_running(tmp_path, opti
 def test_a_group_an_entry_covers_only_in_part_is_new():
     """numba's stream-0 group has three examples; an entry narrowed by params covers one: the
     two others are new, so the group fails (FIX), never OK."""
-    from caiconform.expectations import parse_expectations
-    from caiconform.verdict import judge
+    from caiconform.results.expectations import parse_expectations
+    from caiconform.results.verdict import judge
 
     records = [
         rec(10 + i, "schema", "numba", None, "fail", "CAI-STREAM-ZERO-FORBIDDEN") for i in range(3)
@@ -365,7 +365,7 @@ def _pair_records() -> list[dict]:
 
 
 def test_a_library_s_verdict_fails_its_own_and_ambiguous_groups_and_lists_its_peers():
-    from caiconform.verdict import judge
+    from caiconform.results.verdict import judge
 
     verdict = judge(_pair_records(), library="mylib")
     sides = {tuple(j.group["cells"]): (j.group["library"], j.side) for j in verdict.judged}
@@ -385,7 +385,7 @@ def test_a_library_s_verdict_fails_its_own_and_ambiguous_groups_and_lists_its_pe
 
 
 def test_peer_defects_alone_leave_a_library_ok():
-    from caiconform.verdict import judge
+    from caiconform.results.verdict import judge
 
     records = [r for r in _pair_records() if "mylib" not in (r["producer"], r["consumer"])]
     records.append(rec(6, "roundtrip", "mylib", "reference", "pass"))
@@ -398,8 +398,8 @@ def test_peer_defects_alone_leave_a_library_ok():
 
 
 def test_an_ambiguous_group_is_expected_once_baselined_and_the_whole_matrix_judges_all_own():
-    from caiconform.expectations import parse_expectations
-    from caiconform.verdict import judge
+    from caiconform.results.expectations import parse_expectations
+    from caiconform.results.verdict import judge
 
     entries = parse_expectations(
         {"expectations": [{"rule": "*", "producer": "mylib", "consumer": "jax",

@@ -23,12 +23,13 @@ from hypothesis import Phase, given, seed
 
 from caiconform.cli import main as cli_main
 from caiconform.env import capture, library_versions, visible_gpus
+from caiconform.errors import UsageError
+from caiconform.results.outcome import OUTCOMES, Result
 from caiconform.runner.draws import seed_only_draws
 from caiconform.runner.driver import RunConfig, _cell_seed, _settings, run_matrix, summarize
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
-from caiconform.runner.outcome import OUTCOMES, Result
-from caiconform.runner.plan import UsageError, load_families, plan_cells
+from caiconform.runner.plan import load_families, plan_cells
 from caiconform.runner.pool import Worker, WorkerPool
 from caiconform.runner.protocol import canonical
 from caiconform.runner.worker import PARENT_ENV

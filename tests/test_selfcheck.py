@@ -10,7 +10,7 @@ import pytest
 from _fakelibs import install
 
 from caiconform.adapters import _staging, registry, selfcheck
-from caiconform.runner.driver import coverage_of_params
+from caiconform.results.record import coverage_of_params
 from caiconform.spec.dtypes import numpy_dtype
 from caiconform.spec.layout import Layout
 
@@ -271,10 +271,10 @@ def test_the_source_runs_the_quick_self_check_after_the_probe(monkeypatch, fresh
 def test_a_run_files_the_failures_of_a_differing_adapter_under_caiconform(tmp_path, monkeypatch):
     from pathlib import Path
 
-    from caiconform.report.catalogue import build_catalogue
+    from caiconform.results.catalogue import build_catalogue
+    from caiconform.results.verdict import judge
     from caiconform.runner.driver import RunConfig, run_matrix
     from caiconform.runner.journal import Journal
-    from caiconform.verdict import judge
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
     config = RunConfig(

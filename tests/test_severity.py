@@ -1,4 +1,4 @@
-"""Severity: the harm a finding does, apart from its rule's level (caiconform.severity), and
+"""Severity: the harm a finding does, apart from its rule's level (caiconform.results.severity), and
 how the catalogue files and orders groups by it."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from caiconform import severity
-from caiconform.report.catalogue import build_catalogue
-from caiconform.severity import (
+from caiconform.results import severity
+from caiconform.results.catalogue import build_catalogue
+from caiconform.results.severity import (
     ACCEPTS_INVALID,
     CORRUPTS,
     CRASHES,
@@ -192,7 +192,7 @@ def test_groups_caused_by_their_input_read_alike_and_memory_faults_are_about_the
     breaks X, the consumer ...", the level marked derived where it is; a fault on memory the
     dict claims but cannot show (a host pointer) is information about the input: severity
     None, listed apart, never failing the consumer nor counted among its defects."""
-    from caiconform.verdict import group_line, judge
+    from caiconform.results.verdict import group_line, judge
 
     records = [
         _rec("adversarial", None, "pycuda", "crash", params={"rule": "CAI-DATA-DEVICE-ACCESSIBLE"}),

@@ -134,3 +134,15 @@ def test_cells_that_cannot_be_split_start_first():
         SimpleNamespace(key="own-long", splittable=True, cost=30.0, helpers_cap=4),
     ]
     assert [c.key for c in start_order(cells)] == ["own-long", "own", "long", "short"]
+
+
+def test_a_merge_missing_a_shard_is_incomplete(tmp_path, capsys):
+    """Two of three shards merged judge two thirds of the matrix: INCOMPLETE (exit 3) naming
+    the shard that is not there; one shard judged alone is its own whole run [issue 34]."""
+    shards = [_run(tmp_path / f"shard{i}", (i, 3)) for i in (1, 3)]
+    merge = ["report", str(shards[0]), "--merge", str(shards[1]), "--out", str(tmp_path / "r")]
+    assert cli_main(merge) == 3
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("INCOMPLETE: shard(s) 2/3 not among the runs merged"), first
+    assert "caiconform run --shard 2/3" in first
+    assert cli_main(["report", str(shards[0]), "--out", str(tmp_path / "alone")]) == 1

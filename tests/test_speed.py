@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from caiconform.results.outcome import OUTCOMES, Result
 from caiconform.runner import driver
 from caiconform.runner.calibrate import calibrate_spin
 from caiconform.runner.driver import RunConfig, run_matrix
-from caiconform.runner.outcome import OUTCOMES, Result
 from caiconform.runner.pool import Worker
 from caiconform.runner.schedule import Scheduler
 from tests.test_runner import MISBEHAVIOUR
@@ -882,8 +882,8 @@ def _shrink_with_clock(
 
     from hypothesis import strategies as st
 
+    from caiconform.results.outcome import FAIL, PASS, Result
     from caiconform.runner.journal import Journal
-    from caiconform.runner.outcome import FAIL, PASS, Result
     from caiconform.runner.plan import Cell, load_families
     from caiconform.runner.pool import Exchange
 

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters.base import Adapter, SkipExchange
-from caiconform.filing import HARNESS
+from caiconform.results.filing import HARNESS
 from caiconform.spec.layout import Layout, c_strides, f_strides
 
 __all__ = [
@@ -121,7 +121,7 @@ _OWN_LAYOUTS = ("C", "0d", "zero-size")
 
 
 def _layouts(itemsize: int) -> list[tuple[str, Layout]]:
-    """(coverage label as `runner.driver.coverage_of_params` gives it, a small layout of that
+    """(coverage label as `results.record.coverage_of_params` gives it, a small layout of that
     kind): C in one and two dimensions (a library of flat arrays makes only the first)."""
     s = itemsize
     out = [
@@ -529,7 +529,7 @@ def _failed_slices(run_dir: str, mtime: float) -> dict[tuple[str, ...], Check]:
 def _labels(record: Mapping[str, Any]) -> Mapping[str, str]:
     """The record's coverage labels as its params give them (`coverage_of_params`: a floor
     record's own labels name zero-size shapes more finely), over its `coverage`."""
-    from caiconform.runner.driver import coverage_of_params
+    from caiconform.results.record import coverage_of_params
 
     coverage = record.get("coverage")
     params = record.get("params")

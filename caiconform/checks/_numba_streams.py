@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from caiconform.checks import _support as sup
-from caiconform.runner.outcome import Result
+from caiconform.results.outcome import Result
 
 __all__ = [
     "ENTRIES",

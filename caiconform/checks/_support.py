@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters.base import ProducerFailed, SkipExchange
-from caiconform.runner.outcome import (
+from caiconform.results.outcome import (
     ACCEPTED_INVALID,
     FAIL,
     PASS,
@@ -28,13 +28,13 @@ from caiconform.runner.outcome import (
     SKIP,
     Result,
 )
+from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.dtypes import numpy_dtype, padding_mask
 from caiconform.spec.layout import Layout
 
 __all__ = [
     "SEED_MAX",
     "SkipExchange",
-    "EXPECT_REJECTION",
     "make_values",
     "values_source",
     "compare_values",
@@ -68,9 +68,6 @@ __all__ = [
 
 #: Upper bound of the seeds examples draw: any value numpy's default_rng takes.
 SEED_MAX = 2**32 - 1
-#: `Result.expected` of an exchange whose right answer is a clean rejection: a `rejected`
-#: outcome carrying it is the consumer doing the right thing, not an interop gap.
-EXPECT_REJECTION = "a clean rejection (an exception)"
 
 
 def make_values(

@@ -34,7 +34,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
-from caiconform.runner.outcome import REJECTED, SKIP, Result
+from caiconform.results.outcome import REJECTED, SKIP, Result
+from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.layout import Layout, c_strides
 
 __all__ = [
@@ -406,7 +407,7 @@ def judge_object_fields(consumer: str, obj: Any, values: np.ndarray, context: st
     if exc is not None:
         seen = sup.describe_exception(exc)
         return Result(
-            REJECTED, rule, f"{context}: refused ({seen}) [{rule}]", seen, sup.EXPECT_REJECTION
+            REJECTED, rule, f"{context}: refused ({seen}) [{rule}]", seen, EXPECT_REJECTION
         )
     dtype = getattr(got, "dtype", None)
     if isinstance(dtype, np.dtype) and dtype.hasobject:

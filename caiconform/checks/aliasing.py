@@ -16,7 +16,7 @@ entry point, checks the result reads the exported values, and then writes in one
   CuPy's `test_not_copied` and PyTorch's numba-integration tests rely on); a copy's must not
   [CAI-ENTRY-COPY-INDEPENDENT].
 
-Both wrong answers are `corrupts` (caiconform.severity): a "copy" that aliases lets a later
+Both wrong answers are `corrupts` (caiconform.results.severity): a "copy" that aliases lets a later
 write on either side change the other's data without an error; a "zero-copy" import that
 copies loses every write made through it and reads stale data after the producer writes, also
 without an error. Neither crashes nor refuses, so nothing would tell the user.
@@ -50,7 +50,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
-from caiconform.runner.outcome import Result
+from caiconform.results.outcome import Result
 
 __all__ = [
     "FAMILY",

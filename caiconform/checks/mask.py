@@ -19,7 +19,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
-from caiconform.runner.outcome import Result
+from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
 __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "MASKS", "examples", "mask_values", "execute", "repro"]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
 from caiconform.checks import _views
-from caiconform.runner.outcome import Result
+from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
 __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "examples", "execute", "repro"]

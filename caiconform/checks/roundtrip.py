@@ -31,7 +31,7 @@ import functools
 from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
-from caiconform.runner.outcome import FAIL, Result
+from caiconform.results.outcome import FAIL, Result
 from caiconform.spec.layout import Layout
 
 __all__ = [

@@ -39,7 +39,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
-from caiconform.runner.outcome import FAIL, Result
+from caiconform.results.outcome import FAIL, Result
 from caiconform.spec.layout import Layout
 from caiconform.spec.validate import ATTR
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
-from caiconform.runner.outcome import Result
+from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
 __all__ = [

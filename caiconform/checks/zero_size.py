@@ -18,7 +18,7 @@ import functools
 from hypothesis import strategies as st
 
 from caiconform.checks import _support as sup
-from caiconform.runner.outcome import Result
+from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
 __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "KINDS", "zero_shapes", "examples", "execute", "repro"]

@@ -19,8 +19,8 @@ def catalogue_groups(run_dirs: Sequence[str]) -> tuple[Any, list[dict[str, Any]]
     that cannot be read is a UsageError (one line, exit 2)."""
     from caiconform.cli import UsageError
     from caiconform.report.build import load_runs
-    from caiconform.report.catalogue import build_catalogue
     from caiconform.report.load import ReportInputError
+    from caiconform.results.catalogue import build_catalogue
 
     try:
         run_data = load_runs(list(run_dirs))

@@ -48,13 +48,13 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from caiconform.baseline import BaselineError, write_baseline
     from caiconform.cli import UsageError
     from caiconform.commands._groups import catalogue_groups, library_groups
     from caiconform.commands.report import announce_run_state
     from caiconform.report.runstate import EXIT_INCOMPLETE
+    from caiconform.results.baseline import BaselineError, write_baseline
+    from caiconform.results.severity import DEFAULT_FAIL_ON, parse_severities
     from caiconform.runner.journal import utc_now
-    from caiconform.severity import DEFAULT_FAIL_ON, parse_severities
 
     if Path(args.out).suffix.lower() not in (".yaml", ".yml"):
         raise UsageError(f"-o {args.out}: a baseline is written as YAML (.yaml or .yml)")

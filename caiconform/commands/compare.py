@@ -1,7 +1,7 @@
 """Compare the findings catalogues of two runs: are the same non-conformances found?
 
 `caiconform compare RUN_A RUN_B [--json] [--min-overlap F]` builds each run's catalogue
-(`caiconform.report.catalogue`: groups of library x role x rule x outcome class) and prints the
+(`caiconform.results.catalogue`: groups of library x role x rule x outcome class) and prints the
 groups found in both, those found in one only, the overlap |A and B| / |A or B| and whether
 every MUST-level group is in both. Two runs with different seeds on one machine should agree
 (issue: stability). Exit status: 0 when every MUST-level group is in both runs and the overlap
@@ -44,8 +44,9 @@ def _catalogue(path: str, cells: set[str] | None = None) -> dict:
     from pathlib import Path
 
     from caiconform.cli import UsageError
-    from caiconform.report.catalogue import build_catalogue
-    from caiconform.report.load import ReportInputError, cell_key, load_run
+    from caiconform.report.load import ReportInputError, load_run
+    from caiconform.results.catalogue import build_catalogue
+    from caiconform.results.record import cell_key
 
     target = Path(path)
     if target.is_file():
@@ -78,7 +79,7 @@ def _line(group: dict) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from caiconform.cli import UsageError
-    from caiconform.report.catalogue import compare
+    from caiconform.results.catalogue import compare
 
     if not 0.0 <= args.min_overlap <= 1.0:
         raise UsageError(f"--min-overlap must be between 0 and 1, got {args.min_overlap}")

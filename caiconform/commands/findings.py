@@ -1,7 +1,7 @@
 """Turn a run's findings into bug reports for the libraries at fault.
 
 `caiconform findings RUN_DIR [--library NAME] [--level LEVEL] [--severity SEVERITIES] [--out
-DIR] [--list]` builds the run's catalogue of non-conformances (`caiconform.report.catalogue`,
+DIR] [--list]` builds the run's catalogue of non-conformances (`caiconform.results.catalogue`,
 as `caiconform report` writes to findings.json) and renders each group as the Markdown text of
 an issue for its library (`caiconform.report.issues`): its severity and the harm it does, the
 rule's words and section, what happened and when, how often, why that library, versions, and
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from caiconform.commands.report import announce_run_state
     from caiconform.report import upstream, verify
     from caiconform.report.issues import issue_filename, render_issue, select_groups
-    from caiconform.severity import parse_severities
+    from caiconform.results.severity import parse_severities
 
     try:
         severities = (
@@ -189,7 +189,7 @@ def _verify(args: argparse.Namespace, defects: list[dict[str, Any]], run_dir: Pa
     summary and the headline."""
     from caiconform.cli import UsageError
     from caiconform.report import verify
-    from caiconform.verdict import group_line
+    from caiconform.results.verdict import group_line
 
     if not defects:
         print("no finding at or above refuses-valid to verify")
@@ -225,7 +225,7 @@ def _headline(library: str | None, defects: list[dict[str, Any]]) -> str:
     """What to do, reproducing defects first: FIX the first of those that reproduce standalone,
     else OK, then how many are unconfirmed and how many are already reported upstream."""
     from caiconform.report.verify import REPRODUCES
-    from caiconform.verdict import group_line
+    from caiconform.results.verdict import group_line
 
     who = library or "the matrix"
     confirmed = [g for g in defects if (g.get("standalone") or {}).get("standalone") == REPRODUCES]

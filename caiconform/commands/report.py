@@ -4,7 +4,7 @@
 SEVERITIES]` turns a run directory (or several, from other machines or CI jobs) into
 `matrix.json`, `findings.json` (the catalogue of non-conformances), a self-contained
 `index.html`, and `matrix.md`: a summary page whose first lines are the verdict (FIX, UPDATE
-THE BASELINE or OK, `caiconform.verdict`) and each library's defects most severe first, with
+THE BASELINE or OK, `caiconform.results.verdict`) and each library's defects most severe first, with
 one page per library in `libraries/` and the coverage, skips and environment in `details/`
 (docs/reports.md). The same verdict is the first line printed, followed by each library's
 failing defects, one line each.
@@ -52,7 +52,7 @@ MAX_PRINTED = 5
 
 def add_fail_on(parser: argparse.ArgumentParser) -> None:
     """The `--fail-on SEVERITIES` option (`report` and `run`)."""
-    from caiconform.severity import DEFAULT_FAIL_ON, SEVERITIES
+    from caiconform.results.severity import DEFAULT_FAIL_ON, SEVERITIES
 
     default = ",".join(s for s in SEVERITIES if s in DEFAULT_FAIL_ON)
     parser.add_argument(
@@ -90,7 +90,7 @@ def announce_run_state(run: Any, allow_incomplete: bool) -> int | None:
 def fail_on_of(args: argparse.Namespace) -> frozenset[str]:
     """The parsed `--fail-on`; UsageError (exit 2, one line) for an unknown severity."""
     from caiconform.cli import UsageError
-    from caiconform.severity import parse_severities
+    from caiconform.results.severity import parse_severities
 
     try:
         return parse_severities(args.fail_on, "--fail-on")
@@ -102,7 +102,7 @@ def expectations_of(path: str | None) -> list[Any] | None:
     """The entries of `--expectations FILE` (None when not given); UsageError (exit 2, one
     line naming the file and entry) when the file cannot be used."""
     from caiconform.cli import UsageError
-    from caiconform.expectations import ExpectationError, load_expectations
+    from caiconform.results.expectations import ExpectationError, load_expectations
 
     if path is None:
         return None
@@ -115,10 +115,10 @@ def expectations_of(path: str | None) -> list[Any] | None:
 def verdict_of_run(
     run_dir: Path, records: list[dict[str, Any]], fail_on: frozenset[str], expectations: Any
 ) -> Any:
-    """`caiconform.verdict.judge` of a finished run's records (every library judged), each
+    """`caiconform.results.verdict.judge` of a finished run's records (every library judged), each
     record's library versions read from the run's env.json for the expectations."""
     from caiconform.report.matrix import version_of
-    from caiconform.verdict import judge
+    from caiconform.results.verdict import judge
 
     try:
         env = json.loads((Path(run_dir) / "env.json").read_text(encoding="utf-8"))
@@ -163,7 +163,7 @@ def print_defects(
 ) -> None:
     """Under the headline: each library's failing defects, one line each, most severe first
     (`MAX_PRINTED` per library, the rest counted with the page that lists them)."""
-    from caiconform.verdict import group_line
+    from caiconform.results.verdict import group_line
 
     by_library: dict[str | None, list[dict[str, Any]]] = {}
     for group, status in zip(groups, statuses, strict=False):

@@ -7,7 +7,7 @@ reproducer script in RUN_DIR/repro/, and hypothesis shrinks each kind of non-pas
 minimal example. A killed run continues with `--resume --out RUN_DIR`.
 
 Cells that cannot run here (library not installed, no GPU) are skipped and listed with the
-reason. The summary ends with the verdict (`caiconform.verdict`, docs/reports.md): FIX, UPDATE
+reason. The summary ends with the verdict (`caiconform.results.verdict`, docs/reports.md): FIX, UPDATE
 THE BASELINE or OK, judged at `--fail-on` (default corrupts,crashes,refuses-valid) with
 `--expectations FILE` (a baseline) as `caiconform report` judges it.
 
@@ -474,8 +474,8 @@ def _plural(n: int, word: str) -> str:
 def _summary(console: Any, result: Any) -> None:
     from rich.table import Table
 
+    from caiconform.results.outcome import OUTCOMES
     from caiconform.runner.driver import summarize
-    from caiconform.runner.outcome import OUTCOMES
 
     # a cell that could not run has one skip record without an example index: counted apart
     cells_skipped: Counter = Counter(

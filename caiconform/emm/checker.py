@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from caiconform.emm.result import CheckResult, PluginReport
-from caiconform.runner.outcome import CRASH, HANG, SKIP
+from caiconform.results.outcome import CRASH, HANG, SKIP
 
 __all__ = [
     "check_plugin",

@@ -1,7 +1,7 @@
 """What one EMM check found, and what one plugin's run found.
 
 A `CheckResult` names the check, the rule it judges (an ID of `spec/_emm.py`), the rule's level,
-and an outcome from `caiconform.runner.outcome` (`pass`, `fail`, `skip`, or `crash` / `hang`
+and an outcome from `caiconform.results.outcome` (`pass`, `fail`, `skip`, or `crash` / `hang`
 when the plugin's process died or stalled). Messages read "got X, expected Y [RULE-ID]".
 
 A failure belongs to the side its rule binds: the plugin, or Numba (the EMM text's statements
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from caiconform.runner.outcome import CRASH, FAIL, HANG, PASS, SKIP
+from caiconform.results.outcome import CRASH, FAIL, HANG, PASS, SKIP
 from caiconform.spec.rules import get
 
 __all__ = ["CheckResult", "PluginReport", "passed", "failed", "skipped"]

@@ -99,9 +99,9 @@ def _active(config: pytest.Config) -> bool:
 def _options(config: pytest.Config) -> Any:
     """Check every option up front; a bad one is a usage error with one clear line."""
     from caiconform.adapters import registry
-    from caiconform.expectations import ExpectationError, load_expectations
     from caiconform.pytest_plugin.campaign import DEFAULT_MAX_EXAMPLES, Options
     from caiconform.pytest_plugin.targets import Target, TargetError, default_name, parse_spec
+    from caiconform.results.expectations import ExpectationError, load_expectations
 
     try:
         producer = config.getoption("cai_producer")
@@ -141,7 +141,7 @@ def _options(config: pytest.Config) -> Any:
         except ExpectationError as exc:
             raise pytest.UsageError(f"--cai-expectations: {exc}") from None
     report = config.getoption("cai_report")
-    from caiconform.severity import DEFAULT_FAIL_ON, parse_severities
+    from caiconform.results.severity import DEFAULT_FAIL_ON, parse_severities
 
     fail_on = DEFAULT_FAIL_ON
     if config.getoption("cai_fail_on") is not None:
@@ -283,12 +283,12 @@ class ExchangeItem(CaiItem):
         self.families = families
 
     def runtest(self) -> None:
+        from caiconform.errors import UsageError
         from caiconform.pytest_plugin.verdicts import (
             describe_failures,
             item_expected,
             item_failures,
         )
-        from caiconform.runner.plan import UsageError
 
         campaign = self.campaign
         if not campaign.gpu[0]:
@@ -411,8 +411,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         campaign.report_path = campaign.write_report()
     if campaign.options.write_baseline is not None:
         campaign.baseline_written = campaign.write_baseline(campaign.options.write_baseline)
-    from caiconform.expectations import wildcard_match
-    from caiconform.verdict import names_a_check
+    from caiconform.results.expectations import wildcard_match
+    from caiconform.results.verdict import names_a_check
 
     ran = {record["check"] for record in campaign.records}
     for status in campaign.application().entry_errors:

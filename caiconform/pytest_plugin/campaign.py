@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from caiconform.expectations import (
+from caiconform.pytest_plugin.targets import Target
+from caiconform.results.expectations import (
     Application,
     Expectation,
     apply_expectations,
     installed_version,
 )
-from caiconform.pytest_plugin.targets import Target
-from caiconform.severity import DEFAULT_FAIL_ON
+from caiconform.results.severity import DEFAULT_FAIL_ON
 
 __all__ = ["Options", "Campaign", "FamilyInfo", "family_roles", "DEFAULT_MAX_EXAMPLES"]
 
@@ -40,7 +40,7 @@ class Options:
     max_examples: int
     expectations: list[Expectation]
     report: Path | None
-    #: severities of the library's own defects that fail an item (`caiconform.severity`)
+    #: severities of the library's own defects that fail an item (`caiconform.results.severity`)
     fail_on: frozenset[str] = DEFAULT_FAIL_ON
     #: where to write the baseline at the end of the session, if anywhere
     write_baseline: Path | None = None
@@ -164,10 +164,10 @@ class Campaign:
 
     # -- verdicts -----------------------------------------------------------------------
     def verdict(self) -> Any:
-        """The verdict (`caiconform.verdict`) on every record so far for the library under
+        """The verdict (`caiconform.results.verdict`) on every record so far for the library under
         test; recomputed only when records were added."""
         if self._verdict is None or self._verdict[0] != len(self.records):
-            from caiconform.verdict import judge
+            from caiconform.results.verdict import judge
 
             verdict = judge(
                 self.records,
@@ -187,7 +187,7 @@ class Campaign:
     def write_baseline(self, path: Path) -> tuple[Path, int]:
         """Write the library's own groups at or above --cai-fail-on (and those with no single
         culprit on its pairs) as a strict expectation file; (path, entries)."""
-        from caiconform.baseline import BaselineError, write_baseline
+        from caiconform.results.baseline import BaselineError, write_baseline
         from caiconform.runner.journal import utc_now
 
         verdict = self.verdict()
@@ -216,7 +216,7 @@ class Campaign:
         from collections import Counter
 
         from caiconform.env import capture
-        from caiconform.report.load import cell_key
+        from caiconform.results.record import cell_key
         from caiconform.runner.journal import Journal
 
         out = self.workdir / "local"

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
-from caiconform.expectations import Expectation, classify, installed_version, is_finding
-from caiconform.runner.outcome import FAIL, PASS, SKIP
+from caiconform.results.expectations import Expectation, classify, installed_version, is_finding
+from caiconform.results.outcome import FAIL, PASS, SKIP
 
 __all__ = ["FAMILY", "LAYOUT_KINDS", "SchemaOutcome", "run_schema", "FactoryNeedsGPU"]
 

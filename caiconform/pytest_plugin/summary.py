@@ -23,7 +23,7 @@ def _verdict_lines(campaign: Any) -> list[str]:
     """The verdict first: what to do, the library's own defects by severity, then what was
     seen in other libraries (listed, not failing) and the test setup's own defects."""
     from caiconform.pytest_plugin.verdicts import SETUP_HINT, setup_errors
-    from caiconform.verdict import group_line
+    from caiconform.results.verdict import group_line
 
     verdict = campaign.verdict()
     name = campaign.options.target.name

@@ -1,6 +1,6 @@
 """What an item's results come to for the library under test, and how it is said.
 
-An item fails only for its own finding groups (`caiconform.verdict`): those whose culprit is
+An item fails only for its own finding groups (`caiconform.results.verdict`): those whose culprit is
 the library under test, at or above `--cai-fail-on`, not covered by `--cai-expectations`, plus
 groups with no single culprit on a pair it is part of (which fail, saying so). A peer's defect
 seen in the same exchanges is listed in the terminal summary, never failing. A factory that
@@ -45,8 +45,8 @@ def item_expected(verdict: Any, records: Sequence[Mapping[str, Any]]) -> list[An
 def describe_failures(failures: Sequence[Any], run_dir: Path | None, library: str) -> str:
     """The failure message of an item: per failing group, its severity and rule, the rule's
     text, the culprit and why, the minimal example and how to reproduce it."""
+    from caiconform.results.verdict import group_line
     from caiconform.spec.rules import RULES
-    from caiconform.verdict import group_line
 
     lines = [f"{len(failures)} defect(s) of {library} (most severe first):"]
     for judged in failures:

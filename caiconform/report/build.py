@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from caiconform.expectations import Application, Expectation, apply_expectations
 from caiconform.report.html import render_html
 from caiconform.report.load import ReportInputError, Run, load_run
 from caiconform.report.markdown import LIBRARIES_DIR, render_pages
@@ -21,7 +20,8 @@ from caiconform.report.matrix import build_matrix, version_of
 from caiconform.report.merge import merge_runs
 from caiconform.report.runstate import as_json as run_state_json
 from caiconform.report.runstate import states_of
-from caiconform.severity import DEFAULT_FAIL_ON
+from caiconform.results.expectations import Application, Expectation, apply_expectations
+from caiconform.results.severity import DEFAULT_FAIL_ON
 
 __all__ = ["Written", "write_report", "load_runs", "apply_to_run", "REPORT_FILES"]
 
@@ -69,7 +69,7 @@ def write_report(
 ) -> Written:
     """Write matrix.json, matrix.md (with its pages: `markdown.render_pages`), index.html and
     findings.json for `run_dirs` (merged) into `out_dir` (default: the first run directory),
-    judged at `fail_on` with `expectations` (`caiconform.verdict`). Raises ReportInputError
+    judged at `fail_on` with `expectations` (`caiconform.results.verdict`). Raises ReportInputError
     for unusable input."""
     if not run_dirs:
         raise ReportInputError("no run directory given")

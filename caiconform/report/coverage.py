@@ -14,25 +14,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from caiconform.report.load import cell_key
-from caiconform.runner.outcome import PASS, SKIP
+from caiconform.results.outcome import PASS, SKIP
+from caiconform.results.record import LABELS, cell_key
 
-__all__ = ["LABELS", "build_coverage", "combination", "planned_from_dirs"]
-
-#: the coverage labels, in the order a combination is written (last the memory kind the
-#: producer allocated, `checks._memory`)
-LABELS = (
-    "layout",
-    "dtype",
-    "order",
-    "scenario",
-    "mutation",
-    "mask",
-    "version",
-    "object",
-    "entry",
-    "memory",
-)
+__all__ = ["build_coverage", "combination", "planned_from_dirs"]
 
 
 def combination(coverage: Mapping[str, Any]) -> str:

@@ -1,7 +1,7 @@
 """`index.html`: the matrix as one self-contained page that opens with no network.
 
 The page opens with what to do, written into the HTML itself (it reads without script): the
-verdict's headline (`caiconform.verdict`) and, per library, its defects most severe first, one
+verdict's headline (`caiconform.results.verdict`) and, per library, its defects most severe first, one
 line each, linked to their rows in the catalogue and to the library's Markdown page. It carries
 the matrix as JSON in a `<script type="application/json">` block and a small inline script
 draws the rest: a producer x consumer heatmap per check family (cells coloured by pass
@@ -463,7 +463,7 @@ def _group_item(group: dict[str, Any], index: int, status: str | None) -> str:
 
 
 def _severity_counts(groups: list[dict[str, Any]]) -> str:
-    from caiconform.severity import SEVERITIES
+    from caiconform.results.severity import SEVERITIES
 
     counts = Counter(str(g.get("severity")) for g in groups)
     return ", ".join(f"{counts[s]} {s}" for s in SEVERITIES if counts.get(s))

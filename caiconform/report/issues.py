@@ -5,7 +5,7 @@ words and where the specification says them, what happened and under which condi
 passing neighbour that isolates it), how often and where it was seen, why this library and not
 its partner is the culprit, the versions and machine, and a reproducer that runs on its own.
 `render_issue(group, run)` writes exactly that, as Markdown, from one `findings.json` group
-(`caiconform.report.catalogue`) and the run it came from (`report.load.Run`: its env.json and
+(`caiconform.results.catalogue`) and the run it came from (`report.load.Run`: its env.json and
 the reproducer script the group cites): the standalone reproducer inline
 (`caiconform.report.verify`), whether it reproduced, and a known upstream report
 (`caiconform.report.upstream`) when the group is annotated with them. `caiconform findings`
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from caiconform.report.wording import broken_input, group_level, group_phrase
-from caiconform.severity import HARM
+from caiconform.results.severity import HARM
 from caiconform.spec.rules import RULES, level_text
 
 __all__ = ["render_issue", "issue_filename", "select_groups", "LEVEL_ORDER"]
@@ -129,7 +129,7 @@ def _environment(group: dict[str, Any], env: dict[str, Any]) -> list[str]:
         if version and any(dist == w or dist.startswith(w + "-") for w in wanted)
     ]
     if group.get("version"):
-        from caiconform.report.catalogue import DISTRIBUTION
+        from caiconform.results.catalogue import DISTRIBUTION
 
         library, version = group.get("library"), group["version"]
         dist = DISTRIBUTION.get(library, library)

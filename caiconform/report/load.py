@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from caiconform.runner.outcome import OUTCOMES
+from caiconform.results.record import record_problem
 
 __all__ = [
     "ReportInputError",
@@ -25,17 +25,11 @@ __all__ = [
     "read_journal",
     "read_cells",
     "confirmations_of",
-    "cell_key",
     "JOURNAL_NAMES",
-    "REQUIRED_KEYS",
-    "record_problem",
 ]
 
 #: Journal file names, looked for in this order.
 JOURNAL_NAMES = ("results.jsonl", "results.jsonl.gz")
-
-#: Keys a journal record must carry for the matrix to place it.
-REQUIRED_KEYS = ("run_id", "seq", "check", "outcome")
 
 
 class ReportInputError(ValueError):
@@ -83,45 +77,6 @@ def _lines(path: Path) -> Iterator[str]:
     else:
         with path.open("r", encoding="utf-8") as fh:
             yield from fh
-
-
-#: the type each placing key must have: JSON's spelling of it, and the Python types it reads as
-_KEY_TYPES: dict[str, tuple[str, tuple[type, ...]]] = {
-    "run_id": ("a string", (str,)),
-    "seq": ("an integer", (int,)),
-    "check": ("a string", (str,)),
-    "producer": ("a string or null", (str, type(None))),
-    "consumer": ("a string or null", (str, type(None))),
-    "rule": ("a string or null", (str, type(None))),
-}
-
-
-def record_problem(record: Any) -> str | None:
-    """Why `record` cannot be a journal record (not an object, a placing key missing or of the
-    wrong type, an unknown outcome), or None when it can."""
-    if not isinstance(record, dict):
-        return f"expected a JSON object, got {type(record).__name__}"
-    missing = [k for k in REQUIRED_KEYS if k not in record]
-    if missing:
-        return f"record lacks {', '.join(missing)}"
-    for key, (spelled, types) in _KEY_TYPES.items():
-        value = record.get(key)
-        if key in record and (type(value) is bool or not isinstance(value, types)):
-            return f"{key} is {_json_type(value)}, expected {spelled}"
-    if not isinstance(record["outcome"], str) or record["outcome"] not in OUTCOMES:
-        return f"outcome {_short(record['outcome'])} is not one of {', '.join(OUTCOMES)}"
-    return None
-
-
-def _json_type(value: Any) -> str:
-    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
-    names.update({list: "an array", dict: "an object", type(None): "null"})
-    return names.get(type(value), type(value).__name__)
-
-
-def _short(value: Any) -> str:
-    text = repr(value) if isinstance(value, str) else json.dumps(value)[:40]
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _check_record(record: Any, where: str) -> dict[str, Any]:
@@ -201,12 +156,6 @@ def _read_env(directory: Path) -> tuple[dict[str, Any] | None, list[str]]:
     if not isinstance(env, dict):
         raise ReportInputError(f"{path}: expected a JSON object, got {type(env).__name__}")
     return env, []
-
-
-def cell_key(record: Mapping[str, Any]) -> str:
-    """A record's cell as the runner names it (`cells.jsonl`): check/producer/consumer, '-'
-    for a role the cell does not have."""
-    return f"{record.get('check')}/{record.get('producer') or '-'}/{record.get('consumer') or '-'}"
 
 
 def read_cells(directory: str | Path) -> list[dict[str, Any]]:

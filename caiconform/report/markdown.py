@@ -1,7 +1,7 @@
 """The report as GitHub-flavoured Markdown, for PR comments and job summaries.
 
 `matrix.md` is a summary page of a few hundred lines at most, whatever the run's size: it
-opens with what to do (the verdict's headline, `caiconform.verdict`), then lists each
+opens with what to do (the verdict's headline, `caiconform.results.verdict`), then lists each
 library's defects most severe first, one line each (those below `--fail-on` counted), then the
 producer x consumer grid of `passed/tested` per check family, the scores, the coverage floor
 per family, the skips grouped by reason and the environment, in short. The details are pages of
@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-from caiconform.report.load import cell_key
 from caiconform.report.matrix import SEVERITY
 from caiconform.report.wording import (
     about_input_lines,
@@ -31,7 +30,8 @@ from caiconform.report.wording import (
     severity_word,
     standalone_word,
 )
-from caiconform.severity import SEVERITIES
+from caiconform.results.record import cell_key
+from caiconform.results.severity import SEVERITIES
 from caiconform.spec.rules import RULES, level_text
 
 __all__ = [

@@ -20,7 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from caiconform.checks import FAMILIES
-from caiconform.expectations import (
+from caiconform.report.coverage import build_coverage, planned_from_dirs
+from caiconform.report.load import Run
+from caiconform.results.catalogue import build_catalogue
+from caiconform.results.expectations import (
     Application,
     Expectation,
     env_versions,
@@ -28,13 +31,11 @@ from caiconform.expectations import (
     is_finding,
     lookup_version,
 )
-from caiconform.report.catalogue import build_catalogue
-from caiconform.report.coverage import build_coverage, planned_from_dirs
-from caiconform.report.load import Run, cell_key
-from caiconform.runner.outcome import OUTCOMES, PASS, REJECTED, SKIP
-from caiconform.severity import DEFAULT_FAIL_ON, SEVERITIES
+from caiconform.results.outcome import OUTCOMES, PASS, REJECTED, SKIP
+from caiconform.results.record import cell_key
+from caiconform.results.severity import DEFAULT_FAIL_ON, SEVERITIES
+from caiconform.results.verdict import Verdict, judge
 from caiconform.spec.rules import RULES
-from caiconform.verdict import Verdict, judge
 
 __all__ = [
     "SCHEMA",
@@ -340,7 +341,7 @@ def build_matrix(
     """The JSON-able matrix of `run`; reproducer paths are made relative to `out_dir`, where the
     report files go. With `application` (expectations applied to `run.records`), findings an
     entry covers carry that entry's reason, and the entries' statuses are included. `verdict`
-    is `caiconform.verdict.judge` of the whole run at `fail_on` with `expectations`."""
+    is `caiconform.results.verdict.judge` of the whole run at `fail_on` with `expectations`."""
     out_dir = Path(out_dir)
     if application is None:
         verdicts = [(record, None) for record in run.records]

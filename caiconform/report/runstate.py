@@ -4,7 +4,8 @@ with when the verdict alone would mislead (docs/reports.md).
 A run directory with a plan or a cells.jsonl is INCOMPLETE when a cell it planned (run.json `plan`) has no completion entry in
 cells.jsonl, when a cell has records but no completion entry (killed mid-cell), when a finished
 cell's journal holds fewer examples than its completion entry counts (lost lines). It is
-NOTHING TESTED when no example of any cell ran (every record a skip); and it says "no GPU" when
+NOTHING TESTED when no example of any cell ran; a merge of `--shard I/N` runs is INCOMPLETE while
+a shard is missing (every record a skip); and it says "no GPU" when
 the machine had none (env.json `gpu`) and cells were skipped. The reader acts on these before
 the verdict: an OK over half a run, or over nothing, is not an OK.
 """
@@ -27,6 +28,7 @@ __all__ = [
     "status_of",
     "exit_status",
     "as_json",
+    "missing_shards",
     "EXIT_INCOMPLETE",
     "EXIT_NOTHING_TESTED",
 ]
@@ -73,6 +75,8 @@ class RunState:
     no_gpu: str | None = None
     #: skip reasons, most common first (for NOTHING TESTED)
     skip_reasons: list[tuple[str, int]] = field(default_factory=list)
+    #: (I, N) of a `--shard I/N` run (run.json settings), None for a whole run
+    shard: tuple[int, int] | None = None
 
     @property
     def incomplete(self) -> bool:
@@ -83,10 +87,29 @@ class RunState:
         return f"caiconform run --resume --out {self.run_dir}"
 
 
+def missing_shards(states: Sequence[RunState]) -> list[str]:
+    """The shards (`I/N`) of a merge of sharded runs that none of `states` holds: a merge of two
+    of three shards covers two thirds of the matrix, however whole each of them is. One shard
+    judged alone (its own run's report) misses nothing: it judges its own cells."""
+    seen: dict[int, set[int]] = {}
+    for state in states:
+        if state.shard is not None:
+            index, count = state.shard
+            seen.setdefault(count, set()).add(index)
+    if len(states) < 2:
+        return []
+    return [
+        f"{i}/{count}"
+        for count, indices in sorted(seen.items())
+        for i in range(1, count + 1)
+        if i not in indices
+    ]
+
+
 def status_of(states: Sequence[RunState]) -> str:
     """`incomplete`, `nothing-tested`, `no-gpu` (cells skipped on a machine without one) or
     `complete`."""
-    if any(s.incomplete for s in states):
+    if any(s.incomplete for s in states) or missing_shards(states):
         return "incomplete"
     if not any(s.ran for s in states):
         return "nothing-tested"
@@ -108,7 +131,15 @@ def first_line(states: Sequence[RunState]) -> str | None:
         if len(unfinished) > _NAMED:
             named += f"; and {len(unfinished) - _NAMED} more"
         missing = sum(s.missing for s in states)
-        parts = [f"{len(unfinished)} of {cells} cells unfinished ({named})"]
+        parts = [f"{len(unfinished)} of {cells} cells unfinished ({named})"] if unfinished else []
+        absent = missing_shards(states)
+        if absent:
+            parts.insert(0, f"shard(s) {', '.join(absent)} not among the runs merged")
+            if not unfinished:  # every merged shard whole: run the absent ones
+                return (
+                    f"INCOMPLETE: {', '.join(parts)}; run them with caiconform run --shard "
+                    f"{absent[0]} (the same options), then merge again"
+                )
         if missing:
             parts.append(f"about {missing} examples missing")
         resume = " and ".join(s.resume for s in states if s.incomplete)
@@ -164,7 +195,8 @@ def as_json(states: Sequence[RunState]) -> dict[str, Any]:
 def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = None) -> RunState:
     """The state of one run directory; `records` are its journal's records when already read
     (else they are read here)."""
-    from caiconform.report.load import cell_key, read_cells
+    from caiconform.report.load import read_cells
+    from caiconform.results.record import cell_key
 
     directory = Path(run_dir)
     meta = _json_object(directory / "run.json")
@@ -197,7 +229,10 @@ def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = 
     if plan is not None:
         planned = [str(k) for k in [*(plan.get("cells") or []), *(plan.get("skipped") or [])]]
     keys = list(dict.fromkeys([*planned, *journaled, *finished]))
+    shard = settings.get("shard")
     state = RunState(directory, cells=len(keys), ran=len(ran))
+    if isinstance(shard, list) and len(shard) == 2 and all(isinstance(n, int) for n in shard):
+        state.shard = (shard[0], shard[1])
     # a journal alone (no plan, no cells.jsonl: written by hand, or by another tool) cannot say
     # which cells it owes
     judged = keys if plan is not None or (directory / "cells.jsonl").is_file() else []

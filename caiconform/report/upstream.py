@@ -23,8 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from caiconform.filing import HARNESS
-from caiconform.severity import HARM
+from caiconform.results.filing import HARNESS
+from caiconform.results.severity import HARM
 from caiconform.spec.rules import RULES, level_text
 
 __all__ = [

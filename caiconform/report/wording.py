@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from caiconform.filing import HARNESS
+from caiconform.results.filing import HARNESS
 from caiconform.spec.rules import level_text
 
 __all__ = [

@@ -12,6 +12,6 @@ them, and every result is journaled at once.
 - `libraries`: the default adapter source (the adapter registry);
 - `protocol`, `resolve`: the wire format, and functions named by "module:function".
 
-Nothing is imported here, so `import caiconform.runner.outcome` stays cheap for the workers
+Nothing is imported here, so `import caiconform.results.outcome` stays cheap for the workers
 and the check families.
 """

@@ -45,13 +45,14 @@ from hypothesis import Phase, given, seed
 from caiconform.adapters import selfcheck
 from caiconform.adapters.entries import entry_of
 from caiconform.env import visible_gpus
-from caiconform.expectations import is_correct_rejection
+from caiconform.results.expectations import is_correct_rejection
+from caiconform.results.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
+from caiconform.results.record import coverage_of_params, family_skip_record
 from caiconform.runner.calibrate import SPIN_ENV, SPIN_FILE, SPIN_FILE_ENV
 from caiconform.runner.draws import hypothesis_settings, seed_only_draws
 from caiconform.runner.forkserver import QUEUES_ENV, queues_for
 from caiconform.runner.journal import Journal, JournalError
 from caiconform.runner.libraries import LibraryInfo
-from caiconform.runner.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
 from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
 from caiconform.runner.pool import (
     Exchange,
@@ -257,39 +258,6 @@ class _Found(Exception):
         super().__init__(params)
         self.params = params
         self.exchange = exchange
-
-
-def coverage_of_params(params: dict) -> dict[str, str]:
-    """Coverage labels (layout kind, dtype class, byte order, stream scenario, consumer entry
-    point) read from a drawn example's params, for the report's coverage tables; only the
-    labels the params name."""
-    from caiconform.spec.dtypes import byte_order, dtype_class
-
-    out: dict[str, str] = {}
-    typestr = params.get("typestr")
-    if isinstance(typestr, str):
-        out["dtype"], out["order"] = dtype_class(typestr), byte_order(typestr)
-    layout = params.get("layout")
-    shape = layout.get("shape") if isinstance(layout, dict) else params.get("shape")
-    if isinstance(layout, dict):
-        out["layout"] = str(layout.get("kind", "C"))
-        if out["layout"] == "C" and layout.get("strides") is not None:
-            out["layout"] = "C-strides"
-    if isinstance(shape, list):
-        if not shape:
-            out["layout"] = "0d"
-        elif 0 in shape:
-            out["layout"] = "zero-size"
-        else:
-            out.setdefault("layout", "C")
-    scenario = params.get("stream_scenario")
-    out["scenario"] = scenario if isinstance(scenario, str) else "none"
-    memory = params.get("memory")  # the memory kind (`checks._memory`); device unless drawn
-    out["memory"] = memory if isinstance(memory, str) else "device"
-    entry = params.get("entry")
-    if isinstance(entry, str):
-        out["entry"] = entry
-    return out
 
 
 #: threads that may work on one cell needing several GPUs at once, each with a worker that sees
@@ -946,26 +914,6 @@ def skip_record(cell: Cell, reason: str) -> dict[str, Any]:
         **family_skip_record(cell.family.name, reason),
         "producer": cell.producer,
         "consumer": cell.consumer,
-    }
-
-
-def family_skip_record(family: str, reason: str) -> dict[str, Any]:
-    """The one record of a family whose module could not be imported."""
-    return {
-        "producer": None,
-        "consumer": None,
-        "check": family,
-        "rule": None,
-        "outcome": SKIP,
-        "params": {},
-        "message": reason,
-        "seen": None,
-        "expected": None,
-        "repro": None,
-        "duration_s": 0.0,
-        "worker": None,
-        "index": None,
-        "shrunk": False,
     }
 
 

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from caiconform.report.load import cell_key, record_problem
+from caiconform.results.record import cell_key, record_problem
 from caiconform.runner.protocol import jsonable
 
 __all__ = ["JsonlFile", "Journal", "JournalError", "utc_now"]

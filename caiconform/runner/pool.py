@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from caiconform.results.outcome import CRASH, HANG, REJECTED, Result
 from caiconform.runner.forkserver import PRELOAD_ENV
-from caiconform.runner.outcome import CRASH, HANG, REJECTED, Result
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.worker import PARENT_ENV, PATH_ENV
 from caiconform.runner.zygote import Zygote, ZygoteProcess
@@ -56,15 +56,14 @@ DEFAULT_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 PREPARE_TIMEOUT_S = 300.0
 
 #: worker slots a default run gives each GPU it uses (`default_workers`): what one GPU takes,
-#: not what the host's cores allow (issue 27). On 2 x H100 with 32 cores, seed 11's default
-#: matrix, one GPU: 8 workers 52.0 s, 16 65.5 s, 32 153.1 s (ordinary cells 20-100x slower)
+#: not what the host's cores allow: more workers on one GPU make the run slower, not faster
+#: (docs/performance.md, the workers per GPU)
 WORKERS_PER_GPU = 8
 
 #: worker slots a default run has on a host with GPUs, however many GPUs it has: the workers'
-#: examples are slowed by one another host-wide, not per GPU. Same host, same seed, one call
-#: (2026-11-25): 8 workers on one GPU 52.0 s, 4 + 4 on both 53.0 s, 8 + 8 60.7 s, 16 + 16
-#: 71.5 s; the workers' summed time for the same examples 264, 254, 565, 1,545 s. More slots
-#: only make more of them wait (docs/performance.md)
+#: examples are slowed by one another host-wide, not per GPU (the NVIDIA driver's ioctls slow
+#: with every worker on the host, whatever GPU it uses), so more slots only make more of them
+#: wait (docs/performance.md)
 HOST_WORKERS = 8
 
 #: what a worker's answer measured of its example, copied into the exchange's `timing`
@@ -87,9 +86,8 @@ def cores_available() -> int:
 def default_workers(gpus: int = 0, cores: int | None = None) -> int:
     """The worker slots of a run that does not say (`--workers`): without a GPU, one per core;
     with `gpus` GPUs, WORKERS_PER_GPU per GPU and HOST_WORKERS in all, no more than the cores
-    (the run's own process and its drawing processes need some too: at 100 examples per cell
-    its parent used 45 % of a core on one H100) and at least one per GPU, so every GPU gets
-    cells."""
+    (the run's own process and its drawing processes need some too: the parent uses about half
+    a core) and at least one per GPU, so every GPU gets cells."""
     cores = cores_available() if cores is None else cores
     if gpus <= 0:
         return max(1, cores)
@@ -102,9 +100,8 @@ def slot_gpus(count: int, gpu_ids: Sequence[str]) -> list[str | None]:
     their numbers differ by one at most; None for every slot without a GPU.
 
     One GPU is pinned too: unpinned, the slots of `--gpus 1` on a host with two saw both, and
-    libraries that open every visible device (JAX's client) made contexts on the GPU the run
-    was not to use (2 x H100, 2026-11-25: 14 worker processes on GPU 0 and 12 on GPU 1, which
-    ran 0-1 % busy)."""
+    libraries that open every visible device (JAX's client) would make contexts on a GPU the
+    run is not to use."""
     if not gpu_ids:
         return [None] * count
     return [gpu_ids[slot % len(gpu_ids)] for slot in range(count)]

@@ -48,8 +48,8 @@ import time
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from caiconform.results.outcome import CRASH, POISONED, REJECTED, SKIP, Result
 from caiconform.runner import health, ioctls
-from caiconform.runner.outcome import CRASH, POISONED, REJECTED, SKIP, Result
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
 

@@ -17,7 +17,7 @@ from caiconform.adapters import registry
 from caiconform.adapters.entries import COPY, ENTRIES, ZERO_COPY, entries_of
 from caiconform.checks import aliasing
 from caiconform.cuda import gpu_available
-from caiconform.runner.outcome import PASS, REJECTED, SKIP
+from caiconform.results.outcome import PASS, REJECTED, SKIP
 
 HAVE_GPU, NO_GPU_REASON = gpu_available()
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason=NO_GPU_REASON)]

@@ -23,8 +23,8 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from caiconform.adapters.base import SkipExchange
-from caiconform.checks._support import EXPECT_REJECTION
-from caiconform.runner.outcome import FAIL, PASS, REJECTED, Result
+from caiconform.results.outcome import FAIL, PASS, REJECTED, Result
+from caiconform.results.record import EXPECT_REJECTION
 
 FAMILY = "synthetic"
 #: one cell per library keeps the tests quick; `plan_cells` is tested for "pair" separately

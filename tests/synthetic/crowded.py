@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from caiconform.runner.outcome import PASS, Result
+from caiconform.results.outcome import PASS, Result
 
 FAMILY = "synthetic-crowded"
 ROLES = "producer"

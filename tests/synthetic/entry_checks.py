@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from caiconform.runner.outcome import PASS, Result
+from caiconform.results.outcome import PASS, Result
 
 FAMILY = "synthetic-entry"
 ROLES = "consumer"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from caiconform.runner.outcome import Result
+from caiconform.results.outcome import Result
 from tests.synthetic.checks import execute, healthy  # noqa: F401 - the family contract
 
 FAMILY = "synthetic-kinds"

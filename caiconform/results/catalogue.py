@@ -26,7 +26,7 @@ Who is at fault (`culprit`), read from the record, the rule and the pair:
   (cuda.core) rather than parsing it itself is ambiguous between the producer and that reader.
 A group whose culprit cannot be told is kept, with `library: null` and the reason.
 
-A group's `severity` is the harm it did (`caiconform.severity`); `level_text` is its rule's level
+A group's `severity` is the harm it did (`caiconform.results.severity`); `level_text` is its rule's level
 as reports show it (derived rules marked, `spec.rules.level_text`). A group whose input broke a
 rule the dict cannot show (a host pointer, an extent past the allocation, a handle that is no
 stream) is `about_input`: severity None, no defect of the consumer, listed apart by the reports.
@@ -56,12 +56,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from caiconform.expectations import env_versions, is_correct_rejection, lookup_version
-from caiconform.filing import filed_rule, implied_rule, input_rule
-from caiconform.report.coverage import LABELS
-from caiconform.report.load import cell_key
-from caiconform.runner.outcome import CRASH, HANG, PASS, POISONED, REJECTED, SKIP
-from caiconform.severity import SEVERITIES, about_input, rank, severity_of
+from caiconform.results.expectations import env_versions, is_correct_rejection, lookup_version
+from caiconform.results.filing import filed_rule, implied_rule, input_rule
+from caiconform.results.outcome import CRASH, HANG, PASS, POISONED, REJECTED, SKIP
+from caiconform.results.record import LABELS, cell_key
+from caiconform.results.severity import SEVERITIES, about_input, rank, severity_of
 from caiconform.spec.rules import RULES, level_text
 
 __all__ = [
@@ -130,7 +129,7 @@ _IMPLIES = {
 #: coarse differences a contrast may name (more is not a condition, it is another example)
 _MAX_DIFF = 3
 #: coverage labels a condition is read from, in the order it names them: the coverage labels
-#: (`report.coverage.LABELS`, last the memory kind the producer allocated) but `object`, the
+#: (`results.record.LABELS`, last the memory kind the producer allocated) but `object`, the
 #: non-exporting object a schema example offered, which conditions have not named
 _LABELS = tuple(label for label in LABELS if label != "object")
 #: what a CAI-DLPACK-AGREE fail says when the check parsed the producer's capsule itself
@@ -584,7 +583,7 @@ def _main_mode(examples: Sequence[Mapping[str, Any]]) -> tuple[Any, int]:
     maintainer runs shows what most examples did, not the smallest oddity hypothesis shrank to
     (`expectations.detail_pattern`: an exception and message with numbers, shapes and
     addresses generalised)."""
-    from caiconform.expectations import detail_pattern, outcome_detail
+    from caiconform.results.expectations import detail_pattern, outcome_detail
 
     if len(examples) < 2:
         return (lambda record: True), len(examples)

@@ -1,7 +1,7 @@
 """A baseline: today's finding groups written as a strict expectation file, so that the next
 run is red only for a new defect or for one that disappeared.
 
-One entry per group (`caiconform.report.catalogue`): the rule it is filed under, the culprit
+One entry per group (`caiconform.results.catalogue`): the rule it is filed under, the culprit
 library in its role (`consumer: mylib` or `producer: mylib`), the check family when the group
 showed in one only, the finding outcomes it showed, its failure mode (`detail`: the outcome
 detail of its examples, `expectations.outcome_detail`, as patterns with numbers, addresses,
@@ -52,7 +52,7 @@ def _pair(group: Mapping[str, Any]) -> tuple[str, str]:
 def _details(examples: Sequence[Mapping[str, Any]]) -> tuple[list[str], str]:
     """(detail patterns pinning the failure mode of `examples`, what the reason says when
     they cannot be pinned)."""
-    from caiconform.expectations import detail_pattern, outcome_detail
+    from caiconform.results.expectations import detail_pattern, outcome_detail
 
     details = sorted({detail_pattern(outcome_detail(r)) for r in examples} - {""})
     if len(details) <= MAX_DETAILS:
@@ -70,7 +70,7 @@ def entries_of(
 ) -> list[dict[str, Any]]:
     """The expectation entries of `groups` (catalogue groups of `records`), in their order.
     Without `records` no entry pins its failure mode (`detail`)."""
-    from caiconform.verdict import group_examples
+    from caiconform.results.verdict import group_examples
 
     examples_of = group_examples(records) if records is not None else None
     entries = []

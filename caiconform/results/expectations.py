@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from caiconform.checks import FAMILIES
-from caiconform.runner.outcome import (
+from caiconform.results.outcome import (
     ACCEPTED_INVALID,
     CRASH,
     FAIL,
@@ -47,6 +47,7 @@ from caiconform.runner.outcome import (
     REJECTED,
     SKIP,
 )
+from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.rules import RULES
 
 __all__ = [
@@ -78,8 +79,6 @@ FINDING_OUTCOMES = (FAIL, REJECTED, ACCEPTED_INVALID, CRASH, HANG, POISONED)
 def is_correct_rejection(record: Mapping[str, Any]) -> bool:
     """A `rejected` result whose right answer was a rejection: invalid input refused cleanly
     (the check records `expected` = `EXPECT_REJECTION`). That is the consumer doing its job."""
-    from caiconform.checks._support import EXPECT_REJECTION
-
     return record.get("outcome") == REJECTED and record.get("expected") == EXPECT_REJECTION
 
 
@@ -196,9 +195,9 @@ class Expectation:
         if record.get("rule"):
             return _glob(record["rule"], self.rule)
         # a record without a rule (a crash, a refusal no rule explains) is matched on the rule
-        # reports file it under (`caiconform.filing`): its input's, else the one its failing
+        # reports file it under (`caiconform.results.filing`): its input's, else the one its failing
         # side had to honour; the empty string as before when there is none
-        from caiconform.filing import candidate_rules
+        from caiconform.results.filing import candidate_rules
 
         return any(_glob(rule, self.rule) for rule in candidate_rules(record) or ("",))
 

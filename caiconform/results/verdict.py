@@ -2,8 +2,8 @@
 failing threshold that no expectation (baseline) covers, or for an expectation that no longer
 holds.
 
-Every finding group of the catalogue (`caiconform.report.catalogue`) has one culprit library
-(or none, when it cannot be told) and a severity (`caiconform.severity`). For a library under
+Every finding group of the catalogue (`caiconform.results.catalogue`) has one culprit library
+(or none, when it cannot be told) and a severity (`caiconform.results.severity`). For a library under
 test (the pytest plugin's `--cai-name`) a group is:
 
 - `own`: its culprit is that library;
@@ -32,14 +32,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from caiconform.expectations import (
+from caiconform.results.expectations import (
     EntryStatus,
     Expectation,
     apply_expectations,
     installed_version,
 )
-from caiconform.filing import HARNESS
-from caiconform.severity import DEFAULT_FAIL_ON, SEVERITIES, rank
+from caiconform.results.filing import HARNESS
+from caiconform.results.severity import DEFAULT_FAIL_ON, SEVERITIES, rank
 
 __all__ = ["Judged", "Verdict", "judge", "group_examples", "group_line", "involves"]
 
@@ -73,7 +73,7 @@ class Judged:
         an entry covers (a new failure mode of a baselined group), else None."""
         if not self.uncovered or len(self.uncovered) == len(self.records):
             return None
-        from caiconform.expectations import outcome_detail
+        from caiconform.results.expectations import outcome_detail
 
         return outcome_detail(self.uncovered[0])
 
@@ -198,7 +198,7 @@ def group_examples(
 ) -> Callable[[Mapping[str, Any]], list[Mapping[str, Any]]]:
     """The examples (findings, shrunk ones left out) of each catalogue group of `records`: a
     function of the group, keyed as the catalogue keys its groups."""
-    from caiconform.report.catalogue import Evidence, culprit_of, group_key, outcome_class
+    from caiconform.results.catalogue import Evidence, culprit_of, group_key, outcome_class
 
     evidence = Evidence.of(r for r in records if not r.get("shrunk"))
     members: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
@@ -222,7 +222,7 @@ def judge(
     `catalogue` is `build_catalogue(records)` when the caller has it already. `version_of`
     as in `apply_expectations`.
     """
-    from caiconform.report.catalogue import build_catalogue
+    from caiconform.results.catalogue import build_catalogue
 
     fail_on = frozenset(fail_on)
     catalogue = catalogue if catalogue is not None else build_catalogue(records)
@@ -289,7 +289,7 @@ def names_a_check(pattern: str, ran: Iterable[Any]) -> bool:
     """Whether an entry's `check` pattern names a check caiconform knows (its families, the
     plugin's dict-schema) or one a result of the run carries: an entry naming none of them is
     a typo, never an entry about a check that did not run here."""
-    from caiconform.expectations import KNOWN_CHECKS, wildcard_match
+    from caiconform.results.expectations import KNOWN_CHECKS, wildcard_match
 
     return any(wildcard_match(str(check), pattern) for check in (*KNOWN_CHECKS, *ran) if check)
 
@@ -307,7 +307,7 @@ def _side(group: Mapping[str, Any], library: str | None) -> str | None:
 def _entry_ran(entry: Expectation, ran: set[tuple]) -> bool:
     """Whether any result of the run falls in the entry's producer/consumer/check scope (an
     entry about checks or libraries that did not run here is not judged stale)."""
-    from caiconform.expectations import wildcard_match
+    from caiconform.results.expectations import wildcard_match
 
     def fits(value: Any, pattern: str) -> bool:
         return wildcard_match("" if value is None else str(value), pattern)
