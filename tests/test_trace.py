@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from caiconform.spec.rules import RULES, SPEC_FILES, Level, Rule, make
+from caiconform.spec.rules import RULES, SPEC_FILES, Level, Rule, make, rendered
 from caiconform.spec.trace import EXEMPT, TRACE, Exempt, Trace
 
 # Words that make a sentence normative, or may: the brief's list, plus the other modal and
@@ -47,32 +47,8 @@ _DIRECTIVE = re.compile(r"^\s*\.\.\s")
 _ADMONITION = re.compile(r"^\s*\.\. note::")
 _ITEM = re.compile(r"^\s*(?:[-*]|\d+\.)\s+")
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
-_INLINE = re.compile(
-    r":[a-z:]+:`(?P<role>[^`]+)`"  # :ref:`text <target>`, :class:`~a.b.C`
-    r"|``(?P<literal>.+?)``"
-    r"|`(?P<link>[^`]+)`__?"  # `text <url>`_, `name`_
-    r"|\*\*(?P<bold>[^*]+)\*\*"
-    r"|\*(?P<emphasis>[^*\s][^*]*?)\*"
-    r"|`(?P<default>[^`]+)`"  # the default role, used by the v2 text for literals
-)
-
-
-def _rendered(match: re.Match[str]) -> str:
-    """What Sphinx shows for one inline construct: the text, never the target."""
-    kind = match.lastgroup or ""
-    text = match.group(kind)
-    if kind in ("role", "link"):
-        if "<" in text:
-            return text.split("<", 1)[0].strip()
-        if text.startswith("~"):
-            return text.rsplit(".", 1)[-1]
-    return text
-
-
-def normalise(text: str) -> str:
-    """rst text as a reader sees it: markup stripped, whitespace collapsed to single spaces."""
-    flat = " ".join(text.replace("\\ ", "").split())
-    return _INLINE.sub(_rendered, flat)
+#: rst text as a reader sees it, as the rules' quotes are compared with it
+normalise = rendered
 
 
 def _blocks(text: str) -> Iterable[str]:
