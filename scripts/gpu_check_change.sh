@@ -26,19 +26,6 @@ work=$(mktemp -d /tmp/check-change.XXXX)
 summary="$out/summary.txt"
 : > "$summary"
 
-# timed NAME CAP_S COMMAND...: run it under `timeout`, its exit and wall time to the summary
-timed() {
-  local name=$1 cap=$2
-  shift 2
-  local s rc
-  s=$(date +%s.%N)
-  timeout -s INT -k 15 "$cap" "$@" > "$work/$name.log" 2>&1
-  rc=$?
-  echo "$name: exit $rc after $(python3 -c "print(round($(date +%s.%N) - $s, 1))") s: $*" \
-    | tee -a "$summary"
-  tail -2 "$work/$name.log" | sed 's/^/  /' >> "$summary"
-}
-
 # keep NAME TARBALL: a run directory's files and its log in one tarball under OUT
 keep() {
   local name=$1

@@ -1,5 +1,5 @@
 # Sourced by the GPU-machine scripts (gpu_stability.sh, gpu_two_speedup.sh, gpu_ab.sh,
-# gpu_marked_tests.sh): the carried wheels (.whl/*.whl: rmm, cuda-cccl, PyCUDA and their
+# gpu_marked_tests.sh, gpu_findings.sh): the carried wheels (.whl/*.whl: rmm, cuda-cccl, PyCUDA and their
 # pure-Python needs) installed under /tmp/site and put on PYTHONPATH, caiconform installed
 # editable, the machine written to "$out/gpu.txt" (GPUs, driver, memory; cores). Needs $out.
 export PYTHONUNBUFFERED=1
@@ -20,4 +20,19 @@ nproc >> "$out/gpu.txt"
 # cuda/kernels.py, stay in the temp directory between runs)
 fresh_builds() {
   rm -rf "${TMPDIR:-/tmp}"/caiconform-cccl-* "${TMPDIR:-/tmp}"/caiconform-kernels-*
+}
+
+# timed NAME CAP_S COMMAND...: run it under `timeout` with its output in "$work/NAME.log", its
+# exit and wall time (and the log's first and last lines) appended to "$summary"
+timed() {
+  local name=$1 cap=$2
+  shift 2
+  local s rc
+  s=$(date +%s.%N)
+  timeout -s INT -k 15 "$cap" "$@" > "$work/$name.log" 2>&1
+  rc=$?
+  echo "$name: exit $rc after $(python3 -c "print(round($(date +%s.%N) - $s, 1))") s: $*" \
+    | tee -a "$summary"
+  head -3 "$work/$name.log" | cut -c1-400 | sed 's/^/  /' >> "$summary"
+  tail -2 "$work/$name.log" | cut -c1-400 | sed 's/^/  /' >> "$summary"
 }

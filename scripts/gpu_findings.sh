@@ -24,20 +24,6 @@ work=$(mktemp -d /tmp/findings.XXXX)
 summary="$out/summary.txt"
 : > "$summary"
 
-# timed NAME CAP_S COMMAND...: run it under `timeout`, its exit and wall time to the summary
-timed() {
-  local name=$1 cap=$2
-  shift 2
-  local s rc
-  s=$(date +%s.%N)
-  timeout -s INT -k 15 "$cap" "$@" > "$work/$name.log" 2>&1
-  rc=$?
-  echo "$name: exit $rc after $(python3 -c "print(round($(date +%s.%N) - $s, 1))") s: $*" \
-    | tee -a "$summary"
-  head -3 "$work/$name.log" | cut -c1-400 | sed 's/^/  /' >> "$summary"
-  tail -2 "$work/$name.log" | cut -c1-400 | sed 's/^/  /' >> "$summary"
-}
-
 run=$work/run
 fresh_builds
 timed run 170 caiconform run --seed "$seed" --out "$run"
