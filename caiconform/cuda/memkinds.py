@@ -158,8 +158,8 @@ def _device(size: int, device: int, guard: int) -> KindMemory:
 
 def _free_stream_ordered(ptr: int, device: int) -> None:
     """After the context's work, cuMemFreeAsync on the stream that allocated it, waited for:
-    the pool has the memory back when this returns. (A plain cuMemFree of pool memory left the
-    pool's USED_MEM_CURRENT counting it on an H100, driver 580: 8 MiB more per free.)"""
+    the pool has the memory back when this returns. (A plain cuMemFree of pool memory leaves
+    the pool's USED_MEM_CURRENT counting it, with driver 580: the pool grows with each free.)"""
     from cuda.bindings import driver
 
     from caiconform.cuda.errors import call

@@ -161,9 +161,8 @@ def memset(ptr: int, byte: int, nbytes: int, stream: int | None = None) -> None:
     respect to the host" (CUDA's API synchronization behavior), ordered before later work on
     the legacy stream only. The adversarial family zeroes a mutant's allocation with it and
     hands the dict over with no stream, i.e. ready; the reference consumer then gathers on its
-    own non-blocking stream, and on the H100 (2026-11-25, 1,000 examples) once read the
-    allocation's stale bytes before the zeros landed, a wrong read blamed on the consumer. So
-    the memset runs on this context's copy stream, which is then synchronized (`_landed`)."""
+    own non-blocking stream, and can read the allocation's stale bytes before the zeros land,
+    a wrong read blamed on the consumer. So the memset runs on this context's copy stream, which is then synchronized (`_landed`)."""
     from cuda.bindings import driver
 
     if nbytes == 0:
@@ -236,9 +235,10 @@ def pointer_info(ptr: int) -> PointerInfo:
 def _context_device(ctx: int) -> int:
     """Ordinal of the device a context belongs to.
 
-    Seen on 2x H200 (driver 580.159.04, cuda-bindings 13.3): CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-    answered 0 for memory allocated in device 1's primary context, while
-    CU_POINTER_ATTRIBUTE_CONTEXT named device 1's context. The context is the reliable answer.
+    With driver 580.159.04 and cuda-bindings 13.3 on a two-GPU host,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL answers 0 for memory allocated in device 1's primary
+    context, while CU_POINTER_ATTRIBUTE_CONTEXT names device 1's context. The context is the
+    reliable answer.
     """
     from cuda.bindings import driver
 

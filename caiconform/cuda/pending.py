@@ -1,6 +1,6 @@
 """Leave work pending on any stream: spin, then write the final values.
 
-This is how stream semantics are tested live (DESIGN decision 4): a consumer that does not
+This is how stream semantics are tested live (docs/internals.md, Streams live): a consumer that does not
 synchronize on the exported stream reads what was there before the write. The functions take
 raw stream handles, so adapters can use them on a third-party library's own side stream.
 """

@@ -1,6 +1,6 @@
 """The safe reference consumer: refuse what is invalid, read what is valid, never fault.
 
-Order of business (DESIGN decision 2): validate the dict (pure Python); ask the driver what the
+Order of business (docs/internals.md, Validate first): validate the dict (pure Python); ask the driver what the
 pointer is (cuPointerGetAttributes answers for any address); check that every byte the layout
 reaches lies in one allocation (cuMemGetAddressRange); vet the stream handle before the driver
 sees it; honour the stream (host synchronize, or an event wait enqueued on the consumer's own
@@ -25,7 +25,7 @@ __all__ = ["consume", "ConsumerRefused", "ConsumeResult", "SYNC_MODES", "inspect
 
 #: host: cuStreamSynchronize on the exported stream before reading; enqueue: the consumer's
 #: own stream waits on an event recorded on the exported stream; ignore: no synchronization
-#: (the user opt-out of CAI-SYNC-CONSUMER-IGNORE, used to prove that races are real).
+#: (the user opt-out of CAI-SYNC-CONSUMER-IGNORE, the control that shows a race is real).
 SYNC_MODES = ("host", "enqueue", "ignore")
 
 

@@ -1,6 +1,6 @@
 """A memory manager that records every allocation and every free.
 
-Lifetime is observed, not assumed (DESIGN decision 5): the reference producer and the EMM plugin
+Lifetime is observed, not assumed (docs/internals.md, Lifetime observed): the reference producer and the EMM plugin
 allocate through this module, so a test can drop the producer, run the garbage collector, and ask
 the log whether the bytes a consumer still holds were freed. `AllocationLog` is pure Python and
 safe to use from finalizers running on any thread; CUDA is imported only when memory is actually

@@ -1,8 +1,8 @@
 """Streams spins calibrated to the machine at hand: the shortest spin at which the race control
-still sees sentinels, times a safety factor, instead of a fixed 20-50 ms.
+still sees sentinels, times a safety factor, rather than one fixed spin for every machine.
 
 The streams family (and the adapters' pending-work scenarios) delay a producer's final write
-behind a spin kernel; a consumer that does not synchronize must read the sentinel within that
+behind a delay on its stream (`caiconform.cuda.spin`); a consumer that does not synchronize must read the sentinel within that
 spin. Too short, and a non-syncing consumer passes by luck; too long, and every example waits
 for nothing. `calibrate_spin` tries spins from short to long, each `repeats` times, with
 `measure(delay_us)` (on a GPU, `streams.race_visible`: sentinels read by a consumer ignoring the
@@ -10,10 +10,9 @@ stream, and by one syncing on an `unsynced` export); the first spin at which mos
 (REQUIRED of REPEATS) see both races, times `safety`, clamped to [MIN_SPIN_US, MAX_SPIN_US], is
 the run's spin. Most, not all: the calibration runs at the run's start, beside the probes and the
 workers' starts, and one measure in three missed the race there at 500, 2,000 and 5,000 us alike
-(a host thread held up for milliseconds), so that a run on the H100 (2026-11-25) took a 40 ms
-spin where the others took 2 ms (the shortest visible 500 us, times 4, raised to MIN_SPIN_US),
-and ran 105 s instead of 82-96 s with the same finding groups. A spin too short misses every
-time, not once.
+(a host thread held up for milliseconds): requiring all would calibrate a spin twenty times
+longer for one stalled measure, and a slower run with the same finding groups
+(docs/performance.md). A spin too short misses every time, not once.
 
 The runner calibrates once per run, in a worker, when it has streams cells on a GPU
 (`calibrate_here`); the result is saved in `run.json` (`spin_calibration`, reused by

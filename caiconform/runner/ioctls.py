@@ -1,8 +1,7 @@
 """How long a worker's ioctls took, when the ioctl clock is preloaded (issue 27).
 
 A worker's calls into the NVIDIA driver reach it as ioctls on /dev/nvidia*, and those take
-longer the more processes on the host make them, whatever GPU each uses (2 x H100: 0.10 ms per
-ioctl with 2 workers, 0.45 ms with 8 on one GPU, 0.49 ms with 4 + 4 on two; docs/performance.md).
+longer the more processes on the host make them, whatever GPU each uses (docs/performance.md).
 `benchmarks/ioctl_clock` builds a library that, preloaded (`LD_PRELOAD`), counts every ioctl
 of its process and the time it took; the worker reads the counters around each example and
 journals the difference (`nv_ioctl_s`, `nv_ioctl_n`, `ioctl_s`), so `scripts/timing_summary.py`

@@ -20,8 +20,9 @@ from typing import Any
 
 __all__ = ["LibraryInfo", "BUILD_PROCESSES", "builds", "names", "probe", "preload", "selfcheck"]
 
-#: processes that compile cuda.cccl's builds at a run's start (`builds`): 12 dtypes at 1.7-3.2 s
-#: each (the H100) in about the start's ~10 s, beside its probes and fork servers' imports
+#: processes that compile cuda.cccl's builds at a run's start (`builds`): four share the 12
+#: dtypes (a few seconds each) so the builds end within the start, beside its probes and fork
+#: servers' imports (figures: docs/performance.md)
 BUILD_PROCESSES = 4
 
 
@@ -106,9 +107,8 @@ def selfcheck(name: str) -> dict[str, Any] | None:
 def warm(name: str) -> None:
     """Ready adapter `name` in a worker about to run its examples: import its library and see
     the GPU (`available()`), without `probe`'s version lookup, which for CuPy and RMM reads
-    every installed distribution's metadata (`_staging.distribution_version`): as a cell's
-    prepare on the H100 that cost about 1 s per worker and cell; the default matrix's prepares
-    took 132 s of workers' time with it, 26-37 s without (2026-11-25)."""
+    every installed distribution's metadata (`_staging.distribution_version`), about a second
+    per worker and cell when paid in every prepare (docs/performance.md)."""
     if name == SYNTHETIC:
         return
     from caiconform.adapters import registry

@@ -1,15 +1,13 @@
 """Cells' examples drawn in other processes, ahead of the cells that run them.
 
-The parent's cell threads share one GIL. On the H100 (2026-11-23, seed 11 of the default
-matrix, `py-spy record --gil` on the parent; docs/performance.md, 2026-11-23) 71 % of the samples
-holding the GIL were hypothesis drawing a cell's examples (`draws.draw_examples`, 5.8 s per
-cell on average under that contention, 1,595 s over 275 cells), while that cell's workers had
-nothing to run. A
+The parent's cell threads share one GIL, and drawn in the parent, hypothesis drawing a cell's
+examples (`draws.draw_examples`) takes most of it while that cell's workers have nothing to run
+(docs/performance.md: 71 % of the parent's GIL samples in a default matrix). A
 cell's draws depend only on its family, producer, consumer, seed and example count
 (`draws.seed_only_draws` keeps imported modules out of them), so a few spawned processes draw
 them, in the order the cells will start, and a cell takes its list when it starts. A cell whose
-list cannot come from the pool (the pool broke, the params do not pickle) draws for itself as
-before: the same examples either way (tests/test_prefetch.py).
+list cannot come from the pool (the pool broke, the params do not pickle) draws for itself in
+the parent: the same examples either way (tests/test_prefetch.py).
 """
 
 from __future__ import annotations

@@ -34,8 +34,9 @@ __all__ = [
     "wide_threads",
 ]
 
-#: seconds a worker takes to start a library (import, CUDA context, first kernels), measured
-#: on an H100; libraries not listed count DEFAULT_START_S
+#: seconds a worker takes to start a library (import, CUDA context, first kernels), measured on
+#: a GPU machine (docs/performance.md, "Figures behind the code"); libraries not listed count
+#: DEFAULT_START_S
 LIBRARY_START_S = {
     "torch": 3.0,
     "jax": 3.0,
@@ -44,18 +45,16 @@ LIBRARY_START_S = {
     "numba-from-cai": 1.5,
     "numba-kernel": 1.5,
     "warp": 2.0,
-    # cuda.compute compiles its transform for each dtype in each process that meets it (about
-    # 3.5 s each on the H100): its cells took 20 s more than the estimate without this. Since
-    # the builds are shared on disk (adapters/_cccl_builds.py) each dtype compiles once per run
-    # and the cells are shorter (H100, call 5: 497 s -> 291 s of cell wall in all); the term was
-    # kept for that run and not measured without it, so it stays
+    # cuda.compute compiles its transform for each dtype once per run (the builds are shared
+    # on disk, adapters/_cccl_builds.py), and a cuda.cccl cell's first examples wait for those
+    # compiles: the term keeps its cells starting early, as in the runs the estimates come from
     "cuda.cccl": 20.0,
 }
 DEFAULT_START_S = 0.5
-#: seconds of cell wall per example of a family: the default matrix on an H100 (2026-11-24,
-#: seed 11, cells.jsonl `wall_s` over results). Adversarial cells cost most (crashes, poisoned
-#: contexts, shrinking, re-runs): estimated at the old 0.02 s they started after the streams
-#: cells, and the longest of them (cuda.cccl, 84 s) ended the run 35 s after the others
+#: seconds of cell wall per example of a family: a default matrix's cells.jsonl `wall_s` over
+#: its results (docs/performance.md, "Figures behind the code"). Adversarial cells cost most
+#: (crashes, poisoned contexts, shrinking, re-runs): estimated like the others, they would start
+#: after the streams cells and the longest of them would end the run well after the rest
 FAMILY_EXAMPLE_S = {
     "adversarial": 0.11,
     "streams": 0.055,
@@ -63,7 +62,7 @@ FAMILY_EXAMPLE_S = {
     "roundtrip": 0.02,
     "versions": 0.02,
     "readonly": 0.016,
-    # not measured yet: like readonly (one plain array, a write, a read back)
+    # not measured: taken as readonly's (one plain array, a write, a read back)
     "aliasing": 0.016,
     "lifetime": 0.012,
     "schema": 0.012,
@@ -166,9 +165,8 @@ class CellWork(Protocol):
 
 def start_order(cells: Iterable[CellWork]) -> list[CellWork]:
     """The order cells start in: those that cannot be split, or only over a few threads, first
-    (a cell on workers that see every GPU: few threads can help it; on two H200s three of
-    them, run whole on one worker each, had not ended at the run's 255-258 s cap, over 100 s
-    after every other cell), then longest first."""
+    (a cell on workers that see every GPU: few threads can help it, so started late and run
+    whole on one worker it would end long after every other cell), then longest first."""
     return sorted(cells, key=lambda c: (c.splittable and c.helpers_cap is None, -c.cost))
 
 
@@ -188,9 +186,9 @@ class Scheduler:
 
     `next(thread)` hands out, in this order: the next task of the thread's own cell; a new cell
     (longest first among those whose workers want the hardware queues of the thread's last
-    cell, `queues`, while any is left: a change replaces the slot's forked workers, and taking
-    cells in plain longest-first order changed kind 67 times in a run on the H100, each a
-    prepare of ~2 s for the new worker's context) unless a running cell's remaining work per
+    cell, `queues`, while any is left: a change replaces the slot's forked workers, each a
+    prepare of about 2 s for the new worker's context, and plain longest-first order changes
+    kind dozens of times in a run) unless a running cell's remaining work per
     helper is larger than that whole cell (it is then on the critical path, and the thread
     helps it instead); any task of a running cell (those of the thread's queues first). A new
     cell comes as the task `("start", cell)`: the thread prepares it (draws its examples) and

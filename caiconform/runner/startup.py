@@ -1,9 +1,8 @@
 """A run's start, side by side: the environment capture, the library probes and the streams spin
 calibration, each in worker processes of its own.
 
-Each used to wait for the one before, and the probes ran one library after another in one
-worker: on an H100 (2026-11-24, default matrix, every library) the first example ran 35 s after
-the run began, a quarter of the run. None needs another's result: the probes run in parallel
+None of them needs another's result, and run one after another they would keep the first
+example waiting for a large share of a default run (docs/performance.md): the probes run in parallel
 (one process per library, up to `processes`), the environment capture beside them, and the
 calibration (`runner.calibrate`) is started at once when the run may have streams cells on a
 GPU (its family was asked for and a GPU is visible) and kept only if it does; the families'
@@ -181,8 +180,8 @@ class Startup:
         probes find (the families' coverage floors, which `_cell_costs` needs), run in a thread
         meanwhile; what it raises is left to whoever needs that work. `floors`: modules whose
         floor is built in worker processes instead (`_floor_elsewhere`): the adversarial floor
-        took 14 s in the parent's thread at the H100's start (2026-11-24; 5 s alone) and 15.8 s
-        in one worker process (one core's work under the start's load), 4.4 s in four.
+        is several seconds of one core's work, which in the parent's thread or one process would
+        be the longest part of the start; in FLOOR_PARTS processes it is not (docs/performance.md).
         `builds`: (function, kwargs) calls, each in a worker process of its own, left to run
         past the start (`save_builds`)."""
         logs = self.out / "workers"

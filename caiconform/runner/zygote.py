@@ -1,9 +1,8 @@
 """One process that imports a run's libraries once and forks the slots' fork servers from itself.
 
-Why: each slot's fork server (`forkserver.py`) imported every library itself. On the H100
-(2026-11-24, 16 slots) that was 8-11.7 s of imports per server, 16 at once while the run's
-start probed the libraries and built its coverage floors, which then took 13.1 s and 15.2 s
-instead of 4.6 s and ~6 s: the start waited on CPU the imports took. A zygote imports them once
+Why: a slot's fork server (`forkserver.py`) that imports every library itself spends seconds
+of CPU on it, every slot's server at once while the run's start probes the libraries and builds
+its coverage floors, so the start waits on the CPU the imports take. A zygote imports them once
 (`forkserver.PRELOAD_ENV`, import-only: no CUDA, so what it forks can still use the GPU) and
 forks a fork server for each slot on request, on the slot's own pipes and stderr (passed over a
 Unix socket with SCM_RIGHTS), in the slot's environment (its `CUDA_VISIBLE_DEVICES`, its
@@ -13,7 +12,10 @@ preload, which is then already imported).
 stands in for the `subprocess.Popen` a `pool.Worker` would have made (pid, stdin, stdout,
 poll, wait, returncode): the zygote is the servers' parent, reaps them and sends each exit
 status back. The servers die with the zygote (PR_SET_DEATHSIG), the zygote with the run.
-Opt-in (`RunConfig.zygote`, `caiconform run --zygote`): not yet measured on a GPU.
+On by default (`RunConfig.zygote`; `caiconform run --no-zygote` turns it off): measured on a GPU,
+it shortens the default matrix's start and its whole run, with the same finding groups
+(docs/performance.md, the zygote rows). A slot whose zygote cannot be asked starts its fork
+server cold (`pool.Worker._spawn`).
 """
 
 from __future__ import annotations
@@ -154,8 +156,8 @@ class ZygoteProcess:
     def poll(self) -> int | None:
         """None while the server runs, else its exit status. A running server is seen from
         its pidfd alone: the zygote is asked (under a lock every slot shares, a socket read)
-        only once the process has ended; `pool.Worker.alive` polls twice per example, which at
-        1,000 examples per cell was 3 % of the run parent's GIL time on the H100."""
+        only once the process has ended; `pool.Worker.alive` polls twice per example, so asking the
+        zygote each time would take a share of the run parent's GIL."""
         if self.returncode is not None:
             return self.returncode
         if not self._ended():
