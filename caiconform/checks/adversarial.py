@@ -132,9 +132,9 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
 #: drawn mutants per rule in the floor, beside the pinned variants
 MUTANT_VARIANTS = 4
 #: rules whose mutants the floor also makes on each non-C layout of a (2, 3) array and on a
-#: 1-d broadcast (every stride 0): how a consumer reads a bad pointer depends on the layout (the
-#: H100 runs of 2026-11-23: CuPy rejects a null pointer with C, F, negative or (0, 1) strides
-#: but poisons its context with strides (0,) or (0, 0, 0), which one seed of each pair drew)
+#: 1-d broadcast (every stride 0): how a consumer reads a bad pointer depends on the layout
+#: (CuPy rejects a null pointer with C, F, negative or (0, 1) strides but poisons its context
+#: with strides (0,) or (0, 0, 0), which left to the draws only some seeds reach)
 LAYOUT_FLOOR_RULES = ("CAI-DATA-NONZERO-SIZE-NONNULL",)
 _FLOOR_LAYOUT_KINDS = ("F", "padded", "sliced", "negative", "broadcast")
 _floor_lock = threading.Lock()
@@ -160,9 +160,8 @@ FLOOR_PARTS = 4
 def floor_data(part: int = 0, parts: int = 1) -> list:
     """Part `part` of `parts` of the floor as plain JSON, `[[coverage, params], ...]`: every
     `parts`-th mutant rule from `part` on (part 0 also the live mutations). Built in worker
-    processes at a run's start (`runner.startup`), not in a thread of the parent: there it
-    took 14 s of the H100's 14.3 s start (2026-11-24; 5 s alone), and 15.8 s in one worker
-    process. The params are what a worker receives anyway: the wire is JSON."""
+    processes at a run's start (`runner.startup`), not in a thread of the parent, where it
+    would be most of the start (docs/performance.md). The params are what a worker receives anyway: the wire is JSON."""
     return [[e.coverage, e.params] for e in _build_floor(part, parts)]
 
 
@@ -225,14 +224,14 @@ def _build_floor(part: int = 0, parts: int = 1) -> list:
         pinned = _variants(rule, quiet)
         if cst.MUTATIONS[rule].size == "any":
             # each variant on a 1-d zero-size array too: consumers skip checks on arrays with
-            # nothing to read (the H100 run of 2026-11-23 met jax taking a str stride on shape
-            # (0,) in one seed's draws only)
+            # nothing to read (jax takes a str stride on shape (0,), which left to the draws
+            # only some seeds reach)
             pinned += _variants(rule, quiet, shape=(0,))
         if rule in LAYOUT_FLOOR_RULES:
             for kind in _FLOOR_LAYOUT_KINDS:
                 pinned += _variants(rule, quiet, shape=(2, 3), layout=kind)
-            # a 1-d broadcast: every stride 0 (CuPy rejected stride (0, 1) and poisoned its
-            # context on (0,) and (0, 0, 0), both seeds of the second H100 pair, 2026-11-23)
+            # a 1-d broadcast: every stride 0 (CuPy rejects stride (0, 1) and poisons its
+            # context on (0,) and (0, 0, 0))
             pinned += _variants(rule, quiet, shape=(4,), layout="broadcast")
         # beside them, MUTANT_VARIANTS drawn ones: bases of other shapes, versions and keys
         drawn, _error = draw_examples(cst.mutants(rules=[rule]), 1000 + number, MUTANT_VARIANTS)
@@ -331,8 +330,8 @@ def _object_fields(typestr: str, layout: Layout) -> tuple[Any, np.ndarray, Any]:
 def _memory(mutation: str) -> dict[str, str]:
     """The memory kind param of a live mutation: the read past an allocation is made on VMM
     memory, whose unmapped guard makes every such read fault (`caiconform.cuda.memkinds`);
-    on cuMemAlloc memory it faulted or not with the process's memory map (one flaky group in
-    about ten H100 runs). The others leave the kind to the run (device)."""
+    on cuMemAlloc memory it faults or not with the process's memory map (a flaky group).
+    The others leave the kind to the run (device)."""
     return {"memory": "vmm"} if mutation == "extent-past-allocation" else {}
 
 
@@ -387,9 +386,9 @@ def build_live(params: dict) -> tuple[Any, np.ndarray, Any]:
 def taints(params: dict, result: Result) -> bool:
     """True when the consumer did not refuse a bogus stream handle [CAI-STREAM-LIVE]: it may
     have handed the driver a pointer to no stream, whose use is undefined, so the worker is
-    replaced before the next example (`worker._taints`). On the H100 a PyCUDA process that
-    had accepted one read zeros for a negative-strides array two examples later, an array
-    read exactly in every other run."""
+    replaced before the next example (`worker._taints`): a PyCUDA process that has accepted
+    one can read zeros for a negative-strides array examples later, an array it reads exactly
+    in a fresh process."""
     return (
         params.get("kind") == "live"
         and params.get("mutation") == "stream-bogus"

@@ -11,10 +11,10 @@ CAI-DATA-POINTER-CONTEXT (refused a valid export from another device).
 
 Every example is the same exchange (one C-contiguous array, no pending work): a consumer that
 poisons its context or crashes on one does so on the others. Its drawn examples name no kind
-the runner's crash cap counts by (no `layout`, `mutation`, `rule`), so none was ever capped:
-on two H100s `devices/-/cuda.cccl` ran 70 poisoned examples, each a new process making a
-context on both GPUs and a faulting kernel, 135 s of the run's tail (issue 27). `crash_kind`
-makes them one kind, capped as any other family's (`driver.DRAWN_CRASH_CAP`). No example needs
+the runner's crash cap counts by (no `layout`, `mutation`, `rule`), so uncapped, a consumer
+that poisons its context on every cross-device read would cost a new process (a context on
+each GPU and a faulting kernel) per example, a long tail of the run (docs/performance.md).
+`crash_kind` makes them one kind, capped as any other family's (`driver.DRAWN_CRASH_CAP`). No example needs
 two streams' work to overlap, so its workers' contexts have one hardware queue
 (`SINGLE_QUEUE`): each replacement makes two contexts, one per GPU.
 """

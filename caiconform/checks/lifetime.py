@@ -1,8 +1,8 @@
 """lifetime: drop the producer while a consumer holds its data; then drop the consumer.
 
 The reference producer allocates through a tracking memory manager with a log of its own, so
-each free is observed (DESIGN decision 5). The consumer imports the array with its public call
-and keeps the view; we drop our reference to the producer and run the garbage collector. A view
+each free is observed (docs/internals.md, Lifetime observed). The consumer imports the array
+with its public call and keeps the view; we drop our reference to the producer and run the garbage collector. A view
 that aliases the allocation must keep it alive [CAI-LIFETIME-DATA-HELD], and the data must be
 intact; once the view is dropped too, the memory must be freed [CAI-LIFETIME-RELEASED]. A
 consumer that copied on import (its view lies elsewhere) does not need the producer at all.

@@ -1,7 +1,8 @@
 """streams: is pending work on the exported stream waited for, and does that stream cover it?
 
-Stream semantics are tested live (DESIGN decision 4). A producer leaves its final write pending
-behind a spin kernel (20-50 ms); until then the memory holds the *sentinel*, the complement of
+Stream semantics are tested live (docs/internals.md, Streams live). A producer leaves its final
+write pending behind a spin on its stream (`caiconform.cuda.spin`, scaled to the run's calibrated
+spin); until then the memory holds the *sentinel*, the complement of
 every final byte, so an element read too early differs from the expected value in every byte
 and is recognised as the sentinel.
 
@@ -58,8 +59,8 @@ NEEDS_GPU = True
 #: spin lengths of the reference producer (µs) as drawn; what runs is `spin_of` them, scaled to
 #: the run's calibrated spin (`runner.calibrate`); adapters use `_staging.spin_us()`
 DELAYS_US = (20_000, 50_000)
-#: the control's spin: the reference GPU tests show the race at 150 ms on an H200, while a 20 ms
-#: spin in a fresh worker was over before the unsynchronized read (seen on an H200)
+#: the control's spin: long enough that the reference GPU tests show the race even in a fresh
+#: worker, where a 20 ms spin can be over before the unsynchronized read
 RACE_CONTROL_US = 150_000
 
 
@@ -180,10 +181,10 @@ def race_rule(producer: str | None, consumer: str | None, scenario: str) -> str:
 def sentinel_count(read: np.ndarray, values: np.ndarray) -> int:
     """How many elements of `read` were read before the producer's pending write ended: not
     final, each byte either the sentinel's (the complement of `values`' bytes) or the final
-    one. An element read while the write was under way holds both: on the H100 a consumer
-    that did not wait read every element of a `<c32` array half written (its real part
-    final, its imaginary part still the sentinel), which counting whole sentinels only took
-    for a misread [CAI-CONSUMER-READS-DESCRIBED] instead of the race it was."""
+    one. An element read while the write was under way holds both: a consumer that does not
+    wait can read every element of a `<c32` array half written (its real part final, its
+    imaginary part still the sentinel), which counting whole sentinels only would take for a
+    misread [CAI-CONSUMER-READS-DESCRIBED] instead of the race it is."""
     from caiconform.reference.producer import sentinel_of
 
     if read.shape != values.shape or read.dtype != values.dtype or values.size == 0:
@@ -232,8 +233,8 @@ def refusal_rule(exported: Any, exc: BaseException) -> str:
 def _free_garbage() -> None:
     """Free what earlier examples left before the pending work starts: freeing device memory
     (cuMemFree) waits for the whole device, so a free landing inside the pending window would
-    finish the producer's work early and hide a missing synchronization (seen on an H200: an
-    `unsynced` export read no sentinel while the previous array was being freed)."""
+    finish the producer's work early and hide a missing synchronization (an `unsynced` export
+    reads no sentinel while the previous array is being freed)."""
     import gc
 
     gc.collect()
@@ -255,8 +256,8 @@ def _warm_up(consumer: str, typestr: str) -> None:
 
     A first read that initialises the library or compiles its kernels can outlast the
     producer's spin, and a consumer that does not synchronize would then see the final values
-    by luck: a false pass. Seen on an H200: a fresh worker's reference consumer ignoring the
-    stream read no sentinel at all until its gather kernel had been compiled once.
+    by luck: a false pass (a fresh worker's reference consumer ignoring the stream reads no
+    sentinel at all until its gather kernel has been compiled once).
     """
     if (consumer, typestr) in _warmed:
         return

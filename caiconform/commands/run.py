@@ -281,8 +281,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="zygote",
         action="store_false",
         help="with preloading fork servers on a GPU: each imports the libraries itself instead "
-        "of being forked from one process that imported them once (the H100, seed 11: 125.3 s "
-        "without against 107.1-118.0 s with, the start 14.9 s against 8.5-10.1 s)",
+        "of being forked from one process that imported them once (slower to start: "
+        "docs/performance.md)",
     )
     parser.add_argument("--zygote", dest="zygote", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -524,7 +524,6 @@ def _summary(console: Any, result: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from caiconform.cli import UsageError, console
     from caiconform.runner import driver
-    from caiconform.runner.plan import UsageError as PlanUsageError
     from caiconform.runner.plan import default_checks
 
     if args.resume and args.out is None:
@@ -579,11 +578,8 @@ def run(args: argparse.Namespace) -> int:
             f"--resume continues the run with its own settings: ignored {', '.join(ignored)}",
             markup=False,
         )
-    try:
-        with _Display(out_console, config) as display:
-            result = driver.run_matrix(config, display)
-    except PlanUsageError as exc:
-        raise UsageError(str(exc)) from None
+    with _Display(out_console, config) as display:
+        result = driver.run_matrix(config, display)
     if result.resumed_cells:
         out_console.print(f"resumed: {result.resumed_cells} cells were already complete")
     _summary(out_console, result)

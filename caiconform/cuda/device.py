@@ -190,8 +190,7 @@ def anchor_context() -> None:
     context). In a context that holds no other device memory, cuMemAlloc(1) + cuMemFree cost
     7 ioctls into the NVIDIA driver (most of `context_healthy`'s time,
     benchmarks/bench_ioctls.py), and those take longer the more processes on the host make
-    them, on any GPU (issue 27, docs/performance.md). Anchored, the
-    driver serves the check's byte, and the process's other small allocations, from memory it
+    them, on any GPU (docs/performance.md). Anchored, the driver serves the check's byte, and the process's other small allocations, from memory it
     already holds. The runner's workers call it (`runner.health`); a process that resets its
     contexts itself (Numba's `cuda.close`, the EMM checks) has no use for it."""
     from cuda.bindings import driver

@@ -1,6 +1,6 @@
 """Run the EMM checks of one plugin class in a spawned process of its own, and report.
 
-Isolation first (DESIGN decision 3): the plugin, Numba and CUDA load only in the child, which
+Isolation first (docs/internals.md, Isolation): the plugin, Numba and CUDA load only in the child, which
 sends each result the moment it has it. A child that dies or stalls leaves a `crash` or `hang`
 result on the check it was running; everything learned before stays. Numba's memory-manager
 choice is process state, so each plugin gets a fresh process and the caller's choice is never

@@ -9,7 +9,8 @@ which every CUDA path of caiconform goes, or an array library that talks to the 
 *and* a context is current on this thread: a CPU-only example never pays for or depends on a
 CUDA driver, and the check never creates a context of its own. After its first check a worker
 keeps one byte in the context (`cuda.device.anchor_context`): the later checks' allocation then
-costs the NVIDIA driver no ioctl, and the host's workers wait for one another in those (issue 27).
+costs the NVIDIA driver no ioctl, and the host's workers wait for one another in those
+(docs/performance.md).
 Health hooks ("module:function" returning `(ok, reason)`) let other states count as poison; the
 tests use one to simulate a sticky error without a GPU.
 """

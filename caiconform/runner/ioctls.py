@@ -1,4 +1,4 @@
-"""How long a worker's ioctls took, when the ioctl clock is preloaded (issue 27).
+"""How long a worker's ioctls took, when the ioctl clock (`benchmarks/ioctl_clock`) is preloaded.
 
 A worker's calls into the NVIDIA driver reach it as ioctls on /dev/nvidia*, and those take
 longer the more processes on the host make them, whatever GPU each uses (docs/performance.md).

@@ -1,0 +1,7 @@
+"""The specification as data, and the validator that judges an export against it; no GPU.
+
+The rule catalogue (`rules`, from `_cai` and `_emm`), which rule states each spec sentence
+(`trace`), the typestr grammar (`typestr`), element types beyond its codes (`dtypes`), layout
+arithmetic (`layout`), the validator and its findings (`validate`, `findings`), and which checks
+exercise each rule (`rule_coverage`).
+"""
