@@ -1,14 +1,31 @@
 """The check families: one module per kind of conformance question.
 
-Each family module defines `FAMILY`, `ROLES` ("pair", "producer" or "consumer"), `NEEDS_GPU`,
-`examples(producer, consumer)` (a hypothesis strategy of JSON-able params, drawn in the parent),
-`execute(params, producer, consumer) -> Result` (run in an isolated worker) and
-`repro(params, producer, consumer) -> str` (a standalone reproducer script). A family none of
-whose examples needs two streams' work to overlap says `SINGLE_QUEUE = True`: its forked workers
-make their CUDA contexts with one hardware queue, much cheaper to make beside others
-(`runner.forkserver.queues_for`); the streams family, whose spin exposes a consumer that does
-not wait, must not. Modules are imported only when asked for, so listing the families stays
-cheap.
+The family contract is every name the runner reads from a family module (docs/internals.md,
+"Check families"). Required:
+- `FAMILY` (its name in records and on the command line), `ROLES` ("pair", "producer" or
+  "consumer");
+- `examples(producer, consumer)`: a hypothesis strategy of JSON-able params, drawn in the parent;
+- `execute(params, producer, consumer) -> Result` (`caiconform.results.outcome`): one example,
+  run in an isolated worker.
+Optional, with the runner's value when absent:
+- `NEEDS_GPU` (True), `MIN_GPUS` (1; 2 or more: its cells see every GPU);
+- `DICT_PRODUCERS` (False): also judges pseudo-producers that only hand out dicts (`synthetic`);
+- `SINGLE_QUEUE` (False): no example needs two streams' work to overlap, so its forked workers
+  make their CUDA contexts with one hardware queue, much cheaper to make beside others
+  (`runner.forkserver.queues_for`); the streams family, whose spin exposes a consumer that does
+  not wait, must not;
+- `prepare(producer, consumer)`: readies a worker for a cell, instead of the adapter source's
+  `warm`/`probe`;
+- `taints(params, result) -> bool` (False): the example left its worker untrusted (retired, and
+  counted as lost by the crash caps);
+- `crash_kind(params) -> str`: the kind the drawn-example crash cap counts by;
+- `floor(producer, consumer) -> list[FloorExample]`: fixed examples run before the drawn ones
+  (`checks._floor`);
+- `floor_data(part, parts)`, `seed_floor(parts)`, `FLOOR_PARTS` (1): a floor built at the run's
+  start in worker processes and merged in the parent;
+- `repro(params, producer, consumer) -> str`: a standalone reproducer script (else a generic one).
+
+Modules are imported only when asked for, so listing the families stays cheap.
 """
 
 from __future__ import annotations

@@ -43,7 +43,8 @@ __all__ = [
 ]
 
 #: environment variable naming the kinds a run may draw, comma-separated (default: every
-#: kind); "device" draws none, as before the dimension existed (to measure what it costs).
+#: kind); "device" draws none, every example on cuMemAlloc memory (to measure what the
+#: dimension costs).
 #: `caiconform run --memory-kinds` sets it for the run (and records it in run.json)
 KINDS_ENV = "CAICONFORM_MEMORY_KINDS"
 

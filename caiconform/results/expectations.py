@@ -196,7 +196,7 @@ class Expectation:
             return _glob(record["rule"], self.rule)
         # a record without a rule (a crash, a refusal no rule explains) is matched on the rule
         # reports file it under (`caiconform.results.filing`): its input's, else the one its failing
-        # side had to honour; the empty string as before when there is none
+        # side had to honour; the empty string when there is none
         from caiconform.results.filing import candidate_rules
 
         return any(_glob(rule, self.rule) for rule in candidate_rules(record) or ("",))

@@ -214,7 +214,7 @@ class Startup:
 
     def wait_floors(self) -> None:
         """Wait for the floors built elsewhere (`begin(floors=...)`); one that failed is built
-        by the parent when first asked for, as before."""
+        by the parent when first asked for, as a floor with no parts is."""
         if self._floors is not None and "floor_s" not in self.timings:
             self._floors.result()
             self.timings["floor_s"] = round(self._floors.seconds, 3)
