@@ -2,23 +2,29 @@
 
 Each family runs once per session through caiconform's runner (`run_matrix`): hypothesis draws
 the examples here, isolated worker processes do the exchanges, crashes, hangs and poisoned
-contexts are classified, failures are shrunk and get a reproducer script. The items then judge
-their cell's journal records:
+contexts are classified, failures are shrunk and get a reproducer script. The run's records
+are judged once, by the verdict `caiconform run`, `report` and the pytest plugin give
+(`caiconform.results.verdict`, every library judged): each finding group has a severity
+(`caiconform.results.severity`) and a culprit. An item then judges its cell:
 
-- a problem fails the item: `fail` on a MUST rule, `accepted-invalid`, `crash`, `hang`,
-  `poisoned`, and `rejected` where refusing was not the right answer (valid input refused for
-  no portability reason, or a check error); the message shows the rule ID, seen vs expected and
-  the reproducer path, smallest (shrunk) example first;
-- `fail` on a SHOULD rule is a warning, as in the EMM suite;
+- a failing group with an example in the cell fails the item: its severity is in
+  --suite-fail-on (default corrupts, crashes, refuses-valid, accepts-invalid); the message gives
+  per group the severity, rule, culprit, minimal example and its reproducer;
+- every other group with an example in the cell (below the threshold, information about the
+  input, caiconform's own harness) is a warning;
 - a cell with no example that ran is skipped with the runner's reason (library not installed,
   no GPU, capability absent).
+
+The cells are those the runner plans (`caiconform.runner.plan.plan_cells`) over the adapters'
+declared capabilities.
 
 Without a GPU every family but schema's CPU part (`synthetic` dicts) skips at once, saying so.
 
 Options: --suite-max-examples N (default 25), --suite-libraries a,b,... (default: every
 adapter), --suite-out DIR (run directories; default a pytest temporary directory),
 --suite-workers N (default 2), --suite-timeout S (per example, default 60),
---suite-shrink-budget S (per failure class and cell, default 30; 0: no shrinking). All the
+--suite-shrink-budget S (per failure class and cell, default 30; 0: no shrinking),
+--suite-fail-on SEVERITIES (comma-separated, 'all' or 'none'). All the
 session's GPU families run in one runner call, so each library is imported once per worker.
 """
 
@@ -32,8 +38,9 @@ from typing import Any
 import pytest
 
 SYNTHETIC = "synthetic"
-PROBLEMS = frozenset({"fail", "accepted-invalid", "crash", "hang", "poisoned"})
-_SHOWN = 5
+#: the severities that fail an item unless --suite-fail-on says otherwise: the default of
+#: `caiconform run` and an accepted invalid dict, which a conformance suite holds a consumer to
+SUITE_FAIL_ON = "corrupts,crashes,refuses-valid,accepts-invalid"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -78,6 +85,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="S",
         help="seconds of shrinking per failure class and cell; 0 turns shrinking off (default 30)",
     )
+    group.addoption(
+        "--suite-fail-on",
+        default=SUITE_FAIL_ON,
+        metavar="SEVERITIES",
+        help=f"comma-separated severities that fail an item, 'all' or 'none' (default {SUITE_FAIL_ON})",
+    )
 
 
 def _libraries(config: pytest.Config) -> list[str]:
@@ -97,20 +110,27 @@ def _libraries(config: pytest.Config) -> list[str]:
 
 
 def cells_for(family: str, libraries: list[str]) -> list[tuple[str | None, str | None]]:
-    """(producer, consumer) cells of `family` over `libraries`, by the adapters' declared
-    capabilities (reading them imports no array library)."""
+    """(producer, consumer) cells of `family` over `libraries`, as the runner plans them from
+    the adapters' declared capabilities (reading them imports no array library), whether or not
+    they can run here."""
     from caiconform.adapters import registry
-    from caiconform.checks import load
+    from caiconform.runner.libraries import LibraryInfo
+    from caiconform.runner.plan import load_families, plan_cells
 
-    roles = load(family).ROLES
-    caps = {name: registry.get(name).capabilities for name in libraries}
-    producers = [n for n in libraries if "produce" in caps[n]]
-    consumers = [n for n in libraries if "consume" in caps[n]]
-    if roles == "pair":
-        return [(p, c) for p in producers for c in consumers]
-    if roles == "producer":
-        return [(p, None) for p in producers]
-    return [(None, c) for c in consumers]
+    families, broken = load_families([family])
+    if broken:
+        raise pytest.UsageError(broken[0].reason)
+    infos = {
+        name: LibraryInfo(name, True, capabilities=frozenset(registry.get(name).capabilities))
+        for name in libraries
+    }
+    runnable, skipped = plan_cells(families, infos, gpu_count=0)
+    cells = [*runnable, *(cell for cell, _ in skipped)]
+    order = {name: i for i, name in enumerate(libraries)}
+    return sorted(
+        ((cell.producer, cell.consumer) for cell in cells),
+        key=lambda c: tuple(-1 if name is None else order[name] for name in c),
+    )
 
 
 def cell_id(cell: tuple[str | None, str | None]) -> str:
@@ -132,48 +152,46 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("synthetic_cell", [(SYNTHETIC, None)], ids=[SYNTHETIC])
 
 
-def is_problem(record: dict[str, Any]) -> bool:
-    """Whether a journal record fails its item (see the module docstring)."""
-    from caiconform.results.record import EXPECT_REJECTION
-    from caiconform.spec.rules import RULES, Level
+def judge_cell(verdict: Any, records: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+    """(failing groups, listed groups) of the run's `verdict` with an example among `records`
+    (one cell's): a failing group fails the item, a listed one (below the threshold, about the
+    input, the harness's own) is a warning."""
+    from caiconform.pytest_plugin.verdicts import item_failures
 
-    rule = RULES.get(record.get("rule") or "")
-    outcome = record["outcome"]
-    if outcome == "fail":
-        return rule is None or rule.level is not Level.SHOULD
-    if outcome in PROBLEMS:
-        return True
-    if outcome == "rejected":
-        if record.get("expected") == EXPECT_REJECTION:
-            return False
-        return rule is None or rule.level is not Level.PORTABILITY
-    return False
-
-
-def describe(record: dict[str, Any], run_dir: Path) -> str:
-    """One problem, for a failure message: outcome, rule, message, seen/expected, reproducer."""
-    lines = [f"{record['outcome']} [{record.get('rule') or 'no rule'}]: {record['message']}"]
-    if record.get("seen") is not None or record.get("expected") is not None:
-        lines.append(f"    seen: {record.get('seen')}")
-        lines.append(f"    expected: {record.get('expected')}")
-    if record.get("repro"):
-        lines.append(f"    reproducer: {run_dir / record['repro']}")
-    return "\n".join(lines)
+    failing = item_failures(verdict, records)
+    ids = {id(r) for r in records}
+    listed = [
+        j
+        for j in verdict.judged
+        if not j.failing and j.status != "expected" and any(id(r) in ids for r in j.records)
+    ]
+    return failing, listed
 
 
 class Suite:
     """Runs the session's families through the runner once (all families in one run, so the
     libraries are probed and imported once) and judges cells from the journal."""
 
-    def __init__(self, config: pytest.Config, out: Path, families: list[str]) -> None:
+    def __init__(
+        self, config: pytest.Config, out: Path, families: list[str], fail_on: frozenset[str]
+    ) -> None:
         self.config = config
         self.out = out
         self.families = families
+        self.fail_on = fail_on
+
+    @functools.cache  # noqa: B019 -- one Suite per session; the cache is the point
+    def verdict(self, synthetic: bool) -> Any:
+        """The verdict on the run's records, every library judged at `fail_on`."""
+        from caiconform.results.verdict import judge
+
+        return judge(self.run(synthetic).records, fail_on=self.fail_on)
 
     @functools.cache  # noqa: B019 -- one Suite per session; the cache is the point
     def run(self, synthetic: bool) -> Any:
         from caiconform.checks import load
-        from caiconform.runner.driver import RunConfig, run_matrix
+        from caiconform.runner.config import RunConfig
+        from caiconform.runner.driver import run_matrix
 
         if synthetic:
             libraries, source = [SYNTHETIC], "caiconform.checks.synthetic_source"
@@ -222,19 +240,17 @@ class Suite:
         if not ran:
             reasons = sorted({r["message"] for r in records}) or ["the runner ran no example"]
             pytest.skip(f"{family} {cell_id(cell)}: {'; '.join(reasons)[:300]}")
-        problems = sorted(
-            (r for r in records if is_problem(r)),
-            key=lambda r: (not r.get("shrunk"), r.get("seq", 0)),
-        )
-        for record in records:
-            if record["outcome"] == "fail" and not is_problem(record):
-                warnings.warn(describe(record, result.run_dir), stacklevel=1)
-        if problems:
-            shown = "\n".join(describe(r, result.run_dir) for r in problems[:_SHOWN])
-            more = f"\n(+{len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
+        from caiconform.pytest_plugin.verdicts import describe_failures
+        from caiconform.results.verdict import group_line
+
+        failing, listed = judge_cell(self.verdict(synthetic), records)
+        for judged in listed:
+            warnings.warn(f"{judged.status}: {group_line(judged.group)}", stacklevel=1)
+        if failing:
             pytest.fail(
-                f"{family} {cell_id(cell)}: {len(problems)} problem(s) in {len(ran)} examples "
-                f"(journal {result.run_dir / 'results.jsonl'}):\n{shown}{more}",
+                f"{family} {cell_id(cell)}: {len(ran)} examples "
+                f"(journal {result.run_dir / 'results.jsonl'}):\n"
+                + describe_failures(failing, result.run_dir, cell_id(cell)),
                 pytrace=False,
             )
 
@@ -245,5 +261,10 @@ def suite(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     out = Path(chosen) if chosen else tmp_path_factory.mktemp("suites")
     families = {getattr(item.module, "FAMILY", None) for item in request.session.items}
     from caiconform.checks import FAMILIES
+    from caiconform.results.severity import parse_severities
 
-    return Suite(request.config, out, [f for f in FAMILIES if f in families])
+    try:
+        fail_on = parse_severities(request.config.getoption("suite_fail_on"), "--suite-fail-on")
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return Suite(request.config, out, [f for f in FAMILIES if f in families], fail_on)

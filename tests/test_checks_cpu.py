@@ -625,25 +625,39 @@ def _suite_conftest():
 
 
 @pytest.mark.parametrize(
-    ("outcome", "rule", "expected", "problem"),
+    ("outcome", "rule", "expected", "judged"),
     [
-        ("pass", None, None, False),
-        ("skip", None, None, False),
-        ("fail", "CAI-SYNC-CONSUMER", "x", True),
-        ("fail", "CAI-LIFETIME-DATA-HELD", "x", False),  # SHOULD: a warning
-        ("rejected", "CAI-STREAM-LIVE", EXPECT_REJECTION, False),
-        ("rejected", "CAI-PORT-MASK", "x", False),
-        ("rejected", "CAI-CONSUMER-READS-DESCRIBED", "x", True),
-        ("rejected", None, None, True),
-        ("accepted-invalid", "CAI-STREAM-LIVE", EXPECT_REJECTION, True),
-        ("crash", None, None, True),
-        ("poisoned", None, None, True),
+        ("pass", None, None, None),
+        ("skip", None, None, None),
+        ("fail", "CAI-SYNC-CONSUMER", "x", "fails"),  # corrupts
+        ("fail", "CAI-LIFETIME-DATA-HELD", "x", "fails"),  # corrupts, whatever its level
+        ("fail", "CAI-STREAM-ZERO-FORBIDDEN", "x", "fails"),  # refuses-valid
+        ("rejected", "CAI-STREAM-LIVE", EXPECT_REJECTION, None),  # the right answer
+        ("rejected", "CAI-PORT-MASK", "x", "listed"),  # portability
+        ("rejected", "CAI-CONSUMER-READS-DESCRIBED", "x", "fails"),  # refuses-valid
+        ("accepted-invalid", "CAI-VERSION-KNOWN", EXPECT_REJECTION, "fails"),  # accepts-invalid
+        ("accepted-invalid", "CAI-STREAM-LIVE", EXPECT_REJECTION, "listed"),  # about the input
+        ("crash", None, None, "fails"),
+        ("poisoned", None, None, "fails"),
     ],
 )
-def test_suite_problem_verdicts(outcome, rule, expected, problem) -> None:
+def test_suite_items_judge_through_the_verdict(outcome, rule, expected, judged) -> None:
+    """A suite item fails for a group of the run's verdict (`results.verdict`, at the suites'
+    --suite-fail-on) with an example in its cell, and lists the others as warnings."""
+    from caiconform.results.severity import parse_severities
+    from caiconform.results.verdict import judge
+
     assert outcome in OUTCOMES
-    record = {"outcome": outcome, "rule": rule, "expected": expected}
-    assert _suite_conftest().is_problem(record) is problem
+    conftest = _suite_conftest()
+    cell = {"run_id": "r", "check": "roundtrip", "producer": "numba", "consumer": "cupy"}
+    record = {**cell, "seq": 1, "outcome": outcome, "rule": rule, "expected": expected}
+    record.update(params={"n": 1}, message=f"{outcome} [{rule}]", seen="y")
+    other = {**cell, "seq": 2, "consumer": "torch", "outcome": "crash", "rule": None}
+    other.update(params={"n": 2}, message="crash", expected=None, seen=None)
+    verdict = judge([record, other], fail_on=parse_severities(conftest.SUITE_FAIL_ON))
+    failing, listed = conftest.judge_cell(verdict, [record])
+    assert len(failing) == (judged == "fails")
+    assert len(listed) == (judged == "listed")
 
 
 def test_suite_cells_follow_roles() -> None:
@@ -656,7 +670,8 @@ def test_suite_cells_follow_roles() -> None:
 
 
 def test_schema_runs_through_the_runner_without_a_gpu(tmp_path: Path) -> None:
-    from caiconform.runner.driver import RunConfig, run_matrix
+    from caiconform.runner.config import RunConfig
+    from caiconform.runner.driver import run_matrix
 
     result = run_matrix(
         RunConfig(
@@ -682,10 +697,21 @@ class _StubRun:
 
 
 def test_suite_failure_message_names_rule_seen_expected_and_reproducer(tmp_path: Path) -> None:
+    from caiconform.results.severity import parse_severities
+
     conftest = _suite_conftest()
-    base = {"check": "lifetime", "producer": None, "consumer": "cupy", "seq": 1}
+    base = {"run_id": "r", "check": "lifetime", "producer": None, "consumer": "cupy", "seq": 1}
     records = [
         dict(base, outcome="pass", rule=None, message="ok"),
+        dict(
+            base,
+            outcome="rejected",
+            rule="CAI-PORT-MASK",
+            message="refused a mask [CAI-PORT-MASK]",
+            seen="refused",
+            expected="taken",
+            seq=3,
+        ),
         dict(
             base,
             outcome="fail",
@@ -706,20 +732,23 @@ def test_suite_failure_message_names_rule_seen_expected_and_reproducer(tmp_path:
             seq=2,
         ),
     ]
-    suite = conftest.Suite(None, tmp_path, ["lifetime"])
+    fail_on = parse_severities(conftest.SUITE_FAIL_ON)
+    suite = conftest.Suite(None, tmp_path, ["lifetime"], fail_on)
     suite.run = lambda synthetic: _StubRun(records, tmp_path)  # no runner: judge these records
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("caiconform.cuda.gpu_available", lambda: (True, ""))
         with (
-            pytest.warns(UserWarning, match=r"fail \[CAI-LIFETIME-DATA-HELD\]"),
+            pytest.warns(UserWarning, match=r"below: portability: .*CAI-PORT-MASK"),
             pytest.raises(pytest.fail.Exception) as failed,
         ):
             suite.check("lifetime", (None, "cupy"))
     text = str(failed.value)
-    assert "lifetime cupy: 1 problem(s) in 3 examples" in text
-    assert "crash [no rule]: worker died: SIGSEGV" in text
-    assert f"reproducer: {tmp_path / 'repro/b.py'}" in text
+    assert "lifetime cupy: 4 examples" in text
+    assert "2 defect(s) of cupy (most severe first):" in text
+    assert "CAI-LIFETIME-DATA-HELD" in text and "minimal: worker died: SIGSEGV" in text
+    assert f"reproduce: python {tmp_path / 'repro/a.py'}" in text
     skipped = [dict(base, outcome="skip", rule=None, message="cupy unavailable: not installed")]
+    suite = conftest.Suite(None, tmp_path, ["lifetime"], fail_on)
     suite.run = lambda synthetic: _StubRun(skipped, tmp_path)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("caiconform.cuda.gpu_available", lambda: (True, ""))
@@ -771,10 +800,10 @@ def test_only_families_without_overlapping_streams_ask_for_one_queue():
 
 
 def test_devices_drawn_examples_are_one_kind_for_the_crash_cap() -> None:
-    """The devices family's drawn params name nothing `driver.crash_kind` counts by, so its
+    """The devices family's drawn params name nothing `cell.crash_kind` counts by, so its
     lost examples were never capped (70 poisoned contexts in one cell on two H100s): its own
     `crash_kind` makes every drawn example one kind, and the driver uses it."""
-    from caiconform.runner.driver import crash_kind
+    from caiconform.runner.cell import crash_kind
 
     devices = load("devices")
     params = [{"typestr": "<f4", "shape": [3], "seed": 1}, {"typestr": "|b1", "shape": [1, 2]}]
