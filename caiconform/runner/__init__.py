@@ -1,17 +1,33 @@
 """The isolated runner: hypothesis draws examples in the parent, persistent worker processes run
 them, and every result is journaled at once.
 
-- `outcome`: the outcome classes and `Result`, the check-family contract;
+- `driver`: the session (`run_matrix`: the run directory, the worker slots, the cells planned,
+  ordered and driven by one thread per slot);
+- `cell`: one cell's life (its floor and drawn examples run and journaled in order, the crash
+  caps, each non-pass class shrunk and run again);
+- `config`: a run's settings (`RunConfig`), result (`RunResult`) and progress callbacks;
+- `records`: the records a run journals for an example and for a cell that could not run;
+- `plan`: which cells a run has and which it skips here, and why;
+- `schedule`: cost estimates, longest-first order, shards, and the queue of tasks the cell
+  threads share;
+- `startup`: a run's start side by side (environment, library probes, spin calibration, floors,
+  builds);
+- `calibrate`: the streams spin measured once per run;
+- `draws`: hypothesis draws that depend on the seed alone, so resume and shrink can replay them;
+- `prefetch`: cells' examples drawn in spawned processes ahead of the cells;
+- `pool`: the parent's side of the workers (crash and hang detection, replacement, spares, GPU
+  pinning, how many slots);
+- `forkserver`: a worker host that forks its workers (imports paid once, a crash costs a fork);
+- `zygote`: one process that imports a run's libraries once and forks the slots' fork servers;
 - `worker`: the worker process (runs an example, classifies how it ended, checks its health);
 - `health`: the after-example health check (CUDA context, pluggable hooks);
-- `pool`: the parent's side of the workers (crash and hang detection, replacement, spares);
-- `plan`: which cells a run has and which it skips here, and why;
-- `driver`: the matrix (explore, shrink, resume, parallel cells);
-- `draws`: hypothesis draws that depend on the seed alone, so resume and shrink can replay them;
+- `ioctls`: the NVIDIA driver ioctls a worker's example made, when the ioctl clock is preloaded;
 - `journal`, `repro`: `results.jsonl`/`cells.jsonl` and the reproducer scripts;
 - `libraries`: the default adapter source (the adapter registry);
 - `protocol`, `resolve`: the wire format, and functions named by "module:function".
 
-Nothing is imported here, so `import caiconform.results.outcome` stays cheap for the workers
-and the check families.
+What an exchange ended in (`Result`, the outcome classes) is `caiconform.results.outcome`.
+
+Nothing is imported here, so a process that imports one runner module (a worker its `worker`)
+pays for no other.
 """
