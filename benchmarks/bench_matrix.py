@@ -58,7 +58,7 @@ def _mean_ms(values: list[float]) -> float:
 
 
 def _config(args: argparse.Namespace, out: Path):
-    from caiconform.runner.driver import RunConfig
+    from caiconform.runner.config import RunConfig
 
     if args.family is None:
         checks, libraries, source = [SYNTHETIC], SYNTHETIC_LIBRARIES, SYNTHETIC_SOURCE

@@ -165,7 +165,7 @@ def _family_examples(family: str, producer: str | None, consumer: str | None, k:
     """(execute, `k` examples) of a check family, drawn as a run draws them (fixed seed)."""
     from hypothesis import Phase, given, seed
 
-    from caiconform.runner.driver import _settings
+    from caiconform.runner.draws import hypothesis_settings
     from caiconform.runner.plan import load_families
 
     families, broken = load_families([family])
@@ -173,7 +173,7 @@ def _family_examples(family: str, producer: str | None, consumer: str | None, k:
         raise SystemExit(f"bench_runner: {broken[0]}")
     drawn: list[dict] = []
 
-    @_settings(k, (Phase.generate,))
+    @hypothesis_settings(k, (Phase.generate,))
     @seed(0)
     @given(families[0].module.examples(producer, consumer))
     def draw(params: dict) -> None:

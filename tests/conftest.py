@@ -77,7 +77,7 @@ def synthetic_matrix(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., 
     tests/test_speed.py's synthetic matrix run with those settings, run once per pytest run
     (a run with cold-started workers costs about 30 s of CPU). Shared: copy it before changing
     it."""
-    from caiconform.runner.driver import DEFAULT_BATCH
+    from caiconform.runner.config import DEFAULT_BATCH
     from tests.test_speed import _run
 
     def run(workers: int, fork: bool, batch: int = DEFAULT_BATCH) -> Path:

@@ -21,7 +21,8 @@ from caiconform.checks import _entries, aliasing
 from caiconform.results.outcome import FAIL, PASS, REJECTED, SKIP
 from caiconform.results.record import coverage_of_params
 from caiconform.results.severity import CORRUPTS, severity_of
-from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.config import RunConfig
+from caiconform.runner.driver import run_matrix
 from caiconform.spec.rules import RULES
 
 LIB = "synthetic-lib"

@@ -101,7 +101,7 @@ def test_run_batch_flag():
     import argparse
 
     from caiconform.commands import run as run_command
-    from caiconform.runner.driver import DEFAULT_BATCH
+    from caiconform.runner.config import DEFAULT_BATCH
 
     parser = argparse.ArgumentParser()
     run_command.add_arguments(parser)

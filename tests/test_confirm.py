@@ -8,7 +8,8 @@ from caiconform.report.issues import render_issue
 from caiconform.report.load import Run, confirmations_of, load_run
 from caiconform.report.merge import merge_runs
 from caiconform.results.catalogue import build_catalogue, reproduced
-from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.config import RunConfig
+from caiconform.runner.driver import run_matrix
 from tests.synthetic.checks import FLAKY_ENV
 
 SYNTHETIC = "tests.synthetic.checks"

@@ -15,7 +15,8 @@ from caiconform.checks import _floor
 from caiconform.checks import _support as sup
 from caiconform.results.outcome import FAIL, PASS, REJECTED
 from caiconform.results.record import EXPECT_REJECTION, coverage_of_params
-from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.config import RunConfig
+from caiconform.runner.driver import run_matrix
 from caiconform.spec import dtypes
 from caiconform.spec.layout import LAYOUT_KINDS
 

@@ -347,7 +347,8 @@ def test_address_range_of_registered_host_memory_from_the_range_attributes(fake_
 def _synthetic_run(tmp_path, monkeypatch, kinds_for, **settings) -> list[dict]:
     """A run of the synthetic family, given the dimension here (`kinds_for` the kinds its
     cell draws): the records with params."""
-    from caiconform.runner.driver import RunConfig, run_matrix
+    from caiconform.runner.config import RunConfig
+    from caiconform.runner.driver import run_matrix
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
     monkeypatch.setattr(_memory, "FAMILIES", _memory.FAMILIES | {"synthetic"})
@@ -399,17 +400,18 @@ def test_a_run_draws_only_the_kinds_it_is_given_and_records_them(tmp_path, monke
 def test_a_run_from_before_the_dimension_resumes_on_device_memory(tmp_path):
     """A run.json without `memory_kinds` (runs drew no kind then) resumes drawing none, so
     the resumed draws replay the run's; an unknown kind is a one-line usage error."""
-    from caiconform.runner.driver import RunConfig, UsageError, _fill_defaults, _resumed_run_id
+    from caiconform.errors import UsageError
+    from caiconform.runner.config import RunConfig, fill_defaults, resumed_run_id
 
     out = tmp_path / "old"
     out.mkdir()
     settings = {"checks": ["schema"], "max_examples": 10, "seed": 1, "drawn_crash_cap": 3}
     (out / "run.json").write_text(json.dumps({"run_id": "r1", "settings": settings}))
     config = RunConfig(out=out, checks=["schema"], resume=True)
-    assert _resumed_run_id(config) == "r1"
+    assert resumed_run_id(config) == "r1"
     assert tuple(config.memory_kinds) == ("device",)
     with pytest.raises(UsageError, match="heap"):
-        _fill_defaults(RunConfig(out=out, checks=["schema"], memory_kinds=("device", "heap")))
+        fill_defaults(RunConfig(out=out, checks=["schema"], memory_kinds=("device", "heap")))
 
 
 def test_the_cli_refuses_an_unknown_memory_kind_in_one_line(tmp_path, capsys):

@@ -13,7 +13,8 @@ import pytest
 
 from caiconform.errors import UsageError
 from caiconform.report.load import ReportInputError, load_run
-from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.config import RunConfig
+from caiconform.runner.driver import run_matrix
 from caiconform.runner.journal import Journal, JournalError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,8 +25,10 @@ from caiconform.cli import main as cli_main
 from caiconform.env import capture, library_versions, visible_gpus
 from caiconform.errors import UsageError
 from caiconform.results.outcome import OUTCOMES, Result
-from caiconform.runner.draws import seed_only_draws
-from caiconform.runner.driver import RunConfig, _cell_seed, _settings, run_matrix, summarize
+from caiconform.runner.cell import cell_seed
+from caiconform.runner.config import RunConfig
+from caiconform.runner.draws import hypothesis_settings, seed_only_draws
+from caiconform.runner.driver import run_matrix, summarize
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.plan import load_families, plan_cells
@@ -287,8 +289,8 @@ def _drawn_params(cell_key: str, run_seed: int, max_examples: int) -> set[str]:
 
     drawn: set[str] = set()
 
-    @_settings(max_examples, (Phase.generate,))
-    @seed(_cell_seed(run_seed, cell_key))
+    @hypothesis_settings(max_examples, (Phase.generate,))
+    @seed(cell_seed(run_seed, cell_key))
     @given(examples("x", "y"))
     def draw(params):
         drawn.add(canonical(params))

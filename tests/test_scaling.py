@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from caiconform.runner import pool
-from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.config import RunConfig
+from caiconform.runner.driver import run_matrix
 from caiconform.runner.pool import (
     HOST_WORKERS,
     WORKERS_PER_GPU,

@@ -273,7 +273,8 @@ def test_a_run_files_the_failures_of_a_differing_adapter_under_caiconform(tmp_pa
 
     from caiconform.results.catalogue import build_catalogue
     from caiconform.results.verdict import judge
-    from caiconform.runner.driver import RunConfig, run_matrix
+    from caiconform.runner.config import RunConfig
+    from caiconform.runner.driver import run_matrix
     from caiconform.runner.journal import Journal
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from caiconform.cli import main as cli_main
-from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.config import RunConfig
+from caiconform.runner.driver import run_matrix
 from caiconform.runner.schedule import estimate_cost, parse_shard, shard_cells
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,8 +15,10 @@ import pytest
 
 from caiconform.results.outcome import OUTCOMES, Result
 from caiconform.runner import driver
-from caiconform.runner.calibrate import calibrate_spin
-from caiconform.runner.driver import RunConfig, run_matrix
+from caiconform.runner.calibrate import SPIN_ENV, calibrate_spin
+from caiconform.runner.cell import SHRINK_PATIENCE_EXCHANGES
+from caiconform.runner.config import DEFAULT_SHRINK_PATIENCE_S, RunConfig
+from caiconform.runner.driver import run_matrix
 from caiconform.runner.pool import Worker
 from caiconform.runner.schedule import Scheduler
 from tests.test_runner import MISBEHAVIOUR
@@ -126,7 +128,7 @@ def test_drawn_examples_of_a_kind_are_skipped_after_three_lost(tmp_path):
     """Three crashes of one kind of drawn example (here a mutation) in a cell are enough: the
     rest of that kind is journaled as skipped, saying why, and the other kinds still run. An
     example that leaves its worker untrusted (the family's `taints`) counts as one lost."""
-    from caiconform.runner.driver import DRAWN_CRASH_CAP
+    from caiconform.runner.config import DRAWN_CRASH_CAP
 
     assert DRAWN_CRASH_CAP == 3  # `caiconform run --help` says so
     records = _kinds_run(tmp_path / "capped")
@@ -151,7 +153,7 @@ def test_drawn_examples_of_a_kind_are_skipped_after_three_lost(tmp_path):
 
 
 def test_drawn_examples_kinds_tell_mutants_of_different_rules_apart():
-    from caiconform.runner.driver import crash_kind
+    from caiconform.runner.cell import crash_kind
 
     first = crash_kind({"kind": "mutant", "rule": "CAI-SHAPE-INT", "interface": {}}, None)
     assert first == "drawn examples of kind 'mutant', rule 'CAI-SHAPE-INT'"
@@ -191,7 +193,7 @@ def test_run_drawn_crash_cap_flag(tmp_path):
 
     from caiconform.cli import main as cli_main
     from caiconform.commands import run as run_command
-    from caiconform.runner.driver import DRAWN_CRASH_CAP
+    from caiconform.runner.config import DRAWN_CRASH_CAP
 
     parser = argparse.ArgumentParser()
     run_command.add_arguments(parser)
@@ -643,7 +645,7 @@ def test_a_spin_file_written_after_the_workers_started_is_read(tmp_path, monkeyp
     pool = driver.WorkerPool(2)
     driver._apply_spin({"spin_us": 3000}, pool, notes, spin_file)
     assert _staging.spin_us() == 3000 and notes == []
-    assert all(driver.SPIN_ENV not in w.env for w in pool.workers)
+    assert all(SPIN_ENV not in w.env for w in pool.workers)
     driver._apply_spin({"spin_us": None, "reason": "no GPU"}, pool, notes, spin_file)
     assert notes == ["streams spin not calibrated (no GPU); fixed spins"]
 
@@ -862,8 +864,8 @@ def test_a_cells_tasks_needing_every_gpu_run_on_a_second_worker_of_the_thread(
     monkeypatch.setattr(driver, "Worker", _Recorder)
     slot = Worker(3, env={"CUDA_VISIBLE_DEVICES": "1", PRELOAD_ENV: "{}"}, health_hooks=[HOOK])
     monkeypatch.setattr(slot, "close", lambda: None)
-    config = driver.RunConfig(out=tmp_path, checks=["devices"])
-    driver._drive(_Scheduler(), slot, ["0", "1"], config)
+    run_config = RunConfig(out=tmp_path, checks=["devices"])
+    driver._drive(_Scheduler(), slot, ["0", "1"], run_config)
     assert len([m for m in made if "env" in m]) == 1
     assert made[0]["env"] == {PRELOAD_ENV: "{}", "CUDA_VISIBLE_DEVICES": "1,0"}
     assert made[0]["fork"] and made[0]["spare"] and list(made[0]["health_hooks"]) == [HOOK]
@@ -883,18 +885,19 @@ def _shrink_with_clock(
     from hypothesis import strategies as st
 
     from caiconform.results.outcome import FAIL, PASS, Result
+    from caiconform.runner.cell import CellRun
     from caiconform.runner.journal import Journal
     from caiconform.runner.plan import Cell, load_families
     from caiconform.runner.pool import Exchange
 
     clock = [0.0]
     fake_time = types.SimpleNamespace(monotonic=lambda: clock[0], perf_counter=time.perf_counter)
-    monkeypatch.setattr(driver, "time", fake_time)
+    monkeypatch.setattr("caiconform.runner.cell.time", fake_time)
     families, _ = load_families([SYNTHETIC])
     out = tmp_path / f"patience-{patience}-{step}"
     config = RunConfig(out=out, checks=[SYNTHETIC], max_examples=50, seed=7)
     config.shrink_budget_s, config.shrink_patience_s = 1000.0, patience
-    run = driver._CellRun(
+    run = CellRun(
         Cell(families[0], "wrong", None, 0), Journal(out, "r"), config, None, threading.Event()
     )
 
@@ -920,7 +923,7 @@ def test_a_shrink_stops_once_its_patience_found_nothing_smaller(tmp_path, monkey
     patient = _shrink_with_clock(tmp_path, monkeypatch, 3.0)
     assert patient.get("patience_out") and not patient.get("budget_out"), patient
     # each exchange takes 1 s: the tries, not the seconds, end it; none starts after the tenth
-    assert patient["exchanges"] - patient["found_s"] == driver.SHRINK_PATIENCE_EXCHANGES, patient
+    assert patient["exchanges"] - patient["found_s"] == SHRINK_PATIENCE_EXCHANGES, patient
     unlimited = _shrink_with_clock(tmp_path, monkeypatch, 0.0)
     assert not unlimited.get("patience_out") and not unlimited.get("budget_out"), unlimited
     assert unlimited["exchanges"] > patient["exchanges"], (patient, unlimited)
@@ -941,12 +944,12 @@ def test_run_shrink_patience_flag(tmp_path):
 
     parser = argparse.ArgumentParser()
     run_command.add_arguments(parser)
-    assert f"(default {driver.DEFAULT_SHRINK_PATIENCE_S:g}:" in " ".join(
+    assert f"(default {DEFAULT_SHRINK_PATIENCE_S:g}:" in " ".join(
         parser.format_help().split()
     )
     argv = ["run", "--adapter-source", SOURCE, "--checks", SYNTHETIC, "--libraries", "good"]
     argv += ["--max-examples", "3", "--seed", "5", "--gpus", "0"]
-    for flag, expected in (([], driver.DEFAULT_SHRINK_PATIENCE_S), (["--shrink-patience", "5"], 5)):
+    for flag, expected in (([], DEFAULT_SHRINK_PATIENCE_S), (["--shrink-patience", "5"], 5)):
         out = tmp_path / f"run{len(flag)}"
         assert cli_main([*argv, *flag, "--out", str(out)]) == 0
         settings = json.loads((out / "run.json").read_text())["settings"]
@@ -1124,10 +1127,10 @@ def test_the_crash_caps_count_exactly_the_outcomes_that_lose_a_worker(outcome):
     toward the caps unless the family's `taints` says so (a module without one here)."""
     import types
 
-    from caiconform.runner.driver import _CellRun
+    from caiconform.runner.cell import CellRun
 
     run = types.SimpleNamespace(
         cell=types.SimpleNamespace(family=types.SimpleNamespace(module=types.ModuleType("m")))
     )
-    costly = _CellRun._costly(run, {}, Result(outcome))
+    costly = CellRun._costly(run, {}, Result(outcome))
     assert costly == (outcome in ("crash", "hang", "poisoned")), outcome

@@ -132,8 +132,9 @@ def test_builds_still_running_when_the_run_ends_are_counted_not_waited_for(tmp_p
 def test_a_run_on_a_gpu_asks_the_source_for_cuda_cccls_builds_in_parts(tmp_path):
     from caiconform.adapters._cccl_builds import WARM_TYPESTRS
     from caiconform.runner import driver, libraries
+    from caiconform.runner.config import RunConfig
 
-    config = driver.RunConfig(out=tmp_path, checks=[], adapter_source="caiconform.runner.libraries")
+    config = RunConfig(out=tmp_path, checks=[], adapter_source="caiconform.runner.libraries")
     builds = driver._builds(config, ["cupy", "cuda.cccl"], ["0"])
     assert len(builds) == libraries.BUILD_PROCESSES
     assert {function for function, _ in builds} == {"caiconform.adapters._cccl_builds:warm"}

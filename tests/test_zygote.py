@@ -160,7 +160,7 @@ def test_the_zygote_is_the_default_and_no_zygote_turns_it_off(argv, expected):
     import argparse
 
     from caiconform.commands import run as run_command
-    from caiconform.runner.driver import RunConfig
+    from caiconform.runner.config import RunConfig
 
     parser = argparse.ArgumentParser()
     run_command.add_arguments(parser)

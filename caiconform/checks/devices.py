@@ -14,7 +14,7 @@ poisons its context or crashes on one does so on the others. Its drawn examples 
 the runner's crash cap counts by (no `layout`, `mutation`, `rule`), so uncapped, a consumer
 that poisons its context on every cross-device read would cost a new process (a context on
 each GPU and a faulting kernel) per example, a long tail of the run (docs/performance.md).
-`crash_kind` makes them one kind, capped as any other family's (`driver.DRAWN_CRASH_CAP`). No example needs
+`crash_kind` makes them one kind, capped as any other family's (`config.DRAWN_CRASH_CAP`). No example needs
 two streams' work to overlap, so its workers' contexts have one hardware queue
 (`SINGLE_QUEUE`): each replacement makes two contexts, one per GPU.
 """

@@ -524,6 +524,7 @@ def _summary(console: Any, result: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from caiconform.cli import UsageError, console
     from caiconform.runner import driver
+    from caiconform.runner.config import RunConfig
     from caiconform.runner.plan import default_checks
 
     if args.resume and args.out is None:
@@ -540,7 +541,7 @@ def run(args: argparse.Namespace) -> int:
     run_id = None if args.out else driver.new_run_id()
     out = args.out or Path("runs") / run_id
     ignored = _ignored_on_resume(args) if args.resume else []
-    config = driver.RunConfig(
+    config = RunConfig(
         out=out,
         run_id=run_id,
         checks=args.checks or default_checks(),

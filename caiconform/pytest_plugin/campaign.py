@@ -142,7 +142,8 @@ class Campaign:
         if direction in self.runs:
             return self.runs[direction]
         from caiconform.pytest_plugin.adapter import install
-        from caiconform.runner.driver import RunConfig, run_matrix
+        from caiconform.runner.config import RunConfig
+        from caiconform.runner.driver import run_matrix
 
         if not self.sources:
             self.sources = install(self.workdir / "adapter", self.options.target, self.peers())

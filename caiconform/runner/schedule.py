@@ -71,7 +71,7 @@ FAMILY_EXAMPLE_S = {
 }
 DEFAULT_EXAMPLE_S = 0.01
 #: threads per GPU of the run that may take tasks of cells needing several GPUs (`Scheduler`
-#: `wide_threads`): the devices family's cells, 4 helpers each (`driver.WIDE_HELPERS`), on
+#: `wide_threads`): the devices family's cells, 4 helpers each (`cell.WIDE_HELPERS`), on
 #: every thread that helped them made a fork server seeing every GPU per thread
 WIDE_THREADS_PER_GPU = 4
 
@@ -148,7 +148,7 @@ def shard_cells(costs: Mapping[str, float], shard: tuple[int, int]) -> set[str]:
 
 
 class CellWork(Protocol):
-    """What the scheduler needs of a cell being run (`driver._CellRun`)."""
+    """What the scheduler needs of a cell being run (`cell.CellRun`)."""
 
     cost: float
     #: whether other threads may take this cell's examples (False: a cell with its own worker)

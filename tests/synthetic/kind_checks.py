@@ -1,6 +1,6 @@
 """A synthetic family whose drawn examples have kinds: each names one of three mutations, as the
 adversarial family's drawn examples do, so the runner's cap on lost drawn examples of one kind
-(`driver.DRAWN_CRASH_CAP`) is visible; every example of mutation `m-t` leaves its worker
+(`config.DRAWN_CRASH_CAP`) is visible; every example of mutation `m-t` leaves its worker
 untrusted (`taints`), which the cap counts too. Its examples reuse
 `tests.synthetic.checks.execute`: the producer name chooses how an example misbehaves from
 n >= THRESHOLD on.

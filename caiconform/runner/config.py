@@ -1,0 +1,203 @@
+"""The settings of one run (`RunConfig`), what a run gives back (`RunResult`) and the progress
+callbacks it makes (`Listener`); how a resumed run's saved settings (`run.json`) and the defaults
+complete a configuration (`resumed_run_id`, `fill_defaults`)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from caiconform.runner.plan import Cell, UsageError
+
+DEFAULT_TIMEOUT_S = 30.0
+
+#: seconds of shrinking per (outcome, rule) class; classes the floor met are not shrunk at all
+DEFAULT_SHRINK_BUDGET_S = 20.0
+
+#: `--shrink-patience S`: a class's shrink also stops once S seconds, and
+#: SHRINK_PATIENCE_EXCHANGES exchanges, brought no smaller example of it; 0 (the default): the
+#: budget alone. Measured on the H100 (2026-11-25, seed 11,
+#: reports/2026-11-25-h100-prepare-shrink): 5 s cut the matrix's shrinking from 179 to
+#: 114-116 s of the slots' time, but cuda.cccl's classes (a kernel build per dtype, seconds
+#: per exchange) found their first smaller example only after 14-40 exchanges and 13-18 s, and
+#: kept drawn 2- and 4-d examples instead of 1-d int8 ones, with seconds alone and with 10
+#: exchanges as well: a reproducer for a maintainer is worth more than the ~4 s of wall saved
+DEFAULT_SHRINK_PATIENCE_S = 0.0
+
+#: drawn examples of one kind (params `kind`, `mutation`, `rule`, layout kind: `crash_kind`)
+#: that may end in crash/hang/poisoned (or leave their worker untrusted) in a cell before the
+#: rest of that kind there is skipped. Each such example costs a fresh process (on the H100
+#: 2-3 s: a CUDA context and the library's first exchange); seed 11's default matrix had 92
+#: drawn ones, 55 of them after the third of their kind (simulated on that run's journal), and
+#: runs with the cap kept every finding group (reports/2026-11-25-h100-crashes)
+#: (`RunConfig.drawn_crash_cap`, `--drawn-crash-cap`; 0 runs them all)
+DRAWN_CRASH_CAP = 3
+
+#: a cell's examples sent to a worker in one request (`Worker.run_many`, `RunConfig.batch`):
+#: the worker runs the next while the parent reads, judges and journals the last, instead of
+#: waiting for the round trip (on the H100, 2026-11-25, seed 11: 2.8 ms of transfer and 1.7
+#: ms of the parent's turnaround per example, against 0.3 ms for the 20,853 examples an
+#: adapter skips). A batch is at most a quarter of what the cell has left (BATCH_SHARE), so
+#: helpers still share a cell's last examples
+DEFAULT_BATCH = 8
+
+BATCH_SHARE = 4
+
+#: saved settings a resumed run takes from the command line when given there
+_OVERRIDABLE = ("timeout_s", "shrink_budget_s", "shrink_patience_s")
+
+
+@dataclass
+class RunConfig:
+    """Settings of one run. Those that change which examples a run draws (`checks`,
+    `libraries`, `max_examples`, `seed`) are saved in `run.json` and reused by `resume`."""
+
+    out: Path
+    checks: list[str]
+    libraries: list[str] | None = None
+    max_examples: int = 100
+    seed: int | None = None
+    #: cell threads, one worker slot each; None: `default_workers` (WORKERS_PER_GPU per GPU,
+    #: at most the cores; the cores without a GPU)
+    workers: int | None = None
+    #: None: the resumed run's value, else DEFAULT_TIMEOUT_S
+    timeout_s: float | None = None
+    gpus: int | None = None
+    shrink: bool = True
+    #: None: the resumed run's value, else DEFAULT_SHRINK_BUDGET_S
+    shrink_budget_s: float | None = None
+    #: None: the resumed run's value, else DEFAULT_SHRINK_PATIENCE_S (0: no patience limit)
+    shrink_patience_s: float | None = None
+    health_hooks: Sequence[str] = ()
+    adapter_source: str = "caiconform.runner.libraries"
+    resume: bool = False
+    run_id: str | None = None
+    #: drawn examples of one kind that may be lost in a cell before the rest of that kind is
+    #: skipped (DRAWN_CRASH_CAP; 0: no cap)
+    drawn_crash_cap: int = DRAWN_CRASH_CAP
+    #: keep a prepared spare process per worker slot (see `Worker`)
+    spare_workers: bool = True
+    #: calibrate the streams spin on this machine when streams cells run on a GPU
+    calibrate_spin: bool = True
+    #: each worker slot is a fork server (`forkserver.py`): libraries imported once, a crashed
+    #: worker replaced by a fork (Linux; spare_workers then applies to nothing)
+    fork_workers: bool = True
+    #: fork servers import the run's check modules and available libraries before their first
+    #: fork (`forkserver.PRELOAD_ENV`) instead of as cells need them: no children replaced
+    #: when a cell brings a new library, but every worker pays every import up front. None:
+    #: when the run has GPU cells (the H100, 2026-11-23, seed 11 of the default matrix:
+    #: 176.5 s with, 273.7 s without, the same finding groups); on a CPU with one-second
+    #: synthetic imports and few cells per worker it is 1.20x slower (bench_matrix.py)
+    preload_workers: bool | None = None
+    #: with fork servers that preload and start with the run (`_starts_early`): fork them from
+    #: one process that imported the libraries once (`runner.zygote`) instead of each importing
+    #: them itself (the H100, 2026-11-24, seed 11 on fresh machines: 107.1 and 118.0 s with, the
+    #: start 8.5-10.1 s; 125.3 s without, the start 14.9 s, its 16 servers importing for 13.2 s
+    #: each; the same 302 finding groups)
+    zygote: bool = True
+    #: on a GPU, compile at the run's start, in processes of their own, what each worker
+    #: process would otherwise compile for itself (the adapter source's `builds`: cuda.cccl's
+    #: builds per element type)
+    warm_builds: bool = True
+    #: draw cells' examples in spawned processes ahead of the cells (`prefetch.py`); None:
+    #: when the matrix has at least `prefetch.MIN_CELLS` cells to run
+    prefetch_draws: bool | None = None
+    #: run the first example of each non-pass class of a cell once more, and say in
+    #: cells.jsonl `confirmed` whether it gave the same class (`CellRun.run_confirm`)
+    confirm: bool = True
+    #: (I, N): run only shard I of N of the matrix (`schedule.shard_cells`)
+    shard: tuple[int, int] | None = None
+    #: an earlier run directory whose cells.jsonl informs the cost estimates
+    costs_from: Path | None = None
+    #: run only the cells with these keys ("family/producer/consumer"; benchmarks)
+    only_cells: Sequence[str] | None = None
+    #: examples per request to a worker (DEFAULT_BATCH; 1: one at a time)
+    batch: int = DEFAULT_BATCH
+    #: the memory kinds examples may draw (`caiconform.cuda.memkinds`); None: those
+    #: `checks._memory.KINDS_ENV` names, else every kind; a resumed run keeps its own
+    memory_kinds: Sequence[str] | None = None
+
+    def saved(self) -> dict[str, Any]:
+        return {
+            "checks": self.checks,
+            "libraries": self.libraries,
+            "max_examples": self.max_examples,
+            "seed": self.seed,
+            "shrink": self.shrink,
+            "confirm": self.confirm,
+            "adapter_source": self.adapter_source,
+            "timeout_s": self.timeout_s,
+            "shrink_budget_s": self.shrink_budget_s,
+            "shrink_patience_s": self.shrink_patience_s,
+            "shard": list(self.shard) if self.shard is not None else None,
+            "drawn_crash_cap": self.drawn_crash_cap,
+            "memory_kinds": list(self.memory_kinds) if self.memory_kinds is not None else None,
+        }
+
+
+@dataclass
+class RunResult:
+    """What a finished (or interrupted) run leaves: where, and its records."""
+
+    run_id: str
+    run_dir: Path
+    records: list[dict[str, Any]]
+    skipped: list[tuple[str, str]]
+    interrupted: bool = False
+    resumed_cells: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class Listener(Protocol):
+    """Progress callbacks; called from the cell threads, so implementations must be
+    thread-safe."""
+
+    def planned(self, cells: Sequence[Cell], skipped: Sequence[tuple[str, str]]) -> None: ...
+    def cell_started(self, cell: Cell, already: int) -> None: ...
+    def example(self, cell: Cell, record: dict[str, Any]) -> None: ...
+    def cell_finished(self, cell: Cell, counts: Counter) -> None: ...
+
+
+def resumed_run_id(config: RunConfig) -> str:
+    """Reopen a run for `--resume`: its saved settings replace those in `config`."""
+    meta_path = config.out / "run.json"
+    if not meta_path.exists():
+        raise UsageError(f"nothing to resume in {config.out} (no run.json)")
+    try:
+        meta = json.loads(meta_path.read_text())
+        settings = meta["settings"]
+        for key, value in settings.items():
+            if key in _OVERRIDABLE and getattr(config, key) is not None:
+                continue  # given again on the command line: the new value wins
+            setattr(config, key, value)
+        if "drawn_crash_cap" not in settings:  # a run from before the cap ran every example
+            config.drawn_crash_cap = 0
+        if "memory_kinds" not in settings:  # a run from before the dimension drew none
+            config.memory_kinds = ("device",)
+        if config.shard is not None:
+            config.shard = tuple(config.shard)
+        return meta["run_id"]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"{meta_path} is not a caiconform run file: {exc}") from None
+
+
+def fill_defaults(config: RunConfig) -> None:
+    from caiconform.checks._memory import allowed_kinds
+    from caiconform.cuda.memkinds import check_kind
+
+    try:
+        if config.memory_kinds is None:
+            config.memory_kinds = allowed_kinds()
+        config.memory_kinds = tuple(check_kind(k) for k in config.memory_kinds)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if config.timeout_s is None:
+        config.timeout_s = DEFAULT_TIMEOUT_S
+    if config.shrink_budget_s is None:
+        config.shrink_budget_s = DEFAULT_SHRINK_BUDGET_S
+    if config.shrink_patience_s is None:
+        config.shrink_patience_s = DEFAULT_SHRINK_PATIENCE_S
