@@ -2,7 +2,7 @@
 matrix, the report and the benchmarks.
 
     nox -l                       list the sessions
-    nox -s tests lint            CPU: the project's own tests, ruff
+    nox -s tests lint            CPU: the project's own tests, ruff, the import contract
     nox -s "suite(torch)"        one library against the reference, in its own venv (GPU)
     nox -s matrix                every library against every other, one venv (GPU)
     nox -s report -- RUN_DIR     rebuild a run's report (default: the newest under reports/)
@@ -75,10 +75,12 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(venv_backend=BACKEND)
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check."""
-    _install(session, "ruff")
+    """ruff check, ruff format --check and the import contract (`lint-imports`, pyproject.toml
+    `[tool.importlinter]`: the layers and no import cycles)."""
+    _install(session, "ruff", "import-linter")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("lint-imports")
 
 
 @nox.session(venv_backend=BACKEND)

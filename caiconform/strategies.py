@@ -768,12 +768,12 @@ def pin_variant(index: int, layout: str | None = None) -> Iterator[_Pin]:
 
 def stream_scenarios(*, scenarios: Iterable[str] | None = None) -> st.SearchStrategy[str]:
     """Names of stream scenarios a producer can be asked for (see
-    `caiconform.adapters.base.STREAM_SCENARIOS`): ``none``, ``legacy``, ``per-thread``,
+    `caiconform.spec.scenarios.STREAM_SCENARIOS`): ``none``, ``legacy``, ``per-thread``,
     ``pending``, ``multi-stream``, ``unsynced`` (wrong on purpose).
 
     scenarios: restrict to these names. Shrinks toward ``none``.
     """
-    from caiconform.adapters.base import STREAM_SCENARIOS
+    from caiconform.spec.scenarios import STREAM_SCENARIOS
 
     chosen = list(STREAM_SCENARIOS) if scenarios is None else list(dict.fromkeys(scenarios))
     if not chosen:

@@ -11,9 +11,9 @@ from hypothesis.errors import InvalidArgument
 
 from caiconform import strategies as cst
 from caiconform import validate
-from caiconform.adapters.base import STREAM_SCENARIOS
 from caiconform.spec.layout import LAYOUT_KINDS, Layout
 from caiconform.spec.rules import RULES, Level
+from caiconform.spec.scenarios import STREAM_SCENARIOS
 from caiconform.spec.typestr import parse_typestr
 
 

@@ -34,8 +34,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from caiconform.adapters._staging import host_image, pending_image, spin_us, split_bytes
-from caiconform.adapters.base import LIBRARY_STREAM_SCENARIOS, SkipExchange
+from caiconform.adapters.base import SkipExchange
 from caiconform.spec.layout import Layout
+from caiconform.spec.scenarios import LIBRARY_STREAM_SCENARIOS
 
 __all__ = [
     "Backend",

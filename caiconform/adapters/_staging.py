@@ -23,8 +23,9 @@ import functools
 
 import numpy as np
 
-from caiconform.adapters.base import STREAM_SCENARIOS, SkipExchange
+from caiconform.adapters.base import SkipExchange
 from caiconform.spec.layout import Layout, is_c_contiguous
+from caiconform.spec.scenarios import STREAM_SCENARIOS
 
 __all__ = [
     "ALL_DTYPE_KEYS",

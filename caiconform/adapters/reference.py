@@ -13,15 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from caiconform.adapters.base import (
-    CAPABILITIES,
-    LIBRARY_STREAM_SCENARIOS,
-    STREAM_SCENARIOS,
-    Adapter,
-    SkipExchange,
-)
+from caiconform.adapters.base import CAPABILITIES, Adapter, SkipExchange
 from caiconform.cuda.memkinds import MEMORY_KINDS
 from caiconform.spec.layout import Layout
+from caiconform.spec.scenarios import LIBRARY_STREAM_SCENARIOS, STREAM_SCENARIOS
 
 __all__ = ["ReferenceAdapter", "CAI_VERSIONS"]
 

@@ -2,7 +2,7 @@
 
 `ReferenceArray` allocates through the tracking memory manager (so its lifetime is observable),
 writes the values at the requested byte strides with the fill kernel, and plays one of the
-stream scenarios of `caiconform.adapters.base.STREAM_SCENARIOS`. `interface_dict` is the pure
+stream scenarios of `caiconform.spec.scenarios.STREAM_SCENARIOS`. `interface_dict` is the pure
 function that builds the exported dict; it holds the spec's key rules per version and is tested
 on the CPU.
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from caiconform.adapters.base import STREAM_SCENARIOS
 from caiconform.spec.layout import Layout, c_strides
+from caiconform.spec.scenarios import STREAM_SCENARIOS
 
 __all__ = [
     "ReferenceArray",

@@ -27,7 +27,8 @@ import numpy as np
 from _cases import DTYPES, layouts, sample_values
 
 from caiconform.adapters import registry
-from caiconform.adapters.base import STREAM_SCENARIOS, SkipExchange
+from caiconform.adapters.base import SkipExchange
+from caiconform.spec.scenarios import STREAM_SCENARIOS
 
 SECTION_TIMEOUT_S = 170
 PRODUCERS = ("reference", "numba", "cupy", "torch", "jax")

@@ -19,8 +19,9 @@ from _cases import sample_values
 
 import caiconform
 from caiconform.adapters import registry
-from caiconform.adapters.base import STREAM_SCENARIOS, SkipExchange
+from caiconform.adapters.base import SkipExchange
 from caiconform.spec.layout import Layout
+from caiconform.spec.scenarios import STREAM_SCENARIOS
 
 pytestmark = pytest.mark.gpu
 

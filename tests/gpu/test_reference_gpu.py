@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from caiconform.adapters.base import STREAM_SCENARIOS
 from caiconform.cuda import context_healthy, gpu_available
 from caiconform.spec.layout import Layout
+from caiconform.spec.scenarios import STREAM_SCENARIOS
 from caiconform.strategies import layouts, shapes, typestrs
 
 HAVE_GPU, NO_GPU_REASON = gpu_available()
