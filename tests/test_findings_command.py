@@ -8,7 +8,8 @@ import sys
 import types
 from pathlib import Path
 
-from caiconform.report.issues import issue_filename, select_groups
+from caiconform.report.issues import select_groups
+from caiconform.report.wording import issue_filename
 from caiconform.results.record import cell_key
 from caiconform.spec.rules import RULES, level_text
 

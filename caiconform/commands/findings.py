@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     from caiconform.commands._groups import catalogue_groups, library_groups
     from caiconform.commands.report import announce_run_state
     from caiconform.report import upstream, verify
-    from caiconform.report.issues import issue_filename, render_issue, select_groups
+    from caiconform.report.issues import render_issue, select_groups
+    from caiconform.report.wording import issue_filename
     from caiconform.results.severity import parse_severities
 
     try:
@@ -170,8 +171,8 @@ _DEFECTS = frozenset({"corrupts", "crashes", "refuses-valid"})
 def _marks(group: dict[str, Any]) -> str:
     """What an index or summary line adds about a group: reproduces or UNCONFIRMED, and a known
     upstream report."""
-    from caiconform.report.upstream import known_line
     from caiconform.report.verify import REPRODUCES
+    from caiconform.report.wording import known_line
 
     marks = []
     entry = group.get("standalone")

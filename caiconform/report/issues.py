@@ -14,7 +14,6 @@ prints or writes them.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from caiconform.report.wording import broken_input, group_level, group_phrase
 from caiconform.results.severity import HARM
 from caiconform.spec.rules import RULES, level_text
 
-__all__ = ["render_issue", "issue_filename", "select_groups", "LEVEL_ORDER"]
+__all__ = ["render_issue", "select_groups", "LEVEL_ORDER"]
 
 #: levels from most to least binding; `--level X` keeps X and everything above it
 LEVEL_ORDER = ("MUST", "SHOULD", "PORTABILITY", "MAY")
@@ -57,17 +56,6 @@ def _input_level(group: dict[str, Any]) -> str | None:
     """A crash on input that breaks a rule is judged at that rule's level."""
     rule = RULES.get(group.get("input_rule") or "")
     return rule.level.value if rule else None
-
-
-def issue_filename(group: dict[str, Any]) -> str:
-    """A stable file name for a group: library-role-rule-outcome.md."""
-    parts = [
-        group.get("library") or "ambiguous",
-        group.get("role") or "-",
-        group.get("rule") or f"input-{group.get('input_rule') or 'none'}",
-        group.get("outcome") or "-",
-    ]
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(str(p) for p in parts)) + ".md"
 
 
 def _title(group: dict[str, Any]) -> str:
@@ -162,8 +150,8 @@ def _standalone(group: dict[str, Any], run_dir: Path | None) -> tuple[list[str],
 def _verified(group: dict[str, Any]) -> list[str]:
     """Whether the standalone reproducer reproduced the finding, and whether it is already
     reported upstream (the group as `caiconform findings` annotates it)."""
-    from caiconform.report.upstream import known_line
     from caiconform.report.verify import status_line
+    from caiconform.report.wording import known_line
 
     lines = []
     status = status_line(group)

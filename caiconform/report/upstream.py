@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from caiconform.report.wording import known_line
 from caiconform.results.filing import HARNESS
 from caiconform.results.severity import HARM
 from caiconform.spec.rules import RULES, level_text
@@ -156,18 +157,6 @@ def annotate_known(groups: Iterable[dict[str, Any]], reports: Sequence[KnownRepo
     """Set each group's `known_reports` to the reports that cover it (a list of dicts)."""
     for group in groups:
         group["known_reports"] = [r.to_dict() for r in reports_for(group, reports)]
-
-
-def known_line(group: Mapping[str, Any]) -> str | None:
-    """The sentence "already reported: <url> (state)" for an annotated group, or None."""
-    known = group.get("known_reports") or []
-    if not known:
-        return None
-    parts = []
-    for k in known:
-        how = "already reported" if k["relation"] == "reports" else "tracked"
-        parts.append(f"{how}: [{k['title']}]({k['url']}) ({k['state']})")
-    return "; ".join(parts)
 
 
 def fileable(group: Mapping[str, Any]) -> bool:

@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from caiconform.report.issues import issue_filename
+from caiconform.report.wording import issue_filename
 
 __all__ = [
     "SCHEMA",

@@ -9,6 +9,7 @@ marked wherever its level appears.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -23,6 +24,8 @@ __all__ = [
     "group_phrase",
     "harness_lines",
     "is_harness",
+    "issue_filename",
+    "known_line",
     "severity_word",
     "standalone_word",
 ]
@@ -118,3 +121,26 @@ def standalone_word(group: Mapping[str, Any]) -> str | None:
     if status is None:
         return None
     return "reproduces standalone" if status == "reproduces" else "UNCONFIRMED standalone"
+
+
+def issue_filename(group: dict[str, Any]) -> str:
+    """A stable file name for a group: library-role-rule-outcome.md."""
+    parts = [
+        group.get("library") or "ambiguous",
+        group.get("role") or "-",
+        group.get("rule") or f"input-{group.get('input_rule') or 'none'}",
+        group.get("outcome") or "-",
+    ]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(str(p) for p in parts)) + ".md"
+
+
+def known_line(group: Mapping[str, Any]) -> str | None:
+    """The sentence "already reported: <url> (state)" for an annotated group, or None."""
+    known = group.get("known_reports") or []
+    if not known:
+        return None
+    parts = []
+    for k in known:
+        how = "already reported" if k["relation"] == "reports" else "tracked"
+        parts.append(f"{how}: [{k['title']}]({k['url']}) ({k['state']})")
+    return "; ".join(parts)
