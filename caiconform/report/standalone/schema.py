@@ -158,7 +158,7 @@ SETTINGS = {
 def _build(s: Script, producer: str, params: dict) -> bool:
     """Make the producer's `obj` as the example did; False when the script cannot."""
     from caiconform.report.standalone import libraries as libs
-    from caiconform.report.standalone import streams
+    from caiconform.report.standalone.pending import pending_producer
 
     kind, setting = params.get("unexportable"), params.get("export_setting")
     if kind is not None:
@@ -178,7 +178,7 @@ def _build(s: Script, producer: str, params: dict) -> bool:
     ex.values(s, array)
     scenario = params.get("stream_scenario") or "none"
     if scenario != "none":
-        return streams.pending_producer(s, producer, scenario, array)
+        return pending_producer(s, producer, scenario, array)
     if producer == "torch" and array.typestr in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         s.imp(*libs.imports_of("torch"))
         s.add(_OPAQUE_TORCH.format(name=array.typestr, shape=array.shape))

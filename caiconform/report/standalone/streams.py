@@ -16,98 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from caiconform.report.standalone import exchange as ex
-from caiconform.report.standalone import libraries as libs
 from caiconform.report.standalone._text import Script, array_of
+from caiconform.report.standalone.pending import pending_producer, reference_pending
 
-__all__ = ["SPIN_US", "NUMBA_SCENARIOS", "pending_producer", "reference_pending", "script"]
+__all__ = ["NUMBA_SCENARIOS", "script"]
 
-#: how long the producer's work stays pending (µs): long after a warmed consumer has read
-SPIN_US = 500_000
 NUMBA_SCENARIOS = ("numba-sync", "numba-stream-none", "numba-sync-off", "numba-export")
-_SENTINEL = """
-final = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-n = final.size
-image2 = np.concatenate([~final, final])  # the sentinel (each byte complemented), then the final bytes
-sentinel = image2[:n].view(dtype).reshape(values.shape)
-"""
-
-
-def reference_pending(s: Script, array, scenario: str) -> None:
-    """`obj`: the values behind a pending write on a stream of the scenario's kind, exported
-    as a v3 dict naming that stream (the `unsynced` scenario: naming none)."""
-    s.need("upload", "Exported", "sleep_on")
-    stream = {
-        "legacy": "stream = 1  # the legacy default stream",
-        "library-default": "stream = 1  # the legacy default stream",
-        "per-thread": "stream = 2  # the per-thread default stream",
-    }.get(
-        scenario,
-        "stream = int(ck(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value)))",
-    )
-    exported = "None" if scenario == "unsynced" else "stream"
-    s.add(_SENTINEL)
-    s.add(
-        f"""
-        ptr = upload(image2)
-        ck(cu.cuCtxSynchronize())
-        {stream}
-        sleep_on(stream, {SPIN_US})  # the producer's work, still running ...
-        ck(cu.cuMemcpyDtoDAsync(ptr, ptr + n, n, cu.CUstream(stream)))  # ... then its final write
-        obj = Exported({ex.interface(array, "ptr", stream=exported)})
-        """
-    )
-
-
-def pending_producer(s: Script, producer: str, scenario: str, array) -> bool:
-    """`obj`: `producer`'s own array whose final write is pending on the library's stream of
-    `scenario` (the adapters' staging, in the library's own calls); False where unknown."""
-    if producer == "jax":
-        if scenario != "pending":
-            return False
-        s.imp(*libs.imports_of("jax"))
-        s.add(_SENTINEL)
-        s.add(
-            """
-            m = jnp.full((4096, 4096), 1e-3, dtype=jnp.float32)
-
-
-            @jax.jit
-            def delayed(x):  # an identity that finishes only after 1024 matrix products
-                chain = jax.lax.fori_loop(0, 1024, lambda _, a: a @ m, m)
-                return jnp.where(jnp.sum(chain) == -1.5, jnp.zeros_like(x), x)
-
-
-            x = jax.device_put(values, jax.devices("gpu")[0]).block_until_ready()
-            delayed(jnp.zeros_like(x)).block_until_ready()  # compiled once, on other values
-            array = delayed(x)  # dispatched: still being computed when its CAI is read
-            obj = Exported(array.__cuda_array_interface__, owner=array)
-            """
-        )
-        s.need("Exported")
-        return True
-    how = libs.pending(producer, scenario, array)
-    if how is None or array.size == 0:
-        return False
-    s.imp(*how.imports)
-    s.need("sleep_on", "Exported", *how.helpers)
-    s.add(_SENTINEL)
-    s.add(how.upload_src)
-    s.add(
-        f"""
-        stream = {how.stream_src}
-        sleep_on({how.handle_src}, {SPIN_US})  # the producer's work, still running ...
-        """
-    )
-    s.add(how.copy_src + "  # ... then its final write")
-    s.add(how.view_src)
-    if how.under:
-        s.add(
-            f"with {how.under}:  # handed on inside the stream's block, as user code does\n"
-            "    obj = Exported(array.__cuda_array_interface__, owner=array)"
-        )
-    else:
-        s.add("obj = Exported(array.__cuda_array_interface__, owner=array)")
-    return True
 
 
 def _read_early(s: Script, group: dict, consumer: str, context: str, expected: str) -> None:
