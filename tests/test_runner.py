@@ -33,8 +33,8 @@ from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.plan import load_families, plan_cells
 from caiconform.runner.pool import Worker, WorkerPool
+from caiconform.runner.process import PARENT_ENV
 from caiconform.runner.protocol import canonical
-from caiconform.runner.worker import PARENT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNTHETIC = "tests.synthetic.checks"

@@ -340,6 +340,9 @@ def test_back_to_back_crashes_with_a_slow_library_cost_under_half_a_second():
 
 # -- scheduling -----------------------------------------------------------------------------
 class _FakeCell:
+    queues: str | None = None
+    wide = False
+
     def __init__(self, name: str, cost: float, examples: int, cap: int | None = None) -> None:
         self.name, self.cost, self.splittable, self.helpers_cap = name, cost, True, cap
         self.left = examples
@@ -944,9 +947,7 @@ def test_run_shrink_patience_flag(tmp_path):
 
     parser = argparse.ArgumentParser()
     run_command.add_arguments(parser)
-    assert f"(default {DEFAULT_SHRINK_PATIENCE_S:g}:" in " ".join(
-        parser.format_help().split()
-    )
+    assert f"(default {DEFAULT_SHRINK_PATIENCE_S:g}:" in " ".join(parser.format_help().split())
     argv = ["run", "--adapter-source", SOURCE, "--checks", SYNTHETIC, "--libraries", "good"]
     argv += ["--max-examples", "3", "--seed", "5", "--gpus", "0"]
     for flag, expected in (([], DEFAULT_SHRINK_PATIENCE_S), (["--shrink-patience", "5"], 5)):

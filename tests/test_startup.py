@@ -1,7 +1,7 @@
 """The run's start (`runner.startup`): library probes side by side, each in a process of its
 own, a crashing probe costing only its library; the environment capture and the streams spin
 calibration beside them, a resumed run keeping its calibration. And workers that write no core
-dumps (`worker.no_core_dumps`)."""
+dumps (`process.no_core_dumps`)."""
 
 from __future__ import annotations
 

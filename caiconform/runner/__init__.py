@@ -19,6 +19,8 @@ them, and every result is journaled at once.
   pinning, how many slots);
 - `forkserver`: a worker host that forks its workers (imports paid once, a crash costs a fork);
 - `zygote`: one process that imports a run's libraries once and forks the slots' fork servers;
+- `process`: the entry point of the worker processes and what every process the runner
+  starts does first;
 - `worker`: the worker process (runs an example, classifies how it ended, checks its health);
 - `health`: the after-example health check (CUDA context, pluggable hooks);
 - `ioctls`: the NVIDIA driver ioctls a worker's example made, when the ioctl clock is preloaded;

@@ -1,6 +1,6 @@
 """A worker host that forks its workers: the imports are paid once, a crash costs a fork.
 
-Started as `python -m caiconform.runner.worker --fork` (`pool.Worker(fork=True)`). The host never
+Started as `python -m caiconform.runner.process --fork` (`pool.Worker(fork=True)`). The host never
 runs an example and never touches CUDA (a process that initialised CUDA cannot fork a usable
 child). On `prepare` it only *imports*: the check module, and each library through the adapter
 source's `preload(name)` when it has one (import-only, e.g. `libraries.preload`). The examples
@@ -49,6 +49,7 @@ from typing import Any
 
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
+from caiconform.runner.worker import serve
 
 __all__ = ["ForkServer", "PRELOAD_ENV", "preload_from_env"]
 
@@ -314,8 +315,6 @@ class ForkServer:
                 global _death_file
                 _death_file = os.fdopen(death_to, "w")
                 faulthandler.enable(file=_death_file, all_threads=True)
-                from caiconform.runner.worker import serve
-
                 serve(os.fdopen(child_in, "rb"), os.fdopen(child_out, "wb"), self.hooks)
             except BaseException as exc:
                 print(f"forked worker: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -28,8 +28,8 @@ from typing import IO, Any
 
 from caiconform.results.outcome import CRASH, HANG, REJECTED, Result
 from caiconform.runner.forkserver import PRELOAD_ENV
+from caiconform.runner.process import PARENT_ENV, PATH_ENV
 from caiconform.runner.protocol import decode, encode
-from caiconform.runner.worker import PARENT_ENV, PATH_ENV
 from caiconform.runner.zygote import Zygote, ZygoteProcess
 
 __all__ = [
@@ -311,7 +311,7 @@ class Worker:
             with contextlib.suppress(OSError):
                 return self.zygote.spawn(args, self._environment(), self._log.fileno())
         return subprocess.Popen(
-            [sys.executable, "-m", "caiconform.runner.worker", *args],
+            [sys.executable, "-m", "caiconform.runner.process", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

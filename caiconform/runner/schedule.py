@@ -148,19 +148,33 @@ def shard_cells(costs: Mapping[str, float], shard: tuple[int, int]) -> set[str]:
 
 
 class CellWork(Protocol):
-    """What the scheduler needs of a cell being run (`cell.CellRun`)."""
+    """What the scheduler reads of a cell being run (`cell.CellRun`): these and nothing else."""
 
+    #: estimated seconds of the whole cell (`estimate_cost`): the start order, and whether a
+    #: thread starts it or helps a running cell instead
     cost: float
     #: whether other threads may take this cell's examples (False: a cell with its own worker)
     splittable: bool
     #: at most this many threads on the cell at once (None: no limit)
     helpers_cap: int | None
-    #: the hardware queues its workers' CUDA contexts are made with (`forkserver.queues_for`)
+    #: the hardware queues its workers' CUDA contexts are made with (`forkserver.queues_for`;
+    #: None: the default)
     queues: str | None
+    #: whether it needs several GPUs (its tasks run on workers that see them all, taken by at
+    #: most `wide_threads` threads)
+    wide: bool
 
-    def remaining(self) -> float: ...
-    def take(self) -> Any | None: ...
-    def finished(self) -> bool: ...
+    def remaining(self) -> float:
+        """Estimated seconds of its work not yet handed out."""
+        ...
+
+    def take(self) -> Any | None:
+        """Its next task for any thread, or None when it has none to hand out now."""
+        ...
+
+    def finished(self) -> bool:
+        """Whether it is done (or broken): the scheduler then drops it."""
+        ...
 
 
 def start_order(cells: Iterable[CellWork]) -> list[CellWork]:
@@ -168,10 +182,6 @@ def start_order(cells: Iterable[CellWork]) -> list[CellWork]:
     (a cell on workers that see every GPU: few threads can help it, so started late and run
     whole on one worker it would end long after every other cell), then longest first."""
     return sorted(cells, key=lambda c: (c.splittable and c.helpers_cap is None, -c.cost))
-
-
-def _queues(cell: CellWork) -> str | None:
-    return getattr(cell, "queues", None)  # a cell that does not say: the driver's default
 
 
 class _Thread:
@@ -220,7 +230,7 @@ class Scheduler:
     def _may_take(self, me: _Thread, cell: CellWork) -> bool:
         """Whether `me` may take tasks of `cell`: any cell, except a wide one once
         `wide_threads` other threads have taken wide cells' tasks."""
-        if not getattr(cell, "wide", False) or self.wide_threads is None:
+        if not cell.wide or self.wide_threads is None:
             return True
         return id(me) in self._wide or len(self._wide) < self.wide_threads
 
@@ -233,7 +243,7 @@ class Scheduler:
         me.cell = cell
         if cell is not None:
             self._helpers[id(cell)] = self._helpers.get(id(cell), 0) + 1
-            if getattr(cell, "wide", False):
+            if cell.wide:
                 self._wide.add(id(me))
 
     def _pick(self, me: _Thread) -> Any | None:
@@ -259,9 +269,9 @@ class Scheduler:
             default=None,
         )
         share = 0.0 if best is None else best.remaining() / (self._helpers.get(id(best), 0) + 1)
-        mine = _queues(own) if own is not None else None
+        mine = own.queues if own is not None else None
         allowed = [c for c in self.pending if self._may_take(me, c)]
-        start = next((c for c in allowed if own is None or _queues(c) == mine), None)
+        start = next((c for c in allowed if own is None or c.queues == mine), None)
         if allowed and start is None:
             start = allowed[0]
         if start is not None and not (best is not None and share > start.cost):
@@ -271,7 +281,7 @@ class Scheduler:
             return ("start", start)
 
         def other_kind(cell: CellWork) -> bool:
-            return own is not None and _queues(cell) != mine
+            return own is not None and cell.queues != mine
 
         for cell in sorted(helpable, key=lambda c: (other_kind(c), -c.remaining())):
             task = cell.take()

@@ -10,7 +10,7 @@ coverage floors are built in a thread of the parent meanwhile, and the libraries
 (`libraries.builds`: compiles every worker would repeat) in processes of their own, which the
 start does not wait for (run.json `builds` says how long they took). Each helper
 process is started and closed in the thread that uses it (a worker dies with the thread that
-started it, `worker._exit_with_parent`). `timings` says how long each part took; the runner
+started it, `process._exit_with_parent`). `timings` says how long each part took; the runner
 keeps them in run.json (`startup`).
 """
 

@@ -1,7 +1,7 @@
 """The worker process: runs examples one at a time for the parent, isolated from it.
 
-Started as `python -m caiconform.runner.worker [--health-hook module:function ...]`. It reads one
-request per line on stdin and answers one line on what was stdout; fd 1 is then pointed at
+Started as `python -m caiconform.runner.process [--health-hook module:function ...]`
+(`runner.process`, which sets the process up and calls `serve`). It reads one request per line on stdin and answers one line on what was stdout; fd 1 is then pointed at
 stderr, so whatever a library prints cannot corrupt the protocol. The worker lives across
 examples (and cells), so each library is imported and each CUDA context created once, not once
 per example; imported check modules and adapters stay cached.
@@ -36,12 +36,9 @@ A crash, a hang or an os._exit in `execute` is seen by the parent, not here.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import faulthandler
 import gc
 import importlib
-import os
 import resource
 import sys
 import time
@@ -53,20 +50,7 @@ from caiconform.runner import health, ioctls
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
 
-__all__ = [
-    "main",
-    "serve",
-    "run_example",
-    "no_core_dumps",
-    "set_up_process",
-    "PATH_ENV",
-    "PARENT_ENV",
-]
-
-#: os.pathsep-joined sys.path of the parent, so the worker imports what the parent imports
-PATH_ENV = "CAICONFORM_WORKER_PATH"
-#: pid of the parent; the worker exits when it is gone
-PARENT_ENV = "CAICONFORM_WORKER_PARENT"
+__all__ = ["serve", "run_example", "taints_of"]
 
 _MESSAGE_LIMIT = 500
 
@@ -287,33 +271,6 @@ def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
     return {"error": f"unknown op {op!r}"}
 
 
-def _exit_with_parent() -> None:
-    """Die with the parent (Linux), so a killed run leaves no worker behind, even a hung one.
-    The kernel sends the signal when the *thread* that started the worker ends, so the parent
-    keeps a worker inside the thread that started it."""
-    parent = os.environ.get(PARENT_ENV)
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-
-        pr_set_pdeathsig = 1
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if parent and os.getppid() != int(parent):
-        os._exit(0)
-
-
-def _protocol_streams() -> tuple[BinaryIO, BinaryIO]:
-    """Take fds 0 and 1 for the protocol; point fd 0 at /dev/null and fd 1 at stderr."""
-    proto_in = os.fdopen(os.dup(0), "rb")
-    proto_out = os.fdopen(os.dup(1), "wb")
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    os.dup2(2, 1)
-    return proto_in, proto_out
-
-
 def serve(proto_in: BinaryIO, proto_out: BinaryIO, hooks: list[str]) -> None:
     """Answer requests, one line per answer, until `exit`, end of input, or a retiring example."""
     for line in proto_in:
@@ -337,56 +294,3 @@ def _batch_fields(answer: dict[str, Any]) -> dict[str, Any]:
     """What an answer says about the process and its batch (kept when it is replaced): its
     place in a `run_many` batch and whether the process retires after it."""
     return {k: answer[k] for k in ("index", "more", "retire") if k in answer}
-
-
-def no_core_dumps() -> None:
-    """A worker that crashes writes no core file: the process is made non-dumpable
-    (PR_SET_DUMPABLE 0, which the kernel checks before any core dump, a `core_pattern` pipe
-    included) and RLIMIT_CORE is 0. A guard, not a measured fix: on the H100 crashes took
-    0.77 s median, 4 s p90 and up to 5.4 s from the request to the parent seeing the worker
-    gone, and dumping a process that maps a CUDA context is slow, but that machine dumped no
-    cores already (`ulimit -c` 0) and no change showed there. Inherited by forked children."""
-    import resource
-
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        pr_set_dumpable = 4
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0)
-
-
-def set_up_process() -> None:
-    """What every process the runner starts does first (a worker, a fork server, the zygote):
-    die with its parent, write no core dumps, dump tracebacks on a fatal signal, and import
-    what the parent imports (`PATH_ENV`)."""
-    _exit_with_parent()
-    no_core_dumps()
-    faulthandler.enable()
-    extra = os.environ.get(PATH_ENV, "")
-    sys.path[:0] = [p for p in extra.split(os.pathsep) if p and p not in sys.path]
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="caiconform.runner.worker")
-    parser.add_argument("--health-hook", action="append", default=[], metavar="MODULE:FUNCTION")
-    parser.add_argument(
-        "--fork",
-        action="store_true",
-        help="be a fork server: import, never run, and fork the processes that run (forkserver)",
-    )
-    args = parser.parse_args(argv)
-    set_up_process()
-    proto_in, proto_out = _protocol_streams()
-    if args.fork:
-        from caiconform.runner.forkserver import ForkServer
-
-        ForkServer(proto_in.fileno(), proto_out.fileno(), args.health_hook).serve()
-    else:
-        serve(proto_in, proto_out, args.health_hook)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

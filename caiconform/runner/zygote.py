@@ -69,7 +69,7 @@ class Zygote:
         return self.proc.poll() is None
 
     def spawn(self, args: list[str], env: dict[str, str], stderr: int) -> ZygoteProcess:
-        """A fork server (`python -m caiconform.runner.worker ARGS`) forked by the zygote, on
+        """A fork server (`python -m caiconform.runner.process ARGS`) forked by the zygote, on
         new pipes and `stderr`. Raises OSError when the zygote cannot be asked (it died)."""
         child_in, to_child = os.pipe()
         from_child, child_out = os.pipe()
@@ -192,8 +192,8 @@ def _become(request: dict[str, Any], fds: list[int], zygote: int) -> None:
     for fd in fds:
         if fd > 2:
             os.close(fd)
-    from caiconform.runner.worker import PARENT_ENV
-    from caiconform.runner.worker import main as worker_main
+    from caiconform.runner.process import PARENT_ENV
+    from caiconform.runner.process import main as worker_main
 
     os.environ.clear()
     os.environ.update(request["env"])
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     import gc
 
     from caiconform.runner.forkserver import preload_from_env
-    from caiconform.runner.worker import set_up_process
+    from caiconform.runner.process import set_up_process
 
     args = sys.argv[1:] if argv is None else argv
     sock = socket.socket(fileno=int(args[0]))
