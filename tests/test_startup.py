@@ -137,7 +137,7 @@ def test_a_run_on_a_gpu_asks_the_source_for_cuda_cccls_builds_in_parts(tmp_path)
     config = RunConfig(out=tmp_path, checks=[], adapter_source="caiconform.runner.libraries")
     builds = driver._builds(config, ["cupy", "cuda.cccl"], ["0"])
     assert len(builds) == libraries.BUILD_PROCESSES
-    assert {function for function, _ in builds} == {"caiconform.adapters._cccl_builds:warm"}
+    assert {function for function, _ in builds} == {"caiconform.adapters.cccl_adapter:warm"}
     assert sorted(t for _, kwargs in builds for t in kwargs["typestrs"]) == sorted(WARM_TYPESTRS)
     assert driver._builds(config, ["cupy", "torch"], ["0"]) == []
     assert driver._builds(config, ["cuda.cccl"], []) == []  # no GPU
@@ -159,11 +159,10 @@ def test_run_warms_builds_unless_told_not_to(argv, expected):
 
 
 def test_warming_cuda_cccls_builds_without_it_says_why(monkeypatch):
-    from caiconform.adapters import _cccl_builds
-    from caiconform.adapters.cccl_adapter import CcclAdapter
+    from caiconform.adapters.cccl_adapter import CcclAdapter, warm
 
     monkeypatch.setattr(CcclAdapter, "available", lambda self: (False, "no cuda.compute"))
-    assert _cccl_builds.warm(["<f4"]) == {"skipped": "no cuda.compute"}
+    assert warm(["<f4"]) == {"skipped": "no cuda.compute"}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")

@@ -24,8 +24,8 @@ under that target can be serialized and read back under the same key.
 
 One file lock per key: a worker that finds another compiling the same build waits for it and
 reads its result. A run with cuda.cccl on a GPU also compiles the builds of the element types
-cuda.compute can copy (`WARM_TYPESTRS`) at its start, in processes of their own (`warm`, from
-`runner.libraries.builds`): otherwise the cuda.cccl cells' first examples wait for one
+cuda.compute can copy (`WARM_TYPESTRS`) at its start, in processes of their own
+(`cccl_adapter.warm`, from `runner.libraries.builds`): otherwise the cuda.cccl cells' first examples wait for one
 another's compiles, one dtype after another, for minutes of the slots' time
 (docs/performance.md). The directory (`CACHE_ENV`, else the temp directory) outlives the run, keyed
 by cuda-cccl's version, the compute capability and the arguments' types and dtypes.
@@ -41,7 +41,7 @@ from typing import Any
 from caiconform import diskcache
 from caiconform.diskcache import DiskBuilds
 
-__all__ = ["CACHE_ENV", "DiskBuilds", "WARM_TYPESTRS", "unary_identity", "cache_dir", "warm"]
+__all__ = ["CACHE_ENV", "DiskBuilds", "WARM_TYPESTRS", "unary_identity", "cache_dir"]
 
 #: where the builds are kept; default `<tempdir>/caiconform-cccl-<uid>`
 CACHE_ENV = "CAICONFORM_CCCL_CACHE"
@@ -49,7 +49,7 @@ CACHE_ENV = "CAICONFORM_CCCL_CACHE"
 #: per process: the keys computed here did not match cuda.compute's (its private names moved)
 _disabled: list[str] = []
 #: the element types cuda.compute's v1 backend copies without treating them as opaque storage
-#: (which it refuses for IDENTITY): the builds a run's start compiles (`warm`)
+#: (which it refuses for IDENTITY): the builds a run's start compiles (`cccl_adapter.warm`)
 WARM_TYPESTRS = ("|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f2", "<f4", "<f8")
 _device_ccs: dict[int, int] = {}
 
@@ -144,34 +144,3 @@ def unary_identity(d_in: Any, d_out: Any, num_items: int, builds: DiskBuilds | N
                     source = "plain"
     transform(d_in=d_in, d_out=d_out, op=op, num_items=num_items)
     return source
-
-
-def warm(typestrs: list[str]) -> dict[str, str]:
-    """Make the builds the cuda.cccl consumer needs for `typestrs` exactly as its `consume`
-    would (a `CAIOnly` input, a `_Flat` output: cuda.compute's key holds their classes and
-    dtypes), one element copied onto itself each: each is read from disk or compiled and
-    written there, under its lock, for the run's workers. Returns each typestr's source
-    (`unary_identity`) or the error met; `{"skipped": why}` when cuda.cccl is unusable here."""
-    import numpy as np
-
-    from caiconform.adapters._staging import cai_only
-    from caiconform.adapters.cccl_adapter import CcclAdapter, _Flat
-    from caiconform.cuda.device import synchronize
-    from caiconform.cuda.memory import DeviceBuffer
-
-    ok, why = CcclAdapter().available()
-    if not ok:
-        return {"skipped": why}
-    done: dict[str, str] = {}
-    for typestr in typestrs:
-        try:
-            buffer = DeviceBuffer(np.dtype(typestr).itemsize)
-            try:
-                one = _Flat(buffer.ptr, 1, {"typestr": typestr})
-                done[typestr] = unary_identity(cai_only(one), _Flat(buffer.ptr, 1, one.desc), 1)
-                synchronize()
-            finally:
-                buffer.close()
-        except Exception as exc:  # noqa: BLE001 -- recorded: the cell meets it again, and reports it
-            done[typestr] = f"{type(exc).__name__}: {exc}"[:200]
-    return done

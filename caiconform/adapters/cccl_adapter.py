@@ -36,7 +36,7 @@ import numpy as np
 from caiconform.adapters import _staging
 from caiconform.adapters.base import Adapter, SkipExchange
 
-__all__ = ["CcclAdapter"]
+__all__ = ["CcclAdapter", "warm"]
 
 #: how cuda.compute refuses an opaque element type for a well-known operator: a refusal of the
 #: operator caiconform chose, not of the export (a custom operator would read it), so the
@@ -136,3 +136,32 @@ class CcclAdapter(Adapter):
             "result = out.get().reshape(d['shape'])  # C order; an F-order input differs\n"
         )
 
+
+def warm(typestrs: list[str]) -> dict[str, str]:
+    """Make the builds the cuda.cccl consumer needs for `typestrs` exactly as its `consume`
+    would (a `CAIOnly` input, a `_Flat` output: cuda.compute's key holds their classes and
+    dtypes), one element copied onto itself each: each is read from disk or compiled and
+    written there, under its lock, for the run's workers. Returns each typestr's source
+    (`unary_identity`) or the error met; `{"skipped": why}` when cuda.cccl is unusable here."""
+    from caiconform.adapters._cccl_builds import unary_identity
+    from caiconform.cuda.device import synchronize
+    from caiconform.cuda.memory import DeviceBuffer
+
+    ok, why = CcclAdapter().available()
+    if not ok:
+        return {"skipped": why}
+    done: dict[str, str] = {}
+    for typestr in typestrs:
+        try:
+            buffer = DeviceBuffer(np.dtype(typestr).itemsize)
+            try:
+                one = _Flat(buffer.ptr, 1, {"typestr": typestr})
+                done[typestr] = unary_identity(
+                    _staging.cai_only(one), _Flat(buffer.ptr, 1, one.desc), 1
+                )
+                synchronize()
+            finally:
+                buffer.close()
+        except Exception as exc:  # noqa: BLE001 -- recorded: the cell meets it again, and reports it
+            done[typestr] = f"{type(exc).__name__}: {exc}"[:200]
+    return done

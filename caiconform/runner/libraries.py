@@ -140,7 +140,7 @@ def preload(name: str) -> None:
 
 
 def builds(names: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """cuda.cccl's builds per element type (`_cccl_builds.warm`), in `BUILD_PROCESSES` parts,
+    """cuda.cccl's builds per element type (`cccl_adapter.warm`), in `BUILD_PROCESSES` parts,
     when `names` holds it: each worker process otherwise compiled what it met, the others
     waiting on the build's lock (`_cccl_builds`)."""
     if "cuda.cccl" not in names:
@@ -148,4 +148,4 @@ def builds(names: list[str]) -> list[tuple[str, dict[str, Any]]]:
     from caiconform.adapters._cccl_builds import WARM_TYPESTRS
 
     parts = [list(WARM_TYPESTRS[i::BUILD_PROCESSES]) for i in range(BUILD_PROCESSES)]
-    return [("caiconform.adapters._cccl_builds:warm", {"typestrs": part}) for part in parts if part]
+    return [("caiconform.adapters.cccl_adapter:warm", {"typestrs": part}) for part in parts if part]

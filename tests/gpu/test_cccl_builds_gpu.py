@@ -85,11 +85,11 @@ def test_a_build_on_disk_does_not_hide_the_non_contiguous_refusal(tmp_path):
 
 
 def test_a_runs_start_warms_the_builds_the_consumer_then_reads(tmp_path):
-    """`_cccl_builds.warm` (what a run's start does in processes of its own) files each build
+    """`cccl_adapter.warm` (what a run's start does in processes of its own) files each build
     under the key the consumer's own call looks up: a fresh process then reads it from disk.
     An element type cuda.compute treats as opaque is refused there, as in a cell."""
     env = {**os.environ, "CAICONFORM_CCCL_CACHE": str(tmp_path)}
-    code = "import json; from caiconform.adapters import _cccl_builds as b; "
+    code = "import json; from caiconform.adapters import cccl_adapter as b; "
     code += "print(json.dumps(b.warm(['<f4', '<i2', '<c8'])))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
