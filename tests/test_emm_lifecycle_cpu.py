@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from caiconform.emm.checks import hostalloc_flags_missing
+from caiconform.emm.gpu.host_memory import hostalloc_flags_missing
 from caiconform.emm.lifecycle import (
     BAD_VERSIONS,
     ROUTED,

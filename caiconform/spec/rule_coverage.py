@@ -6,7 +6,7 @@ check-family module names (and those of `checks/_support.py`, for the families t
 every rule the validator judges (the schema family validates every export), the mutations of
 `strategies.MUTATIONS` and `adversarial.LIVE` (the adversarial family), and the rule IDs the EMM
 checker's modules name (`emm/static.py`, `emm/checks.py`, `emm/paths.py`,
-`emm/lifecycle.py`). The sources are parsed, not imported, so this stays cheap.
+`emm/lifecycle.py`, `emm/gpu/*.py`). The sources are parsed, not imported, so this stays cheap.
 
 A rule no check names must have a sentence in `UNCHECKED` saying why it cannot be checked;
 `tests/test_rule_coverage.py` keeps every MUST and SHOULD rule either exercised or reasoned.
@@ -34,7 +34,13 @@ __all__ = [
 ]
 
 _PKG = Path(__file__).resolve().parents[1]
-_EMM_MODULES = ("static", "checks", "paths", "lifecycle")
+_EMM_MODULES = (
+    "static",
+    "checks",
+    "paths",
+    "lifecycle",
+    *(f"gpu/{p.stem}" for p in sorted((_PKG / "emm" / "gpu").glob("*.py")) if p.stem != "__init__"),
+)
 
 #: Why a rule has no check: one sentence each. A rule here must have no exerciser (the test
 #: says so when a check starts naming it, so the reason is deleted).
