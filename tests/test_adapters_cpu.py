@@ -734,20 +734,20 @@ class _DriverlessConsumer(Adapter):
 
 
 def test_a_consumer_missing_the_driver_is_a_skip_not_a_rejection(monkeypatch):
-    from caiconform.checks import _support
+    from caiconform.checks import _exchange
     from caiconform.cuda import device
 
     monkeypatch.setattr(device, "gpu_available", lambda: (False, "no NVIDIA driver: absent"))
-    monkeypatch.setattr(_support, "adapter", lambda name: _DriverlessConsumer())
+    monkeypatch.setattr(_exchange, "adapter", lambda name: _DriverlessConsumer())
     with pytest.raises(SkipExchange) as skipped:
-        _support.consume_with("driverless", object())
+        _exchange.consume_with("driverless", object())
     assert str(skipped.value) == (
         "consumer driverless cannot run here: no NVIDIA driver: absent "
         "(RuntimeError: cuInit failed: no NVIDIA driver)"
     )
     # where the driver works, the same exception is the library's own answer
     monkeypatch.setattr(device, "gpu_available", lambda: (True, ""))
-    values, exc = _support.consume_with("driverless", object())
+    values, exc = _exchange.consume_with("driverless", object())
     assert values is None and str(exc) == "cuInit failed: no NVIDIA driver"
 
 

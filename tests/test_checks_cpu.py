@@ -22,6 +22,10 @@ from caiconform import validate
 from caiconform.adapters.base import SkipExchange
 from caiconform.checks import (
     FAMILIES,
+    _encoding,
+    _exchange,
+    _results,
+    _values,
     adversarial,
     agreement,
     load,
@@ -30,7 +34,6 @@ from caiconform.checks import (
     streams,
     versions,
 )
-from caiconform.checks import _support as sup
 from caiconform.results.outcome import OUTCOMES
 from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.rules import RULES, Level
@@ -127,7 +130,7 @@ def test_synthetic_schema_repro_runs_and_prints_the_verdict(tmp_path: Path) -> N
         {"shape": (2,), "typestr": "<f4", "data": (4096, False), "version": 3, "stream": 0},
         "CAI-STREAM-ZERO-FORBIDDEN",
     )
-    params = {"interface": sup.encode(mutant.interface), "rule": mutant.rule}
+    params = {"interface": _encoding.encode(mutant.interface), "rule": mutant.rule}
     script = tmp_path / "repro.py"
     script.write_text(schema.repro(params, schema.SYNTHETIC, None))
     out = subprocess.run(
@@ -142,17 +145,17 @@ def test_synthetic_schema_repro_runs_and_prints_the_verdict(tmp_path: Path) -> N
 
 @given(st.sampled_from(["|b1", "|i1", "<u2", "<i4", "<f2", "<f4", "<f8", "<c8", "<c16"]))
 def test_make_values_is_deterministic_and_typed(typestr: str) -> None:
-    a = sup.make_values(typestr, (3, 4), 7)
-    b = sup.make_values(typestr, (3, 4), 7)
+    a = _values.make_values(typestr, (3, 4), 7)
+    b = _values.make_values(typestr, (3, 4), 7)
     assert a.shape == (3, 4) and a.dtype == np.dtype(typestr)
     assert a.tobytes() == b.tobytes()
-    assert sup.make_values(typestr, (3, 4), 8).tobytes() != a.tobytes()
+    assert _values.make_values(typestr, (3, 4), 8).tobytes() != a.tobytes()
     if typestr == "|b1":
         assert set(a.view(np.uint8).ravel()) <= {0, 1}
 
 
 def test_make_values_of_a_zero_size_shape() -> None:
-    assert sup.make_values("<f4", (2, 0, 3), 1).shape == (2, 0, 3)
+    assert _values.make_values("<f4", (2, 0, 3), 1).shape == (2, 0, 3)
 
 
 @FEW
@@ -167,17 +170,17 @@ def test_make_values_can_be_stored_at_every_layout(typestr_layout) -> None:
     from caiconform.reference.producer import check_layout
 
     typestr, layout = typestr_layout
-    values = sup.make_values(typestr, layout.shape, 3, layout.strides)
+    values = _values.make_values(typestr, layout.shape, 3, layout.strides)
     assert values.shape == layout.shape and values.flags.c_contiguous
     check_layout(layout, values.dtype.itemsize, values)  # raises if broadcast values differ
 
 
 def test_values_source_rebuilds_the_same_values() -> None:
     namespace: dict = {}
-    exec(sup.values_source("<f8", (5, 2), 11), namespace)
-    assert namespace["values"].tobytes() == sup.make_values("<f8", (5, 2), 11).tobytes()
-    exec(sup.values_source("<i2", (3, 2), 11, (0, 2)), namespace)
-    assert namespace["values"].tobytes() == sup.make_values("<i2", (3, 2), 11, (0, 2)).tobytes()
+    exec(_values.values_source("<f8", (5, 2), 11), namespace)
+    assert namespace["values"].tobytes() == _values.make_values("<f8", (5, 2), 11).tobytes()
+    exec(_values.values_source("<i2", (3, 2), 11, (0, 2)), namespace)
+    assert namespace["values"].tobytes() == _values.make_values("<i2", (3, 2), 11, (0, 2)).tobytes()
     assert (namespace["values"] == namespace["values"][0]).all()
 
 
@@ -185,34 +188,34 @@ def test_compare_values_is_bitwise_and_nan_aware() -> None:
     expected = np.array([1.0, np.nan, 0.0], dtype="<f4")
     other_nan = expected.copy()
     other_nan.view(np.uint32)[1] = 0x7FC00001  # another NaN payload
-    assert sup.compare_values(other_nan, expected) is None
+    assert _values.compare_values(other_nan, expected) is None
     negative_zero = expected.copy()
     negative_zero[2] = -0.0
-    message = sup.compare_values(negative_zero, expected)
+    message = _values.compare_values(negative_zero, expected)
     assert message is not None and "1 of 3 elements differ; first at (2,)" in message
-    assert "shape (2,)" in sup.compare_values(expected[:2], expected)
-    assert "dtype <f8" in sup.compare_values(expected.astype("<f8"), expected)
-    assert "not a numpy array" in sup.compare_values([1.0], expected)
+    assert "shape (2,)" in _values.compare_values(expected[:2], expected)
+    assert "dtype <f8" in _values.compare_values(expected.astype("<f8"), expected)
+    assert "not a numpy array" in _values.compare_values([1.0], expected)
 
 
 def test_compare_values_reports_a_misread_0d_array() -> None:
     """A 0-d big-endian array read back with its bytes swapped is a mismatch at (), not an
     IndexError of the comparison (which the runner journaled as the consumer's refusal)."""
-    expected = sup.make_values(">i4", (), 0)
+    expected = _values.make_values(">i4", (), 0)
     misread = np.asarray(expected.astype("<i4").view(">i4").astype("<i4"))
-    message = sup.compare_values(misread, expected)
+    message = _values.compare_values(misread, expected)
     assert message is not None and message.startswith("1 of 1 elements differ; first at ()")
-    assert sup.compare_values(np.asarray(expected.astype("<i4")), expected) is None
+    assert _values.compare_values(np.asarray(expected.astype("<i4")), expected) is None
 
 
 def test_compare_values_complex_nan_and_byte_order() -> None:
     expected = np.array([complex(np.nan, 1.0), 2 + 3j], dtype="<c8")
     seen = np.array([complex(np.nan, 1.0), 2 + 3j], dtype="<c8")
-    assert sup.compare_values(seen, expected) is None
+    assert _values.compare_values(seen, expected) is None
     seen[0] = complex(np.nan, 2.0)
-    assert sup.compare_values(seen, expected) is not None
+    assert _values.compare_values(seen, expected) is not None
     big = np.array([1, 2, 3], dtype=">i4")
-    assert sup.compare_values(big.astype("<i4"), big) is None
+    assert _values.compare_values(big.astype("<i4"), big) is None
 
 
 # --- encoding interface dicts ----------------------------------------------------------------
@@ -221,8 +224,8 @@ def test_compare_values_complex_nan_and_byte_order() -> None:
 @FEW
 @given(cst.interface_dicts(version=None, valid=True) | cst.mutants().map(lambda m: m.interface))
 def test_encode_decode_keeps_every_finding(d: dict) -> None:
-    encoded = json.loads(json.dumps(sup.encode(d)))
-    decoded = sup.decode(encoded)
+    encoded = json.loads(json.dumps(_encoding.encode(d)))
+    decoded = _encoding.decode(encoded)
     before = sorted((f.rule, f.path) for f in validate(d).findings)
     after = sorted((f.rule, f.path) for f in validate(decoded).findings)
     assert before == after
@@ -230,13 +233,13 @@ def test_encode_decode_keeps_every_finding(d: dict) -> None:
 
 def test_encode_keeps_tuples_lists_bytes_and_odd_objects() -> None:
     d = {"shape": [2], "data": (256, False), "stream": b"\x01", 3: "x", "mask": object()}
-    back = sup.decode(json.loads(json.dumps(sup.encode(d))))
+    back = _encoding.decode(json.loads(json.dumps(_encoding.encode(d))))
     assert back["shape"] == [2] and back["data"] == (256, False) and back["stream"] == b"\x01"
-    assert back[3] == "x" and isinstance(back["mask"], sup.Opaque)
+    assert back[3] == "x" and isinstance(back["mask"], _encoding.Opaque)
     with pytest.raises(RuntimeError):
-        sup.RaisingInterface().__cuda_array_interface__  # noqa: B018 -- the raise is the point
+        _encoding.RaisingInterface().__cuda_array_interface__  # noqa: B018 -- the raise is the point
     with pytest.raises(ValueError, match="not an encoded value"):
-        sup.decode({"shape": 1})
+        _encoding.decode({"shape": 1})
 
 
 # --- schema verdicts ------------------------------------------------------------------------
@@ -253,11 +256,15 @@ def test_synthetic_schema_examples_pass(params: dict) -> None:
 @given(cst.interface_dicts(valid=True))
 def test_synthetic_schema_fails_when_the_verdict_differs(valid: dict) -> None:
     wrong_label = schema.execute(
-        {"interface": sup.encode(valid), "rule": "CAI-STREAM-ZERO-FORBIDDEN"}, "synthetic", None
+        {"interface": _encoding.encode(valid), "rule": "CAI-STREAM-ZERO-FORBIDDEN"},
+        "synthetic",
+        None,
     )
     assert wrong_label.outcome == "fail" and wrong_label.rule == "CAI-STREAM-ZERO-FORBIDDEN"
     broken = dict(valid, version=3, stream=0)
-    unlabelled = schema.execute({"interface": sup.encode(broken), "rule": None}, "synthetic", None)
+    unlabelled = schema.execute(
+        {"interface": _encoding.encode(broken), "rule": None}, "synthetic", None
+    )
     assert unlabelled.outcome == "fail" and unlabelled.rule == "CAI-STREAM-ZERO-FORBIDDEN"
 
 
@@ -306,41 +313,43 @@ class FakeConsumer:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch):
     consumers: dict[str, FakeConsumer] = {}
-    monkeypatch.setattr(sup, "adapter", lambda name: consumers[name])
+    monkeypatch.setattr(_exchange, "adapter", lambda name: consumers[name])
     return consumers
 
 
 def test_judge_exchange_classifies_every_answer(fake) -> None:
     values = np.arange(4, dtype="<i4")
-    plain = sup.InterfaceObject(
+    plain = _encoding.InterfaceObject(
         {"shape": (4,), "typestr": "<i4", "data": (256, False), "version": 3}
     )
     fake["reads"] = FakeConsumer(values)
     fake["wrong"] = FakeConsumer(values + 1)
     fake["raises"] = FakeConsumer(error=TypeError("no"))
-    assert sup.judge_exchange("reads", plain, values, None, "c").outcome == "pass"
-    wrong = sup.judge_exchange("wrong", plain, values, None, "c")
+    assert _exchange.judge_exchange("reads", plain, values, None, "c").outcome == "pass"
+    wrong = _exchange.judge_exchange("wrong", plain, values, None, "c")
     assert (wrong.outcome, wrong.rule) == ("fail", "CAI-CONSUMER-READS-DESCRIBED")
     assert "4 of 4 elements differ" in wrong.message
-    gap = sup.judge_exchange("raises", plain, values, None, "c", reject_rule="CAI-VERSION-KNOWN")
+    gap = _exchange.judge_exchange(
+        "raises", plain, values, None, "c", reject_rule="CAI-VERSION-KNOWN"
+    )
     assert (gap.outcome, gap.rule) == ("rejected", "CAI-VERSION-KNOWN")
     assert gap.expected != EXPECT_REJECTION
-    right = sup.judge_exchange("raises", plain, values, "CAI-STREAM-LIVE", "c")
+    right = _exchange.judge_exchange("raises", plain, values, "CAI-STREAM-LIVE", "c")
     assert (right.outcome, right.rule, right.expected) == (
         "rejected",
         "CAI-STREAM-LIVE",
         EXPECT_REJECTION,
     )
-    taken = sup.judge_exchange("reads", plain, values, "CAI-STREAM-LIVE", "c")
+    taken = _exchange.judge_exchange("reads", plain, values, "CAI-STREAM-LIVE", "c")
     assert (taken.outcome, taken.rule) == ("accepted-invalid", "CAI-STREAM-LIVE")
 
 
 def test_a_portable_refusal_names_the_portability_rule(fake) -> None:
-    negative = sup.InterfaceObject(
+    negative = _encoding.InterfaceObject(
         {"shape": (3,), "typestr": "<f4", "data": (1024, False), "version": 3, "strides": (-4,)}
     )
     fake["raises"] = FakeConsumer(error=ValueError("negative strides"))
-    result = sup.judge_exchange("raises", negative, np.zeros(3, "<f4"), None, "c")
+    result = _exchange.judge_exchange("raises", negative, np.zeros(3, "<f4"), None, "c")
     assert (result.outcome, result.rule) == ("rejected", "CAI-PORT-NEGATIVE-STRIDES")
 
 
@@ -349,16 +358,18 @@ def test_a_keyerror_on_an_omitted_optional_key_is_the_consumers_bug(fake) -> Non
     # that is no read-only refusal but a consumer that cannot do without the optional key
     jaxlike = {"shape": (3,), "typestr": "<f4", "data": (1024, True), "version": 2}
     fake["keyerror"] = FakeConsumer(error=KeyError("strides"))
-    result = sup.judge_exchange(
-        "keyerror", sup.InterfaceObject(jaxlike), np.zeros(3, "<f4"), None, "c"
+    result = _exchange.judge_exchange(
+        "keyerror", _encoding.InterfaceObject(jaxlike), np.zeros(3, "<f4"), None, "c"
     )
     assert (result.outcome, result.rule) == ("rejected", "CAI-STRIDES-NONE-C-CONTIGUOUS")
     no_stream = {"shape": (3,), "typestr": "|u1", "data": (1024, False), "version": 0}
-    assert sup.refusal_portability_rule(no_stream, KeyError("stream")) == "CAI-SYNC-NONE-NO-SYNC"
-    # a key the dict does hold, or a key that is not optional, keeps the portability reading
-    assert sup.refusal_portability_rule(jaxlike, KeyError("shape")) == "CAI-PORT-READONLY"
     assert (
-        sup.refusal_portability_rule({**jaxlike, "strides": None}, KeyError("strides"))
+        _results.refusal_portability_rule(no_stream, KeyError("stream")) == "CAI-SYNC-NONE-NO-SYNC"
+    )
+    # a key the dict does hold, or a key that is not optional, keeps the portability reading
+    assert _results.refusal_portability_rule(jaxlike, KeyError("shape")) == "CAI-PORT-READONLY"
+    assert (
+        _results.refusal_portability_rule({**jaxlike, "strides": None}, KeyError("strides"))
         == "CAI-PORT-READONLY"
     )
 
@@ -373,22 +384,22 @@ def test_of_several_portability_findings_the_one_the_refusal_names_is_chosen(fak
         "strides": (-16,),
     }
     dtype = ValueError("Unsupported dtype float128")
-    assert sup.refusal_portability_rule(negative_f16, dtype) == "CAI-PORT-TYPESTR-KIND"
+    assert _results.refusal_portability_rule(negative_f16, dtype) == "CAI-PORT-TYPESTR-KIND"
     strides = ValueError("negative strides are not supported")
-    assert sup.refusal_portability_rule(negative_f16, strides) == "CAI-PORT-NEGATIVE-STRIDES"
+    assert _results.refusal_portability_rule(negative_f16, strides) == "CAI-PORT-NEGATIVE-STRIDES"
     # a message naming none of them keeps the validator's first
-    assert sup.refusal_portability_rule(negative_f16, ValueError("no")) == sup.portability_rule(
-        negative_f16
-    )
+    assert _results.refusal_portability_rule(
+        negative_f16, ValueError("no")
+    ) == _results.portability_rule(negative_f16)
 
 
 def test_a_refusal_naming_the_version_it_wants_is_the_older_version_note() -> None:
     # cuda.core 1.2.0 (H100, 2026-11-25) refused v0-v2 exports without the word "version"
     v2 = {"shape": (0,), "typestr": "|u1", "data": (0, False), "version": 2}
     says = BufferError("only CUDA Array Interface v3 or above is supported")
-    assert sup.named_refusal(v2, says) == "CAI-PORT-OLDER-VERSION"
-    assert sup.named_refusal({**v2, "version": 3}, says) is None
-    assert sup.named_refusal(v2, BufferError("unsupported dtype")) is None
+    assert _results.named_refusal(v2, says) == "CAI-PORT-OLDER-VERSION"
+    assert _results.named_refusal({**v2, "version": 3}, says) is None
+    assert _results.named_refusal(v2, BufferError("unsupported dtype")) is None
 
 
 def test_a_refusal_of_the_layout_it_cannot_copy_is_portability_only_when_true(fake) -> None:
@@ -396,11 +407,11 @@ def test_a_refusal_of_the_layout_it_cannot_copy_is_portability_only_when_true(fa
     # arrays are supported, got 2-D array" to every 2-D export, zero-size ones included
     rmm_says = ValueError("Only 1-D contiguous arrays are supported, got 2-D array")
     two_d = {"shape": (0, 3), "typestr": "|b1", "data": (0, False), "version": 3}
-    assert sup.named_refusal(two_d, rmm_says) == "CAI-PORT-LAYOUT-SUBSET"
+    assert _results.named_refusal(two_d, rmm_says) == "CAI-PORT-LAYOUT-SUBSET"
     fake["flat"] = FakeConsumer(error=rmm_says)
-    result = sup.judge_exchange(
+    result = _exchange.judge_exchange(
         "flat",
-        sup.InterfaceObject(two_d),
+        _encoding.InterfaceObject(two_d),
         np.zeros((0, 3), "?"),
         None,
         "c",
@@ -416,11 +427,11 @@ def test_a_refusal_of_the_layout_it_cannot_copy_is_portability_only_when_true(fa
         "strides": (4,),
     }
     cccl_says = ValueError("Non-contiguous arrays are not supported.")
-    assert sup.named_refusal(strided, cccl_says) == "CAI-PORT-LAYOUT-SUBSET"
+    assert _results.named_refusal(strided, cccl_says) == "CAI-PORT-LAYOUT-SUBSET"
     # the same words for a 1-D C-contiguous export are no layout refusal: it was misread
     flat = {"shape": (4,), "typestr": "<i2", "data": (1024, False), "version": 3}
-    assert sup.named_refusal(flat, cccl_says) is None
-    assert sup.named_refusal(flat, rmm_says) is None
+    assert _results.named_refusal(flat, cccl_says) is None
+    assert _results.named_refusal(flat, rmm_says) is None
     # JAX names its striding and broadcasting: a broadcast export is the overlap note, the
     # more specific one; a padded 2-D export the layout note (H100, 2026-11-25)
     jax_says = ValueError(
@@ -436,8 +447,8 @@ def test_a_refusal_of_the_layout_it_cannot_copy_is_portability_only_when_true(fa
         "strides": (0, 1),
     }
     padded = {**broadcast, "strides": (8, 1)}
-    assert sup.named_refusal(broadcast, jax_says) == "CAI-PORT-OVERLAP"
-    assert sup.named_refusal(padded, jax_says) == "CAI-PORT-LAYOUT-SUBSET"
+    assert _results.named_refusal(broadcast, jax_says) == "CAI-PORT-OVERLAP"
+    assert _results.named_refusal(padded, jax_says) == "CAI-PORT-LAYOUT-SUBSET"
 
 
 def test_a_refusal_naming_its_reason_outranks_the_rule_the_example_is_about(fake) -> None:
@@ -446,20 +457,20 @@ def test_a_refusal_naming_its_reason_outranks_the_rule_the_example_is_about(fake
     empty_ro = {"shape": (0,), "typestr": "|b1", "data": (0, True), "version": 2}
     fake["ro"] = FakeConsumer(error=TypeError("the read only flag is not supported"))
     fake["null"] = FakeConsumer(error=RuntimeError("requires explicit device ID"))
-    obj = sup.InterfaceObject(empty_ro)
+    obj = _encoding.InterfaceObject(empty_ro)
     values = np.zeros(0, "|b1")
     zero = "CAI-DATA-ZERO-SIZE-NULL"
-    result = sup.judge_exchange("ro", obj, values, None, "c", reject_rule=zero)
+    result = _exchange.judge_exchange("ro", obj, values, None, "c", reject_rule=zero)
     assert (result.outcome, result.rule) == ("rejected", "CAI-PORT-READONLY")
     # a message naming no reason of its own keeps the family's rule
-    result = sup.judge_exchange("null", obj, values, None, "c", reject_rule=zero)
+    result = _exchange.judge_exchange("null", obj, values, None, "c", reject_rule=zero)
     assert (result.outcome, result.rule) == ("rejected", zero)
 
 
 def test_skip_exchange_passes_through(fake) -> None:
     fake["absent"] = FakeConsumer(error=SkipExchange("not here"))
     with pytest.raises(SkipExchange):
-        sup.consume_with("absent", object())
+        _exchange.consume_with("absent", object())
 
 
 class FakeAllocation:
@@ -484,18 +495,22 @@ def fake_memory(monkeypatch: pytest.MonkeyPatch) -> list[FakeAllocation]:
 def test_adversarial_classifies_mutants(mutant) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(adversarial, "_allocate", lambda n: FakeAllocation(0x7000_0000, n))
-        params = {"kind": "mutant", "interface": sup.encode(mutant.interface), "rule": mutant.rule}
+        params = {
+            "kind": "mutant",
+            "interface": _encoding.encode(mutant.interface),
+            "rule": mutant.rule,
+        }
         params = json.loads(json.dumps(params))
         must = RULES[mutant.rule].level is Level.MUST
         refusing = {"c": FakeConsumer(error=ValueError("bad dict"))}
-        patch.setattr(sup, "adapter", lambda name: refusing[name])
+        patch.setattr(_exchange, "adapter", lambda name: refusing[name])
         refused = adversarial.execute(params, None, "c")
         assert refused.rule == mutant.rule and refused.outcome == "rejected"
         assert (refused.expected == EXPECT_REJECTION) == must
-        d = sup.decode(params["interface"])
+        d = _encoding.decode(params["interface"])
         zeros = None if must else np.zeros(tuple(d["shape"]), np.dtype(d["typestr"]))
         accepting = {"c": FakeConsumer(zeros)}
-        patch.setattr(sup, "adapter", lambda name: accepting[name])
+        patch.setattr(_exchange, "adapter", lambda name: accepting[name])
         taken = adversarial.execute(params, None, "c")
         assert taken.outcome == ("accepted-invalid" if must else "pass"), taken.message
 
@@ -508,7 +523,7 @@ def test_rebase_moves_pointers_into_real_memory(fake_memory) -> None:
         "data": (256 * 1000 + 24, False),
         "version": 3,
         "strides": (-8,),
-        "mask": sup.InterfaceObject(
+        "mask": _encoding.InterfaceObject(
             {"shape": (4,), "typestr": "|b1", "data": (512, False), "version": 3}
         ),
     }
@@ -554,7 +569,7 @@ def test_adversarial_taints_after_a_bogus_stream_not_refused() -> None:
 
 
 def test_sentinel_count_counts_complemented_elements() -> None:
-    values = sup.make_values("<i4", (6,), 3)
+    values = _values.make_values("<i4", (6,), 3)
     read = values.copy()
     read[:2] = ~values[:2]
     assert streams.sentinel_count(read, values) == 2
@@ -597,7 +612,7 @@ def test_mask_values() -> None:
 
 
 def test_versions_build_edits_the_reference_dict() -> None:
-    exported = sup.InterfaceObject(
+    exported = _encoding.InterfaceObject(
         {
             "shape": (2,),
             "typestr": "<f4",
@@ -757,7 +772,7 @@ def test_suite_failure_message_names_rule_seen_expected_and_reproducer(tmp_path:
 
 
 def test_compare_values_shows_bytes_when_the_values_print_alike() -> None:
-    from caiconform.checks._support import compare_values
+    from caiconform.checks._values import compare_values
 
     stored_as_two = np.frombuffer(b"\x02\x00", dtype="?").reshape(1, 2).copy()
     message = compare_values(stored_as_two, np.array([[True, False]]))
@@ -820,9 +835,9 @@ def test_a_refusal_naming_its_element_type_or_compact_striding_names_its_reason(
     1-D sliced export names its layout; a message naming neither stays unexplained."""
     wide = {"shape": (3,), "typestr": "<c32", "data": (1 << 40, False), "version": 3}
     said = RuntimeError("NumbaNotImplementedError: complex256")
-    assert sup.named_refusal(wide, said) == "CAI-PORT-TYPESTR-KIND"
-    assert sup.named_refusal({**wide, "typestr": "<f16"}, said) is None  # another type named
+    assert _results.named_refusal(wide, said) == "CAI-PORT-TYPESTR-KIND"
+    assert _results.named_refusal({**wide, "typestr": "<f16"}, said) is None  # another type named
     sliced = {"shape": (2,), "typestr": "|u1", "data": (1 << 40, False), "version": 3}
     jax_says = RuntimeError("UNIMPLEMENTED: Only arrays with trivial (compact) striding")
-    assert sup.named_refusal({**sliced, "strides": (3,)}, jax_says) == "CAI-PORT-LAYOUT-SUBSET"
-    assert sup.named_refusal(sliced, jax_says) is None  # a C-contiguous export was misread
+    assert _results.named_refusal({**sliced, "strides": (3,)}, jax_says) == "CAI-PORT-LAYOUT-SUBSET"
+    assert _results.named_refusal(sliced, jax_says) is None  # a C-contiguous export was misread

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from caiconform import dlpack
-from caiconform.checks import _support as sup
-from caiconform.checks import agreement
+from caiconform.checks import _exchange, _results, _values, agreement
 from caiconform.results.outcome import FAIL, PASS
 
 
@@ -296,10 +295,12 @@ class _HostReference:
 
 
 def _run(monkeypatch, producer_obj, allocation):
-    monkeypatch.setattr(sup, "produce", lambda *a: producer_obj)
-    monkeypatch.setattr(sup, "consume_with", _HostReference(allocation))
+    monkeypatch.setattr(_exchange, "produce", lambda *a: producer_obj)
+    monkeypatch.setattr(_exchange, "consume_with", _HostReference(allocation))
     monkeypatch.setattr(
-        agreement, "_check_cuda_core", lambda obj, cai, ctx, p, **k: sup.passed(f"{ctx}: agree")
+        agreement,
+        "_check_cuda_core",
+        lambda obj, cai, ctx, p, **k: _results.passed(f"{ctx}: agree"),
     )
     layout = {"shape": [3, 4], "strides": None, "offset": 0, "kind": "C"}
     return agreement.execute({"typestr": "<f4", "layout": layout, "seed": 0}, "lib", None)
@@ -309,7 +310,7 @@ def _memory():
     """An allocation of 6 x 4 float32 with the example's values in its even rows (zeros in the
     odd ones): `base[::2]` holds what was written."""
     base = np.zeros((6, 4), dtype="<f4")
-    base[::2] = sup.make_values("<f4", (3, 4), 0)
+    base[::2] = _values.make_values("<f4", (3, 4), 0)
     return base
 
 
@@ -357,7 +358,7 @@ def test_a_producer_whose_capsule_disagrees_with_its_cai_is_the_culprit(
     cai_array, capsule = _disagreeing(field)
     if field == "wrapped":  # the CAI's negative stride is right: hand it the reversed rows
         base = np.zeros((6, 4), dtype="<f4")
-        base[::-1][1::2] = sup.make_values("<f4", (3, 4), 0)
+        base[::-1][1::2] = _values.make_values("<f4", (3, 4), 0)
         cai_array = base[::-1][1::2]
         capsule = _capsule_of(cai_array, strides=(2**62 - 8, 1))
         allocation = base
@@ -373,7 +374,7 @@ def test_a_producer_whose_capsule_disagrees_with_its_cai_is_the_culprit(
 
 def test_the_wrapped_stride_names_both_values(monkeypatch):
     base = np.zeros((6, 4), dtype="<f4")
-    base[::-1][1::2] = sup.make_values("<f4", (3, 4), 0)
+    base[::-1][1::2] = _values.make_values("<f4", (3, 4), 0)
     cai_array = base[::-1][1::2]
     capsule = _capsule_of(cai_array, strides=(2**62 - 8, 1))
     result = _run(monkeypatch, _Producer(cai_array, capsule), base)

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import caiconform
-from caiconform.checks import _floor
-from caiconform.checks import _support as sup
+from caiconform.checks import _encoding, _exchange, _floor, _results, _values
 from caiconform.results.outcome import FAIL, PASS, REJECTED
 from caiconform.results.record import EXPECT_REJECTION, coverage_of_params
 from caiconform.runner.config import RunConfig
@@ -193,39 +192,41 @@ def _dict(typestr):
 
 
 def test_a_producer_refusing_bfloat16_with_attributeerror_is_a_portability_gap():
-    result, extra = sup.named_export(_Exports(exc=AttributeError("no BF16")), "bfloat16", "ctx")
+    result, extra = _results.named_export(
+        _Exports(exc=AttributeError("no BF16")), "bfloat16", "ctx"
+    )
     assert result.outcome == REJECTED and result.rule == "CAI-PORT-OPAQUE-EXPORT"
     assert result.expected != EXPECT_REJECTION and not extra
 
 
 def test_a_producer_raising_keyerror_for_float8_breaks_hasattr():
-    result, _ = sup.named_export(_Exports(exc=KeyError("float8")), "float8_e4m3fn", "ctx")
+    result, _ = _results.named_export(_Exports(exc=KeyError("float8")), "float8_e4m3fn", "ctx")
     assert result.outcome == FAIL and result.rule == "CAI-ATTR-RAISES-ATTRIBUTEERROR"
     assert "KeyError" in result.message and "[CAI-ATTR-RAISES-ATTRIBUTEERROR]" in result.message
 
 
 def test_raw_bytes_export_warns_that_the_type_is_lost():
-    result, extra = sup.named_export(_Exports(_dict("<V2")), "bfloat16", "ctx")
+    result, extra = _results.named_export(_Exports(_dict("<V2")), "bfloat16", "ctx")
     assert result is None and [f.rule for f in extra] == ["CAI-PORT-TYPESTR-OPAQUE"]
 
 
 def test_bfloat16_exported_as_float16_describes_other_elements():
-    result, _ = sup.named_export(_Exports(_dict("<f2")), "bfloat16", "ctx")
+    result, _ = _results.named_export(_Exports(_dict("<f2")), "bfloat16", "ctx")
     assert result.outcome == FAIL and result.rule == "CAI-PRODUCER-DESCRIBES-DATA"
 
 
 def test_ordinary_typestrs_are_not_judged_here():
-    assert sup.named_export(_Exports(exc=KeyError("x")), "<f4", "ctx") == (None, [])
+    assert _results.named_export(_Exports(exc=KeyError("x")), "<f4", "ctx") == (None, [])
 
 
 def test_values_of_named_types_compare_as_bytes():
     for name in ("bfloat16", "float8_e5m2", "structured"):
-        values = sup.make_values(name, (3, 2), 7)
+        values = _values.make_values(name, (3, 2), 7)
         raw = values.view(np.dtype(f"V{values.dtype.itemsize}"))
-        assert sup.compare_values(raw, values) is None
+        assert _values.compare_values(raw, values) is None
         other = raw.copy()
         other.view(np.uint8)[0] ^= 1
-        assert sup.compare_values(other, values) is not None
+        assert _values.compare_values(other, values) is not None
 
 
 # -- the runner runs the floor first, with a crash cap --------------------------------------
@@ -299,7 +300,7 @@ def test_a_race_between_two_libraries_is_pinned_by_the_reference_control(
     from caiconform.checks import streams
     from caiconform.reference.producer import sentinel_of
 
-    values = sup.make_values("<f4", (8,), 3)
+    values = _values.make_values("<f4", (8,), 3)
     monkeypatch.setattr(streams, "_produce", lambda producer, params, v: object())
     monkeypatch.setattr(streams, "_finish", lambda: None)
     monkeypatch.setattr(streams, "_free_garbage", lambda: None)
@@ -310,7 +311,7 @@ def test_a_race_between_two_libraries_is_pinned_by_the_reference_control(
             return None, RuntimeError("cannot read")
         return (values.copy() if control == "final" else sentinel_of(values)), None
 
-    monkeypatch.setattr(sup, "consume_with", reference_read)
+    monkeypatch.setattr(_exchange, "consume_with", reference_read)
     result = streams._attribute_race(
         {"stream_scenario": "nonblocking"}, "cupy", "torch", values, 8, "cupy->torch"
     )
@@ -331,12 +332,14 @@ def test_adversarial_floor_has_every_mutant_rule_and_live_mutation_once(adversar
     assert len(mutants) > len(cst.MUTATIONS)  # drawn variants beside the minimal mutant
     assert sorted(live) == sorted(adversarial.LIVE)
     for params in mutants:  # each mutant breaks exactly the rule it names
-        report = caiconform.validate(sup.decode(params["interface"]))
+        report = caiconform.validate(_encoding.decode(params["interface"]))
         assert params["rule"] in {f.rule for f in report.findings}, params
     assert [e.params for e in adversarial.floor(None, "torch")] == [e.params for e in floor]
     # every rule that can break a zero-size array has a zero-size 1-d mutant: consumers skip
     # checks on arrays with nothing to read, and draws alone met that in one seed of two
-    empty = {p["rule"] for p in mutants if sup.decode(p["interface"]).get("shape") in ((0,), [0])}
+    empty = {
+        p["rule"] for p in mutants if _encoding.decode(p["interface"]).get("shape") in ((0,), [0])
+    }
     any_size = {rule for rule, how in cst.MUTATIONS.items() if how.size == "any"}
     # the shape rules edit the shape itself
     edited = {"CAI-SHAPE-REQUIRED", "CAI-SHAPE-TUPLE", "CAI-SHAPE-INT", "CAI-SHAPE-NONNEGATIVE"}
@@ -344,20 +347,20 @@ def test_adversarial_floor_has_every_mutant_rule_and_live_mutation_once(adversar
 
 
 def test_structured_padding_is_not_data():
-    values = sup.make_values("structured", (4,), 5)
+    values = _values.make_values("structured", (4,), 5)
     seen = values.copy()
     raw = seen.view(np.uint8).reshape(4, -1)
     raw[:, 7] ^= 0xFF  # the padding byte of STRUCTURED_DESCR
-    assert sup.compare_values(seen, values) is None
+    assert _values.compare_values(seen, values) is None
     raw[:, 0] ^= 1  # field "a"
-    assert "4 of 4 elements differ" in sup.compare_values(seen, values)
+    assert "4 of 4 elements differ" in _values.compare_values(seen, values)
 
 
 def _floor_mutants(rule: str) -> list[dict]:
     from caiconform.checks import adversarial
 
     return [
-        sup.decode(e.params["interface"])
+        _encoding.decode(e.params["interface"])
         for e in adversarial.floor(None, "cupy")
         if e.params["kind"] == "mutant" and e.params["rule"] == rule
     ]

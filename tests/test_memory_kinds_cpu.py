@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from caiconform.checks import _memory, adversarial
-from caiconform.checks import _support as sup
+from caiconform.checks import _encoding, _exchange, _memory, adversarial
 from caiconform.cuda import memkinds
 from caiconform.cuda.memkinds import MEMORY_KINDS, current_kind, use_kind, using_kind
 from caiconform.results.catalogue import build_catalogue
@@ -216,14 +215,14 @@ def _record(memory: str, result, seed: int) -> dict:
 
 def test_a_consumer_refusing_managed_memory_is_flagged(monkeypatch):
     values = np.arange(4, dtype="<i4")
-    monkeypatch.setattr(sup, "adapter", lambda name: _RefusesManaged(values))
-    export = sup.InterfaceObject(
+    monkeypatch.setattr(_exchange, "adapter", lambda name: _RefusesManaged(values))
+    export = _encoding.InterfaceObject(
         {"shape": (4,), "typestr": "<i4", "data": (4096, False), "version": 3}
     )
     records = []
     for seed, memory in enumerate(MEMORY_KINDS * 2):
         with using_kind(memory):
-            result = sup.judge_exchange("refuser", export, values, None, "reference->refuser")
+            result = _exchange.judge_exchange("refuser", export, values, None, "reference->refuser")
         if memory == "managed":
             assert (result.outcome, result.rule) == ("rejected", "CAI-CONSUMER-ANY-MEMORY-KIND")
         else:
@@ -237,13 +236,13 @@ def test_a_consumer_refusing_managed_memory_is_flagged(monkeypatch):
 
 
 def test_a_refusal_that_names_no_memory_keeps_the_read_rule(monkeypatch):
-    monkeypatch.setattr(sup, "adapter", lambda name: _Raises(TypeError("no")))
-    export = sup.InterfaceObject({"shape": (4,), "typestr": "<i4", "data": (4096, False)})
+    monkeypatch.setattr(_exchange, "adapter", lambda name: _Raises(TypeError("no")))
+    export = _encoding.InterfaceObject({"shape": (4,), "typestr": "<i4", "data": (4096, False)})
     with using_kind("managed"):
-        result = sup.judge_exchange("x", export, np.zeros(4, "<i4"), None, "c")
+        result = _exchange.judge_exchange("x", export, np.zeros(4, "<i4"), None, "c")
     assert result.rule == "CAI-CONSUMER-READS-DESCRIBED"
-    monkeypatch.setattr(sup, "adapter", lambda name: _Raises(TypeError("managed memory")))
-    result = sup.judge_exchange("x", export, np.zeros(4, "<i4"), None, "c")
+    monkeypatch.setattr(_exchange, "adapter", lambda name: _Raises(TypeError("managed memory")))
+    result = _exchange.judge_exchange("x", export, np.zeros(4, "<i4"), None, "c")
     assert result.rule == "CAI-CONSUMER-READS-DESCRIBED", "device memory: the kind is no reason"
 
 

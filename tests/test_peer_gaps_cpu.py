@@ -16,8 +16,7 @@ import pytest
 from caiconform import validate
 from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.adapters.registry import get
-from caiconform.checks import _support as sup
-from caiconform.checks import adversarial, roundtrip, schema
+from caiconform.checks import _encoding, _exchange, _values, adversarial, roundtrip, schema
 from caiconform.reference.consumer import ConsumerRefused, inspect_dict
 from caiconform.results.outcome import FAIL, PASS, REJECTED, SKIP
 from caiconform.results.record import EXPECT_REJECTION
@@ -58,14 +57,16 @@ class _Unexportables(Adapter):
             "raises-runtime": _RaisesRuntimeError(),
             "raises-attribute": _RaisesAttributeError(),
             "plain": _NoAttribute(),
-            "broken-dict": sup.InterfaceObject({"shape": (4,), "typestr": "<f4", "version": 3}),
+            "broken-dict": _encoding.InterfaceObject(
+                {"shape": (4,), "typestr": "<f4", "version": 3}
+            ),
         }[kind]
 
 
 @pytest.fixture
 def library(monkeypatch: pytest.MonkeyPatch) -> Adapter:
     lib = _Unexportables()
-    monkeypatch.setattr(sup, "adapter", lambda name: lib)
+    monkeypatch.setattr(_exchange, "adapter", lambda name: lib)
     return lib
 
 
@@ -144,18 +145,18 @@ class _SettingIgnored(Adapter):
     export_settings = (("EXPORT_VERSION=2", 2),)
 
     def produce_under(self, setting, values, layout, typestr):
-        return sup.InterfaceObject(dict(_V3), keepalive=values)
+        return _encoding.InterfaceObject(dict(_V3), keepalive=values)
 
 
 class _SettingHonoured(_SettingIgnored):
     def produce_under(self, setting, values, layout, typestr):
-        return sup.InterfaceObject(dict(_V2), keepalive=values)
+        return _encoding.InterfaceObject(dict(_V2), keepalive=values)
 
 
 @pytest.mark.parametrize(("lib", "outcome"), [(_SettingIgnored, FAIL), (_SettingHonoured, PASS)])
 def test_schema_judges_the_dict_read_under_the_setting(monkeypatch, lib, outcome):
     instance = lib()
-    monkeypatch.setattr(sup, "adapter", lambda name: instance)
+    monkeypatch.setattr(_exchange, "adapter", lambda name: instance)
     monkeypatch.setattr(schema, "_adapter_hook", lambda producer, name: instance.export_settings)
     params = {
         "export_setting": "EXPORT_VERSION=2",
@@ -245,8 +246,8 @@ def test_object_fields_are_refused_or_kept_opaque(monkeypatch, answer, outcome, 
         "opaque": _Consumer(zeros.copy()),
         "garbage": _Consumer(np.frombuffer(b"\x01" * 36, dtype="V12").copy()),
     }
-    monkeypatch.setattr(sup, "adapter", lambda name: consumers[name])
-    obj = sup.InterfaceObject(_object_fields_dict())
+    monkeypatch.setattr(_exchange, "adapter", lambda name: consumers[name])
+    obj = _encoding.InterfaceObject(_object_fields_dict())
     result = adversarial.judge_object_fields(answer, obj, zeros, "c")
     assert (result.outcome, result.rule) == (outcome, rule), result.message
     if outcome == REJECTED:
@@ -277,14 +278,14 @@ def test_the_reference_consumer_refuses_object_fields_and_keeps_structured_field
 
 @pytest.mark.parametrize("drops", [True, False])
 def test_a_consumer_dropping_descr_passes_with_a_portability_warning(monkeypatch, drops):
-    expected = sup.make_values("structured", (3,), 7)
+    expected = _values.make_values("structured", (3,), 7)
     assert expected.dtype.names is not None
     seen = expected.view("V16").copy() if drops else expected.copy()
-    monkeypatch.setattr(sup, "adapter", lambda name: _Consumer(seen))
-    result = sup.judge_exchange("x", sup.InterfaceObject({}), expected, None, "c")
+    monkeypatch.setattr(_exchange, "adapter", lambda name: _Consumer(seen))
+    result = _exchange.judge_exchange("x", _encoding.InterfaceObject({}), expected, None, "c")
     assert result.outcome == PASS
     assert (result.seen == ["CAI-PORT-DESCR-FIELDS"]) is drops, result.message
-    assert sup.fields_dropped(seen, expected) is drops
+    assert _values.fields_dropped(seen, expected) is drops
 
 
 # --- datetime units and an extent past 4 GiB in the roundtrip floor -------------------------
@@ -318,16 +319,16 @@ def test_the_big_extent_is_skipped_before_anything_is_made_when_memory_is_short(
     def refuse(*args: Any) -> Any:
         raise AssertionError("produced although memory was short")
 
-    monkeypatch.setattr(sup, "produce", refuse)
+    monkeypatch.setattr(_exchange, "produce", refuse)
     params = {"typestr": roundtrip.BIG_TYPESTR, "layout": roundtrip.BIG_LAYOUT.to_dict(), "seed": 0}
     result = roundtrip.execute(params, "reference", "torch")
     assert result.outcome == SKIP and "no room" in result.message
 
 
 def test_datetime_units_are_values_of_their_own():
-    values = sup.make_values("<M8[s]", (3, 4), 0)
+    values = _values.make_values("<M8[s]", (3, 4), 0)
     assert values.dtype == np.dtype("<M8[s]")
-    mismatch = sup.compare_values(values.astype("<M8[ns]"), values)
+    mismatch = _values.compare_values(values.astype("<M8[ns]"), values)
     assert mismatch is not None and "dtype" in mismatch  # read in ns: other values
 
 
@@ -365,7 +366,7 @@ def _fake_rmm(copy_fraction: float = 1.0) -> types.ModuleType:
     return module
 
 
-def _host_export(values: np.ndarray) -> sup.InterfaceObject:
+def _host_export(values: np.ndarray) -> _encoding.InterfaceObject:
     d = {
         "shape": values.shape,
         "typestr": values.dtype.str if values.dtype.names is None else f"|V{values.itemsize}",
@@ -375,26 +376,26 @@ def _host_export(values: np.ndarray) -> sup.InterfaceObject:
     }
     if values.dtype.names is not None:
         d["descr"] = values.dtype.descr
-    return sup.InterfaceObject(d, keepalive=values)
+    return _encoding.InterfaceObject(d, keepalive=values)
 
 
 def test_rmm_consumes_through_copy_from_device(monkeypatch):
     monkeypatch.setitem(sys.modules, "rmm", _fake_rmm())
     adapter = get("rmm")
     assert "consume" in adapter.capabilities
-    values = sup.make_values("<f8", (5,), 3)
+    values = _values.make_values("<f8", (5,), 3)
     got = adapter.consume(_host_export(values))
-    assert sup.compare_values(got, values) is None
-    structured = np.ascontiguousarray(sup.make_values("structured", (4,), 3))
+    assert _values.compare_values(got, values) is None
+    structured = np.ascontiguousarray(_values.make_values("structured", (4,), 3))
     read = adapter.consume(_host_export(structured))
     assert read.dtype.names == numpy_dtype("structured").names  # descr's fields kept
     with pytest.raises(ValueError, match="Only 1-D"):
-        adapter.consume(_host_export(sup.make_values("<f4", (2, 3), 0)))
+        adapter.consume(_host_export(_values.make_values("<f4", (2, 3), 0)))
     compile(adapter.repro_consume(), "repro.py", "exec")
 
 
 def test_an_rmm_that_copies_too_little_fails_the_exchange(monkeypatch):
     monkeypatch.setitem(sys.modules, "rmm", _fake_rmm(copy_fraction=0.5))
-    values = sup.make_values("<i4", (8,), 5) | 1  # no zero, so a missing half shows
-    result = sup.judge_exchange("rmm", _host_export(values), values, None, "c")
+    values = _values.make_values("<i4", (8,), 5) | 1  # no zero, so a missing half shows
+    result = _exchange.judge_exchange("rmm", _host_export(values), values, None, "c")
     assert (result.outcome, result.rule) == (FAIL, "CAI-CONSUMER-READS-DESCRIBED")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from caiconform.adapters.base import SETUP_PREFIX, ProducerFailed
-from caiconform.checks import _support as sup
+from caiconform.adapters.base import SETUP_PREFIX, ProducerFailed, SkipExchange
+from caiconform.checks import _exchange
 from caiconform.runner.worker import run_example
 from caiconform.spec.layout import Layout
 
@@ -25,14 +25,14 @@ def test_produce_wraps_the_factory_error_and_lets_skips_through(monkeypatch) -> 
         def produce(self, values, layout, typestr, scenario):
             raise ValueError("Unsupported dtype float128")
 
-    monkeypatch.setattr(sup, "adapter", lambda name: Raising())
+    monkeypatch.setattr(_exchange, "adapter", lambda name: Raising())
     with pytest.raises(ProducerFailed, match="producer mylib could not build the example: Value"):
-        sup.produce("mylib", np.zeros(2, "<f16"), Layout((2,)), "<f16", "none")
+        _exchange.produce("mylib", np.zeros(2, "<f16"), Layout((2,)), "<f16", "none")
 
     class Skipping:
         def produce(self, values, layout, typestr, scenario):
-            raise sup.SkipExchange("no float128 here")
+            raise SkipExchange("no float128 here")
 
-    monkeypatch.setattr(sup, "adapter", lambda name: Skipping())
-    with pytest.raises(sup.SkipExchange):
-        sup.produce("mylib", np.zeros(2, "<f16"), Layout((2,)), "<f16", "none")
+    monkeypatch.setattr(_exchange, "adapter", lambda name: Skipping())
+    with pytest.raises(SkipExchange):
+        _exchange.produce("mylib", np.zeros(2, "<f16"), Layout((2,)), "<f16", "none")

@@ -34,7 +34,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from caiconform.checks import _support as sup
+from caiconform.checks import _results
 from caiconform.results.outcome import Result
 
 __all__ = [
@@ -139,11 +139,11 @@ def check_sync(importer: Importer, world: World, n: int, spin_us: int) -> Result
     context = f"{importer.entry} of 2 exports pending on 2 streams"
     got = _import_pending(importer, world, n, spin_us, 2, export_stream=True)
     if isinstance(got, str):
-        return sup.skipped(got)
+        return _results.skipped(got)
     pendings, arrays, finished, took = got
     waiting = [p.stream for p in pendings if p.stream not in finished]
     if waiting:
-        return sup.failed(
+        return _results.failed(
             rule,
             f"returned after {took:.2f} ms with work still pending on exported stream(s) "
             f"{_hex(waiting)}: Numba did not synchronize on them",
@@ -154,7 +154,7 @@ def check_sync(importer: Importer, world: World, n: int, spin_us: int) -> Result
         default = importer.default_stream(array)
         if default != pending.stream:
             shown = "none" if default is None else f"0x{default:x}"
-            return sup.failed(
+            return _results.failed(
                 rule,
                 f"the imported array's default stream is {shown}",
                 f"the exported stream 0x{pending.stream:x}",
@@ -162,13 +162,13 @@ def check_sync(importer: Importer, world: World, n: int, spin_us: int) -> Result
             )
         again = importer.reexported(array)
         if again != pending.stream:
-            return sup.failed(
+            return _results.failed(
                 "CAI-NUMBA-PRODUCER-STREAM",
                 f"the imported array exports stream {again!r}",
                 f"its default stream, the imported {pending.stream} (0x{pending.stream:x})",
                 context,
             )
-    return sup.passed(f"{context}: both waited for ({took:.1f} ms)")
+    return _results.passed(f"{context}: both waited for ({took:.1f} ms)")
 
 
 def check_none(importer: Importer, world: World, n: int, spin_us: int) -> Result:
@@ -178,10 +178,10 @@ def check_none(importer: Importer, world: World, n: int, spin_us: int) -> Result
     context = f"{importer.entry} of 2 exports with stream None (work pending on 2 streams)"
     got = _import_pending(importer, world, n, NO_WAIT_SPINS * spin_us, 2, export_stream=False)
     if isinstance(got, str):
-        return sup.skipped(got)
+        return _results.skipped(got)
     _, arrays, finished, took = got
     if finished:
-        return sup.failed(
+        return _results.failed(
             "CAI-SYNC-NONE-NO-SYNC",
             f"waited {took:.1f} ms, for work on stream(s) {_hex(finished)} that no export named",
             "no synchronization when stream is None",
@@ -190,13 +190,13 @@ def check_none(importer: Importer, world: World, n: int, spin_us: int) -> Result
     for array in arrays:
         default, again = importer.default_stream(array), importer.reexported(array)
         if default is not None or again is not None:
-            return sup.failed(
+            return _results.failed(
                 "CAI-NUMBA-PRODUCER-STREAM",
                 f"default stream {default!r}, exported stream {again!r}",
                 "no default stream, stream None exported",
                 context,
             )
-    return sup.passed(f"{context}: returned at once ({took:.2f} ms)")
+    return _results.passed(f"{context}: returned at once ({took:.2f} ms)")
 
 
 def check_override(importer: Importer, world: World, n: int, spin_us: int) -> Result:
@@ -216,10 +216,10 @@ def check_override(importer: Importer, world: World, n: int, spin_us: int) -> Re
         with setting():
             got = _import_pending(importer, world, n, NO_WAIT_SPINS * spin_us, 1, True, sync=sync)
         if isinstance(got, str):
-            return sup.skipped(got)
+            return _results.skipped(got)
         pendings, arrays, finished, took = got
         if finished:
-            return sup.failed(
+            return _results.failed(
                 rule,
                 f"waited {took:.1f} ms for stream {_hex(finished)}",
                 "no synchronization once the user switched it off",
@@ -227,14 +227,14 @@ def check_override(importer: Importer, world: World, n: int, spin_us: int) -> Re
             )
         for pending, array in zip(pendings, arrays, strict=False):
             if importer.default_stream(array) != pending.stream:
-                return sup.failed(
+                return _results.failed(
                     "CAI-NUMBA-CONSUMER-SYNC",
                     f"default stream {importer.default_stream(array)!r}",
                     f"the exported stream 0x{pending.stream:x}",
                     context,
                 )
         said.append(f"{route}: returned at once ({took:.2f} ms)")
-    return sup.passed(f"{importer.entry}: " + "; ".join(said))
+    return _results.passed(f"{importer.entry}: " + "; ".join(said))
 
 
 @contextmanager
@@ -251,21 +251,21 @@ def check_export(exports: list[tuple[str, Any, int | None]]) -> Result:
     for made, exported, expected in exports:
         context = f"numba producer: {made}"
         if isinstance(exported, BaseException):
-            return sup.failed(
+            return _results.failed(
                 "CAI-NUMBA-PRODUCER-STREAM",
-                f"__cuda_array_interface__ raised {sup.describe_exception(exported)}",
+                f"__cuda_array_interface__ raised {_results.describe_exception(exported)}",
                 "a dict naming the array's default stream",
                 context,
             )
         if exported == 0:
-            return sup.failed(
+            return _results.failed(
                 "CAI-STREAM-ZERO-FORBIDDEN",
                 "stream 0",
                 "1 (legacy), 2 (per-thread) or a stream handle, never 0",
                 context,
             )
         if exported != expected:
-            return sup.failed(
+            return _results.failed(
                 "CAI-NUMBA-PRODUCER-STREAM",
                 f"stream {exported!r}",
                 f"{expected!r}, the array's default stream"
@@ -273,7 +273,7 @@ def check_export(exports: list[tuple[str, Any, int | None]]) -> Result:
                 else "None: the array has no default stream",
                 context,
             )
-    return sup.passed(f"numba producer: {len(exports)} arrays export their default stream")
+    return _results.passed(f"numba producer: {len(exports)} arrays export their default stream")
 
 
 # -- the real thing -----------------------------------------------------------------------

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
+from caiconform.checks import _encoding, _exchange, _results, _sources, _values
 from caiconform.results.outcome import REJECTED, SKIP, Result
 from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.layout import Layout, c_strides
@@ -59,7 +59,7 @@ ROLES = "consumer"
 NEEDS_GPU = True
 #: no example needs two streams' work to overlap (`checks` docstring)
 SINGLE_QUEUE = True
-Export = sup.InterfaceObject
+Export = _encoding.InterfaceObject
 
 #: live mutation -> the rule it breaks (None: legal, a consumer must read it or refuse it for a
 #: portability reason)
@@ -91,7 +91,7 @@ def _mutants() -> st.SearchStrategy[dict]:
     from caiconform import strategies as cst
 
     return cst.mutants().map(
-        lambda m: {"kind": "mutant", "interface": sup.encode(m.interface), "rule": m.rule}
+        lambda m: {"kind": "mutant", "interface": _encoding.encode(m.interface), "rule": m.rule}
     )
 
 
@@ -112,7 +112,7 @@ def _live(mutation: str) -> st.SearchStrategy[dict]:
             portable_only=kind != "odd",
         ).map(lambda layout: {"typestr": typestr, "layout": layout.to_dict()})
 
-    return st.tuples(typestrs.flatmap(layouts), sup.seeds()).map(
+    return st.tuples(typestrs.flatmap(layouts), _values.seeds()).map(
         lambda ts: {
             "kind": "live",
             "mutation": mutation,
@@ -236,7 +236,11 @@ def _build_floor(part: int = 0, parts: int = 1) -> list:
         # beside them, MUTANT_VARIANTS drawn ones: bases of other shapes, versions and keys
         drawn, _error = draw_examples(cst.mutants(rules=[rule]), 1000 + number, MUTANT_VARIANTS)
         for variant in [*pinned, *drawn]:
-            params = {"kind": "mutant", "interface": sup.encode(variant.interface), "rule": rule}
+            params = {
+                "kind": "mutant",
+                "interface": _encoding.encode(variant.interface),
+                "rule": rule,
+            }
             key = json.dumps(params, sort_keys=True)
             if key not in seen:
                 seen.add(key)
@@ -292,7 +296,7 @@ def rebase(d: Any, rule: str, keep: list[Any]) -> Any:
     except Exception:  # no mask, or one that is no array (the mutation): nothing to move
         interface = None
     if isinstance(interface, dict):
-        out["mask"] = sup.InterfaceObject(rebase(interface, "", keep))
+        out["mask"] = _encoding.InterfaceObject(rebase(interface, "", keep))
     data = out.get("data")
     if rule in _POINTER_RULES or not isinstance(data, (tuple, list)) or not data:
         return out
@@ -354,7 +358,7 @@ def build_live(params: dict) -> tuple[Any, np.ndarray, Any]:
 
     mutation, typestr = params["mutation"], params["typestr"]
     layout = Layout.from_dict(params["layout"])
-    values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
     if mutation == "host-pointer":
         host = np.ascontiguousarray(values)
         d = {
@@ -365,7 +369,7 @@ def build_live(params: dict) -> tuple[Any, np.ndarray, Any]:
             "strides": None,
             "stream": None,
         }
-        return sup.InterfaceObject(d, keepalive=host), values, host
+        return _encoding.InterfaceObject(d, keepalive=host), values, host
     if mutation == "object-fields":
         return _object_fields(typestr, layout)
     past = mutation == "extent-past-allocation"
@@ -380,7 +384,7 @@ def build_live(params: dict) -> tuple[Any, np.ndarray, Any]:
         d["strides"] = c_strides(shape, np.dtype(typestr).itemsize)
     else:
         d["stream"] = _BOGUS_STREAM
-    return sup.InterfaceObject(d, keepalive=ref), values, ref
+    return _encoding.InterfaceObject(d, keepalive=ref), values, ref
 
 
 def taints(params: dict, result: Result) -> bool:
@@ -402,23 +406,23 @@ def judge_object_fields(consumer: str, obj: Any, values: np.ndarray, context: st
     pointers, a `fail` of CAI-DESCR-OBJECT-REFUSED; bytes read as opaque items must be the
     bytes written (zeros)."""
     rule = OBJECT_FIELDS_RULE
-    got, exc = sup.consume_with(consumer, obj)
+    got, exc = _exchange.consume_with(consumer, obj)
     if exc is not None:
-        seen = sup.describe_exception(exc)
+        seen = _results.describe_exception(exc)
         return Result(
             REJECTED, rule, f"{context}: refused ({seen}) [{rule}]", seen, EXPECT_REJECTION
         )
     dtype = getattr(got, "dtype", None)
     if isinstance(dtype, np.dtype) and dtype.hasobject:
-        return sup.failed(
+        return _results.failed(
             rule, f"an array of dtype {dtype} holding objects", "a refusal or opaque bytes", context
         )
-    mismatch = sup.compare_values(got, values)
+    mismatch = _values.compare_values(got, values)
     if mismatch is not None:
-        return sup.failed(
+        return _results.failed(
             "CAI-CONSUMER-READS-DESCRIBED", mismatch, "the zero bytes written", context
         )
-    return sup.passed(f"{context}: read as opaque bytes ({dtype}), no object made")
+    return _results.passed(f"{context}: read as opaque bytes ({dtype}), no object made")
 
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
@@ -430,19 +434,19 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         obj, values, _keep = build_live(params)
         violated = LIVE[params["mutation"]]
         context = f"{consumer} fed {params['mutation']} {params['typestr']}"
-        return sup.judge_exchange(consumer, obj, values, violated, context)
+        return _exchange.judge_exchange(consumer, obj, values, violated, context)
     from caiconform.spec.rules import RULES, Level
 
     keep: list[Any] = []
     rule = params["rule"]
-    d = rebase(sup.decode(params["interface"]), rule, keep)
-    obj = sup.InterfaceObject(d, keepalive=keep)
+    d = rebase(_encoding.decode(params["interface"]), rule, keep)
+    obj = _encoding.InterfaceObject(d, keepalive=keep)
     context = f"{consumer} fed a mutant breaking {rule}"
     if RULES[rule].level is Level.MUST:
-        return sup.judge_exchange(consumer, obj, np.empty(0), rule, context)
+        return _exchange.judge_exchange(consumer, obj, np.empty(0), rule, context)
     # a SHOULD mutant is still a valid dict: its (zeroed) memory must read as zeros
     zeros = np.zeros(tuple(d["shape"]), dtype=np.dtype(d["typestr"]))
-    return sup.judge_exchange(consumer, obj, zeros, None, context, reject_rule=rule)
+    return _exchange.judge_exchange(consumer, obj, zeros, None, context, reject_rule=rule)
 
 
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
@@ -458,7 +462,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     else:
         build = (
             "import json\n\n"
-            "from caiconform.checks._support import InterfaceObject, decode\n"
+            "from caiconform.checks._encoding import InterfaceObject, decode\n"
             "from caiconform.checks.adversarial import rebase\n\n"
             "keep = []\n"
             f"d = rebase(decode(json.loads({json.dumps(params['interface'])!r})), "
@@ -466,10 +470,10 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
             "obj = InterfaceObject(d, keepalive=keep)\n"
         )
         title = f"adversarial: {consumer} fed a dict breaking {params['rule']}; it should refuse it"
-    return sup.repro_script(
+    return _sources.repro_script(
         title,
         build,
         "print(obj.__cuda_array_interface__)\n",
-        sup.consumer_source(consumer),
+        _sources.consumer_source(consumer),
         "print('accepted; read:', result)\n",
     )

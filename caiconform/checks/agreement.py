@@ -14,7 +14,7 @@ capsule has no flags field, so it says nothing of read-only or copying and neith
 the capsule kind it read.
 
 A disagreement is the producer's: its two exports of one object differ. Which of the two is wrong
-is then told from the memory, by the reference consumer (`checks._support.consume_with`, which
+is then told from the memory, by the reference consumer (`checks._exchange.consume_with`, which
 checks every byte it reads lies in one allocation before it reads): it reads the CAI, and reads
 the capsule's description given to it as a CAI dict. The one that reads the values written is
 right and the other wrong; when both or neither do, or one cannot be read, or the field is the
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
+from caiconform.checks import _encoding, _exchange, _results, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout, c_strides
 
@@ -77,7 +77,7 @@ def _params(typestr: str) -> st.SearchStrategy[dict]:
         {
             "typestr": st.just(typestr),
             "layout": cst.layouts(itemsize=itemsize).map(Layout.to_dict),
-            "seed": sup.seeds(),
+            "seed": _values.seeds(),
         }
     )
 
@@ -210,10 +210,10 @@ def capsule_interface(capsule: Any, interface: dict) -> dict | None:
 def _reads_values(obj: Any, values: np.ndarray) -> tuple[bool | None, str]:
     """(True, "") when the reference consumer reads `values` through `obj`; (False, what
     differs); (None, why it could not read)."""
-    got, exc = sup.consume_with("reference", obj)
+    got, exc = _exchange.consume_with("reference", obj)
     if exc is not None:
-        return None, f"the reference consumer refused it: {sup.describe_exception(exc)}"
-    wrong = sup.compare_values(np.asarray(got), values)
+        return None, f"the reference consumer refused it: {_results.describe_exception(exc)}"
+    wrong = _values.compare_values(np.asarray(got), values)
     return (True, "") if wrong is None else (False, wrong)
 
 
@@ -299,12 +299,12 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
-    obj = sup.produce(producer, values, layout, typestr, "none")
+    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    obj = _exchange.produce(producer, values, layout, typestr, "none")
     if not hasattr(obj, "__dlpack__"):
-        return sup.skipped(f"{producer} objects do not export __dlpack__")
+        return _results.skipped(f"{producer} objects do not export __dlpack__")
     context = f"{producer} {typestr} {layout.kind} {layout.shape}"
-    ended, _warnings = sup.named_export(obj, typestr, context)
+    ended, _warnings = _results.named_export(obj, typestr, context)
     if ended is not None:
         return ended
     report = validate(obj)
@@ -315,7 +315,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     try:
         capsule, keep = export(obj)
     except DLPackError as exc:  # no capsule to compare: not a CAI question
-        return sup.skipped(f"{context}: DLPack export unreadable: {exc}")
+        return _results.skipped(f"{context}: DLPack export unreadable: {exc}")
     interface = obj.__cuda_array_interface__
     cai = describe_cai(interface)
     differs = compare(cai, describe_capsule(capsule))
@@ -329,7 +329,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         if field.startswith("strides"):
             hint = stride_hint(dlpack_value, cai_value, cai["itemsize"])
             verdict = f"{verdict} ({hint})" if hint else verdict
-        return sup.failed(
+        return _results.failed(
             "CAI-DLPACK-AGREE",
             f"{field} {dlpack_value} in {producer}'s own DLPack capsule ({capsule.kind}) and "
             f"{cai_value} in its CAI; {verdict}",
@@ -359,7 +359,7 @@ def _judge_memory(
             f"its element type {capsule.type_name} has no typestr to read it with",
         )
     else:
-        dlpack_reads = _reads_values(sup.InterfaceObject(described, (obj, keep)), values)
+        dlpack_reads = _reads_values(_encoding.InterfaceObject(described, (obj, keep)), values)
     return which_is_wrong(field, cai_reads, dlpack_reads)
 
 
@@ -370,26 +370,26 @@ def _check_cuda_core(
     False (the capsule had no flags field) leaves cuda.core's read-only flag uncompared: the
     capsule it read did not say."""
     if producer == "cuda.core":
-        return sup.passed(f"{context}: CAI and DLPack agree")
+        return _results.passed(f"{context}: CAI and DLPack agree")
     try:
         from cuda.core.utils import StridedMemoryView
     except ImportError:
-        return sup.passed(f"{context}: CAI and DLPack agree (cuda.core not installed)")
+        return _results.passed(f"{context}: CAI and DLPack agree (cuda.core not installed)")
     try:
         view = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)
     except Exception as exc:  # cuda.core refusing is its own matter, not agreement
-        return sup.passed(
+        return _results.passed(
             f"{context}: CAI and DLPack agree; cuda.core refused the capsule "
-            f"({sup.describe_exception(exc)})"
+            f"({_results.describe_exception(exc)})"
         )
     seen = describe_view(view)
     if not flags:
         seen["readonly"] = None
     differs = compare(cai, seen)
     if differs is None:
-        return sup.passed(f"{context}: CAI and DLPack agree, cuda.core reads the same")
+        return _results.passed(f"{context}: CAI and DLPack agree, cuda.core reads the same")
     field, seen, want = differs
-    result = sup.failed(
+    result = _results.failed(
         "CAI-DLPACK-AGREE",
         f"cuda.core's StridedMemoryView.from_dlpack reads {field} {seen} from {producer}'s "
         f"capsule, which itself says (like the CAI) {want}",
@@ -443,13 +443,13 @@ else:
 
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     layout = Layout.from_dict(params["layout"])
-    return sup.repro_script(
+    return _sources.repro_script(
         f"agreement: {producer}'s __cuda_array_interface__ and its own DLPack capsule (parsed "
         f"here with ctypes, no other library in between) should describe the same pointer, "
         f"shape, strides, dtype and read-only flag [CAI-DLPACK-AGREE]; cuda.core's reading of "
         f"the capsule is printed beside them.",
-        sup.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
-        sup.producer_source(producer, layout, params["typestr"]),
+        _values.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
+        _sources.producer_source(producer, layout, params["typestr"]),
         _reader_source(),
         _REPRO_BODY,
     )

@@ -49,7 +49,8 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
+from caiconform.adapters.base import SkipExchange
+from caiconform.checks import _results, _sources, _values
 from caiconform.results.outcome import Result
 
 __all__ = [
@@ -185,7 +186,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform.adapters.entries import COPY, default_entry, find
 
     if params.get("entry") is None:
-        return sup.skipped(
+        return _results.skipped(
             f"{consumer} declares no consumer entry points (caiconform.adapters.entries)"
         )
     entry = find(consumer or "", params["entry"])
@@ -196,7 +197,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         f"{typestr} {shape}"
     )
     if direction == PRODUCER_WRITES and not entry.holds_result:
-        return sup.skipped(
+        return _results.skipped(
             f"{entry.name}: nothing outlives the call to see a later producer write through; "
             f"its writes are checked by {CONSUMER_WRITES}"
         )
@@ -205,19 +206,19 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     obj = _export(values, typestr)
     try:
         taken = _take(consumer or "", entry.name, obj)
-    except sup.SkipExchange:
+    except SkipExchange:
         raise
     except Exception as exc:  # the entry point refused a valid plain export
         # the library's CAI import refusing it is an interop gap; another call refusing it,
         # a portability note (nothing obliges every call to take CAI objects)
         rule = READS if entry.name == default_entry(consumer) else REFUSED_RULE
-        return sup.rejected(rule, exc, "the values read back", f"{context}: the call")
+        return _results.rejected(rule, exc, "the values read back", f"{context}: the call")
     if direction == CONSUMER_WRITES and taken.write is None:
-        return sup.skipped(f"{entry.name}: its result cannot be written through (immutable)")
+        return _results.skipped(f"{entry.name}: its result cannot be written through (immutable)")
     if entry.holds_result:
-        mismatch = sup.compare_values(taken.read(), values)
+        mismatch = _values.compare_values(taken.read(), values)
         if mismatch is not None:
-            return sup.failed(READS, mismatch, "the exported values", f"{context}: first read")
+            return _results.failed(READS, mismatch, "the exported values", f"{context}: first read")
     if direction == PRODUCER_WRITES:
         _write_producer(obj, new)
         seen = taken.read()
@@ -227,7 +228,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
             taken.write(new)
         except Exception as exc:  # the library refused to write through its own result
             rule = COPY_INDEPENDENT if entry.semantics == COPY else ZERO_COPY_WRITES
-            return sup.rejected(rule, exc, "the write taken", f"{context}: the write")
+            return _results.rejected(rule, exc, "the write taken", f"{context}: the write")
         seen = _read_producer(obj)
         where = "the producer's memory after the write through the result"
     return judge(entry, direction, seen, values, new, where, context)
@@ -246,13 +247,13 @@ def judge(
     export), the old ones (it is a copy), or neither (a finding whatever was documented)."""
     from caiconform.adapters.entries import COPY, MAY_COPY, ZERO_COPY
 
-    aliased = sup.compare_values(seen, new) is None
-    copied = sup.compare_values(seen, old) is None
+    aliased = _values.compare_values(seen, new) is None
+    copied = _values.compare_values(seen, old) is None
     zero_copy_rule = ZERO_COPY_SEES if direction == PRODUCER_WRITES else ZERO_COPY_WRITES
     if not (aliased or copied):
         rule = COPY_INDEPENDENT if entry.semantics == COPY else zero_copy_rule
-        mismatch = sup.compare_values(seen, new)
-        return sup.failed(
+        mismatch = _values.compare_values(seen, new)
+        return _results.failed(
             rule,
             f"{where} holds neither the old nor the written values ({mismatch})",
             "one or the other",
@@ -260,7 +261,7 @@ def judge(
         )
     what = "aliases the export" if aliased else "is a copy"
     if entry.semantics == MAY_COPY:
-        return sup.passed(
+        return _results.passed(
             f"{context}: {entry.name} {what} (documented: copies only when necessary); "
             f"warning {MAY_COPY_RULE}",
             seen=[MAY_COPY_RULE],
@@ -271,7 +272,7 @@ def judge(
             if direction == PRODUCER_WRITES
             else "the write through it never reached the producer's memory (lost)"
         )
-        return sup.failed(
+        return _results.failed(
             zero_copy_rule,
             f"{entry.name} returned a copy: {lost}",
             f"a view of the exported memory, as documented: {entry.quote!r} ({entry.source})",
@@ -283,19 +284,19 @@ def judge(
             if direction == PRODUCER_WRITES
             else "a write through it changed the producer's memory"
         )
-        return sup.failed(
+        return _results.failed(
             COPY_INDEPENDENT,
             f"{entry.name} returned a view of the exported memory: {leak}",
             f"memory of its own, as documented: {entry.quote!r} ({entry.source})",
             context,
         )
-    return sup.passed(f"{context}: {entry.name} {what}, as documented")
+    return _results.passed(f"{context}: {entry.name} {what}, as documented")
 
 
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     entry = params.get("entry")
     if entry is None:
-        return sup.repro_script(f"aliasing: {consumer} declares no consumer entry points.")
+        return _sources.repro_script(f"aliasing: {consumer} declares no consumer entry points.")
     typestr, shape = params["typestr"], list(params["shape"])
     direction = params["direction"]
     if direction == PRODUCER_WRITES:
@@ -311,7 +312,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
             "print('producer memory after the write:', after)\n"
             "print('write reached the producer:', np.array_equal(after, new))\n"
         )
-    return sup.repro_script(
+    return _sources.repro_script(
         f"aliasing: {consumer} takes a reference export through {entry}; {direction}. "
         f"A zero-copy entry point must alias the export, a copying one must not.",
         "import numpy as np\n\n"

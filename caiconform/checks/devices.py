@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
+from caiconform.checks import _exchange, _results, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
@@ -55,8 +55,8 @@ def crash_kind(params: dict) -> str:
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
-    """typestr, a nonzero C-contiguous shape and a seed (`_support.plain_arrays`)."""
-    return sup.plain_arrays()
+    """typestr, a nonzero C-contiguous shape and a seed (`_values.plain_arrays`)."""
+    return _values.plain_arrays()
 
 
 def floor(producer: str | None, consumer: str | None) -> list:
@@ -72,12 +72,12 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     count = device_count()
     if count < MIN_GPUS:
-        return sup.skipped(f"devices needs {MIN_GPUS} GPUs; {count} visible")
+        return _results.skipped(f"devices needs {MIN_GPUS} GPUs; {count} visible")
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = sup.make_values(typestr, shape, params["seed"])
+    values = _values.make_values(typestr, shape, params["seed"])
     ref = ReferenceArray(values, Layout(shape), typestr, device=1)
     ensure_context(0)
-    return sup.judge_exchange(
+    return _exchange.judge_exchange(
         consumer,
         ref,
         values,
@@ -89,14 +89,14 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     shape = tuple(params["shape"])
-    return sup.repro_script(
+    return _sources.repro_script(
         f"devices: an array on device 1 read by {consumer} while device 0 is current.",
-        sup.values_source(params["typestr"], shape, params["seed"]),
+        _values.values_source(params["typestr"], shape, params["seed"]),
         "from caiconform.cuda import ensure_context\n"
         "from caiconform.reference.producer import ReferenceArray\n"
         "from caiconform.spec.layout import Layout\n\n"
         f"obj = ReferenceArray(values, Layout({shape!r}), {params['typestr']!r}, device=1)\n"
         "ensure_context(0)\n",
-        sup.consumer_source(consumer),
-        sup.COMPARE_SOURCE,
+        _sources.consumer_source(consumer),
+        _sources.COMPARE_SOURCE,
     )

@@ -18,8 +18,8 @@ import gc
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
-from caiconform.checks import _views
+from caiconform.adapters.base import SkipExchange
+from caiconform.checks import _encoding, _results, _sources, _values, _views
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
@@ -33,8 +33,8 @@ SINGLE_QUEUE = True
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
-    """typestr, a nonzero C-contiguous shape and a seed (`_support.plain_arrays`)."""
-    return sup.plain_arrays()
+    """typestr, a nonzero C-contiguous shape and a seed (`_values.plain_arrays`)."""
+    return _values.plain_arrays()
 
 
 def _collect() -> None:
@@ -56,12 +56,12 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform.reference.tracking import AllocationLog, TrackingMemoryManager
 
     if consumer == "numba-kernel":
-        raise sup.SkipExchange(
+        raise SkipExchange(
             "a numba kernel launch keeps no view of its arguments once it returns; the view a "
             "user keeps is numba's as_cuda_array (consumer numba)"
         )
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = sup.make_values(typestr, shape, params["seed"])
+    values = _values.make_values(typestr, shape, params["seed"])
     log = AllocationLog()
     ref = ReferenceArray(values, Layout(shape), typestr, manager=TrackingMemoryManager(log))
     base, size = ref.allocation.ptr, ref.allocation.size
@@ -69,12 +69,12 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     context = f"reference->{consumer} {typestr} {shape}"
     try:
         view = _views.hold(consumer, ref)
-    except sup.SkipExchange:
+    except SkipExchange:
         raise
     except Exception as exc:  # refusing a plain C array is an interop gap ...
         # ... unless the refusal names its own reason (a type few consumers hold)
-        rule = sup.named_refusal(interface, exc) or "CAI-CONSUMER-READS-DESCRIBED"
-        return sup.rejected(rule, exc, "a view", context)
+        rule = _results.named_refusal(interface, exc) or "CAI-CONSUMER-READS-DESCRIBED"
+        return _results.rejected(rule, exc, "a view", context)
     ptr = _views.view_pointer(view)
     aliased = ptr is not None and base <= ptr < base + size
     del ref
@@ -82,18 +82,18 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     if not log.is_live(base):
         if aliased:
             del view
-            return sup.failed(
+            return _results.failed(
                 "CAI-LIFETIME-DATA-HELD",
                 "the allocation was freed while the consumer's view of it was alive",
                 "the owner kept alive by the view",
                 context,
             )
         del view
-        return sup.passed(f"{context}: the consumer copied on import; the producer was freed")
-    held = consume(sup.InterfaceObject(interface), sync="host").values
-    mismatch = sup.compare_values(held, values)
+        return _results.passed(f"{context}: the consumer copied on import; the producer was freed")
+    held = consume(_encoding.InterfaceObject(interface), sync="host").values
+    mismatch = _values.compare_values(held, values)
     if mismatch is not None:
-        return sup.failed(
+        return _results.failed(
             "CAI-LIFETIME-DATA-HELD",
             f"the data changed while held: {mismatch}",
             "the data intact while the view lives",
@@ -102,21 +102,21 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     del view, held
     _collect()
     if log.is_live(base):
-        return sup.failed(
+        return _results.failed(
             "CAI-LIFETIME-RELEASED",
             "the allocation still live after the consumer's view was dropped",
             "the memory freed once no view holds it",
             context,
         )
-    return sup.passed(f"{context}: held while viewed, freed after")
+    return _results.passed(f"{context}: held while viewed, freed after")
 
 
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     shape = tuple(params["shape"])
-    return sup.repro_script(
+    return _sources.repro_script(
         f"lifetime: {consumer} holds a view of a reference array; the producer is dropped and "
         f"collected (memory must stay), then the view (memory must be freed).",
-        sup.values_source(params["typestr"], shape, params["seed"]),
+        _values.values_source(params["typestr"], shape, params["seed"]),
         "import gc\n\n"
         "from caiconform.checks._views import hold\n"
         "from caiconform.reference.producer import ReferenceArray\n"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
+from caiconform.checks import _exchange, _results, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
@@ -42,7 +42,7 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
             "version": st.sampled_from([3, 2, 1]),
             "typestr": cst.typestrs(),
             "shape": cst.shapes(min_dims=1, allow_zero=False).map(list),
-            "seed": sup.seeds(),
+            "seed": _values.seeds(),
         }
     )
 
@@ -82,55 +82,57 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform.reference.producer import ReferenceArray
 
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = sup.make_values(typestr, shape, params["seed"])
+    values = _values.make_values(typestr, shape, params["seed"])
     mask = mask_values(params["mask"], shape, params["seed"])
     ref = ReferenceArray(values, Layout(shape), typestr, version=params["version"], mask=mask)
     context = f"reference->{consumer} v{params['version']} mask {params['mask']} {typestr} {shape}"
     if mask is None:
-        return sup.judge_exchange(consumer, ref, values, None, context)
+        return _exchange.judge_exchange(consumer, ref, values, None, context)
     if consumer == "reference":
-        read = sup.adapter("reference").consume_result(ref)
+        read = _exchange.adapter("reference").consume_result(ref)
         got, got_mask = read.values, read.mask
     else:
-        got, exc = sup.consume_with(consumer, ref)
+        got, exc = _exchange.consume_with(consumer, ref)
         if exc is not None:
-            named = sup.named_refusal(ref.__cuda_array_interface__, exc)
+            named = _results.named_refusal(ref.__cuda_array_interface__, exc)
             if named is not None:  # refused for what it names (an older version, a type)
-                return sup.rejected(named, exc, "the mask honoured, or this refusal", context)
+                return _results.rejected(named, exc, "the mask honoured, or this refusal", context)
             if consumer.startswith("numba") and not isinstance(exc, NotImplementedError):
-                return sup.failed(
+                return _results.failed(
                     "CAI-MASK-NUMBA-NOTIMPLEMENTED",
-                    sup.describe_exception(exc),
+                    _results.describe_exception(exc),
                     "NotImplementedError",
                     context,
                 )
-            return sup.rejected("CAI-PORT-MASK", exc, "the mask honoured, or this refusal", context)
+            return _results.rejected(
+                "CAI-PORT-MASK", exc, "the mask honoured, or this refusal", context
+            )
         got_mask = ~np.ma.getmaskarray(got) if isinstance(got, np.ma.MaskedArray) else None
         got = np.ma.getdata(got)
-    mismatch = sup.compare_values(np.asarray(got), values)
+    mismatch = _values.compare_values(np.asarray(got), values)
     if mismatch is not None:
-        return sup.failed("CAI-CONSUMER-READS-DESCRIBED", mismatch, "the values", context)
+        return _results.failed("CAI-CONSUMER-READS-DESCRIBED", mismatch, "the values", context)
     invalid = int((~mask).sum())
     if got_mask is None:
         if invalid == 0:
-            return sup.passed(f"{context}: mask dropped, but it marked every element valid")
-        return sup.failed(
+            return _results.passed(f"{context}: mask dropped, but it marked every element valid")
+        return _results.failed(
             "CAI-MASK-TRUTH",
             f"the mask dropped: {invalid} invalid element(s) returned as valid data",
             "the mask honoured, or the export refused",
             context,
         )
     if not np.array_equal(np.asarray(got_mask, dtype=np.bool_), mask):
-        return sup.failed("CAI-MASK-TRUTH", "a different mask", "the exported mask", context)
-    return sup.passed(f"{context}: values and mask read")
+        return _results.failed("CAI-MASK-TRUTH", "a different mask", "the exported mask", context)
+    return _results.passed(f"{context}: values and mask read")
 
 
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     shape = tuple(params["shape"])
-    return sup.repro_script(
+    return _sources.repro_script(
         f"mask: a CAI v{params['version']} export with mask '{params['mask']}' read by "
         f"{consumer}: invalid elements must not come back as valid data [CAI-MASK-TRUTH].",
-        sup.values_source(params["typestr"], shape, params["seed"]),
+        _values.values_source(params["typestr"], shape, params["seed"]),
         "from caiconform.checks.mask import mask_values\n"
         "from caiconform.reference.producer import ReferenceArray\n"
         "from caiconform.spec.layout import Layout\n\n"
@@ -139,6 +141,6 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"version={params['version']}, mask=mask)\n"
         "print(obj.__cuda_array_interface__)\n"
         "print('mask:', mask)\n",
-        sup.consumer_source(consumer),
+        _sources.consumer_source(consumer),
         "print('read:', result, type(result))\n",
     )

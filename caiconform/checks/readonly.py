@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
-from caiconform.checks import _views
+from caiconform.adapters.base import SkipExchange
+from caiconform.checks import _results, _sources, _values, _views
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
@@ -31,8 +31,8 @@ SINGLE_QUEUE = True
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
-    """typestr, a nonzero C-contiguous shape and a seed (`_support.plain_arrays`)."""
-    return sup.plain_arrays()
+    """typestr, a nonzero C-contiguous shape and a seed (`_values.plain_arrays`)."""
+    return _values.plain_arrays()
 
 
 def floor(producer: str | None, consumer: str | None) -> list:
@@ -47,49 +47,53 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform.reference.producer import ReferenceArray, sentinel_of
 
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = sup.make_values(typestr, shape, params["seed"])
+    values = _values.make_values(typestr, shape, params["seed"])
     ref = ReferenceArray(values, Layout(shape), typestr, readonly=True)
     context = f"reference->{consumer} read-only {typestr} {shape}"
     try:
         view = _views.hold(consumer, ref)
-    except sup.SkipExchange:
+    except SkipExchange:
         raise
     except Exception as exc:  # the import refused the read-only export: a legal answer
-        rule = sup.named_refusal(ref.__cuda_array_interface__, exc) or "CAI-PORT-READONLY"
-        return sup.rejected(rule, exc, "a read-only view, or this refusal", f"{context}: import")
+        rule = _results.named_refusal(ref.__cuda_array_interface__, exc) or "CAI-PORT-READONLY"
+        return _results.rejected(
+            rule, exc, "a read-only view, or this refusal", f"{context}: import"
+        )
     try:
         write = _views.writer(consumer, view, sentinel_of(values))
-    except sup.SkipExchange:
+    except SkipExchange:
         raise
     except Exception as exc:  # the library cannot hold the values to write (its own copy of
         # a complex256 sentinel, say): no write was tried, so nothing is known of the flag
-        raise sup.SkipExchange(
-            f"{consumer} cannot hold the values to write ({sup.describe_exception(exc)})"
+        raise SkipExchange(
+            f"{consumer} cannot hold the values to write ({_results.describe_exception(exc)})"
         ) from exc
     try:
         how = write()
     except Exception as exc:  # the library refused the write: the flag is honoured
-        return sup.passed(f"{context}: the write was refused ({sup.describe_exception(exc)})")
+        return _results.passed(
+            f"{context}: the write was refused ({_results.describe_exception(exc)})"
+        )
     after = consume(ref, sync="host").values
-    mismatch = sup.compare_values(after, values)
+    mismatch = _values.compare_values(after, values)
     if mismatch is not None:
-        return sup.failed(
+        return _results.failed(
             "CAI-DATA-READONLY-HONOURED",
             f"the write through the {consumer} view reached read-only memory: {mismatch}",
             "the write refused or the data exposed read-only",
             context,
         )
     if how == _views.READONLY_VIEW:
-        return sup.passed(f"{context}: the {consumer} view is read-only")
-    return sup.passed(f"{context}: the write went to a copy; the read-only memory is intact")
+        return _results.passed(f"{context}: the {consumer} view is read-only")
+    return _results.passed(f"{context}: the write went to a copy; the read-only memory is intact")
 
 
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     shape = tuple(params["shape"])
-    return sup.repro_script(
+    return _sources.repro_script(
         f"readonly: {consumer} imports a read-only CAI export and is asked to write through it; "
         f"the read-only memory must not change [CAI-DATA-READONLY-HONOURED].",
-        sup.values_source(params["typestr"], shape, params["seed"]),
+        _values.values_source(params["typestr"], shape, params["seed"]),
         "from caiconform.checks._views import hold, writer\n"
         "from caiconform.reference.consumer import consume\n"
         "from caiconform.reference.producer import ReferenceArray, sentinel_of\n"

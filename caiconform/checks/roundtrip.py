@@ -30,7 +30,7 @@ import functools
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
+from caiconform.checks import _exchange, _results, _sources, _values
 from caiconform.results.outcome import FAIL, Result
 from caiconform.spec.layout import Layout
 
@@ -68,7 +68,7 @@ def _params(typestr: str) -> st.SearchStrategy[dict]:
         {
             "typestr": st.just(typestr),
             "layout": cst.layouts(itemsize=itemsize, portable_only=False).map(Layout.to_dict),
-            "seed": sup.seeds(),
+            "seed": _values.seeds(),
         }
     )
 
@@ -124,15 +124,15 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
     nbytes = layout.allocation_bytes(values.dtype.itemsize)
     if nbytes > 2**32:
         short = _room_for(nbytes)
         if short is not None:
-            return sup.skipped(short)
-    obj = sup.produce(producer, values, layout, typestr, "none")
+            return _results.skipped(short)
+    obj = _exchange.produce(producer, values, layout, typestr, "none")
     context = f"{producer}->{consumer} {typestr} {layout.kind} {layout.shape}"
-    ended, _warnings = sup.named_export(obj, typestr, context)
+    ended, _warnings = _results.named_export(obj, typestr, context)
     if ended is not None:
         return ended
     report = validate(obj)
@@ -151,26 +151,26 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     read_rule = (
         "CAI-PRODUCER-DESCRIBES-DATA" if consumer == "reference" else "CAI-CONSUMER-READS-DESCRIBED"
     )
-    result = sup.judge_exchange(consumer, obj, values, None, context, read_rule)
+    result = _exchange.judge_exchange(consumer, obj, values, None, context, read_rule)
     if result.outcome != FAIL or consumer == "reference":
         return result
-    baseline, exc = sup.consume_with("reference", obj)
+    baseline, exc = _exchange.consume_with("reference", obj)
     if exc is not None:
         return result
-    mismatch = sup.compare_values(baseline, values)
+    mismatch = _values.compare_values(baseline, values)
     if mismatch is None:
         return result
     if producer == "reference":
         # the reference producer's export is right by construction (tests/gpu): memory that no
         # longer holds the values after the consumer read it was changed or released by it
-        return sup.failed(
+        return _results.failed(
             "CAI-CONSUMER-READS-DESCRIBED",
             f"{result.seen}; afterwards the producer's memory no longer holds the values "
             f"written ({mismatch}): {consumer} wrote to or released memory it only imported",
             "the values the dict describes, the producer's memory untouched",
             context,
         )
-    return sup.failed(
+    return _results.failed(
         "CAI-PRODUCER-DESCRIBES-DATA",
         f"the reference consumer also reads a mismatch: {mismatch}",
         "the dict to describe the values written",
@@ -181,12 +181,12 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    return sup.repro_script(
+    return _sources.repro_script(
         f"roundtrip: a {typestr} array, layout {layout.kind} {layout.shape} strides "
         f"{layout.strides}, produced by {producer} and read by {consumer}, should read back "
         f"bit for bit.",
-        sup.values_source(typestr, layout.shape, params["seed"], layout.strides),
-        sup.producer_source(producer, layout, typestr),
-        sup.consumer_source(consumer),
-        sup.COMPARE_SOURCE,
+        _values.values_source(typestr, layout.shape, params["seed"], layout.strides),
+        _sources.producer_source(producer, layout, typestr),
+        _sources.consumer_source(consumer),
+        _sources.COMPARE_SOURCE,
     )

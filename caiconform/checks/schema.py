@@ -38,7 +38,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
+from caiconform.checks import _encoding, _exchange, _results, _sources, _values
 from caiconform.results.outcome import FAIL, Result
 from caiconform.spec.layout import Layout
 from caiconform.spec.validate import ATTR
@@ -89,7 +89,7 @@ def _producer_params(typestr: str) -> st.SearchStrategy[dict]:
             "typestr": st.just(typestr),
             "layout": cst.layouts(itemsize=itemsize).map(Layout.to_dict),
             "stream_scenario": cst.stream_scenarios(scenarios=SCENARIOS),
-            "seed": sup.seeds(),
+            "seed": _values.seeds(),
             # floor-only: an object that cannot export, an export-version setting
             "unexportable": st.none(),
             "export_setting": st.none(),
@@ -105,9 +105,11 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
 
     if producer == SYNTHETIC:
         valid = cst.interface_dicts(version=None, valid=True).map(
-            lambda d: {"interface": sup.encode(d), "rule": None}
+            lambda d: {"interface": _encoding.encode(d), "rule": None}
         )
-        broken = cst.mutants().map(lambda m: {"interface": sup.encode(m.interface), "rule": m.rule})
+        broken = cst.mutants().map(
+            lambda m: {"interface": _encoding.encode(m.interface), "rule": m.rule}
+        )
         return st.one_of(valid, broken)
     return cst.typestrs().flatmap(_producer_params)
 
@@ -178,7 +180,7 @@ def judge_setting(interface: Any, setting: str, version: int, context: str) -> R
     if got == version and not stream:
         return None
     seen = f"version {got!r}" + (f", stream {interface['stream']!r}" if stream else "")
-    return sup.failed(
+    return _results.failed(
         "CAI-SYNC-PRODUCER-OPT-OUT",
         f"{seen} with {setting}",
         f"a version {version} dict" + (" without stream" if version < 3 else ""),
@@ -193,11 +195,11 @@ def judge_unexportable(obj: Any, context: str) -> Result | None:
     try:
         getattr(obj, ATTR)
     except AttributeError as exc:
-        return sup.passed(f"{context}: {sup.describe_exception(exc)}")
+        return _results.passed(f"{context}: {_results.describe_exception(exc)}")
     except Exception as exc:  # noqa: BLE001 - the exception type is what is judged
-        return sup.failed(
+        return _results.failed(
             "CAI-ATTR-RAISES-ATTRIBUTEERROR",
-            f"{sup.describe_exception(exc)} when reading the attribute (hasattr() raises it "
+            f"{_results.describe_exception(exc)} when reading the attribute (hasattr() raises it "
             "too, and getattr(obj, name, None) does not return None)",
             "AttributeError, as for any object without the interface",
             context,
@@ -208,7 +210,7 @@ def judge_unexportable(obj: Any, context: str) -> Result | None:
 def _execute_unexportable(kind: str, producer: str) -> Result:
     from caiconform import validate
 
-    obj = sup.adapter(producer).unexportable(kind)
+    obj = _exchange.adapter(producer).unexportable(kind)
     context = f"{producer} {kind} object, which cannot export"
     ended = judge_unexportable(obj, context)
     if ended is not None:
@@ -257,26 +259,28 @@ def judge(findings: list, context: str) -> Result:
         )
     if warnings:
         listed = "; ".join(f"{f.rule} at {f.path or 'the object'}" for f in warnings)
-        return sup.passed(f"{context}: warnings: {listed}", seen=[f.rule for f in warnings])
-    return sup.passed(f"{context}: no finding")
+        return _results.passed(f"{context}: warnings: {listed}", seen=[f.rule for f in warnings])
+    return _results.passed(f"{context}: no finding")
 
 
 def _judge_synthetic(params: dict) -> Result:
     from caiconform import validate
     from caiconform.spec.rules import Level
 
-    interface = sup.decode(params["interface"])
+    interface = _encoding.decode(params["interface"])
     report = validate(interface)
     binding = {f.rule for f in report.findings if f.level in (Level.MUST, Level.SHOULD)}
     rule = params["rule"]
     if rule is None:
         if binding:
             first = sorted(binding)[0]
-            return sup.failed(first, sorted(binding), "no MUST or SHOULD finding", "valid dict")
-        return sup.passed("valid dict: no MUST or SHOULD finding")
+            return _results.failed(
+                first, sorted(binding), "no MUST or SHOULD finding", "valid dict"
+            )
+        return _results.passed("valid dict: no MUST or SHOULD finding")
     if binding != {rule}:
-        return sup.failed(rule, sorted(binding), f"exactly [{rule}]", "mutant")
-    return sup.passed(f"mutant: the validator names {rule} and nothing else")
+        return _results.failed(rule, sorted(binding), f"exactly [{rule}]", "mutant")
+    return _results.passed(f"mutant: the validator names {rule} and nothing else")
 
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
@@ -289,15 +293,15 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr, scenario = params["typestr"], params["stream_scenario"]
-    values = sup.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
     setting = params.get("export_setting")
     if setting is None:
-        obj = sup.produce(producer, values, layout, typestr, scenario)
+        obj = _exchange.produce(producer, values, layout, typestr, scenario)
         context = f"{producer} {typestr} {layout.kind} {scenario}"
     else:
-        obj = sup.adapter(producer).produce_under(setting, values, layout, typestr)
+        obj = _exchange.adapter(producer).produce_under(setting, values, layout, typestr)
         context = f"{producer} {typestr} {layout.kind} with {setting}"
-    ended, extra = sup.named_export(obj, typestr, context)
+    ended, extra = _results.named_export(obj, typestr, context)
     if ended is not None:
         return ended
     report = validate(obj)
@@ -338,7 +342,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     """
     if params.get("unexportable") is not None:
         kind = params["unexportable"]
-        return sup.repro_script(
+        return _sources.repro_script(
             f"schema: reading __cuda_array_interface__ of a {producer} {kind} object, which "
             "cannot export, should raise AttributeError [CAI-ATTR-RAISES-ATTRIBUTEERROR].",
             "from caiconform.adapters.registry import get\n\n"
@@ -351,10 +355,10 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         )
     if producer == SYNTHETIC:
         encoded = json.dumps(params["interface"])
-        return sup.repro_script(
+        return _sources.repro_script(
             f"schema: the validator's verdict on a synthetic dict (expected rule: "
             f"{params['rule']}).",
-            "import json\n\nfrom caiconform.checks._support import decode\n\n"
+            "import json\n\nfrom caiconform.checks._encoding import decode\n\n"
             f"obj = decode(json.loads({encoded!r}))\n"
             "print(obj)\n",
             judge_lines,
@@ -362,10 +366,10 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     layout = Layout.from_dict(params["layout"])
     setting = params.get("export_setting")
     if setting is not None:
-        return sup.repro_script(
+        return _sources.repro_script(
             f"schema: the __cuda_array_interface__ {producer} exports with {setting} "
             f"[CAI-SYNC-PRODUCER-OPT-OUT].",
-            sup.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
+            _values.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
             "from caiconform.adapters.registry import get\n"
             "from caiconform.spec.layout import Layout\n\n"
             f"layout = Layout.from_dict({params['layout']!r})\n"
@@ -374,11 +378,11 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
             "print(obj.__cuda_array_interface__)\n",
             judge_lines,
         )
-    return sup.repro_script(
+    return _sources.repro_script(
         f"schema: the __cuda_array_interface__ {producer} exports for a {params['typestr']} "
         f"array, layout {layout.kind}, stream scenario {params['stream_scenario']}.",
-        sup.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
-        sup.producer_source(producer, layout, params["typestr"], params["stream_scenario"]),
+        _values.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
+        _sources.producer_source(producer, layout, params["typestr"], params["stream_scenario"]),
         "print(obj.__cuda_array_interface__)\n",
         judge_lines,
     )

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
+from caiconform.checks import _exchange, _results, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
@@ -126,7 +126,7 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
             "delay_us": st.sampled_from(DELAYS_US) if producer == "reference" else st.just(0),
             "typestr": cst.typestrs(),
             "shape": cst.shapes(min_dims=1, allow_zero=False).map(lambda s: [max(s[0], 2), *s[1:]]),
-            "seed": sup.seeds(),
+            "seed": _values.seeds(),
         }
     )
 
@@ -209,7 +209,7 @@ def _produce(producer: str, params: dict, values: np.ndarray) -> Any:
             stream_scenario=params["stream_scenario"],
             delay_us=spin_of(params["delay_us"]),
         )
-    return sup.produce(
+    return _exchange.produce(
         producer, values, Layout(shape), params["typestr"], params["stream_scenario"]
     )
 
@@ -227,7 +227,7 @@ def refusal_rule(exported: Any, exc: BaseException) -> str:
         return rules[0]
     if "stream" in str(exc).lower():
         return "CAI-SYNC-CONSUMER"
-    return sup.refusal_portability_rule(exported, exc) or "CAI-CONSUMER-READS-DESCRIBED"
+    return _results.refusal_portability_rule(exported, exc) or "CAI-CONSUMER-READS-DESCRIBED"
 
 
 def _free_garbage() -> None:
@@ -264,8 +264,8 @@ def _warm_up(consumer: str, typestr: str) -> None:
     _warmed.add((consumer, typestr))
     from caiconform.reference.producer import ReferenceArray
 
-    values = sup.make_values(typestr, (4,), 0)
-    sup.consume_with(consumer, ReferenceArray(values, Layout((4,)), typestr))
+    values = _values.make_values(typestr, (4,), 0)
+    _exchange.consume_with(consumer, ReferenceArray(values, Layout((4,)), typestr))
     _finish()
 
 
@@ -285,7 +285,7 @@ def _numba(params: dict, producer: str | None, consumer: str | None) -> Result:
 
             works, why = kernels_work()
             if not works:
-                return sup.skipped(why)
+                return _results.skipped(why)
         judge = {
             "numba-sync": ns.check_sync,
             "numba-stream-none": ns.check_none,
@@ -315,12 +315,12 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         return _numba(params, producer, consumer)
     typestr, shape = params["typestr"], tuple(params["shape"])
     scenario = params["stream_scenario"]
-    values = sup.make_values(typestr, shape, params["seed"])
+    values = _values.make_values(typestr, shape, params["seed"])
     _warm_up(consumer, typestr)
     _free_garbage()
     obj = _produce(producer, params, values)
     try:
-        ended, _warnings = sup.named_export(obj, typestr, f"{producer} {scenario} {typestr}")
+        ended, _warnings = _results.named_export(obj, typestr, f"{producer} {scenario} {typestr}")
         if ended is not None:
             return ended
         exported = obj.__cuda_array_interface__
@@ -332,21 +332,21 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         report = validate(obj)
         if not report.ok:
             return judge(report.errors, f"{context}: invalid export")
-        got, exc = sup.consume_with(consumer, obj)
+        got, exc = _exchange.consume_with(consumer, obj)
     finally:
         _finish()
     if exc is not None:
-        return sup.rejected(
+        return _results.rejected(
             refusal_rule(exported, exc), exc, "the values after the pending work", context
         )
     got = np.asarray(got)
-    mismatch = sup.compare_values(got, values)
+    mismatch = _values.compare_values(got, values)
     if mismatch is None:
-        return sup.passed(f"{context}: read after the pending work")
+        return _results.passed(f"{context}: read after the pending work")
     early = sentinel_count(got, values)
     if isinstance(version, int) and version < 3 and scenario != "none":
         read = f"{early} of {values.size} elements were the sentinel" if early else mismatch
-        return sup.failed(
+        return _results.failed(
             "CAI-PORT-V2-PENDING",
             f"unfinished data read from a v{version} export (no stream to wait on): {read}",
             "an export made after the producer's work, or a v3 export naming its stream",
@@ -360,8 +360,8 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
             if consumer == "reference"
             else "CAI-CONSUMER-READS-DESCRIBED"
         )
-        return sup.failed(rule, mismatch, "the values written", context)
-    return sup.failed(
+        return _results.failed(rule, mismatch, "the values written", context)
+    return _results.failed(
         race_rule(producer, consumer, scenario),
         f"{early} of {values.size} elements read before the producer's pending write (sentinel)",
         "every element after the write",
@@ -382,11 +382,11 @@ def _attribute_race(
     _free_garbage()
     try:
         again = _produce(producer, params, values)
-        got, exc = sup.consume_with("reference", again)
+        got, exc = _exchange.consume_with("reference", again)
     finally:
         _finish()
-    if exc is None and sup.compare_values(np.asarray(got), values) is None:
-        return sup.failed(
+    if exc is None and _values.compare_values(np.asarray(got), values) is None:
+        return _results.failed(
             "CAI-SYNC-CONSUMER",
             f"{seen} (sentinel), while the reference consumer, waiting on the exported "
             f"stream, read every element final: {consumer} did not synchronize",
@@ -394,15 +394,15 @@ def _attribute_race(
             context,
         )
     if exc is None and sentinel_count(np.asarray(got), values):
-        return sup.failed(
+        return _results.failed(
             race_rule(producer, "reference", params["stream_scenario"]),
             f"{seen} (sentinel); the reference consumer, waiting on the exported stream, read "
             f"the sentinel too: the stream {producer} exports does not cover its work",
             "an exported stream covering the pending work",
             context,
         )
-    why = sup.describe_exception(exc) if exc is not None else "it read other wrong values"
-    return sup.failed(
+    why = _results.describe_exception(exc) if exc is not None else "it read other wrong values"
+    return _results.failed(
         "CAI-SYNC-RACE-FREE",
         f"{seen} (sentinel); not attributed: the reference consumer's control read failed ({why})",
         "every element after the write",
@@ -421,7 +421,7 @@ def race_visible(delay_us: int | None = None) -> dict[str, int]:
     if delay_us is None:
         delay_us = spin_of(RACE_CONTROL_US)
 
-    values = sup.make_values("<f4", (4096,), 0)
+    values = _values.make_values("<f4", (4096,), 0)
     _warm_up("reference", "<f4")
 
     def sentinels_read(scenario: str, sync: str) -> int:
@@ -474,14 +474,14 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
             f"stream_scenario={scenario!r}, delay_us={params['delay_us']})\n"
         )
     else:
-        build = sup.producer_source(producer, Layout(shape), params["typestr"], scenario)
-    return sup.repro_script(
+        build = _sources.producer_source(producer, Layout(shape), params["typestr"], scenario)
+    return _sources.repro_script(
         f"streams: {producer} leaves its final write pending ({scenario}) and {consumer} reads "
         f"at once; every element must have its final value "
         f"[{race_rule(producer, consumer, scenario)}].",
-        sup.values_source(params["typestr"], shape, params["seed"]),
+        _values.values_source(params["typestr"], shape, params["seed"]),
         build,
         "print(obj.__cuda_array_interface__)\n",
-        sup.consumer_source(consumer),
-        sup.COMPARE_SOURCE,
+        _sources.consumer_source(consumer),
+        _sources.COMPARE_SOURCE,
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
+from caiconform.checks import _encoding, _exchange, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
@@ -53,7 +53,7 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
             "extra_key": st.none() | st.sampled_from(EXTRA_KEYS),
             "typestr": cst.typestrs(),
             "shape": cst.shapes(min_dims=1, allow_zero=False).map(list),
-            "seed": sup.seeds(),
+            "seed": _values.seeds(),
         }
     )
 
@@ -108,7 +108,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform.reference.producer import ReferenceArray
 
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = sup.make_values(typestr, shape, params["seed"])
+    values = _values.make_values(typestr, shape, params["seed"])
     ref = ReferenceArray(values, Layout(shape), typestr, version=params["version"])
     d = build(params, ref)
     report = validate(d)
@@ -117,9 +117,9 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     extra = f" + key {params['extra_key']!r}" if params["extra_key"] else ""
     context = f"reference->{consumer} version {label}{extra} {typestr} {shape}"
     reject_rule = "CAI-KEYS-UNKNOWN" if params["extra_key"] else "CAI-VERSION-KNOWN"
-    return sup.judge_exchange(
+    return _exchange.judge_exchange(
         consumer,
-        sup.InterfaceObject(d, keepalive=ref),
+        _encoding.InterfaceObject(d, keepalive=ref),
         values,
         violated,
         context,
@@ -134,7 +134,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         edits.append(f"d['version'] = {params['unknown_version']!r}")
     if params["extra_key"] is not None:
         edits.append(f"d[{params['extra_key']!r}] = 'caiconform'")
-    return sup.repro_script(
+    return _sources.repro_script(
         f"versions: a CAI v{params['version']} export"
         + (
             f", version replaced by {params['unknown_version']}"
@@ -143,7 +143,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         )
         + (f", extra key {params['extra_key']!r}" if params["extra_key"] else "")
         + f", read by {consumer}.",
-        sup.values_source(params["typestr"], shape, params["seed"]),
+        _values.values_source(params["typestr"], shape, params["seed"]),
         "from caiconform.reference.producer import ReferenceArray\n"
         "from caiconform.spec.layout import Layout\n\n"
         f"ref = ReferenceArray(values, Layout({shape!r}), {params['typestr']!r}, "
@@ -152,6 +152,6 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         "class Export:\n"
         "    __cuda_array_interface__ = d\n\n\n"
         "obj = Export()\n",
-        sup.consumer_source(consumer),
-        sup.COMPARE_SOURCE,
+        _sources.consumer_source(consumer),
+        _sources.COMPARE_SOURCE,
     )

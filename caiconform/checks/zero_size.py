@@ -17,7 +17,7 @@ import functools
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _support as sup
+from caiconform.checks import _exchange, _results, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
 
@@ -77,16 +77,16 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    values = sup.make_values(typestr, layout.shape, 0)
-    obj = sup.produce(producer, values, layout, typestr, "none")
+    values = _values.make_values(typestr, layout.shape, 0)
+    obj = _exchange.produce(producer, values, layout, typestr, "none")
     context = f"{producer}->{consumer} {typestr} shape {layout.shape} {layout.kind}"
-    ended, _warnings = sup.named_export(obj, typestr, context)
+    ended, _warnings = _results.named_export(obj, typestr, context)
     if ended is not None:
         return ended
     report = validate(obj)
     if not report.ok:
         return judge(report.errors, f"{context}: invalid zero-size export")
-    return sup.judge_exchange(
+    return _exchange.judge_exchange(
         consumer, obj, values, None, context, reject_rule="CAI-DATA-ZERO-SIZE-NULL"
     )
 
@@ -94,13 +94,13 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    return sup.repro_script(
+    return _sources.repro_script(
         f"zero_size: an empty {typestr} array of shape {layout.shape} ({layout.kind}) from "
         f"{producer}, read by {consumer}: the export must have data pointer 0 and the consumer "
         f"must read an empty array of the same shape.",
-        sup.values_source(typestr, layout.shape, 0),
-        sup.producer_source(producer, layout, typestr),
+        _values.values_source(typestr, layout.shape, 0),
+        _sources.producer_source(producer, layout, typestr),
         "print(obj.__cuda_array_interface__)\n",
-        sup.consumer_source(consumer),
-        sup.COMPARE_SOURCE,
+        _sources.consumer_source(consumer),
+        _sources.COMPARE_SOURCE,
     )

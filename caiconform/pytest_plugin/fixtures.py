@@ -45,7 +45,7 @@ def roundtrip(
     Skips, saying why, without a GPU or when the consumer's library is not available."""
     __tracebackhide__ = True
     from caiconform.adapters.base import SkipExchange
-    from caiconform.checks._support import compare_values
+    from caiconform.checks._values import compare_values
     from caiconform.cuda import gpu_available
 
     assert_conforms(obj)

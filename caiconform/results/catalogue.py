@@ -342,7 +342,7 @@ class _Shown(str):
 
 
 def _shown(value: Any) -> str:
-    """An encoded adversarial value (`checks._support.encode`) as Python writes it."""
+    """An encoded adversarial value (`checks._encoding.encode`) as Python writes it."""
     if isinstance(value, dict):
         if "$tuple" in value:
             items = [_shown(v) for v in value["$tuple"]]

@@ -134,7 +134,7 @@ _LOST = ("crash", "hang", "poisoned")
 _ALLOWED_REFUSAL = ("PORTABILITY", "MAY")
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}
 #: MAY rules a refusal is filed under when the consumer could not do without an optional key
-#: (`checks._support.OPTIONAL_KEY_RULES`): a dict without `stream` is valid at every version,
+#: (`checks._results.OPTIONAL_KEY_RULES`): a dict without `stream` is valid at every version,
 #: so refusing it refuses valid input whatever the rule's own level
 _OPTIONAL_ABSENT = frozenset({"CAI-SYNC-NONE-NO-SYNC"})
 

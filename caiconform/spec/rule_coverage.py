@@ -2,7 +2,7 @@
 did, and why a rule no check exercises cannot be checked.
 
 What checks what is read from the code's own declarations, never kept by hand: the rule IDs each
-check-family module names (and those of `checks/_support.py`, for the families that use it),
+check-family module names (and those of the helpers in `_SUPPORT`, for the families that use them),
 every rule the validator judges (the schema family validates every export), the mutations of
 `strategies.MUTATIONS` and `adversarial.LIVE` (the adversarial family), and the rule IDs the EMM
 checker's modules name (`emm/static.py`, `emm/checks.py`, `emm/paths.py`,
@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import gzip
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +35,10 @@ __all__ = [
 ]
 
 _PKG = Path(__file__).resolve().parents[1]
+#: the helpers the check families share (`checks/_values.py`, ...): a family that imports any of
+#: them exercises the rules they name
+_SUPPORT = ("_values", "_results", "_encoding", "_exchange", "_sources")
+_USES_SUPPORT = re.compile(r"caiconform\.checks(?:\.| import )(?:" + "|".join(_SUPPORT) + r")\b")
 _EMM_MODULES = (
     "static",
     "checks",
@@ -149,11 +154,11 @@ def exercisers() -> dict[str, list[str]]:
         for rule in rules:
             found.setdefault(rule, set()).add(who)
 
-    support = _literals(_PKG / "checks" / "_support.py")
+    support = set().union(*(_literals(_PKG / "checks" / f"{m}.py") for m in _SUPPORT))
     for family in _families():
         path = _PKG / "checks" / f"{family}.py"
         add(_literals(path), f"family:{family}")
-        if "_support" in path.read_text(encoding="utf-8"):
+        if _USES_SUPPORT.search(path.read_text(encoding="utf-8")):
             add(support, f"family:{family}")
     add(_literals(_PKG / "spec" / "validate.py"), "family:schema")
     add(_dict_keys(_PKG / "strategies.py", "MUTATIONS"), "family:adversarial")

@@ -157,7 +157,7 @@ class Unencodable(ValueError):
 
 
 def decode(value: Any) -> Any:
-    """The journal's encoding of an interface dict (caiconform.checks._support.encode) back to
+    """The journal's encoding of an interface dict (caiconform.checks._encoding.encode) back to
     Python values; a `$cai` object becomes a Mask. Unencodable for `$raising` / `$opaque`."""
     if isinstance(value, list):
         return [decode(v) for v in value]
