@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from caiconform.runner.plan import Cell, UsageError
+from caiconform.errors import UsageError
+from caiconform.runner.plan import Cell
 
 DEFAULT_TIMEOUT_S = 30.0
 

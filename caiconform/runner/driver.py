@@ -27,6 +27,7 @@ import hypothesis
 
 from caiconform.adapters import selfcheck
 from caiconform.env import visible_gpus
+from caiconform.errors import UsageError
 from caiconform.results.record import family_skip_record
 from caiconform.runner.calibrate import SPIN_ENV, SPIN_FILE, SPIN_FILE_ENV
 from caiconform.runner.cell import CellRun, Stopped
@@ -34,7 +35,7 @@ from caiconform.runner.config import Listener, RunConfig, RunResult, fill_defaul
 from caiconform.runner.forkserver import QUEUES_ENV, queues_for
 from caiconform.runner.journal import Journal, JournalError
 from caiconform.runner.libraries import LibraryInfo
-from caiconform.runner.plan import Cell, UsageError, load_families, plan_cells
+from caiconform.runner.plan import BrokenFamily, Cell, Family, load_families, plan_cells
 from caiconform.runner.pool import Worker, WorkerPool, choose_workers, forks_here
 from caiconform.runner.pool import default_workers as _default_workers
 from caiconform.runner.prefetch import MIN_CELLS, Prefetch, processes_for
@@ -228,15 +229,7 @@ def _memory_kinds_drawn(kinds: Sequence[str]) -> Iterator[None]:
 def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> RunResult:
     """`run_matrix` once the settings are whole (a resumed run's read back, defaults filled)."""
     families, broken = load_families(config.checks)
-    try:
-        source_names: Callable[[], list[str]] = resolve(f"{config.adapter_source}:names")
-        known = list(source_names())
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise UsageError(f"adapter source {config.adapter_source!r} unusable: {exc}") from None
-    requested = config.libraries if config.libraries is not None else known
-    unknown = [name for name in requested if name not in known]
-    if unknown:
-        raise UsageError(f"unknown library {unknown[0]!r} (known: {', '.join(known)})")
+    requested = _libraries_asked(config)
     run_id = run_id or _new_run(config)
     times_at_start = os.times()
     gpu_ids, no_gpu_reason = _gpu_ids(config.gpus)
@@ -244,33 +237,8 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
         journal = Journal(config.out, run_id)
     except JournalError as exc:
         raise UsageError(f"cannot resume: {exc} (the journal is damaged)") from None
-    startup = Startup(
-        config.out,
-        calibrate=config.calibrate_spin
-        and bool(gpu_ids)
-        and any(f.name == "streams" and f.needs_gpu for f in families),
-    )
-    startup.begin(
-        warm=[
-            functools.partial(f.module.floor, None, None)
-            for f in families
-            if callable(getattr(f.module, "floor", None)) and not hasattr(f.module, "seed_floor")
-        ],
-        floors=[f.module.__name__ for f in families if hasattr(f.module, "seed_floor")],
-        builds=_builds(config, requested, gpu_ids),
-    )
-    choice = choose_workers(config.workers, gpu_ids)
-    config.workers = choice.count
-    with contextlib.suppress(OSError, ValueError):
-        save_run_meta(config.out, workers=choice.to_json())
-    pool = WorkerPool(
-        max(1, config.workers),
-        gpu_ids=gpu_ids,
-        health_hooks=config.health_hooks,
-        log_dir=config.out / "workers",
-        spare=config.spare_workers,
-        fork=config.fork_workers,
-    )
+    startup = _begin_startup(config, families, requested, gpu_ids)
+    pool = _worker_pool(config, gpu_ids)
     stop = threading.Event()
     result = RunResult(run_id, config.out, journal.results.records, [])
     if journal.damaged:
@@ -285,37 +253,12 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
     sys.setswitchinterval(_switch_interval())
     try:
         if _starts_early(config, families, gpu_ids):
-            # the fork servers import every library asked for while the probes find which are
-            # available: on the H100 the probes took 9.4-9.8 s and each fork server's imports
-            # 8-11.7 s after them (the first example 20-21 s after the start). A server that
-            # dies importing a library the probes then find unusable is restarted, with the
-            # available ones only, by its first example
-            spin_file = config.out / "workers" / SPIN_FILE
-            spin_file.unlink(missing_ok=True)
-            modules = sorted({f.module.__name__ for f in families})
-            _preload_everywhere(pool, config, modules, sorted(requested))
-            for worker in pool.workers:
-                worker.env[SPIN_FILE_ENV] = str(spin_file)
-            if config.zygote:
-                zygote = _start_zygote(pool, config)
+            spin_file, zygote = _prepare_early_start(config, families, requested, pool)
             threads = _start_threads(scheduler, pool, gpu_ids, config, ready, len(pool.workers))
         infos = startup.probe(config.adapter_source, requested, max(1, config.workers))
         _write_adapters(config.out, infos)
         result.notes.extend(selfcheck.save_and_tell(config.out, infos))
-        cells, skipped = plan_cells(families, infos, len(gpu_ids), no_gpu_reason)
-        preload = config.preload_workers
-        if preload is None:
-            preload = any(c.gpus for c in cells)
-        if config.fork_workers and preload:
-            _preload_everywhere(
-                pool,
-                config,
-                sorted({c.family.module.__name__ for c in cells}),
-                sorted(name for name, info in infos.items() if info.available),
-            )
-        if config.only_cells is not None:
-            cells = [c for c in cells if c.key in config.only_cells]
-            skipped = [(c, why) for c, why in skipped if c.key in config.only_cells]
+        cells, skipped = _plan(config, families, infos, pool, len(gpu_ids), no_gpu_reason)
         done = journal.finished_cells()
         if config.calibrate_spin and any(
             c.family.name == "streams" and c.gpus and c.key not in done for c in cells
@@ -323,9 +266,8 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
             _apply_spin(startup.calibration(), pool, result.notes, spin_file)
         if not threads:
             # the cell threads start their workers now, while the coverage floors (which the
-            # schedule's costs need) are still being built: a fork server's imports took
-            # 8-10 s on the H100, and used to begin only once the start was over
-            # (2026-11-24: the first example ran 24 s after the run began)
+            # schedule's costs need) are still being built, so the fork servers' imports
+            # overlap the rest of the start
             wanted = len([c for c in cells if c.key not in done])
             threads = _start_threads(scheduler, pool, gpu_ids, config, ready, wanted)
         startup.wait_floors()
@@ -338,27 +280,7 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
                 broken = []  # a family that cannot be imported is reported by shard 1 alone
         startup.finish()
         result.resumed_cells = sum(c.key in done for c in cells)
-        result.skipped = [(f"{b.name}/*", b.reason) for b in broken]
-        result.skipped += [(c.key, why) for c, why in skipped]
-        # the cells this run owes (`report.runstate`: a cell of the plan without its
-        # cells.jsonl entry makes the run INCOMPLETE, whether or not it ever started)
-        with contextlib.suppress(OSError, ValueError):
-            save_run_meta(
-                config.out,
-                plan={
-                    "cells": sorted(c.key for c in cells),
-                    "skipped": sorted(key for key, _ in result.skipped),
-                },
-            )
-        for family in broken:
-            if f"{family.name}/*" not in done:
-                skip = family_skip_record(family.name, family.reason)
-                journal.skip_cell(f"{family.name}/*", skip, family.reason)
-        if listener is not None:
-            listener.planned([c for c in cells if c.key not in done], result.skipped)
-        for cell, reason in skipped:
-            if cell.key not in done:
-                journal.skip_cell(cell.key, skip_record(cell, reason), reason)
+        _record_plan(config, journal, listener, result, cells, skipped, broken, done)
         to_run = [c for c in cells if c.key not in done]
         _save_queues(config, to_run)
         wanted = config.prefetch_draws
@@ -386,15 +308,7 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
                 for r in scheduler.pending
             )
         ready.set()
-        try:
-            for thread in threads:
-                while thread.is_alive():
-                    thread.join(timeout=0.2)
-        except KeyboardInterrupt:
-            stop.set()
-            result.interrupted = True
-            for thread in threads:
-                thread.join(timeout=config.timeout_s + 5)
+        _wait_for_threads(threads, stop, result, config.timeout_s)
     finally:
         stop.set()  # threads still waiting for a schedule that will not come (an error) leave
         if prefetch is not None:
@@ -407,6 +321,160 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
         _save_parent_times(config.out, times_at_start)
         sys.setswitchinterval(switch_interval)
     return result
+
+
+def _libraries_asked(config: RunConfig) -> list[str]:
+    """The libraries the run asks for: `config.libraries`, else every one the adapter source
+    names. UsageError when the source cannot name them or does not know one asked for."""
+    try:
+        source_names: Callable[[], list[str]] = resolve(f"{config.adapter_source}:names")
+        known = list(source_names())
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise UsageError(f"adapter source {config.adapter_source!r} unusable: {exc}") from None
+    requested = config.libraries if config.libraries is not None else known
+    unknown = [name for name in requested if name not in known]
+    if unknown:
+        raise UsageError(f"unknown library {unknown[0]!r} (known: {', '.join(known)})")
+    return requested
+
+
+def _begin_startup(
+    config: RunConfig, families: Sequence[Family], requested: Sequence[str], gpu_ids: Sequence[str]
+) -> Startup:
+    """Begin the run's start side by side (`runner.startup`): the library probes, the spin
+    calibration when streams cells may run on a GPU, the families' coverage floors and the
+    libraries' builds."""
+    startup = Startup(
+        config.out,
+        calibrate=config.calibrate_spin
+        and bool(gpu_ids)
+        and any(f.name == "streams" and f.needs_gpu for f in families),
+    )
+    startup.begin(
+        warm=[
+            functools.partial(f.module.floor, None, None)
+            for f in families
+            if callable(getattr(f.module, "floor", None)) and not hasattr(f.module, "seed_floor")
+        ],
+        floors=[f.module.__name__ for f in families if hasattr(f.module, "seed_floor")],
+        builds=_builds(config, requested, gpu_ids),
+    )
+    return startup
+
+
+def _worker_pool(config: RunConfig, gpu_ids: Sequence[str]) -> WorkerPool:
+    """The run's worker slots: as many as `config.workers` or the default's rule gives
+    (`pool.choose_workers`, recorded in run.json `workers`), spread over `gpu_ids`."""
+    choice = choose_workers(config.workers, gpu_ids)
+    config.workers = choice.count
+    with contextlib.suppress(OSError, ValueError):
+        save_run_meta(config.out, workers=choice.to_json())
+    return WorkerPool(
+        max(1, config.workers),
+        gpu_ids=gpu_ids,
+        health_hooks=config.health_hooks,
+        log_dir=config.out / "workers",
+        spare=config.spare_workers,
+        fork=config.fork_workers,
+    )
+
+
+def _prepare_early_start(
+    config: RunConfig, families: Sequence[Family], requested: Sequence[str], pool: WorkerPool
+) -> tuple[Path, Zygote | None]:
+    """Make the slots' fork servers import every library asked for while the probes find which
+    are available (`_starts_early`): each slot preloads the run's check modules and libraries
+    and reads the streams spin from a file written once it is known (returned); with
+    `config.zygote`, the zygote that forks the servers (returned). A server that dies importing
+    a library the probes then find unusable is restarted, with the available ones only, by its
+    first example."""
+    spin_file = config.out / "workers" / SPIN_FILE
+    spin_file.unlink(missing_ok=True)
+    modules = sorted({f.module.__name__ for f in families})
+    _preload_everywhere(pool, config, modules, sorted(requested))
+    for worker in pool.workers:
+        worker.env[SPIN_FILE_ENV] = str(spin_file)
+    zygote = _start_zygote(pool, config) if config.zygote else None
+    return spin_file, zygote
+
+
+def _plan(
+    config: RunConfig,
+    families: Sequence[Family],
+    infos: dict[str, LibraryInfo],
+    pool: WorkerPool,
+    gpus: int,
+    no_gpu_reason: str,
+) -> tuple[list[Cell], list[tuple[Cell, str]]]:
+    """The cells to run and those skipped here (`plan.plan_cells`), narrowed to
+    `config.only_cells` when given; fork servers that preload are told the modules and the
+    available libraries those cells need."""
+    cells, skipped = plan_cells(families, infos, gpus, no_gpu_reason)
+    preload = config.preload_workers
+    if preload is None:
+        preload = any(c.gpus for c in cells)
+    if config.fork_workers and preload:
+        _preload_everywhere(
+            pool,
+            config,
+            sorted({c.family.module.__name__ for c in cells}),
+            sorted(name for name, info in infos.items() if info.available),
+        )
+    if config.only_cells is not None:
+        cells = [c for c in cells if c.key in config.only_cells]
+        skipped = [(c, why) for c, why in skipped if c.key in config.only_cells]
+    return cells, skipped
+
+
+def _record_plan(
+    config: RunConfig,
+    journal: Journal,
+    listener: Listener | None,
+    result: RunResult,
+    cells: Sequence[Cell],
+    skipped: Sequence[tuple[Cell, str]],
+    broken: Sequence[BrokenFamily],
+    done: set[str],
+) -> None:
+    """What the run owes and what it skips: `result.skipped`, run.json `plan` (the cells of the
+    plan, `report.runstate`: one without its cells.jsonl entry makes the run INCOMPLETE,
+    whether or not it ever started), the skip records of families that cannot be imported and
+    of cells skipped here (those not journaled before), and the listener's `planned`."""
+    result.skipped = [(f"{b.name}/*", b.reason) for b in broken]
+    result.skipped += [(c.key, why) for c, why in skipped]
+    with contextlib.suppress(OSError, ValueError):
+        save_run_meta(
+            config.out,
+            plan={
+                "cells": sorted(c.key for c in cells),
+                "skipped": sorted(key for key, _ in result.skipped),
+            },
+        )
+    for family in broken:
+        if f"{family.name}/*" not in done:
+            skip = family_skip_record(family.name, family.reason)
+            journal.skip_cell(f"{family.name}/*", skip, family.reason)
+    if listener is not None:
+        listener.planned([c for c in cells if c.key not in done], result.skipped)
+    for cell, reason in skipped:
+        if cell.key not in done:
+            journal.skip_cell(cell.key, skip_record(cell, reason), reason)
+
+
+def _wait_for_threads(
+    threads: Sequence[threading.Thread], stop: threading.Event, result: RunResult, timeout_s: float
+) -> None:
+    """Wait for the cell threads to run out of work; on Ctrl-C, stop them (each leaves after
+    its current example, at most `timeout_s` later) and mark the run interrupted."""
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(timeout=0.2)
+    except KeyboardInterrupt:
+        stop.set()
+        result.interrupted = True
+        for thread in threads:
+            thread.join(timeout=timeout_s + 5)
 
 
 def _builds(
