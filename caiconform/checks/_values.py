@@ -67,8 +67,8 @@ def values_source(
 @functools.cache
 def _make_values_source() -> str:
     """`make_values`'s source, read once per process: every non-pass example's reproducer
-    embeds it, and `inspect.getsource` tokenizes the file each time (with the other source
-    lookups, 15 % of the run parent's GIL time on the H100, 2026-11-25)."""
+    embeds it, and `inspect.getsource` tokenizes the file each time, a large share of the run
+    parent's GIL time with the other source lookups."""
     return inspect.getsource(make_values)
 
 

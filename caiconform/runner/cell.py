@@ -114,11 +114,11 @@ def crash_kind(
     breaks, so two crashes on one mutation do not skip the mutants of every other rule. A
     drawn example's: its params' `kind`, `mutation` and `rule` (adversarial's live mutations
     and mutants: a mutant's rule is the one it breaks) and layout kind, those it has; "" when
-    it has none (such examples are not capped: nothing tells them apart). Without the rule,
-    a cell's mutants were one kind: at 1,000 examples three crashes on some rules skipped
-    the mutants of every other, and five single-example crash groups were not found. A
-    family module's own `crash_kind(params)` (`family_kind`) names its drawn examples' kind
-    instead (devices: params that name none, whose lost examples were never capped)."""
+    it has none (such examples are not capped: nothing tells them apart). The rule keeps
+    crashes on some rules from skipping the mutants of every other, each of which may find a
+    crash group of its own. A family module's own `crash_kind(params)` (`family_kind`) names
+    its drawn examples' kind instead (devices: params that name none, so that its lost
+    examples are capped too)."""
     if coverage is None and family_kind is not None:
         return family_kind(params)
     if coverage is None:
@@ -242,8 +242,8 @@ class CellRun:
             return self.cost
         if self.state not in ("running", "shrinking"):
             return 0.0
-        # a class's shrinking runs up to its budget, on one thread: on the H100 a cell's classes
-        # left to shrink were its last minute, ended by one thread while others began new cells
+        # a class's shrinking runs up to its budget, on one thread: a cell's classes left to
+        # shrink are its tail, ended by one thread while others begin new cells
         per_example = self.cost / max(1, len(self.jobs))
         budget = self.config.shrink_budget_s or DEFAULT_SHRINK_BUDGET_S
         left = len(self.targets) * budget / 2 + len(self.confirms) * per_example
@@ -261,9 +261,8 @@ class CellRun:
             if self.state not in ("running", "shrinking"):
                 return None
             # classes to shrink first, while the cell's examples still run: each is one long
-            # task on one thread (up to the shrink budget); begun once the cell's examples
-            # had all run, the shrink of adversarial/-/pycuda's poisoned class was the run's
-            # last 8 s on the H100 (2026-11-25). The re-runs are short and fill in
+            # task on one thread (up to the shrink budget), which begun after the cell's last
+            # example would end the run late. The re-runs are short and fill in
             if self.targets:
                 self.shrinking += 1
                 return ("shrink", self, self.targets.pop(0))
@@ -507,8 +506,7 @@ class CellRun:
         shrinking them again cost the cell's longest phase). Those already shrunk (journaled
         before a `--resume`) are not queued again. A correct rejection (invalid input refused,
         `expectations.is_correct_rejection`) is neither shrunk nor run again: it is the
-        consumer doing its job, no finding to reproduce (on the H100, 2026-11-25, 4 classes
-        and 18 s of shrinking, 267 of 760 re-runs)."""
+        consumer doing its job, no finding to reproduce."""
         if self.drawing or self.draw_error is not None:
             return
         for record in self.explored[self.noted :]:

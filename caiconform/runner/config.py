@@ -21,31 +21,27 @@ DEFAULT_SHRINK_BUDGET_S = 20.0
 
 #: `--shrink-patience S`: a class's shrink also stops once S seconds, and
 #: SHRINK_PATIENCE_EXCHANGES exchanges, brought no smaller example of it; 0 (the default): the
-#: budget alone. Measured on the H100 (2026-11-25, seed 11,
-#: reports/2026-11-25-h100-prepare-shrink): 5 s cut the matrix's shrinking from 179 to
-#: 114-116 s of the slots' time, but cuda.cccl's classes (a kernel build per dtype, seconds
-#: per exchange) found their first smaller example only after 14-40 exchanges and 13-18 s, and
-#: kept drawn 2- and 4-d examples instead of 1-d int8 ones, with seconds alone and with 10
-#: exchanges as well: a reproducer for a maintainer is worth more than the ~4 s of wall saved
+#: budget alone: classes whose exchanges take seconds each (cuda.cccl's: a kernel build per
+#: dtype) find their first smaller example late, and a patience keeps their large drawn
+#: examples, while a small reproducer is worth more to a maintainer than the few seconds saved
+#: (docs/performance.md, "Figures behind the code")
 DEFAULT_SHRINK_PATIENCE_S = 0.0
 
 #: drawn examples of one kind (params `kind`, `mutation`, `rule`, layout kind: `crash_kind`)
 #: that may end in crash/hang/poisoned (or leave their worker untrusted) in a cell before the
-#: rest of that kind there is skipped. Each such example costs a fresh process (on the H100
-#: 2-3 s: a CUDA context and the library's first exchange); seed 11's default matrix had 92
-#: drawn ones, 55 of them after the third of their kind (simulated on that run's journal), and
-#: runs with the cap kept every finding group (reports/2026-11-25-h100-crashes)
+#: rest of that kind there is skipped. Each such example costs a fresh process (a CUDA context
+#: and the library's first exchange), and those after the third of a kind found no finding
+#: group the others had not (docs/performance.md, "Figures behind the code")
 #: (`RunConfig.drawn_crash_cap`, `--drawn-crash-cap`; 0 runs them all)
 DRAWN_CRASH_CAP = 3
 
 #: a cell's examples sent to a worker in one request (`Worker.run_many`, `RunConfig.batch`):
 #: the worker runs the next while the parent reads, judges and journals the last, instead of
-#: waiting for the round trip (on the H100, 2026-11-25, seed 11: 2.8 ms of transfer and 1.7
-#: ms of the parent's turnaround per example, against 0.3 ms for the 20,853 examples an
-#: adapter skips). A batch is at most a quarter of what the cell has left (BATCH_SHARE), so
-#: helpers still share a cell's last examples
+#: waiting for the round trip (the transfer and the parent's turnaround take longer than
+#: many examples: docs/performance.md, "Figures behind the code")
 DEFAULT_BATCH = 8
-
+#: a batch is at most this fraction (1/BATCH_SHARE) of what the cell has left, so helpers
+#: still share a cell's last examples
 BATCH_SHARE = 4
 
 #: saved settings a resumed run takes from the command line when given there
@@ -90,15 +86,14 @@ class RunConfig:
     #: fork servers import the run's check modules and available libraries before their first
     #: fork (`forkserver.PRELOAD_ENV`) instead of as cells need them: no children replaced
     #: when a cell brings a new library, but every worker pays every import up front. None:
-    #: when the run has GPU cells (the H100, 2026-11-23, seed 11 of the default matrix:
-    #: 176.5 s with, 273.7 s without, the same finding groups); on a CPU with one-second
-    #: synthetic imports and few cells per worker it is 1.20x slower (bench_matrix.py)
+    #: when the run has GPU cells, where it is faster; on a CPU with one-second synthetic
+    #: imports and few cells per worker it is slower (bench_matrix.py; docs/performance.md,
+    #: "Figures behind the code")
     preload_workers: bool | None = None
     #: with fork servers that preload and start with the run (`_starts_early`): fork them from
     #: one process that imported the libraries once (`runner.zygote`) instead of each importing
-    #: them itself (the H100, 2026-11-24, seed 11 on fresh machines: 107.1 and 118.0 s with, the
-    #: start 8.5-10.1 s; 125.3 s without, the start 14.9 s, its 16 servers importing for 13.2 s
-    #: each; the same 302 finding groups)
+    #: them itself (a shorter start, the same finding groups: docs/performance.md, "Figures
+    #: behind the code")
     zygote: bool = True
     #: on a GPU, compile at the run's start, in processes of their own, what each worker
     #: process would otherwise compile for itself (the adapter source's `builds`: cuda.cccl's

@@ -54,10 +54,9 @@ from caiconform.runner.zygote import Zygote
 
 #: how long a thread of the run's parent may hold the GIL while others wait for it (Python's
 #: default is 5 ms). Each example's answer is read by a cell thread that needs the GIL, while
-#: other threads shrink with hypothesis or journal records: on the H100 at 1,000 examples per
-#: cell the parent held its GIL 44 % of the time and the examples' round trips outside the
-#: workers took 801 of the workers' 2,424 s (2026-11-25). SWITCH_INTERVAL_ENV overrides it
-#: (seconds), to measure it
+#: other threads shrink with hypothesis or journal records, so a long interval keeps answers
+#: waiting outside the workers (docs/performance.md, "Figures behind the code").
+#: SWITCH_INTERVAL_ENV overrides it (seconds), to measure it
 SWITCH_INTERVAL_S = 0.0005
 
 SWITCH_INTERVAL_ENV = "CAICONFORM_SWITCH_INTERVAL_S"
@@ -126,10 +125,9 @@ def _preload_everywhere(
     pool: WorkerPool, config: RunConfig, modules: Sequence[str], libraries: Sequence[str]
 ) -> None:
     """Have every fork-server worker import the run's check modules and libraries before its
-    first fork (`forkserver.PRELOAD_ENV`): on the H100 (2026-11-23) workers spent 1,372 of
-    2,905 worker-seconds preparing cells, most of it children replaced after a cell brought a
-    new import and re-initialising every library seen before. Read when a slot's server
-    starts (or restarts)."""
+    first fork (`forkserver.PRELOAD_ENV`), so no child is replaced because a cell brought a
+    new import (a replacement initialises every library it had seen again). Read when a
+    slot's server starts (or restarts)."""
     from caiconform.runner.forkserver import PRELOAD_ENV
 
     spec = json.dumps(
@@ -517,7 +515,7 @@ def _save_queues(config: RunConfig, cells: Sequence[Cell]) -> None:
 def _save_parent_times(out: Path, start: os.times_result) -> None:
     """Record in run.json `parent` the cores this process (every cell thread, the journal,
     the schedule) used while the run went on: a parent near one core's worth of CPU per second
-    of wall is bound by its own GIL, not by the workers (issue 11)."""
+    of wall is bound by its own GIL, not by the workers."""
     end = os.times()
     parent = {
         "cpu_user_s": round(end.user - start.user, 3),
@@ -620,11 +618,10 @@ def _wide_worker(slot: Worker, config: RunConfig, gpu_ids: Sequence[str] = ()) -
     fork server (with the slot's preload) and a spare, as the slot has. Its device 0 is the
     slot's own GPU (`CUDA_VISIBLE_DEVICES` the slot's first, then the others of `gpu_ids`), so
     the devices family's consumers (device 0 current) run on every GPU, not all on the first,
-    where a consumer's faulting kernel held up the other processes. Without them every
-    poisoned context cost a cold start of a process importing every library (nvidia-h200-x2,
-    2026-11-24: the devices cells of cuda.cccl, numba-kernel and PyCUDA, mostly poisoned
-    examples, ran 57-83 s for 20 examples); with them, but each cell whole on one worker, those
-    three still had not ended at the 258 s cap, 105 s after every other cell."""
+    where a consumer's faulting kernel held up the other processes. Without a fork server and
+    a spare, every poisoned context cost a cold start of a process importing every library;
+    such cells' tasks are spread over up to WIDE_HELPERS threads, not run whole on one worker
+    (docs/performance.md, "Figures behind the code")."""
     env = {k: v for k, v in slot.env.items() if k != "CUDA_VISIBLE_DEVICES"}
     own = slot.env.get("CUDA_VISIBLE_DEVICES")
     if own is not None and own in gpu_ids:

@@ -26,9 +26,9 @@ one queue for the families that never need two streams' work to overlap, which m
 context much cheaper to make beside others).
 
 Spares are not *warmed* (sent the cell's first passing example ahead of need, so a library's
-first exchange in a process is paid in the background): on the H100 (seed 11, one machine) the
-parent then waited for the warming spare instead, and the run took 110.2 s warmed against
-103.6 s not (workers' time 1,071 s against 976 s).
+first exchange in a process is paid in the background): the parent then waits for the warming
+spare instead, and a run is slower warmed than not (docs/performance.md, "Figures behind the
+code").
 
 Requests besides the worker's: `kill` (SIGKILL the current child's process group; the parent
 sends it when a request timed out) and `exit`. The host's first line is `{"child": pid}`.
@@ -63,10 +63,10 @@ PRELOAD_ENV = "CAICONFORM_PRELOAD"
 
 
 #: the driver's count of hardware work queues ("connections") per CUDA context, read when a
-#: context is made (default 8). On the H100 a context's making takes a driver-wide turn that
-#: grows with it: 16 children making theirs at once, beside 16 busy processes as in a run, took
-#: 6.5 s with the default and 1.8 s with one queue (2026-11-25, docs/performance.md;
-#: `scripts/diag_context_contention.py` at commit 67fb8c2). The run makes ~150-200 contexts (a
+#: context is made (default 8). A context's making takes a driver-wide turn that grows with it,
+#: so children making theirs at once beside busy processes wait several times longer with the
+#: default than with one queue (docs/performance.md, "Figures behind the code";
+#: `scripts/diag_context_contention.py`). The run makes ~150-200 contexts (a
 #: crash or poisoned context costs one), so a
 #: family that never needs two streams' work to overlap has its children made with one queue
 #: (`SINGLE_QUEUE = True` in its module). One queue runs every stream's work in the order it
@@ -296,9 +296,9 @@ class ForkServer:
         queues = self.queues
         # everything the host holds (the libraries it imported) goes to the collector's
         # permanent generation: a child's gc.collect() then scans only what its examples made,
-        # not torch's/JAX's object graphs (on an H100 with every library imported, a lifetime
-        # example, which collects four times, took 0.57 s median before this); the pages also
-        # stay shared after the fork
+        # not torch's/JAX's object graphs (an example that collects several times, as the
+        # lifetime family's do, would otherwise scan them each time); the pages also stay
+        # shared after the fork
         gc.freeze()
         pid = os.fork()
         if pid == 0:  # the child: an ordinary worker on its own pipes
@@ -332,8 +332,8 @@ class ForkServer:
     def replay(self) -> list[dict[str, Any]]:
         """What a new child is prepared with: the current cell's prepare only. Replaying every
         cell the worker met made each replacement (a crash, a poisoned context, new imports)
-        initialise CUDA for every library again, 10-15 s on an H100 with torch and JAX among
-        them; a cell met again is prepared by its first example instead."""
+        initialise CUDA for every library again, seconds with torch and JAX among them; a cell
+        met again is prepared by its first example instead."""
         return [self.current] if self.current is not None else []
 
     def _send_prepare(self, child: _Child, request: dict[str, Any]) -> None:
@@ -367,8 +367,8 @@ class ForkServer:
     def _retire(self, answer: dict[str, Any]) -> None:
         """The current child answered and is unfit (a poisoned context): promote the spare,
         pass the answer on, fork the next spare, and reap the old child later (`_reap_dying`).
-        Reaping first made the parent wait for the driver to tear down a faulted context
-        (the H100, 2026-11-24: up to 5.5 s before a poisoned result reached the parent)."""
+        Reaping first would make the parent wait, seconds, for the driver to tear down a
+        faulted context before the poisoned result reached it."""
         child, self.child = self.child, None
         assert child is not None
         self._let_die(child, grace=0.0)
@@ -379,9 +379,8 @@ class ForkServer:
     def _died(self, signum: int) -> None:
         """The current child wrote its death note (a fatal signal): answer the request it was
         running as lost to that signal at once, promote the spare and fork the next; the
-        child ends and is reaped later, as a retired one is. Waiting for its end made the
-        parent wait for the driver to tear down its CUDA contexts (the H100: crashes took
-        0.77 s median, 4 s p90, up to 5.4 s from the request to the parent seeing them)."""
+        child ends and is reaped later, as a retired one is. Waiting for its end would make
+        the parent wait, seconds, for the driver to tear down its CUDA contexts."""
         child, self.child = self.child, None
         assert child is not None
         child.read_dump()

@@ -1,8 +1,9 @@
 """The worker process: runs examples one at a time for the parent, isolated from it.
 
 Started as `python -m caiconform.runner.process [--health-hook module:function ...]`
-(`runner.process`, which sets the process up and calls `serve`). It reads one request per line on stdin and answers one line on what was stdout; fd 1 is then pointed at
-stderr, so whatever a library prints cannot corrupt the protocol. The worker lives across
+(`runner.process`, which sets the process up and calls `serve`). It reads one request per line
+on stdin and answers one line on what was stdout; fd 1 is then pointed at stderr, so whatever a
+library prints cannot corrupt the protocol. The worker lives across
 examples (and cells), so each library is imported and each CUDA context created once, not once
 per example; imported check modules and adapters stay cached.
 
@@ -21,9 +22,8 @@ Requests (`op`):
   early at an answer that retires the process (`more` false), the rest not run: the parent
   hands them to the next process. Why: a lone `run` leaves the worker idle while its answer
   crosses to the parent, waits for the parent's GIL and is journaled, and the next request
-  comes back (2.8 ms of transfer and 1.7 ms of the parent's turnaround per example on the
-  H100, 2026-11-25, 0.3 ms for the adapter's own skips); a batch lets the next example run
-  meanwhile.
+  comes back, longer than many examples take (docs/performance.md, "Figures behind the
+  code"); a batch lets the next example run meanwhile.
 - `prepare`: `{"module", "producer", "consumer", "source"}`: import a check module and warm its
   libraries (the family's `prepare(producer, consumer)` when it has one, else the adapter
   source's `warm(name)`, or its `probe(name)` when it has none: each imports the library), so
@@ -258,8 +258,8 @@ def _handle(request: dict[str, Any], hooks: list[str]) -> dict[str, Any]:
             return {"error": _describe(exc)}
         # what preparing made (a library's CUDA state, compiled kernels) lives as long as the
         # process: out of the collector's way, so the gc.collect() of the streams and lifetime
-        # families scans only what examples made (on an H100 a cuda.cccl-prepared process had
-        # 20,901 objects, 12 ms per collection, frozen 0)
+        # families scans only what examples made, not the tens of thousands of objects a
+        # library's preparation leaves
         gc.freeze()
         return {}
     if op == "call":

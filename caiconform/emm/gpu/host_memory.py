@@ -28,8 +28,9 @@ def hostalloc_flags_missing(
     Memory"): on a device with unified addressing, all host memory allocated with
     cuMemHostAlloc is accessible from all contexts on all devices whether or not
     CU_MEMHOSTALLOC_PORTABLE and CU_MEMHOSTALLOC_DEVICEMAP are given. The flags word is the
-    driver's view of the allocation, not the request: on two H100s (driver 580.159.04) a
-    PORTABLE-only allocation, Numba's own memhostalloc's, reported 0x2 (DEVICEMAP, no PORTABLE).
+    driver's view of the allocation, not the request: a PORTABLE-only allocation (Numba's own
+    memhostalloc's) can report 0x2, DEVICEMAP and no PORTABLE (docs/performance.md, "Figures
+    behind the code").
     So under unified addressing a missing PORTABLE or DEVICEMAP bit is no finding (the mapped
     case is judged by a device write seen on the host instead); WRITECOMBINED stays judged.
     """
