@@ -32,7 +32,7 @@ timed verify 200 caiconform findings "$run" --verify
 timed upstream 60 caiconform findings "$run" --upstream "$run/upstream"
 cp "$work"/*.log "$run/" 2>/dev/null
 bash scripts/gpu_marked_tests.sh "$out" 110 | tee -a "$summary"
-[ "$SECONDS" -lt 420 ] && timed downstream 140 python3 -m pytest tests/downstream -q \
+[ "$SECONDS" -lt 330 ] && timed downstream 240 python3 -m pytest tests/downstream -q \
   -p no:cacheprovider -rs
 cp "$work/downstream.log" "$out/downstream.log" 2>/dev/null
 # SELFCHECK_AB=1: the same matrix again without the run-start adapter self-check (what it costs)
