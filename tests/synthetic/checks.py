@@ -19,12 +19,14 @@ import os
 import signal
 import time
 from pathlib import Path
-
-from hypothesis import strategies as st
+from typing import TYPE_CHECKING
 
 from caiconform.adapters.base import SkipExchange
 from caiconform.results.outcome import FAIL, PASS, REJECTED, Result
 from caiconform.results.record import EXPECT_REJECTION
+
+if TYPE_CHECKING:  # workers import the family to run examples; only the parent draws them
+    from hypothesis import strategies as st
 
 FAMILY = "synthetic"
 #: one cell per library keeps the tests quick; `plan_cells` is tested for "pair" separately
@@ -60,6 +62,8 @@ _poisoned = False
 
 def examples(producer: str, consumer: str | None) -> st.SearchStrategy[dict]:
     """`n` in [0, 1000]; shrinks towards 0, so a shrunk failure lands on the threshold."""
+    from hypothesis import strategies as st
+
     return st.fixed_dictionaries({"n": st.integers(0, 1000)})
 
 

@@ -9,10 +9,13 @@ are), each capped on its own.
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
+from typing import TYPE_CHECKING
 
 from caiconform.checks._floor import FloorExample
 from tests.synthetic.checks import execute, healthy  # noqa: F401 - the family contract
+
+if TYPE_CHECKING:  # workers import the family to run examples; only the parent draws them
+    from hypothesis import strategies as st
 
 FAMILY = "synthetic-floor"
 ROLES = "producer"
@@ -20,6 +23,8 @@ NEEDS_GPU = False
 
 
 def examples(producer: str, consumer: str | None) -> st.SearchStrategy[dict]:
+    from hypothesis import strategies as st
+
     return st.fixed_dictionaries({"n": st.integers(0, 100)})
 
 

@@ -8,10 +8,13 @@ n >= THRESHOLD on.
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
+from typing import TYPE_CHECKING
 
 from caiconform.results.outcome import Result
 from tests.synthetic.checks import execute, healthy  # noqa: F401 - the family contract
+
+if TYPE_CHECKING:  # workers import the family to run examples; only the parent draws them
+    from hypothesis import strategies as st
 
 FAMILY = "synthetic-kinds"
 ROLES = "producer"
@@ -19,6 +22,8 @@ NEEDS_GPU = False
 
 
 def examples(producer: str, consumer: str | None) -> st.SearchStrategy[dict]:
+    from hypothesis import strategies as st
+
     return st.fixed_dictionaries(
         {"n": st.integers(0, 1000), "mutation": st.sampled_from(["m-a", "m-b", "m-t"])}
     )
