@@ -19,12 +19,14 @@ from caiconform.spec.rules import (
     get,
     level_text,
     rendered,
+    rendered_text,
     rules_for_version,
 )
 
-ID_PATTERN = re.compile(r"^(CAI|EMM)-[A-Z0-9]+(-[A-Z0-9]+)*$")
+ID_PATTERN = re.compile(r"^(CAI|EMM|DLPACK)-[A-Z0-9]+(-[A-Z0-9]+)*$")
 _UNDERLINE = re.compile(r'^([=\-~^"`#*+])\1{2,}$')
 _LABEL = re.compile(r"^\.\. _([^:`]+):\s*$")
+_MD_HEADING = re.compile(r"^#+ (.+)$")
 
 
 def _slug(title: str) -> str:
@@ -33,9 +35,11 @@ def _slug(title: str) -> str:
 
 def anchors(text: str) -> set[str]:
     """Every anchor a rule may cite in an rst text: each heading's slug, each heading's slug
-    prefixed by its parent's (for repeated titles such as "Data"), and each explicit label."""
+    prefixed by its parent's (for repeated titles such as "Data"), and each explicit label; in a
+    Markdown text (docs/spec/dlpack/) also each `#` heading's slug."""
     lines = text.splitlines()
     found = {m.group(1) for m in map(_LABEL.match, lines) if m}
+    found |= {_slug(m.group(1)) for m in map(_MD_HEADING.match, lines) if m}
     levels: list[str] = []  # underline characters in order of first appearance
     parents: dict[int, str] = {}
     for i in range(1, len(lines)):
@@ -58,14 +62,16 @@ def anchors(text: str) -> set[str]:
 
 def test_ids_are_well_formed_and_match_their_keys():
     for rule_id, rule in RULES.items():
-        assert ID_PATTERN.match(rule_id), f"rule ID {rule_id!r} is not CAI-/EMM- upper-case words"
+        assert ID_PATTERN.match(rule_id), (
+            f"rule ID {rule_id!r} is not CAI-/EMM-/DLPACK- upper-case words"
+        )
         assert rule.id == rule_id
 
 
 def test_ids_are_unique_across_the_source_modules():
-    from caiconform.spec import _cai, _emm
+    from caiconform.spec import _cai, _dlpack, _emm
 
-    ids = [r.id for r in (*_cai.RULES, *_emm.RULES)]
+    ids = [r.id for r in (*_cai.RULES, *_emm.RULES, *_dlpack.RULES)]
     duplicates = {i for i in ids if ids.count(i) > 1}
     assert not duplicates, f"duplicate rule IDs: {sorted(duplicates)}"
     assert len(ids) == len(RULES)
@@ -82,6 +88,8 @@ def test_rule_fields_are_valid(rule: Rule):
         assert rule.versions and set(rule.versions) <= {0, 1, 2, 3}
         assert list(rule.versions) == sorted(rule.versions)
         assert spec in ("cai-v3", "cai-v2")
+    elif rule.id.startswith("DLPACK-"):
+        assert rule.versions == () and spec.startswith("dlpack-"), rule.section
     else:
         assert rule.versions == () and spec == "emm"
         assert not rule.dict_visible, "EMM rules are not about interface dicts"
@@ -101,6 +109,36 @@ def test_sections_resolve_to_a_heading_or_label_in_the_spec(spec_dir: Path):
         if r.section.partition("#")[2] not in known[r.section.partition("#")[0]]
     ]
     assert not missing, "sections with no heading or label in the spec:\n" + "\n".join(missing)
+
+
+def test_anchor_extraction_sees_markdown_headings():
+    assert anchors("# DLPack in the standard\n\n## array.__dlpack__ and from_dlpack\n") == {
+        "dlpack-in-the-standard",
+        "array-dlpack-and-from-dlpack",
+    }
+
+
+def test_rendered_text_keeps_markup_inside_its_paragraph():
+    text = "void f(int *p);\n\nThe ``stream`` must be *None*; x * y.\n"
+    assert rendered_text(text) == "void f(int *p); The stream must be None; x * y."
+    assert "``stream``" in rendered(text.replace("\n\n", " "))
+
+
+@pytest.mark.parametrize(
+    ("rule_id", "level", "derived", "spec"),
+    [
+        ("DLPACK-CAPSULE-NAME", "MUST", False, "dlpack/python_spec.md"),
+        ("DLPACK-STREAM-ZERO-FORBIDDEN", "MUST", False, "dlpack/array_api_dlpack.md"),
+        ("DLPACK-STREAM-ONE-LEGACY", "MUST", True, "dlpack/array_api_dlpack.md"),
+        ("DLPACK-ZERO-SIZE-NULL", "SHOULD", False, "dlpack/python_spec.md"),
+        ("DLPACK-DTYPE-CODE", "SHOULD", False, "dlpack/dlpack_h.md"),
+        ("DLPACK-MAX-VERSION-RETURNED", "MAY", False, "dlpack/array_api_dlpack.md"),
+    ],
+)
+def test_dlpack_rules_cite_their_text(rule_id: str, level: str, derived: bool, spec: str):
+    rule = get(rule_id)
+    assert (rule.level.value, rule.derived, rule.spec_file) == (level, derived, spec)
+    assert rule.versions == () and rule.to_dict()["spec_file"] == spec
 
 
 def test_anchor_extraction_sees_nested_and_labelled_sections():
@@ -138,7 +176,7 @@ def _words(level: Level) -> re.Pattern[str]:
 
 @pytest.fixture(scope="module")
 def spec_texts(spec_dir: Path) -> dict[str, str]:
-    return {key: rendered((spec_dir / name).read_text()) for key, name in SPEC_FILES.items()}
+    return {key: rendered_text((spec_dir / name).read_text()) for key, name in SPEC_FILES.items()}
 
 
 def test_the_repository_spec_texts_are_the_shared_ones(spec_dir: Path):

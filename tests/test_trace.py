@@ -103,9 +103,14 @@ def uncovered(units: list[str], quotes: Iterable[str]) -> list[str]:
     return [u for u in units if NORMATIVE.search(u) and not any(q in u or u in q for q in wanted)]
 
 
+#: the texts traced sentence by sentence: the CAI and EMM texts (the DLPack texts under
+#: docs/spec/dlpack/ are quoted by the DLPACK rules, tests/test_rules.py, but not traced)
+TRACED_SPECS = ("cai-v3", "cai-v2", "emm")
+
+
 @pytest.fixture(scope="module")
 def texts(spec_dir: Path) -> dict[str, str]:
-    return {key: (spec_dir / name).read_text() for key, name in SPEC_FILES.items()}
+    return {key: (spec_dir / SPEC_FILES[key]).read_text() for key in TRACED_SPECS}
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +155,7 @@ def test_no_sentence_is_both_traced_and_exempt(units: dict[str, list[str]]):
 
 def test_entries_are_well_formed():
     for e in _entries():
-        assert e.spec in SPEC_FILES, f"unknown spec key {e.spec!r} for {e.quote!r}"
+        assert e.spec in TRACED_SPECS, f"unknown spec key {e.spec!r} for {e.quote!r}"
         assert e.quote == e.quote.strip() and e.quote, f"{e.spec}: empty or padded quote"
     for e in EXEMPT:
         assert e.why.strip(), f"{e.spec}: {e.quote!r} is exempt without a reason"
@@ -171,12 +176,16 @@ def test_every_traced_rule_exists_and_belongs_to_its_spec_family():
 
 
 def orphans(rules: Iterable[Rule], trace: Iterable[Trace]) -> list[str]:
-    """The rules no TRACE entry cites, PORTABILITY and justified ones aside."""
+    """The rules of the traced texts no TRACE entry cites, PORTABILITY and justified ones
+    aside."""
     traced = {rule_id for t in trace for rule_id in t.rules}
     return [
         r.id
         for r in rules
-        if r.id not in traced and r.id not in UNTRACED and r.level is not Level.PORTABILITY
+        if r.section.partition("#")[0] in TRACED_SPECS
+        and r.id not in traced
+        and r.id not in UNTRACED
+        and r.level is not Level.PORTABILITY
     ]
 
 
@@ -195,7 +204,7 @@ def test_orphan_check_reports_a_rule_nobody_traces():
     assert orphans(RULES.values(), dropped) == ["CAI-STREAM-LEGACY"]
 
 
-@pytest.mark.parametrize("spec", list(SPEC_FILES))
+@pytest.mark.parametrize("spec", TRACED_SPECS)
 def test_every_normative_sentence_is_traced_or_exempt(spec: str, units: dict[str, list[str]]):
     quotes = [e.quote for e in _entries() if e.spec == spec]
     missing = uncovered(units[spec], quotes)

@@ -269,7 +269,7 @@ def _id(case: tuple[str, Any]) -> str:
 
 
 def test_every_dict_visible_rule_has_cases():
-    visible = {r.id for r in RULES.values() if r.dict_visible}
+    visible = {r.id for r in RULES.values() if r.dict_visible and r.id.startswith("CAI-")}
     assert set(CASES) == visible, (
         f"rules without cases: {sorted(visible - set(CASES))}; "
         f"cases for rules that are not dict-visible: {sorted(set(CASES) - visible)}"

@@ -114,6 +114,17 @@ UNCHECKED: dict[str, str] = {
     "EMM-NUMBA-OTHER-OBJECTS": "Events, streams and modules are made by Numba with no plugin "
     "method involved, so a plugin cannot be seen managing them; the allocation-path recorder "
     "sees no plugin call for them either.",
+    # -- DLPack rules: no family exchanges arrays over DLPack
+    **{
+        rule.id: (
+            "No check family exchanges arrays over DLPack; caiconform check judges it on a "
+            "capsule (caiconform.reference.capsule)."
+            if rule.dict_visible
+            else "No check family exchanges arrays over DLPack, and a capsule alone cannot show it."
+        )
+        for rule in RULES.values()
+        if rule.id.startswith("DLPACK-")
+    },
 }
 
 

@@ -1,7 +1,9 @@
-"""The specification as data: every normative statement of the three spec texts is a `Rule`.
+"""The specification as data: every normative statement of the spec texts is a `Rule`.
 
 Findings, test IDs, reports and expectation files all name rules by `Rule.id`; IDs are stable
-and never reused. The CAI statements live in `_cai.py`, the EMM statements in `_emm.py`; this
+and never reused. The CAI statements live in `_cai.py`, the EMM statements in `_emm.py`, the
+DLPack statements (array API standard, DLPack's Python specification, dlpack.h; docs/spec/dlpack/)
+in `_dlpack.py`; this
 module defines the record, assembles the catalogue, and says how a level is read from the text.
 
 A rule's level is the normative word of the sentence it quotes (`Rule.quote`), read once through
@@ -33,6 +35,7 @@ __all__ = [
     "LEVEL_WORDS",
     "level_text",
     "rendered",
+    "rendered_text",
 ]
 
 
@@ -67,6 +70,9 @@ SPEC_FILES = {
     "cai-v3": "cuda_array_interface_v3.rst",
     "cai-v2": "cuda_array_interface_v2.rst",
     "emm": "external_memory_management.rst",
+    "dlpack-api": "dlpack/array_api_dlpack.md",
+    "dlpack-py": "dlpack/python_spec.md",
+    "dlpack-h": "dlpack/dlpack_h.md",
 }
 
 #: level -> the words of the texts that state it (whole words, any case); a sentence with none
@@ -84,8 +90,10 @@ class Rule:
 
     `section` is "<spec key>#<anchor>", the anchor being the spec's own section title in
     lower-case-with-dashes (or its explicit ``.. _label:``), so a reader can find the sentence.
-    `versions` is empty for EMM rules (the EMM interface has its own `interface_version`, 1).
-    `dict_visible` marks rules a recorded dict alone can show, which the validator judges.
+    `versions` is empty for EMM and DLPACK rules (the EMM interface has its own
+    `interface_version`, 1; a DLPack capsule says its own version).
+    `dict_visible` marks rules a recorded dict alone can show, which the validator judges; for a
+    DLPACK rule, one a capsule alone can show (`caiconform.reference.capsule` judges those).
     `quote` is the sentence of the spec file the rule stands on, as the text renders it (markup
     stripped, whitespace collapsed: `rendered`). `derived` marks a rule whose sentence carries
     no word of its level for what the rule says: caiconform's reading of the sentence.
@@ -155,10 +163,10 @@ def make(
 
 
 def _build() -> dict[str, Rule]:
-    from caiconform.spec import _cai, _emm
+    from caiconform.spec import _cai, _dlpack, _emm
 
     catalogue: dict[str, Rule] = {}
-    for rule in (*_cai.RULES, *_emm.RULES):
+    for rule in (*_cai.RULES, *_emm.RULES, *_dlpack.RULES):
         if rule.id in catalogue:
             raise RuntimeError(f"duplicate rule ID {rule.id} in the catalogue")
         catalogue[rule.id] = rule
@@ -224,3 +232,10 @@ def rendered(text: str) -> str:
     """rst text as a reader sees it: inline markup stripped, whitespace collapsed; what a
     rule's quote is compared with."""
     return _INLINE.sub(_inline, " ".join(text.replace("\\ ", "").split()))
+
+
+def rendered_text(text: str) -> str:
+    """A whole spec text as a reader sees it: each paragraph `rendered` on its own (inline
+    markup never spans a blank line, so a stray `*` of a code block cannot pair with one in the
+    next paragraph), joined by spaces; what the quotes of the catalogue are found in."""
+    return " ".join(rendered(p) for p in re.split(r"\n\s*\n", text) if p.strip())

@@ -1,4 +1,4 @@
-"""Traceability: which rule states each normative sentence of the three spec texts.
+"""Traceability: which rule states each normative sentence of the CAI and EMM spec texts.
 
 `TRACE` maps a quote of the spec (an exact substring of one sentence or list item, with rst
 markup stripped and whitespace collapsed) to the rule IDs that state it; `EXEMPT` lists the
