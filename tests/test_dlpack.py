@@ -64,6 +64,7 @@ class _Capsules:
         version=(1, 1),
         name=None,
         null_shape=False,
+        destructor=None,
     ):
         n = len(shape)
         self.shape = (ctypes.c_int64 * n)(*shape)
@@ -90,7 +91,7 @@ class _Capsules:
         new.restype = ctypes.py_object
         new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
         self.name = name or default
-        self.capsule = new(ctypes.addressof(self.managed), self.name, None)
+        self.capsule = new(ctypes.addressof(self.managed), self.name, destructor)
         self.buffer = buffer
 
 
@@ -547,3 +548,210 @@ def test_cuda_core_is_not_held_to_a_flag_the_capsule_did_not_carry(monkeypatch):
     cai["readonly"] = True
     assert agreement._check_cuda_core(object(), cai, "ctx", "jax", flags=False).outcome == PASS
     assert agreement._check_cuda_core(object(), cai, "ctx", "jax", flags=True).outcome == FAIL
+
+
+# --- the capsule validator (caiconform.reference.capsule) ------------------------------------
+
+#: a capsule destructor that does nothing: the hand-built capsules own no memory to free
+_NO_OP = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _capsule: None)
+_NO_OP_ADDRESS = ctypes.cast(_NO_OP, ctypes.c_void_p).value
+
+
+def _judged(made, *, asked_versioned=False) -> set[str]:
+    from caiconform.reference.capsule import check_capsule
+
+    return {f.rule for f in check_capsule(made.capsule, asked_versioned=asked_versioned)}
+
+
+def _good(**overrides):
+    """A valid hand-built versioned capsule of 3 float32 on CUDA device 0, with a destructor;
+    `overrides` break one thing."""
+    args = {
+        "shape": (3,),
+        "strides": (1,),
+        "code": 2,
+        "bits": 32,
+        "versioned": True,
+        "byte_offset": 0,
+        "destructor": _NO_OP_ADDRESS,
+    }
+    args.update(overrides)
+    return _Capsules(np.zeros(4, dtype="<f4"), **args)
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(12, dtype="<f4").reshape(3, 4),
+        np.arange(12, dtype="<i2").reshape(3, 4).T,
+        np.arange(6.0)[::-2],
+        np.zeros(()),
+        np.zeros(3, dtype="?"),
+        np.zeros(3, dtype="<c16"),
+    ],
+)
+def test_numpy_exports_break_no_capsule_rule(array):
+    from caiconform.reference.capsule import check_capsule, check_dlpack
+
+    assert check_dlpack(array) == ([], None)
+    assert check_capsule(array.__dlpack__(max_version=(1, 0))) == []
+    assert check_capsule(array.__dlpack__()) == []
+
+
+def test_a_good_hand_built_capsule_passes_both_kinds():
+    assert _judged(_good()) == set()
+    assert _judged(_good(versioned=False)) == set()
+    assert _judged(_good(shape=(0, 2), strides=None)) == {"DLPACK-ZERO-SIZE-NULL"}
+
+
+def _set_tensor(field: str, value):
+    def change(made):
+        setattr(made.managed.dl_tensor, field, value)
+        return made
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("rule", "overrides", "change"),
+    [
+        ("DLPACK-CAPSULE-NAME", {"name": b"used_dltensor_versioned"}, None),
+        ("DLPACK-CAPSULE-NAME", {"name": b"tensor"}, None),
+        ("DLPACK-CAPSULE-DESTRUCTOR", {"destructor": None}, None),
+        ("DLPACK-VERSION-MAJOR-MISMATCH", {"version": (2, 0)}, None),
+        ("DLPACK-FLAGS-DEFAULT", {"flags": 1 << 7}, None),
+        ("DLPACK-DEVICE-TYPE", {"device": (99, 0)}, None),
+        ("DLPACK-DEVICE-ID-ZERO", {"device": (1, 3)}, None),
+        ("DLPACK-DTYPE-CODE", {"code": 42}, None),
+        ("DLPACK-DTYPE-BITS", {"bits": 0}, None),
+        ("DLPACK-DTYPE-BOOL", {"code": 6, "bits": 16}, None),
+        ("DLPACK-DTYPE-SUBBYTE-BITS", {"code": 17, "bits": 8}, None),
+        ("DLPACK-SHAPE", {"null_shape": True}, None),
+        ("DLPACK-SHAPE", {"shape": (3, -1), "strides": (1, 1)}, None),
+        ("DLPACK-SHAPE", {}, _set_tensor("ndim", 100_000)),
+        ("DLPACK-SHAPE", {}, _set_tensor("ndim", -1)),
+        ("DLPACK-DATA-NONNULL", {}, _set_tensor("data", None)),
+        ("DLPACK-ZERO-SIZE-NULL", {"shape": (0,)}, None),
+        ("DLPACK-BYTE-OFFSET", {"byte_offset": 2**64 - 8}, None),
+        ("DLPACK-STRIDES-ELEMENTS", {"strides": (2**62,)}, None),
+    ],
+)
+def test_each_bad_capsule_gives_its_rule(rule, overrides, change):
+    made = _good(**overrides)
+    if change is not None:
+        made = change(made)
+    assert _judged(made) == {rule}
+
+
+def test_what_is_not_a_capsule_and_an_unversioned_answer_to_max_version():
+    from caiconform.reference.capsule import check_capsule
+
+    for thing in (3, None, object(), np.zeros(2)):
+        (only,) = check_capsule(thing)
+        assert only.rule == "DLPACK-CAPSULE-NAME" and "not a PyCapsule" in only.seen
+    assert _judged(_good(versioned=False), asked_versioned=True) == {"DLPACK-VERSIONED-STRUCT"}
+    assert _judged(_good(), asked_versioned=True) == set()
+
+
+class _DLPackOnly:
+    """An object exposing DLPack whose answers the test chooses."""
+
+    def __init__(self, capsule=None, device=(2, 0), raises=None, legacy_only=False):
+        self.made, self.device, self.raises, self.legacy_only = capsule, device, raises, legacy_only
+        self.calls: list[dict] = []
+
+    def __dlpack_device__(self):
+        if isinstance(self.device, BaseException):
+            raise self.device
+        return self.device
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(kwargs)
+        if self.legacy_only and "max_version" in kwargs:
+            raise TypeError("unexpected keyword argument 'max_version'")
+        if self.raises is not None:
+            raise self.raises
+        return self.made.capsule
+
+
+@pytest.mark.parametrize(
+    ("producer", "rules", "refused"),
+    [
+        (lambda: _DLPackOnly(_good()), set(), False),
+        (lambda: _DLPackOnly(_good(versioned=False)), {"DLPACK-VERSIONED-STRUCT"}, False),
+        (lambda: _DLPackOnly(_good(versioned=False), legacy_only=True), set(), False),
+        (lambda: _DLPackOnly(_good(), device=(2, 1)), {"DLPACK-DL-DEVICE-DEFAULT"}, False),
+        (lambda: _DLPackOnly(_good(), device="cuda:0"), {"DLPACK-DEVICE-TUPLE"}, False),
+        (lambda: _DLPackOnly(_good(), device=RuntimeError("x")), {"DLPACK-DEVICE-TUPLE"}, False),
+        (lambda: _DLPackOnly(raises=ValueError("no")), {"DLPACK-EXPORT-BUFFERERROR"}, True),
+        (lambda: _DLPackOnly(raises=BufferError("no")), set(), True),
+    ],
+)
+def test_an_object_is_asked_for_a_versioned_capsule_then_judged(producer, rules, refused):
+    from caiconform.reference.capsule import check_dlpack
+
+    made = producer()
+    findings, why = check_dlpack(made)
+    assert {f.rule for f in findings} == rules
+    assert (why is not None) == refused
+    assert made.calls[0] == {"stream": -1, "max_version": (1, 0)} or made.device != (2, 0)
+
+
+def test_a_cpu_producer_is_asked_without_a_stream_and_non_native_order_is_refused():
+    from caiconform.reference.capsule import check_dlpack
+
+    cpu = _DLPackOnly(_good(device=(1, 0)), device=(1, 0))
+    assert check_dlpack(cpu) == ([], None) and cpu.calls == [{"max_version": (1, 0)}]
+    findings, why = check_dlpack(np.arange(4, dtype=">f4"))
+    assert findings == [] and "BufferError" in why
+
+
+def test_the_validator_judges_exactly_the_capsule_visible_dlpack_rules():
+    """Every rule the tests above break is a DLPACK rule marked dict_visible, and every such
+    rule is broken by one of them."""
+    import inspect
+
+    from caiconform.spec.rules import RULES
+
+    source = inspect.getsource(inspect.getmodule(_good))
+    tested = {r for r in RULES if r.startswith("DLPACK-") and f'"{r}"' in source}
+    visible = {r.id for r in RULES.values() if r.id.startswith("DLPACK-") and r.dict_visible}
+    assert tested == visible
+
+
+_DLPACK_TARGETS = """
+import numpy as np
+
+matrix = np.arange(6.0).reshape(2, 3)
+swapped = np.arange(4, dtype=">f4")
+empty = np.zeros((0, 3))
+"""
+
+
+@pytest.fixture
+def dlpack_targets(tmp_path, monkeypatch):
+    (tmp_path / "cai_dlpack_targets.py").write_text(_DLPACK_TARGETS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("attr", "status", "rules", "skipped"),
+    [
+        ("matrix", 0, [], "DLPack export"),
+        ("empty", 0, ["DLPACK-ZERO-SIZE-NULL"], "DLPack export"),
+        ("swapped", 0, [], "BufferError"),
+    ],
+)
+def test_check_judges_a_numpy_object_by_its_dlpack_export(
+    dlpack_targets, capsys, attr, status, rules, skipped
+):
+    import json
+
+    from caiconform.cli import main
+
+    assert main(["check", f"cai_dlpack_targets:{attr}", "--json"]) == status
+    (result,) = json.loads(capsys.readouterr().out)["results"]
+    assert [f["rule"] for f in result["findings"]] == rules
+    assert result["target"] == "numpy.ndarray" and skipped in result["live_checks"]["skipped"]
+    assert main(["check", f"cai_dlpack_targets:{attr}"]) == status
+    assert "judged as DLPack" in capsys.readouterr().out

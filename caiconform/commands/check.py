@@ -2,7 +2,10 @@
 
 TARGET is one of
   module:attr   an object exposing __cuda_array_interface__, a zero-argument callable (or class)
-                returning one, or a dict judged as the interface dict itself; attr may be dotted
+                returning one, or a dict judged as the interface dict itself; attr may be dotted.
+                An object exposing __dlpack__ but no __cuda_array_interface__ is judged by its
+                DLPack export instead (caiconform.reference.capsule.check_dlpack: its
+                __dlpack_device__ and the capsule, against the capsule-visible DLPACK rules)
   FILE          a JSON file holding one recorded dict, or JSON Lines (one dict a line)
   -             the same, read from standard input
 
@@ -50,6 +53,9 @@ __all__ = [
 
 #: Why live checks did not run on a recorded dict.
 RECORDED_SKIP = "recorded dict: no live object to inspect (schema only)"
+#: Why CAI live checks did not run on an object judged by its DLPack export (the prefix of
+#: every such line, so the verdict says which protocol judged it).
+DLPACK_SKIP = "DLPack export: its capsule judged without a device, no CAI live checks"
 #: seconds a target may take to import, export and be judged before `check` gives up on it
 DEFAULT_TIMEOUT_S = 10.0
 #: digits int() converts at once (Python limits one conversion to 4,300 by default)
@@ -156,6 +162,15 @@ def _judge(
     results = []
     for target in load_targets(spec, phase):
         phase("read")
+        if target.live and _dlpack_only(target.obj):
+            from caiconform.reference.capsule import check_dlpack
+
+            findings, refused = check_dlpack(target.obj)
+            judged = CURRENT_VERSION if version is None else version
+            skipped = DLPACK_SKIP if refused is None else f"{DLPACK_SKIP} ({refused})"
+            kind = f"{type(target.obj).__module__}.{type(target.obj).__qualname__}"
+            results.append((target, Report(kind, judged, findings), skipped))
+            continue
         report = validate(target.obj, version=version)
         if target.live:
             phase("live")
@@ -362,6 +377,23 @@ def _resolve(
     return Target(spec, obj, live=not issubclass(type(obj), dict))
 
 
+def _dlpack_only(obj: Any) -> bool:
+    """Whether `obj` exposes `__dlpack__` (on its type, as a consumer looks it up) and no
+    `__cuda_array_interface__`: the objects judged by their DLPack export."""
+    return hasattr(type(obj), "__dlpack__") and not hasattr(type(obj), ATTR) and not _has(obj)
+
+
+def _has(obj: Any) -> bool:
+    """Whether reading the attribute on the object itself gives anything but AttributeError."""
+    try:
+        getattr(obj, ATTR)
+    except AttributeError:
+        return False
+    except BaseException:  # the attribute's own failure: `validate` reports it
+        return True
+    return True
+
+
 def _exposes(obj: Any, phase: Callable[[str], None]) -> bool:
     """Whether `obj` claims the attribute: reading it gives a value or raises something other
     than AttributeError (which `validate` then reports)."""
@@ -528,9 +560,11 @@ def _print_tables(results: list[tuple[Target, Report, str | None]]) -> None:
     console = cli_console()
     for target, report, skipped in results:
         verdict = "[green]OK[/]" if report.ok else "[red]FAIL[/]"
+        dlpack = skipped is not None and skipped.startswith(DLPACK_SKIP)
+        protocol = "DLPack" if dlpack else f"CAI v{report.version}"
         console.print(
-            f"[bold]{escape(target.label)}[/] ({escape(report.target)}), judged as CAI "
-            f"v{report.version}: {verdict} - {len(report.errors)} error(s), "
+            f"[bold]{escape(target.label)}[/] ({escape(report.target)}), judged as "
+            f"{protocol}: {verdict} - {len(report.errors)} error(s), "
             f"{len(report.warnings)} warning(s)"
         )
         if report.findings:

@@ -240,7 +240,7 @@ RULES = (
     make("DLPACK-BYTE-ORDER-REFUSED", "SHOULD", "", "producer", HEADER,
          "Exporting an array of non-native byte order raises an explicit error.",
          quote="An explicit error message should be raised when attempting to export an array "
-               "with non-native endianness", dict_visible=True),
+               "with non-native endianness"),
     make("DLPACK-SHAPE", "MUST", "", "producer", HEADER,
          "ndim is not negative, and shape points to ndim extents that are not negative.",
          quote="The shape of the tensor", derived=True, dict_visible=True),
