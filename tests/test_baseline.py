@@ -284,3 +284,21 @@ def test_the_documented_baseline_entry_is_what_the_writer_writes():
     assert {k: v for k, v in documented.items() if k != "reason"} == {
         k: v for k, v in written.items() if k != "reason"
     }
+
+
+def test_a_library_whose_every_cell_was_skipped_did_not_run(tmp_path, capsys):
+    """A library present only as skips (not installed on that machine) never ran: saying it
+    'ran clean' would be an OK over nothing; it says it did not run, with the reason, exit 0."""
+    skipped = {
+        **rec(61, "schema", [2]),
+        "producer": "warp",
+        "consumer": None,
+        "outcome": "skip",
+        "message": "warp unavailable: warp not importable",
+    }
+    run = write_run(tmp_path / "run", clean_run() + [skipped])
+    assert main(["findings", str(run), "--library", "warp"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "warp did not run here: every cell of it was skipped (warp unavailable: warp not "
+        "importable)"
+    )

@@ -36,8 +36,8 @@ def library_groups(
     records: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """`groups` whose culprit is `library` (all of them when None). A library that took part
-    in `records` (the runs' results) but that no group names ran clean: one line says so and
-    the answer is empty. A UsageError names the runs' libraries and those the groups name when
+    in `records` (the runs' results) but that no group names ran clean, or did not run when
+    all its records are skips: one line says which and the answer is empty. A UsageError names the runs' libraries and those the groups name when
     `library` is neither."""
     from caiconform.cli import UsageError
 
@@ -48,7 +48,12 @@ def library_groups(
         return [g for g in groups if g.get("library") == library]
     ran = sorted({str(r[side]) for r in records for side in SIDES if r.get(side)})
     if library in ran:
-        print(f"{library} ran clean here: no finding names it")
+        own = [r for r in records if library in (r.get("producer"), r.get("consumer"))]
+        if all(r.get("outcome") == "skip" for r in own):  # present, but never exchanged
+            why = next((str(r.get("message")) for r in own if r.get("message")), "skipped")
+            print(f"{library} did not run here: every cell of it was skipped ({why})")
+        else:
+            print(f"{library} ran clean here: no finding names it")
         return []
     raise UsageError(
         f"--library {library!r}: not in these runs (libraries there: {', '.join(ran) or 'none'}; "
