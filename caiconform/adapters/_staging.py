@@ -39,6 +39,8 @@ __all__ = [
     "split_bytes",
     "CAIOnly",
     "cai_only",
+    "DLPackOnly",
+    "dlpack_only",
     "distribution_version",
     "on_gpu",
 ]
@@ -217,6 +219,38 @@ class CAIOnly:
 def cai_only(obj: object) -> CAIOnly:
     """Wrap `obj` (unless it already is wrapped) so a consumer sees only its CAI."""
     return obj if isinstance(obj, CAIOnly) else CAIOnly(obj)
+
+
+class DLPackOnly:
+    """The consumer's view of a producer's object for the DLPack families: only `__dlpack__`
+    and `__dlpack_device__`, each handed to the producer with the consumer's own arguments.
+
+    The counterpart of `CAIOnly`: with the CAI hidden, a consumer that prefers the CAI must
+    take DLPack, and one that short-circuits its own array type cannot. `calls` keeps the
+    keyword arguments of each `__dlpack__` call (stream, max_version, dl_device, copy), so a
+    family can say what the consumer asked for.
+    """
+
+    __slots__ = ("producer", "calls")
+
+    def __init__(self, producer: object) -> None:
+        self.producer = producer
+        self.calls: list[dict] = []
+
+    def __dlpack__(self, *args: object, **kwargs: object) -> object:
+        self.calls.append({**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs})
+        return self.producer.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> object:
+        return self.producer.__dlpack_device__()
+
+    def __repr__(self) -> str:
+        return f"DLPackOnly({type(self.producer).__name__})"
+
+
+def dlpack_only(obj: object) -> DLPackOnly:
+    """Wrap `obj` (unless it already is wrapped) so a consumer sees only its DLPack methods."""
+    return obj if isinstance(obj, DLPackOnly) else DLPackOnly(obj)
 
 
 def on_gpu(library_available: tuple[bool, str]) -> tuple[bool, str]:

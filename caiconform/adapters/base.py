@@ -21,9 +21,21 @@ __all__ = [
 #: produce / consume: the roles it can play; streams: honours stream scenarios; readonly: can
 #: export read-only; mask: can export a mask; dlpack: its objects also export __dlpack__;
 #: write: its consume path can write (so the readonly family can check it is honoured);
-#: kernel: can launch a kernel reading the array.
+#: kernel: can launch a kernel reading the array; consume-dlpack: `consume_dlpack` imports
+#: through the library's own DLPack path (the DLPack families' consumers).
 CAPABILITIES = frozenset(
-    {"produce", "consume", "streams", "readonly", "mask", "dlpack", "write", "kernel", "multigpu"}
+    {
+        "produce",
+        "consume",
+        "streams",
+        "readonly",
+        "mask",
+        "dlpack",
+        "write",
+        "kernel",
+        "multigpu",
+        "consume-dlpack",
+    }
 )
 
 
@@ -97,6 +109,14 @@ class Adapter:
         on the host (a numpy array of the object's shape)."""
         raise SkipExchange(f"{self.name} does not consume")
 
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        """Import `obj` through the library's own public DLPack path (`torch.from_dlpack`,
+        `cupy.from_dlpack`, a kernel launch taking `__dlpack__`) and return its logical values
+        on the host. `obj` is the producer's object behind `_staging.dlpack_only`: it exposes
+        `__dlpack__` and `__dlpack_device__` and nothing else, so the library cannot fall back
+        to the CAI or short-circuit its own array type."""
+        raise SkipExchange(f"{self.name} does not import DLPack")
+
     def own_array(self, values: np.ndarray) -> Any:
         """The library's own device array of `values` (C-ordered, any shape, 0-d included),
         made by its public upload API the way its users make one (`cupy.asarray(values)`):
@@ -134,6 +154,11 @@ class Adapter:
 
     def repro_consume(self) -> str:
         """Python source a reproducer script uses for the consumer side (optional)."""
+        return ""
+
+    def repro_consume_dlpack(self) -> str:
+        """Python source a reproducer script uses to import `obj` over DLPack (optional):
+        sets `result`, a numpy array, as `repro_consume` does."""
         return ""
 
     def __repr__(self) -> str:

@@ -10,6 +10,8 @@ The family contract is every name the runner reads from a family module (docs/in
 Optional, with the runner's value when absent:
 - `NEEDS_GPU` (True), `MIN_GPUS` (1; 2 or more: its cells see every GPU);
 - `DICT_PRODUCERS` (False): also judges pseudo-producers that only hand out dicts (`synthetic`);
+- `PROTOCOLS` (("cai",)): "cai" and/or "dlpack"; `PRODUCER_NEEDS` ("produce") and
+  `CONSUMER_NEEDS` ("consume"): the capability each role needs;
 - `SINGLE_QUEUE` (False): no example needs two streams' work to overlap, so its forked workers
   make their CUDA contexts with one hardware queue, much cheaper to make beside others
   (`runner.forkserver.queues_for`); the streams family, whose spin exposes a consumer that does

@@ -56,6 +56,7 @@ DEFAULT_ADAPTER_SOURCE = "caiconform.runner.libraries"
 _KEPT_ON_RESUME = {
     "libraries": "--libraries",
     "checks": "--checks",
+    "protocol": "--protocol",
     "max_examples": "--max-examples",
     "seed": "--seed",
     "shard": "--shard",
@@ -153,6 +154,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_names,
         metavar="FAMILY,...",
         help="check families (default: all); a dotted module path names a custom family",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=("cai", "dlpack", "both"),
+        help="the interchange protocol the families exchange over: cai, dlpack, or both "
+        "(the default; agreement, which compares the two, runs with either)",
     )
     parser.add_argument(
         "--max-examples",
@@ -521,6 +528,26 @@ def _summary(console: Any, result: Any) -> None:
     console.print(f"Report: caiconform report {result.run_dir}", markup=False)
 
 
+def checks_for(names: list[str], protocol: str) -> list[str]:
+    """`names` less the families that do not exchange over `protocol` (`plan.select_protocols`);
+    a UsageError when none is left."""
+    from caiconform.runner.plan import load_families, select_protocols
+
+    if protocol == "both":
+        return names
+    out = []
+    for name in names:
+        families, broken = load_families([name])
+        # a broken family stays: its cells are skipped with its reason
+        if broken or select_protocols(families, protocol):
+            out.append(name)
+    if not out:
+        from caiconform.errors import UsageError
+
+        raise UsageError(f"--protocol {protocol}: none of the checks {', '.join(names)} uses it")
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from caiconform.cli import UsageError, console
     from caiconform.runner import driver
@@ -544,7 +571,7 @@ def run(args: argparse.Namespace) -> int:
     config = RunConfig(
         out=out,
         run_id=run_id,
-        checks=args.checks or default_checks(),
+        checks=checks_for(args.checks or default_checks(), args.protocol or "both"),
         libraries=args.libraries,
         max_examples=args.max_examples or DEFAULT_MAX_EXAMPLES,
         seed=args.seed,

@@ -24,9 +24,13 @@ __all__ = [
     "load_families",
     "plan_cells",
     "default_checks",
+    "PROTOCOLS",
+    "select_protocols",
 ]
 
 ROLES = ("pair", "producer", "consumer")
+#: the interchange protocols a family can exchange over
+PROTOCOLS = ("cai", "dlpack")
 
 
 class BrokenFamily(Exception):
@@ -50,6 +54,12 @@ class Family:
     #: the family also judges pseudo-producers that only hand out interface dicts (capability
     #: "produce-dicts", e.g. `synthetic`); every other family needs real objects
     dict_producers: bool = False
+    #: the protocols the family exchanges over (`PROTOCOLS`): "cai", "dlpack", or both
+    #: (agreement compares the two); `run --protocol` keeps the families of the chosen ones
+    protocols: frozenset[str] = frozenset({"cai"})
+    #: the capability a library needs to play producer / consumer in its cells
+    producer_needs: str = "produce"
+    consumer_needs: str = "consume"
 
     @property
     def execute(self) -> str:
@@ -115,6 +125,11 @@ def load_families(specs: Sequence[str]) -> tuple[list[Family], list[BrokenFamily
         if module.ROLES not in ROLES:
             raise UsageError(f"check module {module.__name__}: ROLES must be one of {ROLES}")
         needs_gpu = bool(getattr(module, "NEEDS_GPU", True))
+        protocols = frozenset(getattr(module, "PROTOCOLS", ("cai",)))
+        if not protocols or not protocols <= set(PROTOCOLS):
+            raise UsageError(
+                f"check module {module.__name__}: PROTOCOLS must name some of {PROTOCOLS}"
+            )
         families.append(
             Family(
                 name=module.FAMILY,
@@ -123,6 +138,9 @@ def load_families(specs: Sequence[str]) -> tuple[list[Family], list[BrokenFamily
                 needs_gpu=needs_gpu,
                 min_gpus=int(getattr(module, "MIN_GPUS", 1 if needs_gpu else 0)),
                 dict_producers=bool(getattr(module, "DICT_PRODUCERS", False)),
+                protocols=protocols,
+                producer_needs=str(getattr(module, "PRODUCER_NEEDS", "produce")),
+                consumer_needs=str(getattr(module, "CONSUMER_NEEDS", "consume")),
             )
         )
     return families, broken
@@ -130,9 +148,11 @@ def load_families(specs: Sequence[str]) -> tuple[list[Family], list[BrokenFamily
 
 def _combinations(family: Family, libraries: Iterable[LibraryInfo]):
     libraries = list(libraries)
-    produces = {"produce", "produce-dicts"} if family.dict_producers else {"produce"}
+    produces = {family.producer_needs}
+    if family.dict_producers:
+        produces.add("produce-dicts")
     producers = [lib for lib in libraries if produces & lib.capabilities]
-    consumers = [lib for lib in libraries if "consume" in lib.capabilities]
+    consumers = [lib for lib in libraries if family.consumer_needs in lib.capabilities]
     roles = family.roles
     if roles == "pair":
         return [(p, c) for p in producers for c in consumers]
@@ -170,3 +190,13 @@ def plan_cells(
                 runnable.append(cell)
     runnable.sort(key=lambda c: (c.producer or "", c.consumer or ""))
     return runnable, skipped
+
+
+def select_protocols(families: Sequence[Family], protocol: str) -> list[Family]:
+    """The families that exchange over `protocol` ("cai", "dlpack" or "both"): a family of
+    both protocols (agreement) stays with either."""
+    if protocol == "both":
+        return list(families)
+    if protocol not in PROTOCOLS:
+        raise UsageError(f"unknown protocol {protocol!r} (known: cai, dlpack, both)")
+    return [family for family in families if protocol in family.protocols]
