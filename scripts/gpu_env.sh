@@ -10,6 +10,20 @@ if ls .whl/*.whl >/dev/null 2>&1; then
     --target "$site" .whl/*.whl || echo "wheel install failed"
 fi
 export PYTHONPATH=$site
+# numba-cuda-mlir travels in two parts (scripts/mlir_parts.sh): .mlir1 by an earlier call to the
+# same warm machine (it stays there, an ignored path), .mlir2 with this one; unpacked once
+# into .mlir_site (ignored, kept between calls), which joins PYTHONPATH
+if [ ! -d .mlir_site/numba_cuda_mlir ] && ls .mlir1/mlirpart.* .mlir2/mlirpart.* >/dev/null 2>&1; then
+  mkdir -p .mlir_site
+  cat .mlir1/mlirpart.* .mlir2/mlirpart.* > /tmp/mlir.tar.xz
+  if (cd /tmp && echo "$(cut -d' ' -f1 "$OLDPWD/.mlir2/SHA256")  mlir.tar.xz" | sha256sum -c --quiet); then
+    xz -dc /tmp/mlir.tar.xz | tar -x -C .mlir_site && echo "numba-cuda-mlir unpacked"
+  else
+    echo "numba-cuda-mlir parts do not match their checksum"
+  fi
+  rm -f /tmp/mlir.tar.xz
+fi
+[ -d .mlir_site/numba_cuda_mlir ] && export PYTHONPATH=$site:$PWD/.mlir_site
 python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
   || { echo "caiconform install failed"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt"

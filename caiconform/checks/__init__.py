@@ -51,6 +51,7 @@ FAMILIES = (
     "lifetime",
     "devices",
     "agreement",
+    "dlpack_roundtrip",
 )
 
 

@@ -72,6 +72,17 @@ RULES = (
          "from_dlpack gives a view on the producer's memory where it can, a copy only where "
          "it cannot.",
          quote="If possible, this must be zero-copy (i.e. y will be a view on x)."),
+    make("DLPACK-CONSUMER-READS-DESCRIBED", "MUST", "", "consumer", FROM,
+         "from_dlpack gives an array holding the elements the capsule describes (data + "
+         "byte_offset, shape, element strides, dtype), each read as its type.",
+         quote="Returns a new array containing the data from another (array) object with a "
+               "__dlpack__ method.",
+         derived=True),
+    make("DLPACK-PRODUCER-DESCRIBES-DATA", "MUST", "", "producer", API,
+         "The capsule `__dlpack__` returns describes the array's own elements: read as it "
+         "says, they are the values the array holds.",
+         quote="Exports the array for consumption by from_dlpack as a DLPack capsule.",
+         derived=True),
     # -- versions (max_version, versioned capsules)
     make("DLPACK-VERSIONED-STRUCT", "SHOULD", "", "producer", IMPL,
          "Asked with max_version of major 1 or later, a producer returns a versioned capsule "

@@ -47,6 +47,41 @@ _EMM_MODULES = (
     *(f"gpu/{p.stem}" for p in sorted((_PKG / "emm" / "gpu").glob("*.py")) if p.stem != "__init__"),
 )
 
+
+def _literals(path: Path) -> set[str]:
+    """Every string constant of the module that is a rule ID of the catalogue."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RULES
+    }
+
+
+def _families() -> tuple[str, ...]:
+    tree = ast.parse((_PKG / "checks" / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        target = getattr(node, "target", None) or (getattr(node, "targets", None) or [None])[0]
+        if isinstance(target, ast.Name) and target.id == "FAMILIES":
+            return tuple(ast.literal_eval(node.value))
+    raise RuntimeError("caiconform/checks/__init__.py defines no FAMILIES")
+
+
+def _dlpack_families() -> list[Path]:
+    """The DLPack family modules (`checks/dlpack_*.py` in FAMILIES) and, with dlpack_roundtrip,
+    the capsule validator it judges every export with (`reference/capsule.py`)."""
+    paths = [_PKG / "checks" / f"{f}.py" for f in _families() if f.startswith("dlpack_")]
+    return (
+        [*paths, _PKG / "reference" / "capsule.py"] if "dlpack_roundtrip" in _families() else paths
+    )
+
+
+def _dlpack_unnamed() -> list[str]:
+    """The DLPACK rules no DLPack family names (parsed, as `exercisers` does)."""
+    named = set().union(*(_literals(path) for path in _dlpack_families()))
+    return [r for r in RULES if r.startswith("DLPACK-") and r not in named]
+
+
 #: Why a rule has no check: one sentence each. A rule here must have no exerciser (the test
 #: says so when a check starts naming it, so the reason is deleted).
 UNCHECKED: dict[str, str] = {
@@ -114,28 +149,15 @@ UNCHECKED: dict[str, str] = {
     "EMM-NUMBA-OTHER-OBJECTS": "Events, streams and modules are made by Numba with no plugin "
     "method involved, so a plugin cannot be seen managing them; the allocation-path recorder "
     "sees no plugin call for them either.",
-    # -- DLPack rules: no family exchanges arrays over DLPack
+    # -- DLPack rules no DLPack family names (`_dlpack_unnamed`): reasoned here
     **{
-        rule.id: (
-            "No check family exchanges arrays over DLPack; caiconform check judges it on a "
-            "capsule (caiconform.reference.capsule)."
-            if rule.dict_visible
-            else "No check family exchanges arrays over DLPack, and a capsule alone cannot show it."
-        )
-        for rule in RULES.values()
-        if rule.id.startswith("DLPACK-")
+        rule_id: "No check family exercises it over DLPack; caiconform check judges it on a "
+        "capsule (caiconform.reference.capsule)."
+        if RULES[rule_id].dict_visible
+        else "No check family exercises it over DLPack, and a capsule alone cannot show it."
+        for rule_id in _dlpack_unnamed()
     },
 }
-
-
-def _literals(path: Path) -> set[str]:
-    """Every string constant of the module that is a rule ID of the catalogue."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RULES
-    }
 
 
 def _dict_keys(path: Path, name: str) -> set[str]:
@@ -146,15 +168,6 @@ def _dict_keys(path: Path, name: str) -> set[str]:
         if isinstance(target, ast.Name) and target.id == name and isinstance(node.value, ast.Dict):
             return {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
     return set()
-
-
-def _families() -> tuple[str, ...]:
-    tree = ast.parse((_PKG / "checks" / "__init__.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        target = getattr(node, "target", None) or (getattr(node, "targets", None) or [None])[0]
-        if isinstance(target, ast.Name) and target.id == "FAMILIES":
-            return tuple(ast.literal_eval(node.value))
-    raise RuntimeError("caiconform/checks/__init__.py defines no FAMILIES")
 
 
 def exercisers() -> dict[str, list[str]]:
@@ -172,6 +185,8 @@ def exercisers() -> dict[str, list[str]]:
         if _USES_SUPPORT.search(path.read_text(encoding="utf-8")):
             add(support, f"family:{family}")
     add(_literals(_PKG / "spec" / "validate.py"), "family:schema")
+    if "dlpack_roundtrip" in _families():
+        add(_literals(_PKG / "reference" / "capsule.py"), "family:dlpack_roundtrip")
     add(_dict_keys(_PKG / "strategies.py", "MUTATIONS"), "family:adversarial")
     for module in _EMM_MODULES:
         add(_literals(_PKG / "emm" / f"{module}.py"), f"emm-check:{module}")
