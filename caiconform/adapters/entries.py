@@ -17,7 +17,7 @@ entry of an adapter is the call its `consume` makes, which every other family ex
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = [
@@ -191,6 +191,20 @@ ENTRIES: dict[str, tuple[Entry, ...]] = {
         ),
     ),
 }
+#: numba-cuda-mlir keeps numba-cuda's api.py, docstrings included
+#: (numba_cuda_mlir/numba_cuda/api.py), so its adapters take numba-cuda's entries, read there
+_NUMBA_MLIR_API = (
+    "numba-cuda-mlir numba_cuda_mlir/numba_cuda/api.py, as_cuda_array and "
+    "from_cuda_array_interface docstrings"
+)
+for _mlir, _numba in (
+    ("numba-mlir", "numba"),
+    ("numba-mlir-from-cai", "numba-from-cai"),
+    ("numba-mlir-kernel", "numba-kernel"),
+):
+    ENTRIES[_mlir] = tuple(
+        replace(e, source=e.source.replace(_NUMBA_API, _NUMBA_MLIR_API)) for e in ENTRIES[_numba]
+    )
 
 
 def entries_of(adapter: str) -> tuple[Entry, ...]:

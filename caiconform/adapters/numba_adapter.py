@@ -24,6 +24,10 @@ Three consumers, three adapter names:
 The producer builds `DeviceNDArray(shape, strides, dtype, stream=..., gpu_data=...)` over a
 uint8 device array's memory at the layout's offset, recording the scenario's stream as the
 array's default stream, which is what numba exports.
+
+Every class and helper here takes the implementation it drives (`numba_impls`: numba-cuda by
+default); `numba_mlir_adapter` sets numba-cuda-mlir, whose API is the same under
+`numba_cuda_mlir.cuda`.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import numpy as np
 from caiconform.adapters import _staging
 from caiconform.adapters._scenarios import produce_staged
 from caiconform.adapters.base import Adapter, SkipExchange
+from caiconform.adapters.numba_impls import DEFAULT, IMPLS
 from caiconform.spec.layout import Layout, byte_extent
 
 __all__ = [
@@ -99,11 +104,12 @@ def shim_needed() -> str:
 
 
 @functools.cache
-def _copy_kernels() -> dict[int, Any]:
-    """The jitted copy kernels, one per rank, compiled lazily per signature by numba (after
-    `numpy_shim`)."""
-    numpy_shim()
-    from numba import cuda
+def _copy_kernels(impl: str = DEFAULT) -> dict[int, Any]:
+    """The jitted copy kernels of implementation `impl`, one per rank, compiled lazily per
+    signature by numba (after `numpy_shim` where that implementation needs it)."""
+    if IMPLS[impl].needs_shim:
+        numpy_shim()
+    cuda = IMPLS[impl].import_cuda()
 
     @cuda.jit
     def copy0(src, dst):
@@ -130,25 +136,27 @@ def _copy_kernels() -> dict[int, Any]:
     return {0: copy0, 1: copy1, 2: copy2, 3: copy3}
 
 
-def _kernel_copy(src: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+def _kernel_copy(
+    src: Any, shape: tuple[int, ...], dtype: np.dtype, impl: str = DEFAULT
+) -> np.ndarray:
     """Launch the copy kernel on `src` (a CAI object or a numba array) and read the copy back."""
-    from numba import cuda
+    cuda = IMPLS[impl].import_cuda()
 
     if len(shape) not in KERNEL_NDIMS:
         raise SkipExchange(f"the numba copy kernel covers ndim 0-3, not {len(shape)}")
     dst = cuda.device_array(shape, dtype=dtype)
     if dst.size:
         grid, block = launch_shape(shape)
-        _copy_kernels()[len(shape)][grid, block](src, dst)
+        _copy_kernels(impl)[len(shape)][grid, block](src, dst)
     return dst.copy_to_host()
 
 
-def _to_host(array: Any) -> np.ndarray:
+def _to_host(array: Any, impl: str = DEFAULT) -> np.ndarray:
     """Read a numba device array back: `copy_to_host`, or, for negative strides (which
     `copy_to_host` does not implement), a copy of its byte extent laid out in numpy."""
     if all(s >= 0 for s in array.strides):
         return array.copy_to_host()
-    from numba import cuda
+    cuda = IMPLS[impl].import_cuda()
 
     shape, strides, dtype = tuple(array.shape), tuple(array.strides), array.dtype
     lo, hi = byte_extent(shape, strides, dtype.itemsize)
@@ -163,22 +171,22 @@ def _to_host(array: Any) -> np.ndarray:
 
 
 @functools.cache
-def kernels_work() -> tuple[bool, str]:
+def kernels_work(impl: str = DEFAULT) -> tuple[bool, str]:
     """(True, "") when numba can compile and launch the copy kernel here, else the reason.
 
     Checked once by launching the 1-D kernel on a one-element array: numba-cuda can import and
     move memory yet fail to compile any kernel (numba-cuda 0.30.4 with numpy 2.5 fails on the
     removed `np.row_stack`), which would otherwise surface as an error in every exchange."""
-    from numba import cuda
+    cuda = IMPLS[impl].import_cuda()
 
     try:
         src = cuda.to_device(np.zeros(1, np.float32))
         dst = cuda.device_array(1, np.float32)
-        _copy_kernels()[1][1, 1](src, dst)
+        _copy_kernels(impl)[1][1, 1](src, dst)
         cuda.synchronize()
     except Exception as exc:  # any failure to compile or launch is the reason
         first = (str(exc).strip().splitlines() or [""])[0]
-        return False, f"numba cannot compile/launch kernels here: {type(exc).__name__}: {first}"
+        return False, f"{impl} cannot compile/launch kernels here: {type(exc).__name__}: {first}"
     return True, ""
 
 
@@ -189,10 +197,9 @@ _KINDS = {"managed": "managed_array", "host-mapped": "mapped_array"}
 class _NumbaBackend:
     library = "numba"
 
-    def __init__(self) -> None:
-        from numba import cuda
-
-        self.cuda = cuda
+    def __init__(self, impl: str = DEFAULT) -> None:
+        self.impl = IMPLS[impl]
+        self.cuda = self.impl.import_cuda()
 
     def upload(self, image: np.ndarray) -> Any:
         """`image` in memory of the example's kind (`memkinds.current_kind`): Numba's own
@@ -244,7 +251,7 @@ class _NumbaBackend:
             event.wait(stream=waiter)
 
     def view(self, buf: Any, layout: Layout, dtype: np.dtype, stream: Any | None) -> Any:
-        from numba.cuda.cudadrv.devicearray import DeviceNDArray
+        DeviceNDArray = self.impl.submodule("cudadrv.devicearray").DeviceNDArray  # noqa: N806
 
         return DeviceNDArray(
             layout.shape,
@@ -261,53 +268,60 @@ class NumbaAdapter(Adapter):
     name = "numba"
     module = "numba.cuda"
     distribution = "numba-cuda"
+    #: the `numba_impls` implementation this adapter drives
+    implementation = "numba-cuda"
+    #: the adapter of this implementation that produces (the consumer variants name it)
+    producer_name = "numba"
+    #: how a reproducer imports this implementation's `cuda`
+    repro_import = "from numba import cuda\n"
     consume_is_library_call = True
     capabilities = frozenset({"produce", "consume", "streams", "write"})
     memory_kinds = ("device", *_KINDS)
 
+    def cuda_module(self) -> Any:
+        """The `cuda` module of this adapter's implementation (imports it)."""
+        return IMPLS[self.implementation].import_cuda()
+
     def available(self) -> tuple[bool, str]:
         try:
-            from numba import cuda
+            cuda = self.cuda_module()
         except Exception as exc:  # any import failure means unavailable, with the reason
-            return False, f"numba.cuda not importable: {type(exc).__name__}: {exc}"
+            return False, f"{self.module} not importable: {type(exc).__name__}: {exc}"
         if not cuda.is_available():
-            return False, "numba.cuda.is_available() is False (no usable CUDA driver / device)"
+            return False, f"{self.module}.is_available() is False (no usable CUDA driver / device)"
         return True, ""
 
     def produce(
         self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
     ) -> Any:
         values, dtype = _staging.check_request(
-            "numba", values, layout, typestr, stream_scenario, SUPPORTED
+            self.name, values, layout, typestr, stream_scenario, SUPPORTED
         )
         if values.size == 0:
             if stream_scenario != "none":
                 raise SkipExchange("a zero-size array has no data for pending work to write")
-            from numba import cuda
-
-            return cuda.device_array(layout.shape, dtype=dtype)
-        return produce_staged(_NumbaBackend(), values, layout, dtype, stream_scenario)
+            return self.cuda_module().device_array(layout.shape, dtype=dtype)
+        backend = _NumbaBackend(self.implementation)
+        return produce_staged(backend, values, layout, dtype, stream_scenario)
 
     def consume(self, obj: Any) -> np.ndarray:
-        from numba import cuda
-
-        return _to_host(cuda.as_cuda_array(_staging.cai_only(obj)))
+        cuda = self.cuda_module()
+        return _to_host(cuda.as_cuda_array(_staging.cai_only(obj)), self.implementation)
 
     def own_array(self, values: np.ndarray) -> Any:
-        from numba import cuda
-
+        cuda = self.cuda_module()
         array = cuda.to_device(values)
         cuda.synchronize()
         return array
 
     def own_values(self, obj: Any) -> np.ndarray:
-        return _to_host(obj)
+        return _to_host(obj, self.implementation)
 
     def repro_produce(self) -> str:
-        return "from numba import cuda\nobj = cuda.to_device(values)\n"
+        return f"{self.repro_import}obj = cuda.to_device(values)\n"
 
     def repro_consume(self) -> str:
-        return "from numba import cuda\nresult = cuda.as_cuda_array(obj).copy_to_host()\n"
+        return f"{self.repro_import}result = cuda.as_cuda_array(obj).copy_to_host()\n"
 
 
 class NumbaFromCAIAdapter(NumbaAdapter):
@@ -320,19 +334,21 @@ class NumbaFromCAIAdapter(NumbaAdapter):
     def produce(
         self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
     ) -> Any:
-        raise SkipExchange("numba-from-cai is a consumer variant; the producer is 'numba'")
+        raise SkipExchange(
+            f"{self.name} is a consumer variant; the producer is {self.producer_name!r}"
+        )
 
     def consume(self, obj: Any) -> np.ndarray:
-        from numba import cuda
-
+        cuda = self.cuda_module()
         wrapped = _staging.cai_only(obj)
         return _to_host(
-            cuda.from_cuda_array_interface(wrapped.__cuda_array_interface__, owner=wrapped)
+            cuda.from_cuda_array_interface(wrapped.__cuda_array_interface__, owner=wrapped),
+            self.implementation,
         )
 
     def repro_consume(self) -> str:
         return (
-            "from numba import cuda\n"
+            f"{self.repro_import}"
             "result = cuda.from_cuda_array_interface(obj.__cuda_array_interface__, "
             "owner=obj).copy_to_host()\n"
         )
@@ -347,28 +363,31 @@ class NumbaKernelAdapter(NumbaAdapter):
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()
-        return kernels_work() if ok else (ok, why)
+        return kernels_work(self.implementation) if ok else (ok, why)
 
     def version(self) -> str | None:
-        """numba-cuda's version, with "+shim(...)" when `numpy_shim` acts (or would) here."""
+        """The implementation's version, with "+shim(...)" when `numpy_shim` acts (or would)
+        here for an implementation that needs it."""
         base = super().version()
-        shim = shim_needed()
+        shim = shim_needed() if IMPLS[self.implementation].needs_shim else ""
         return f"{base}+shim({shim})" if base and shim else base
 
     def produce(
         self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
     ) -> Any:
-        raise SkipExchange("numba-kernel is a consumer variant; the producer is 'numba'")
+        raise SkipExchange(
+            f"{self.name} is a consumer variant; the producer is {self.producer_name!r}"
+        )
 
     def consume(self, obj: Any) -> np.ndarray:
         wrapped = _staging.cai_only(obj)
         desc = wrapped.__cuda_array_interface__
         shape = tuple(desc["shape"])
-        return _kernel_copy(wrapped, shape, np.dtype(desc["typestr"]))
+        return _kernel_copy(wrapped, shape, np.dtype(desc["typestr"]), self.implementation)
 
     def repro_consume(self) -> str:
         return (
-            "from numba import cuda\n"
+            f"{self.repro_import}"
             "@cuda.jit\n"
             "def copy1(src, dst):\n"
             "    i = cuda.grid(1)\n"

@@ -89,24 +89,26 @@ def _torch(entry: str, obj: Any) -> Taken:
     )
 
 
-def _numba(entry: str, obj: Any) -> Taken:
-    from numba import cuda
-
+def _numba(entry: str, obj: Any, impl: str = "numba-cuda") -> Taken:
+    """A Numba entry point of implementation `impl` (`numba_impls`)."""
     from caiconform.adapters.numba_adapter import _to_host
+    from caiconform.adapters.numba_impls import IMPLS
     from caiconform.checks import _views
 
+    cuda = IMPLS[impl].import_cuda()
     if entry == "kernel argument":
-        return Taken(obj, _no_result(entry), lambda new: _kernel_store(obj, new))
+        return Taken(obj, _no_result(entry), lambda new: _kernel_store(obj, new, impl))
     if entry == "cuda.as_cuda_array":
         result = cuda.as_cuda_array(obj)
     elif entry == "cuda.from_cuda_array_interface":
         result = cuda.from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj)
     else:
         raise SkipExchange(f"numba: no call known for entry point {entry!r}")
+    holder = "numba" if impl == "numba-cuda" else "numba-mlir"
     return Taken(
         result,
-        lambda: _to_host(result),
-        lambda new: _views.writer("numba", result, new)(),
+        lambda: _to_host(result, impl),
+        lambda new: _views.writer(holder, result, new)(),
     )
 
 
@@ -117,18 +119,19 @@ def _no_result(entry: str) -> Callable[[], np.ndarray]:
     return read
 
 
-def _kernel_store(obj: Any, new: np.ndarray) -> None:
-    """Launch numba's copy kernel with `obj` as the destination argument: the kernel writes
-    `new` through the argument it imported."""
-    from numba import cuda
-
+def _kernel_store(obj: Any, new: np.ndarray, impl: str = "numba-cuda") -> None:
+    """Launch numba's copy kernel (of implementation `impl`) with `obj` as the destination
+    argument: the kernel writes `new` through the argument it imported."""
     from caiconform.adapters.numba_adapter import KERNEL_NDIMS, _copy_kernels, launch_shape
+    from caiconform.adapters.numba_impls import IMPLS
+
+    cuda = IMPLS[impl].import_cuda()
 
     if new.ndim not in KERNEL_NDIMS:
         raise SkipExchange(f"the numba copy kernel covers ndim 0-3, not {new.ndim}")
     source = cuda.to_device(np.ascontiguousarray(new))
     grid, block = launch_shape(new.shape)
-    _copy_kernels()[new.ndim][grid, block](source, obj)
+    _copy_kernels(impl)[new.ndim][grid, block](source, obj)
     cuda.synchronize()
 
 
@@ -190,6 +193,9 @@ _LIBRARIES: dict[str, Callable[[str, Any], Taken]] = {
     "numba": _numba,
     "numba-from-cai": _numba,
     "numba-kernel": _numba,
+    "numba-mlir": lambda entry, obj: _numba(entry, obj, "numba-cuda-mlir"),
+    "numba-mlir-from-cai": lambda entry, obj: _numba(entry, obj, "numba-cuda-mlir"),
+    "numba-mlir-kernel": lambda entry, obj: _numba(entry, obj, "numba-cuda-mlir"),
     "jax": _jax,
     "warp": _warp,
     "cuda.core": _cuda_core,

@@ -23,7 +23,8 @@ second layer (cuda.core's StridedMemoryView) that waits on its own, passes those
 
 Everything takes an `Importer` (how the consumer imports) and a `World` (how pending exports
 are made and streams queried), so CPU tests run the same judgements against a synthetic
-Numba-like consumer that breaks each rule.
+Numba-like consumer that breaks each rule. numba-cuda-mlir's adapters (`numba-mlir`, ...) are
+judged the same way: it keeps numba-cuda's api.py and config (`adapters.numba_impls`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ ENTRIES = {
     "numba": "cuda.as_cuda_array",
     "numba-from-cai": "cuda.from_cuda_array_interface",
     "numba-kernel": "kernel launch",
+    "numba-mlir": "cuda.as_cuda_array",
+    "numba-mlir-from-cai": "cuda.from_cuda_array_interface",
+    "numba-mlir-kernel": "kernel launch",
 }
 
 
@@ -330,12 +334,16 @@ class LiveWorld:
 
 
 class NumbaImporter:
-    """numba-cuda's import through the entry point `consumer` names (ENTRIES)."""
+    """numba-cuda's (or numba-cuda-mlir's) import through the entry point `consumer` names
+    (ENTRIES)."""
 
     def __init__(self, consumer: str) -> None:
+        from caiconform.adapters.numba_impls import impl_of
+
         self.consumer = consumer
         self.entry = ENTRIES[consumer]
-        self.takes_sync = consumer != "numba-kernel"
+        self.takes_sync = self.entry != "kernel launch"
+        self.impl = impl_of(consumer)
         self._warm = False
 
     def warm(self) -> None:
@@ -344,27 +352,26 @@ class NumbaImporter:
         if self._warm:
             return
         import numpy as np
-        from numba import cuda
 
         from caiconform.reference.producer import ReferenceArray
         from caiconform.spec.layout import Layout
 
+        cuda = self.impl.import_cuda()
         done = [ReferenceArray(np.zeros(4, np.float32), Layout((4,)), "<f4") for _ in range(2)]
         self.imports([_Export(a, None) for a in done])
         cuda.synchronize()
         self._warm = True
 
     def imports(self, objs: list[Any], sync: bool = True) -> list[Any]:
-        from numba import cuda
-
-        if self.consumer == "numba":
+        cuda = self.impl.import_cuda()
+        if self.entry == "cuda.as_cuda_array":
             return [cuda.as_cuda_array(obj, sync=sync) for obj in objs]
-        if self.consumer == "numba-from-cai":
+        if self.entry == "cuda.from_cuda_array_interface":
             return [
                 cuda.from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj, sync=sync)
                 for obj in objs
             ]
-        _touch()[1, 1](*(list(objs) * 2)[:2])  # one export is passed as both arguments
+        _touch(self.impl.name)[1, 1](*(list(objs) * 2)[:2])  # one export as both arguments
         return []
 
     def default_stream(self, array: Any) -> int | None:
@@ -379,8 +386,10 @@ class NumbaImporter:
     @contextmanager
     def sync_config(self, enabled: bool) -> Iterator[None]:
         """Set `numba.cuda.core.config.CUDA_ARRAY_INTERFACE_SYNC`, the value numba-cuda 0.30.4
-        reads at each import (what NUMBA_CUDA_ARRAY_INTERFACE_SYNC sets at start-up)."""
-        from numba.cuda.core import config
+        reads at each import (what NUMBA_CUDA_ARRAY_INTERFACE_SYNC sets at start-up);
+        numba-cuda-mlir 0.6.0's is `numba_cuda_mlir.numba_cuda.core.config`'s, read the same way
+        in its api.py."""
+        config = self.impl.submodule("core.config")
 
         saved = config.CUDA_ARRAY_INTERFACE_SYNC
         config.CUDA_ARRAY_INTERFACE_SYNC = int(enabled)
@@ -390,32 +399,38 @@ class NumbaImporter:
             config.CUDA_ARRAY_INTERFACE_SYNC = saved
 
 
-_kernel: list[Any] = []
+_kernel: dict[str, Any] = {}
 
 
-def _touch() -> Any:
+def _touch(impl: str = "numba-cuda") -> Any:
     """A kernel of two array arguments that does nothing: what a launch waits for is the
-    arguments' streams, not the kernel's work (compiled once, for float32 1-d arrays)."""
-    if not _kernel:
-        from numba import cuda
-
+    arguments' streams, not the kernel's work (compiled once per implementation, for float32
+    1-d arrays)."""
+    if impl not in _kernel:
         from caiconform.adapters.numba_adapter import numpy_shim
+        from caiconform.adapters.numba_impls import IMPLS
 
-        numpy_shim()
+        if IMPLS[impl].needs_shim:
+            numpy_shim()
+        cuda = IMPLS[impl].import_cuda()
 
         @cuda.jit
         def touch(a, b):
             pass
 
-        _kernel.append(touch)
-    return _kernel[0]
+        _kernel[impl] = touch
+    return _kernel[impl]
 
 
-def numba_exports(n: int) -> list[tuple[str, Any, int | None]]:
-    """Numba device arrays on each kind of stream and on none, with what each exports as its
-    stream entry (or the exception reading the dict raised) and the handle it should name."""
+def numba_exports(n: int, impl: str = "numba-cuda") -> list[tuple[str, Any, int | None]]:
+    """Numba device arrays (of implementation `impl`) on each kind of stream and on none, with
+    what each exports as its stream entry (or the exception reading the dict raised) and the
+    handle it should name."""
     import numpy as np
-    from numba import cuda
+
+    from caiconform.adapters.numba_impls import IMPLS
+
+    cuda = IMPLS[impl].import_cuda()
 
     user = cuda.stream()
     made: list[tuple[str, Any, int | None]] = []

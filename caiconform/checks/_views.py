@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters.base import SkipExchange
+from caiconform.adapters.numba_impls import cuda_of, impl_of, role
 
 __all__ = ["hold", "writer", "view_pointer", "WRITTEN", "READONLY_VIEW"]
 
@@ -35,17 +36,15 @@ def hold(consumer: str, obj: Any) -> Any:
         import torch
 
         return torch.as_tensor(obj, device="cuda")
-    if consumer == "numba-kernel":
+    numba = role(consumer)  # numba-cuda's and numba-cuda-mlir's adapters alike
+    if numba == "numba-kernel":
         # a kernel launch takes the exporting object itself as its argument and keeps no view of
         # it once it returns: `writer` launches a kernel over it
         return obj
-    if consumer == "numba":
-        from numba import cuda
-
-        return cuda.as_cuda_array(obj)
-    if consumer == "numba-from-cai":
-        from numba import cuda
-
+    if numba == "numba":
+        return cuda_of(consumer).as_cuda_array(obj)
+    if numba == "numba-from-cai":
+        cuda = cuda_of(consumer)
         return cuda.from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj)
     if consumer == "cuda.core":
         from cuda.core.utils import StridedMemoryView
@@ -111,10 +110,11 @@ def writer(consumer: str, view: Any, new: np.ndarray) -> Callable[[], str]:
             return WRITTEN
 
         return write_torch
-    if consumer == "numba-kernel":
-        return _kernel_writer(view, new)
-    if consumer in ("numba", "numba-from-cai"):
-        from numba import cuda
+    numba = role(consumer)
+    if numba == "numba-kernel":
+        return _kernel_writer(view, new, consumer)
+    if numba in ("numba", "numba-from-cai"):
+        cuda = cuda_of(consumer)
 
         host = np.ascontiguousarray(new)
         copy = view.copy_to_device
@@ -148,17 +148,18 @@ def writer(consumer: str, view: Any, new: np.ndarray) -> Callable[[], str]:
     raise SkipExchange(f"{consumer} has no write path through its consumed view")
 
 
-def _kernel_writer(obj: Any, new: np.ndarray) -> Callable[[], str]:
-    """Writes `new` through `obj` as a numba kernel argument: a kernel launched with the
-    exporting object itself stores every element (numba types a read-only export as an
-    immutable array, so the launch refuses to compile the store: an exception from the
-    returned function, the flag honoured)."""
+def _kernel_writer(obj: Any, new: np.ndarray, consumer: str) -> Callable[[], str]:
+    """Writes `new` through `obj` as a numba kernel argument (of `consumer`'s implementation):
+    a kernel launched with the exporting object itself stores every element (numba types a
+    read-only export as an immutable array, so the launch refuses to compile the store: an
+    exception from the returned function, the flag honoured)."""
     if new.dtype.kind not in "biufcmM":
         raise SkipExchange(f"a numba kernel takes no array of {new.dtype}: no write path")
     from caiconform.adapters.numba_adapter import numpy_shim
 
-    numpy_shim()
-    from numba import cuda
+    if impl_of(consumer).needs_shim:
+        numpy_shim()
+    cuda = cuda_of(consumer)
 
     ndim = new.ndim
     names = [f"i{k}" for k in range(ndim)]

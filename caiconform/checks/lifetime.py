@@ -51,11 +51,12 @@ def floor(producer: str | None, consumer: str | None) -> list:
 
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    from caiconform.adapters.numba_impls import role
     from caiconform.reference.consumer import consume
     from caiconform.reference.producer import ReferenceArray
     from caiconform.reference.tracking import AllocationLog, TrackingMemoryManager
 
-    if consumer == "numba-kernel":
+    if role(consumer) == "numba-kernel":
         raise SkipExchange(
             "a numba kernel launch keeps no view of its arguments once it returns; the view a "
             "user keeps is numba's as_cuda_array (consumer numba)"

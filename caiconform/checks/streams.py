@@ -102,7 +102,9 @@ def numba_scenarios(producer: str | None, consumer: str | None) -> tuple[str, ..
 
     if producer == "reference" and consumer in ENTRIES:
         return _NUMBA_IMPORT_SCENARIOS
-    if producer == "numba" and consumer == "reference":
+    from caiconform.adapters.numba_impls import role
+
+    if role(producer) == "numba" and consumer == "reference":
         return ("numba-export",)
     return ()
 
@@ -279,11 +281,11 @@ def _numba(params: dict, producer: str | None, consumer: str | None) -> Result:
     _free_garbage()
     try:
         if scenario == "numba-export":
-            return ns.check_export(ns.numba_exports(n))
-        if consumer == "numba-kernel":
+            return ns.check_export(ns.numba_exports(n, _impl_name(producer)))
+        if ns.ENTRIES[consumer] == "kernel launch":
             from caiconform.adapters.numba_adapter import kernels_work
 
-            works, why = kernels_work()
+            works, why = kernels_work(_impl_name(consumer))
             if not works:
                 return _results.skipped(why)
         judge = {
@@ -295,6 +297,13 @@ def _numba(params: dict, producer: str | None, consumer: str | None) -> Result:
         return judge(_numba_importer(consumer), ns.LiveWorld(), n, spin)
     finally:
         _finish()
+
+
+def _impl_name(adapter: str | None) -> str:
+    """The Numba implementation a Numba adapter drives (`numba_impls`)."""
+    from caiconform.adapters.numba_impls import impl_of
+
+    return impl_of(adapter).name
 
 
 _importers: dict[str, Any] = {}
@@ -444,7 +453,7 @@ def _numba_repro(params: dict, producer: str | None, consumer: str | None) -> st
     scenario = params["stream_scenario"]
     n = max(int(np.prod(params["shape"])), 2)
     if scenario == "numba-export":
-        call = f"ns.check_export(ns.numba_exports({n}))"
+        call = f"ns.check_export(ns.numba_exports({n}, {_impl_name(producer)!r}))"
     else:
         judge = {
             "numba-sync": "check_sync",

@@ -13,6 +13,10 @@ allocation path (device_array, device_array_like, to_device, managed_array, mapp
 pinned_array, cuda.pinned, cuda.mapped, deallocation under defer_cleanup, IPC open) must hand
 out memory the plugin allocated [EMM-NUMBA-NO-DIRECT-ALLOC].
 
+`--numba numba-cuda|numba-cuda-mlir` picks the Numba implementation the plugin is checked under
+(default: numba-cuda when installed, else numba-cuda-mlir); naming one that is not installed
+is a usage error (exit 2, one line).
+
 Each failure is the plugin's or Numba's, by the side its rule binds: a plugin is not failed for
 Numba's own defects (listed on its summary line as Numba's), unless the target is Numba's own
 manager. Exit status: 0 when the targets failed no MUST rule of theirs, 1 when one did, 2 when
@@ -43,6 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout", type=float, default=600.0, metavar="S", help="seconds per plugin (600)"
+    )
+    parser.add_argument(
+        "--numba",
+        choices=("numba-cuda", "numba-cuda-mlir"),
+        help="the Numba implementation to check under (default: numba-cuda when installed, "
+        "else numba-cuda-mlir)",
     )
 
 
@@ -90,6 +100,19 @@ def _rules(results) -> str:
     return "; ".join(f"{rule}: {', '.join(checks)}" for rule, checks in by_rule.items())
 
 
+def _chosen_numba(named: str | None) -> str:
+    """The implementation to check under: the one named (a UsageError when it is not
+    installed), else `checker.default_numba()`."""
+    from caiconform.adapters.numba_impls import installed
+    from caiconform.emm.checker import default_numba
+
+    if named is None:
+        return default_numba()
+    if not installed(named):
+        raise UsageError(f"--numba {named}: the {named} distribution is not installed")
+    return named
+
+
 def run(args: argparse.Namespace) -> int:
     from caiconform.emm.checker import (
         NOT_CHECKED,
@@ -108,7 +131,10 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
     if args.setup and ":" not in args.setup:
         raise UsageError(f"--setup must be 'module:function', got {args.setup!r}")
-    reports = [check_plugin(t, timeout=args.timeout, setup=args.setup) for t in args.targets]
+    numba = _chosen_numba(args.numba)
+    reports = [
+        check_plugin(t, timeout=args.timeout, setup=args.setup, numba=numba) for t in args.targets
+    ]
     code = exit_code(reports)
     if args.json:
         json.dump(

@@ -9,6 +9,14 @@ touched; inside the child the checks restore whatever they change.
 The child registers the plugin with ``numba.cuda.set_memory_manager``; a further spawned process
 checks Numba's allocation paths again with the plugin set through ``NUMBA_CUDA_MEMORY_MANAGER``
 (the module name the user gave) when the module names the class as ``_numba_memory_manager``.
+
+`numba` picks the Numba implementation (`adapters.numba_impls`): numba-cuda, or numba-cuda-mlir,
+whose `numba_cuda_mlir/numba_cuda/cudadrv/driver.py` keeps numba-cuda's `set_memory_manager`,
+`_ensure_memory_manager` (reading `config.CUDA_MEMORY_MANAGER`, set from the same
+NUMBA_CUDA_MEMORY_MANAGER in its `core/config.py`) and `Driver` object, so both routes and every
+allocation path are checked the same way under it. A plugin is checked against the chosen
+implementation's base classes: one written for numba-cuda (deriving from `numba.cuda`'s) is not
+a subclass of numba-cuda-mlir's [EMM-SUBCLASS].
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ __all__ = [
     "GPU_CHECKS",
     "STATIC_CHECKS",
     "JUDGED_RULES",
+    "default_numba",
 ]
 
 #: The static checks, as (check, rule), for saying what was skipped when Numba is missing.
@@ -150,14 +159,25 @@ def _module_found(module_name: str, send) -> bool:
     return True
 
 
-def _child_main(target: str, setup: str | None, conn) -> None:
+def default_numba() -> str:
+    """The implementation emm-check uses when none is named: numba-cuda when installed, else
+    numba-cuda-mlir when that is, else numba-cuda (whose absence the report then states)."""
+    from caiconform.adapters.numba_impls import installed
+
+    for name in ("numba-cuda", "numba-cuda-mlir"):
+        if installed(name):
+            return name
+    return "numba-cuda"
+
+
+def _child_main(target: str, setup: str | None, conn, numba: str = "numba-cuda") -> None:
     """Body of the plugin's process: resolve, check statically, then on the GPU."""
 
     def send(kind: str, payload: Any) -> None:
         conn.send((kind, payload))
 
     try:
-        _child_run(target, setup, send)
+        _child_run(target, setup, send, numba)
     finally:
         send("done", None)
         conn.close()
@@ -174,7 +194,8 @@ def _find_setup(setup: str, send):
         return None
 
 
-def _child_run(target: str, setup: str | None, send) -> None:
+def _child_run(target: str, setup: str | None, send, numba: str = "numba-cuda") -> None:
+    from caiconform.adapters.numba_impls import IMPLS
     from caiconform.emm.static import NumbaEMM, NumbaUnavailable, static_checks
 
     module_name, qualname = parse_target(target)
@@ -184,7 +205,7 @@ def _child_run(target: str, setup: str | None, send) -> None:
     if setup and prepare is None:
         return
     try:
-        api = NumbaEMM.load()
+        api = NumbaEMM.load(numba)
         missing = ""
     except NumbaUnavailable as exc:
         api, missing = None, str(exc)
@@ -220,7 +241,8 @@ def _child_run(target: str, setup: str | None, send) -> None:
 
     gpu, why = gpu_available()
     env = {
-        "numba_cuda": api.version,
+        numba.replace("-", "_"): api.version,
+        "numba_implementation": numba,
         "plugin_module": module_name,
         "registered_via": "set_memory_manager"
         + (" and NUMBA_CUDA_MEMORY_MANAGER (fresh process)" if via_env else ""),
@@ -236,7 +258,7 @@ def _child_run(target: str, setup: str | None, send) -> None:
         send("unavailable", f"no GPU ({why}): GPU checks skipped")
         return
 
-    from numba.cuda.cudadrv.driver import driver
+    driver = IMPLS[numba].submodule("cudadrv.driver").driver
 
     from caiconform.emm.checks import GpuChecks
     from caiconform.emm.paths import Recorder
@@ -261,10 +283,22 @@ def _child_run(target: str, setup: str | None, send) -> None:
         api.restore_manager(previous)
 
 
-def check_plugin(target: str, *, timeout: float = 600.0, setup: str | None = None) -> PluginReport:
+def check_plugin(
+    target: str,
+    *,
+    timeout: float = 600.0,
+    setup: str | None = None,
+    numba: str = "numba-cuda",
+) -> PluginReport:
     """Check one plugin class ("module:Class") in a spawned process; never raises for a bad
     target (the report's status is then "usage"). `setup` ("module:function") is called in that
-    process before the plugin is registered, e.g. to configure the plugin's library."""
+    process before the plugin is registered, e.g. to configure the plugin's library. `numba`:
+    the Numba implementation whose memory manager the plugin is checked under
+    (`adapters.numba_impls.IMPLS`; ValueError for another name)."""
+    from caiconform.adapters.numba_impls import IMPLS
+
+    if numba not in IMPLS:
+        raise ValueError(f"numba must be one of {sorted(IMPLS)}, got {numba!r}")
     report = PluginReport(target)
     try:
         parse_target(target)
@@ -273,7 +307,7 @@ def check_plugin(target: str, *, timeout: float = 600.0, setup: str | None = Non
         return report
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(target, setup, child))
+    proc = ctx.Process(target=_child_main, args=(target, setup, child, numba))
     proc.start()
     child.close()
     running: tuple[str, str] | None = None

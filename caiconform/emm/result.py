@@ -89,7 +89,8 @@ class PluginReport:
     @property
     def is_numba(self) -> bool:
         """Whether the target is Numba's own memory manager: Numba's failures are its own."""
-        return self.target.split(":", 1)[0].split(".", 1)[0] in ("numba", "numba_cuda")
+        top = self.target.split(":", 1)[0].split(".", 1)[0]
+        return top in ("numba", "numba_cuda", "numba_cuda_mlir")
 
     def counts_against(self, result: CheckResult) -> bool:
         """Whether `result` is a MUST failure of the target (not one of Numba's, for a plugin)."""

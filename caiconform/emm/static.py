@@ -1,8 +1,12 @@
 """EMM checks that need no GPU: class shape, construction, interface version, registration.
 
 The Numba names the checks compare against come in a `NumbaEMM` record, so the same checks run
-against real numba-cuda (`NumbaEMM.load()`) or against stand-in classes in CPU tests. Nothing
-here makes a CUDA call; `cuda_probe`, when given, only *observes* whether the constructor did.
+against real numba-cuda (`NumbaEMM.load()`), real numba-cuda-mlir
+(`NumbaEMM.load("numba-cuda-mlir")`: its `numba_cuda_mlir/numba_cuda/cudadrv/driver.py` keeps
+numba-cuda's BaseCUDAMemoryManager, HostOnlyCUDAMemoryManager, NumbaCUDAMemoryManager,
+OwnedPointer, `_memory_manager` and `set_memory_manager`, re-exported by
+`numba_cuda_mlir.cuda`), or stand-in classes in CPU tests. Nothing here makes a CUDA call;
+`cuda_probe`, when given, only *observes* whether the constructor did.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ SUPPORTED_INTERFACE_VERSION = 1
 
 
 class NumbaUnavailable(RuntimeError):
-    """numba-cuda cannot be imported here; the message says why."""
+    """The Numba implementation cannot be imported here; the message says why."""
 
 
 @dataclass
@@ -44,23 +48,24 @@ class NumbaEMM:
     get_manager: Callable[[], Any]
     restore_manager: Callable[[Any], None]
     version: str = ""
+    #: the `adapters.numba_impls` implementation these names come from
+    implementation: str = "numba-cuda"
 
     @classmethod
-    def load(cls) -> NumbaEMM:
-        """The real thing from numba-cuda; NumbaUnavailable if it does not import."""
+    def load(cls, implementation: str = "numba-cuda") -> NumbaEMM:
+        """The real thing from `implementation` (numba-cuda or numba-cuda-mlir);
+        NumbaUnavailable if it does not import."""
+        from caiconform.adapters.numba_impls import IMPLS, installed
+
+        impl = IMPLS[implementation]
         try:
-            from numba import cuda
-            from numba.cuda.cudadrv import driver
+            cuda = impl.import_cuda()
+            driver = impl.submodule("cudadrv.driver")
         except Exception as exc:
             raise NumbaUnavailable(
-                f"numba-cuda not importable: {type(exc).__name__}: {exc}"
+                f"{impl.name} not importable: {type(exc).__name__}: {exc}"
             ) from None
-        from importlib import metadata
-
-        try:
-            version = metadata.version("numba-cuda")
-        except metadata.PackageNotFoundError:
-            version = "unknown"
+        version = installed(impl.name) or "unknown"
 
         def restore(previous: Any) -> None:
             driver._memory_manager = previous
@@ -79,6 +84,7 @@ class NumbaEMM:
             get_manager=lambda: driver._memory_manager,
             restore_manager=restore,
             version=version,
+            implementation=impl.name,
         )
 
 

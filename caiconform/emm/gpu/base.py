@@ -79,9 +79,10 @@ class GpuCheckBase:
         target: tuple[str, str] | None = None,
         via_env: bool = False,
     ) -> None:
-        from numba import cuda
+        from caiconform.adapters.numba_impls import IMPLS
 
-        self.cuda = cuda
+        self.numba = IMPLS[api.implementation]
+        self.cuda = self.numba.import_cuda()
         self.plugin = plugin
         self.api = api
         self.emit = emit
@@ -90,9 +91,8 @@ class GpuCheckBase:
         self.via_env = via_env
 
     def _array(self, mem: Any, nbytes: int):
-        from numba.cuda.cudadrv.devicearray import DeviceNDArray
-
-        return DeviceNDArray((nbytes,), (1,), np.uint8, gpu_data=mem)
+        devicearray = self.numba.submodule("cudadrv.devicearray")
+        return devicearray.DeviceNDArray((nbytes,), (1,), np.uint8, gpu_data=mem)
 
     def _write(self, mem: Any, data: np.ndarray) -> None:
         self._array(mem, data.size).copy_to_device(data)

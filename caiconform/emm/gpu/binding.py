@@ -18,12 +18,20 @@ from caiconform.emm.paths import PATHS, PathChecks, Recorder
 from caiconform.emm.result import CheckResult, failed, passed, skipped
 
 
-def _fresh_main(module_name: str, qualname: str, via_env: bool, blob: bytes | None, conn) -> None:
+def _fresh_main(
+    module_name: str,
+    qualname: str,
+    via_env: bool,
+    blob: bytes | None,
+    conn,
+    numba: str = "numba-cuda",
+) -> None:
     """Spawned by the fresh-process check: the plugin set the way a user would (through
     ``NUMBA_CUDA_MEMORY_MANAGER=<module>`` in this process's environment from its start when the
     module names the class as ``_numba_memory_manager``, else with set_memory_manager before any
     context), then every allocation path, IPC open included (the handle came from another
-    process). Sends the results' dicts."""
+    process), all under Numba implementation `numba` (`adapters.numba_impls`; numba-cuda-mlir's
+    `core/config.py` reads the same variable). Sends the results' dicts."""
     out: list[dict] = []
     try:
         import importlib
@@ -32,9 +40,10 @@ def _fresh_main(module_name: str, qualname: str, via_env: bool, blob: bytes | No
         plugin: Any = module
         for part in qualname.split("."):
             plugin = getattr(plugin, part)
-        from numba import cuda
-        from numba.cuda.cudadrv.driver import driver
+        from caiconform.adapters.numba_impls import IMPLS
 
+        cuda = IMPLS[numba].import_cuda()
+        driver = IMPLS[numba].submodule("cudadrv.driver").driver
         recorder = Recorder(plugin, driver).install()
         if not via_env:
             cuda.set_memory_manager(plugin)
@@ -158,7 +167,8 @@ class BindingChecks(GpuCheckBase):
         if self.via_env:
             os.environ["NUMBA_CUDA_MEMORY_MANAGER"] = self.target[0]
         try:
-            proc = ctx.Process(target=_fresh_main, args=(*self.target, self.via_env, blob, child))
+            args = (*self.target, self.via_env, blob, child, self.api.implementation)
+            proc = ctx.Process(target=_fresh_main, args=args)
             proc.start()
         finally:
             os.environ.pop("NUMBA_CUDA_MEMORY_MANAGER", None)

@@ -19,17 +19,19 @@ from caiconform.emm.gpu.base import (
 from caiconform.emm.result import failed, passed
 
 
-def _importer_main(items: list[tuple[str, bytes, bytes]], conn) -> None:
-    """Spawned by the IPC check: open each pickled IpcHandle with Numba, read it, close it.
+def _importer_main(items: list[tuple[str, bytes, bytes]], conn, numba: str = "numba-cuda") -> None:
+    """Spawned by the IPC check: open each pickled IpcHandle with Numba (implementation `numba`,
+    `adapters.numba_impls`), read it, close it.
 
     Handles are opened one at a time, so two sub-allocations of one driver allocation are never
     mapped twice at once in this process.
     """
     out: dict[str, str] = {}
     try:
-        from numba import cuda
-        from numba.cuda.cudadrv.devicearray import DeviceNDArray
+        from caiconform.adapters.numba_impls import IMPLS
 
+        cuda = IMPLS[numba].import_cuda()
+        DeviceNDArray = IMPLS[numba].submodule("cudadrv.devicearray").DeviceNDArray  # noqa: N806
         ctx = cuda.current_context()
         for name, blob, expected in items:
             try:
@@ -248,7 +250,7 @@ class IpcChecks(GpuCheckBase):
         parent, child = ctx.Pipe(duplex=False)
         saved = os.environ.pop("NUMBA_CUDA_MEMORY_MANAGER", None)
         try:
-            proc = ctx.Process(target=_importer_main, args=(blobs, child))
+            proc = ctx.Process(target=_importer_main, args=(blobs, child, self.api.implementation))
             proc.start()
         finally:
             if saved is not None:

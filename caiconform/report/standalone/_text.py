@@ -351,6 +351,7 @@ DISTRIBUTIONS = {
     "cuda.compute": "cuda-cccl",
     "cuda.core": "cuda-core",
     "numba": "numba-cuda",
+    "numba_cuda_mlir": "numba-cuda-mlir",
     "cupy": "cupy",
     "torch": "torch",
     "jax": "jax",

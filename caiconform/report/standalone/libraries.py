@@ -19,7 +19,9 @@ the caller then writes no script and says why.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from caiconform.report.standalone._text import Array, c_strides
 
@@ -48,6 +50,9 @@ _IMPORTS: dict[str, tuple[str, ...]] = {
     "numba": ("from numba import cuda",),
     "numba-from-cai": ("from numba import cuda",),
     "numba-kernel": ("from numba import cuda",),
+    "numba-mlir": ("from numba_cuda_mlir import cuda",),
+    "numba-mlir-from-cai": ("from numba_cuda_mlir import cuda",),
+    "numba-mlir-kernel": ("from numba_cuda_mlir import cuda",),
     "cupy": ("import cupy",),
     "torch": ("import torch",),
     "jax": _JAX,
@@ -66,6 +71,32 @@ CONSUMERS = tuple(_IMPORTS)
 
 def imports_of(name: str) -> tuple[str, ...]:
     return _IMPORTS[name]
+
+
+#: numba-cuda-mlir's adapters -> the numba-cuda adapter whose lines they take (the same API,
+#: `adapters.numba_impls`), with these imports in place of numba-cuda's
+_MLIR = {
+    "numba-mlir": "numba",
+    "numba-mlir-from-cai": "numba-from-cai",
+    "numba-mlir-kernel": "numba-kernel",
+}
+_MLIR_IMPORTS = {
+    "from numba import cuda": "from numba_cuda_mlir import cuda",
+    "from numba.cuda.cudadrv.devicearray import DeviceNDArray": (
+        "from numba_cuda_mlir.numba_cuda.cudadrv.devicearray import DeviceNDArray"
+    ),
+}
+
+
+def _as_mlir(snip: Any) -> Any:
+    """numba-cuda's `Snip` or `Pending` with numba-cuda-mlir's imports, and no numpy shim
+    (numba-cuda-mlir 0.6.0 overloads `np.row_stack` only where numpy has it)."""
+    if snip is None:
+        return None
+    changes: dict[str, Any] = {"imports": tuple(_MLIR_IMPORTS.get(i, i) for i in snip.imports)}
+    if isinstance(snip, Snip):
+        changes["setup"] = snip.setup.replace(_NUMPY_SHIM + "\n\n\n", "")
+    return dataclasses.replace(snip, **changes)
 
 
 _NUMPY_SHIM = (
@@ -119,6 +150,8 @@ gather = SourceModule(GATHER).get_function("gather")  # compiled and loaded once
 
 def consume(name: str, array: Array | None = None) -> Snip | None:
     """Lines reading `obj` into the host array `result` with consumer `name`."""
+    if name in _MLIR:
+        return _as_mlir(consume(_MLIR[name], array))
     ndim = len(array.shape) if array is not None else 1
     imports = _IMPORTS.get(name)
     if imports is None:
@@ -221,6 +254,8 @@ def consume(name: str, array: Array | None = None) -> Snip | None:
 
 def hold(name: str) -> Snip | None:
     """Lines making `view`, the library's own device object over `obj`."""
+    if name in _MLIR:
+        return _as_mlir(hold(_MLIR[name]))
     imports = _IMPORTS.get(name)
     code = {
         "numba": "view = cuda.as_cuda_array(obj)",
@@ -239,6 +274,8 @@ def hold(name: str) -> Snip | None:
 def write(name: str, ndim: int) -> Snip | None:
     """Lines writing the host array `new` through `view` with the library's own API (an
     exception: the library refused the write)."""
+    if name in _MLIR:
+        return _as_mlir(write(_MLIR[name], ndim))
     imports = _IMPORTS.get(name)
     if name in ("numba", "numba-from-cai"):
         return Snip("view.copy_to_device(np.ascontiguousarray(new))\ncuda.synchronize()", imports)
@@ -288,6 +325,8 @@ def produce(name: str, array: Array) -> Snip | None:
     """Lines making the producer's object `obj` over `values` (and, for a strided layout, the
     host `image` of the allocation) in `array`'s layout; None when the library cannot express
     that layout here."""
+    if name in _MLIR:
+        return _as_mlir(produce(_MLIR[name], array))
     imports = _IMPORTS.get(name)
     if imports is None or array.typestr in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         return None
@@ -351,6 +390,8 @@ LIBRARY_STREAM_SCENARIOS = ("nonblocking", "external", "library-default")
 def pending(name: str, scenario: str, array: Array) -> Pending | None:
     """How library `name` leaves its final write pending in `scenario` (the adapters'
     `_scenarios.produce_staged`): None where it cannot (or the reproducers do not know how)."""
+    if name in _MLIR:
+        return _as_mlir(pending(_MLIR[name], scenario, array))
     raw = "int(ck(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value)))"
     shape, strides = array.shape, array.strides
     if name == "cupy":
