@@ -128,6 +128,8 @@ def test_options_are_registered_and_documented(pytester: pytest.Pytester):
     assert registered == {
         "--cai-producer",
         "--cai-consumer",
+        "--cai-dlpack-consumer",
+        "--cai-protocol",
         "--cai-against",
         "--cai-max-examples",
         "--cai-expectations",
@@ -613,7 +615,7 @@ def test_each_direction_runs_only_the_selected_families(project):
         "--cai-consumer",
         "fakelib:make",
         "-k",
-        "roundtrip or adversarial",
+        "(roundtrip and not dlpack) or adversarial",
         "-p",
         "no:cacheprovider",
     )
@@ -838,3 +840,24 @@ def test_a_baselined_group_carries_the_reasons_of_the_entries_that_cover_it():
     (expected,) = item_expected(verdict, own)
     assert expected.reasons == ["views export the base pointer (mylib#7)"]
     assert verdict.headline().startswith("OK: mylib: no failing defect; 0 new since baseline")
+
+
+def test_the_protocol_option_selects_the_dlpack_families(project):
+    """--cai-protocol dlpack keeps only the DLPack families (agreement, of both, stays); the
+    consumer direction of a DLPack family needs --cai-dlpack-consumer."""
+    result = project.runpytest(
+        "--cai-producer",
+        "fakelib:make",
+        "--cai-consumer",
+        "fakelib:make",
+        "--cai-protocol",
+        "dlpack",
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+    )
+    out = result.stdout.str()
+    assert "dlpack_roundtrip[fakelib->peers]" in out
+    assert "dlpack_roundtrip[peers->fakelib]" not in out  # no --cai-dlpack-consumer
+    assert "agreement" in out and "::roundtrip[" not in out and "dict-schema" in out

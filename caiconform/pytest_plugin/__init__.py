@@ -41,6 +41,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="test this consumer: function(obj) -> numpy array of the values it read",
     )
     group.addoption(
+        "--cai-dlpack-consumer",
+        metavar="MODULE:FUNCTION",
+        help="test this DLPack consumer too: function(obj) -> numpy array of the values it "
+        "imported through obj.__dlpack__ (the DLPack families)",
+    )
+    group.addoption(
+        "--cai-protocol",
+        choices=("cai", "dlpack", "both"),
+        default="both",
+        help="the protocol whose check families run: cai, dlpack or both (default); a "
+        "producer whose objects lack __dlpack__ is skipped by the DLPack families",
+    )
+    group.addoption(
         "--cai-against",
         metavar="LIBS",
         help="comma-separated adapter names to exchange with (default: every adapter; those "
@@ -93,7 +106,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _active(config: pytest.Config) -> bool:
-    return bool(config.getoption("cai_producer") or config.getoption("cai_consumer"))
+    return bool(
+        config.getoption("cai_producer")
+        or config.getoption("cai_consumer")
+        or config.getoption("cai_dlpack_consumer")
+    )
 
 
 def _options(config: pytest.Config) -> Any:
@@ -110,6 +127,9 @@ def _options(config: pytest.Config) -> Any:
             parse_spec("--cai-producer", producer)
         if consumer:
             parse_spec("--cai-consumer", consumer)
+        dlpack_consumer = config.getoption("cai_dlpack_consumer")
+        if dlpack_consumer:
+            parse_spec("--cai-dlpack-consumer", dlpack_consumer)
     except TargetError as exc:
         raise pytest.UsageError(str(exc)) from None
     if config.getoption("numprocesses", default=None) not in (None, 0):
@@ -117,7 +137,7 @@ def _options(config: pytest.Config) -> Any:
             "--cai-producer/--cai-consumer cannot be combined with pytest-xdist's -n: the runner "
             "already exchanges in parallel worker processes; run the cai items without -n"
         )
-    name = config.getoption("cai_name") or default_name(producer or consumer)
+    name = config.getoption("cai_name") or default_name(producer or consumer or dlpack_consumer)
     if name in registry.BUILTIN:
         name = f"{name}-under-test"  # a built-in adapter of the same name would shadow it
     peers = config.getoption("cai_against")
@@ -155,7 +175,7 @@ def _options(config: pytest.Config) -> Any:
             f"--cai-write-baseline {baseline}: a baseline is written as YAML (.yaml or .yml)"
         )
     return Options(
-        target=Target(name, producer, consumer),
+        target=Target(name, producer, consumer, dlpack_consumer),
         peers=peers,
         max_examples=max_examples,
         expectations=expectations,
@@ -163,6 +183,7 @@ def _options(config: pytest.Config) -> Any:
         fail_on=fail_on,
         write_baseline=Path(baseline) if baseline else None,
         seed=config.getoption("cai_seed"),
+        protocol=config.getoption("cai_protocol") or "both",
     )
 
 
@@ -327,10 +348,10 @@ def _items(session: pytest.Session, campaign: Any) -> list[pytest.Item]:
     if target.producer:
         for kind in LAYOUT_KINDS:
             items.append(SchemaItem.from_parent(collector, name=f"dict-schema[{kind}]", kind=kind))
-    families = family_roles()
+    families = family_roles(campaign.options.protocol)
     by_direction: dict[str, list[str]] = {"producer": [], "consumer": []}
     for family in families:
-        for direction in directions_of(family.roles or "", target):
+        for direction in directions_of(family.roles or "", target, family.protocols):
             by_direction[direction].append(family.name)
     for family in families:
         if family.roles is None:
@@ -338,7 +359,7 @@ def _items(session: pytest.Session, campaign: Any) -> list[pytest.Item]:
                 BrokenFamilyItem.from_parent(collector, name=family.name, error=family.error)
             )
             continue
-        for direction in directions_of(family.roles, target):
+        for direction in directions_of(family.roles, target, family.protocols):
             side = f"{target.name}->peers" if direction == "producer" else f"peers->{target.name}"
             if family.roles != "pair":
                 side = target.name

@@ -40,18 +40,22 @@ class FunctionAdapter(Adapter):
 
     producer_spec: str | None = None
     consumer_spec: str | None = None
+    dlpack_consumer_spec: str | None = None
 
     @property
     def capabilities(self) -> frozenset[str]:  # type: ignore[override]
         caps = set()
         if self.producer_spec:
-            caps |= {"produce", "streams"}
+            caps |= {"produce", "streams", "dlpack"}
         if self.consumer_spec:
             caps.add("consume")
+        if self.dlpack_consumer_spec:
+            caps.add("consume-dlpack")
         return frozenset(caps)
 
     def available(self) -> tuple[bool, str]:
-        for spec in filter(None, (self.producer_spec, self.consumer_spec)):
+        specs = (self.producer_spec, self.consumer_spec, self.dlpack_consumer_spec)
+        for spec in filter(None, specs):
             try:
                 resolve(spec)
             except TargetError as exc:
@@ -69,6 +73,11 @@ class FunctionAdapter(Adapter):
         if not self.consumer_spec:
             raise SkipExchange(f"{self.name}: no --cai-consumer given")
         return np.asarray(resolve(self.consumer_spec)(obj))
+
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        if not self.dlpack_consumer_spec:
+            raise SkipExchange(f"{self.name}: no --cai-dlpack-consumer given")
+        return np.asarray(resolve(self.dlpack_consumer_spec)(obj))
 
     def repro_produce(self) -> str:
         if not self.producer_spec:
@@ -110,6 +119,7 @@ def install(directory: Path, target: Target, peers: list[str]) -> dict[str, str]
         f"    module = {target.name!r}\n"
         f"    producer_spec = {target.producer!r}\n"
         f"    consumer_spec = {target.consumer!r}\n"
+        f"    dlpack_consumer_spec = {target.dlpack_consumer!r}\n"
     )
     dist = directory / f"caiconform_pytest_user_{token}-0.dist-info"
     dist.mkdir()
@@ -150,6 +160,6 @@ def narrowed_probe(name: str, user: str, direction: str) -> dict[str, Any]:
     caps = set(info["capabilities"])
     is_user = name == user
     produces = is_user == (direction == "producer")
-    caps.discard("consume" if produces else "produce")
+    caps -= {"consume", "consume-dlpack"} if produces else {"produce", "dlpack"}
     info["capabilities"] = sorted(caps)
     return info

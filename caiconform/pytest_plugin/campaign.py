@@ -46,6 +46,8 @@ class Options:
     write_baseline: Path | None = None
     #: the examples' seed: the same examples on every run unless changed
     seed: int = 0
+    #: the protocols whose families run: "cai", "dlpack" or "both" (`--cai-protocol`)
+    protocol: str = "both"
 
 
 @dataclass(frozen=True)
@@ -56,11 +58,12 @@ class FamilyInfo:
     name: str
     roles: str | None
     error: str = ""
+    protocols: tuple[str, ...] = ("cai",)
 
 
-def family_roles() -> list[FamilyInfo]:
-    """Every built-in family with its ROLES (importing a family module is cheap: families
-    import GPU libraries only inside `execute`)."""
+def family_roles(protocol: str = "both") -> list[FamilyInfo]:
+    """Every built-in family of `protocol` ("cai", "dlpack", "both") with its ROLES (importing
+    a family module is cheap: families import GPU libraries only inside `execute`)."""
     from caiconform.checks import FAMILIES, load
 
     infos = []
@@ -70,16 +73,21 @@ def family_roles() -> list[FamilyInfo]:
         except Exception as exc:  # a family that does not import is reported, not fatal
             infos.append(FamilyInfo(name, None, f"{type(exc).__name__}: {exc}"))
             continue
-        infos.append(FamilyInfo(module.FAMILY, module.ROLES))
+        protocols = tuple(getattr(module, "PROTOCOLS", ("cai",)))
+        if protocol == "both" or protocol in protocols:
+            infos.append(FamilyInfo(module.FAMILY, module.ROLES, protocols=protocols))
     return infos
 
 
-def directions_of(roles: str, target: Target) -> list[str]:
-    """The directions in which a family with `roles` tests the user's library."""
+def directions_of(roles: str, target: Target, protocols: tuple[str, ...] = ("cai",)) -> list[str]:
+    """The directions in which a family with `roles` tests the user's library: a DLPack-only
+    family tests its consumer only through `--cai-dlpack-consumer`, its producer only when the
+    factory's objects export `__dlpack__` (the family skips them otherwise, saying so)."""
     directions = []
     if target.producer and roles in ("pair", "producer"):
         directions.append("producer")
-    if target.consumer and roles in ("pair", "consumer"):
+    consumer = target.dlpack_consumer if "cai" not in protocols else target.consumer
+    if consumer and roles in ("pair", "consumer"):
         directions.append("consumer")
     return directions
 

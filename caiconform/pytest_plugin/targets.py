@@ -66,3 +66,5 @@ class Target:
     name: str
     producer: str | None = None
     consumer: str | None = None
+    #: `function(obj) -> np.ndarray` importing `obj` over DLPack (`--cai-dlpack-consumer`)
+    dlpack_consumer: str | None = None
