@@ -29,6 +29,7 @@ LIBRARIES = (
     "cuda-python",
     "numba",
     "numba-cuda",
+    "numba-cuda-mlir",
     "torch",
     "jax",
     "jaxlib",

@@ -63,6 +63,8 @@ MIN_LINES_PER_LIBRARY = 3
 MAX_SKIP_REASONS = 25
 #: cells named per group on a library page (the rest are counted)
 MAX_CELLS_SHOWN = 8
+#: rows of the numba-cuda / numba-cuda-mlir table on the summary page (the rest are counted)
+MAX_MIGRATION_ROWS = 40
 
 
 def percent(fraction: float | None) -> str:
@@ -115,6 +117,12 @@ def _heatmaps(matrix: dict[str, Any]) -> list[str]:
         ]
         lines += _table(header, rows)
     return lines
+
+
+def _protocols(matrix: dict[str, Any]) -> list[str]:
+    from caiconform.report import protocols
+
+    return protocols.render(matrix)
 
 
 def _scores(matrix: dict[str, Any]) -> list[str]:
@@ -271,6 +279,41 @@ def _about_input(matrix: dict[str, Any]) -> list[str]:
         "",
         *(f"- {_md(line)}" for line in lines),
     ]
+
+
+def _migration(matrix: dict[str, Any]) -> list[str]:
+    """numba-cuda beside numba-cuda-mlir (`report.migration`): the defect groups of a twin cell
+    pair present with one implementation only; shown only when both ran a pair."""
+    rows = matrix.get("migration")
+    if rows is None:
+        return []
+    lines = [
+        "## numba-cuda and numba-cuda-mlir",
+        "",
+        "Cells that differ only by the Numba implementation, both run: the defects found with "
+        "one and not the other, what moving between them changes.",
+        "",
+    ]
+    if not rows:
+        return [*lines, "None: both implementations showed the same defects in every pair."]
+    table = [
+        [
+            _md(r["only_in"]),
+            _md(r["numba_cell"]),
+            _md(r["mlir_cell"]),
+            _md(r["library"]),
+            _md(r["role"]),
+            _md(r["rule"] or r["input_rule"]),
+            _md(r["level_text"]),
+            _md(r["outcome"]),
+        ]
+        for r in rows[:MAX_MIGRATION_ROWS]
+    ]
+    header = ["only with", "numba-cuda cell", "numba-cuda-mlir cell", "library", "role"]
+    lines += _table([*header, "rule", "level", "outcome"], table)
+    if len(rows) > MAX_MIGRATION_ROWS:
+        lines.append(f"\n… and {len(rows) - MAX_MIGRATION_ROWS} more (matrix.json `migration`)")
+    return lines
 
 
 def _defects(matrix: dict[str, Any]) -> list[str]:
@@ -469,7 +512,9 @@ def render_markdown(matrix: dict[str, Any], title: str = "caiconform report") ->
         _harness,
         _defects,
         _about_input,
+        _migration,
         _heatmaps,
+        _protocols,
         _scores,
         _coverage_summary,
         _expectations,
