@@ -21,7 +21,7 @@ from collections import Counter
 from string import Template
 from typing import Any
 
-__all__ = ["render_html", "render_verdict", "embed_json"]
+__all__ = ["render_html", "render_verdict", "render_migration", "embed_json"]
 
 CSS = """
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #ffffff; --soft: #f6f8fa; }
@@ -412,6 +412,7 @@ matrix.md and matrix.json beside this file hold the same data.</p></noscript>
 <nav><a href="#verdict">What to do</a><a href="#matrix">Matrix</a><a href="#scores">Scores</a><a href="#catalogue">Catalogue</a><a href="#findings">Findings</a><a href="#coverage">Coverage</a><a href="#rules">Rules</a><a href="#skips">Skipped</a><a href="#environment">Environment</a></nav>
 </header>
 $verdict
+$migration
 <section id="matrix"><h2>Matrix</h2>
 <div class="legend"><span>0%</span><span class="bar"></span><span>100% pass (of results not skipped);
 grey: all skipped; hatched: not run. Click a cell to list its findings.</span></div>
@@ -560,6 +561,34 @@ def render_verdict(matrix: dict[str, Any]) -> tuple[str, str]:
     return top, "\n".join(parts)
 
 
+def render_migration(matrix: dict[str, Any]) -> str:
+    """The "numba-cuda and numba-cuda-mlir" section (`report.migration`) as escaped HTML: the
+    defect groups of a twin cell pair present with one implementation only; "" unless both
+    implementations ran a pair."""
+    rows = matrix.get("migration")
+    if rows is None:
+        return ""
+    parts = [
+        '<section id="migration"><h2>numba-cuda and numba-cuda-mlir</h2><p class="muted">'
+        "Cells that differ only by the Numba implementation, both run: the defects found with "
+        "one and not the other.</p>"
+    ]
+    if not rows:
+        parts.append("<p>None: both implementations showed the same defects in every pair.</p>")
+    else:
+        header = ("only with", "numba-cuda cell", "numba-cuda-mlir cell", "library", "role")
+        header += ("rule", "level", "outcome")
+        parts.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr>")
+        for r in rows:
+            values = (r["only_in"], r["numba_cell"], r["mlir_cell"], r["library"], r["role"])
+            values += (r["rule"] or r["input_rule"], r["level_text"], r["outcome"])
+            cells = "".join(f"<td>{html.escape(str(v or '-'))}</td>" for v in values)
+            parts.append(f"<tr>{cells}</tr>")
+        parts.append("</table>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
 def render_html(matrix: dict[str, Any], title: str = "caiconform report") -> str:
     """The whole `index.html` text."""
     from caiconform import __version__
@@ -575,6 +604,7 @@ def render_html(matrix: dict[str, Any], title: str = "caiconform report") -> str
         ),
         headline=headline,
         verdict=verdict,
+        migration=render_migration(matrix),
         css=CSS,
         data=embed_json(matrix),
         js=JS,

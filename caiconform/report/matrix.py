@@ -22,6 +22,7 @@ from typing import Any
 from caiconform.checks import FAMILIES
 from caiconform.report.coverage import build_coverage, planned_from_dirs
 from caiconform.report.load import Run
+from caiconform.report.migration import migration_rows
 from caiconform.results.catalogue import build_catalogue
 from caiconform.results.expectations import (
     Application,
@@ -408,6 +409,8 @@ def build_matrix(
         else [status.to_dict() for status in application.entries],
         "warnings": list(run.warnings),
         "catalogue": catalogue,
+        # numba-cuda beside numba-cuda-mlir (None unless both ran a pair of twin cells)
+        "migration": migration_rows(catalogue, cells),
         "verdict": verdict_json(verdict, catalogue),
         "coverage": coverage,
     }
