@@ -2,9 +2,11 @@
 
 It wraps `caiconform.reference.producer.ReferenceArray` (an object whose
 `__cuda_array_interface__` is exactly what was asked for: any typestr, layout, version,
-read-only flag, mask and stream scenario) and `caiconform.reference.consumer.consume` (which
-validates the dict, checks the pointer and byte extent with the driver, synchronizes as the
-`stream` entry requires, and only then reads). Both are imported when first used.
+read-only flag, mask and stream scenario; its `__dlpack__` exports both capsule kinds with a
+tracked deleter, `caiconform.reference.dlpack_producer`) and `caiconform.reference.consumer.consume`
+(which validates the dict, checks the pointer and byte extent with the driver, synchronizes as the
+`stream` entry requires, and only then reads); over DLPack, `caiconform.reference.dlpack_import`
+reads capsules directly. Both are imported when first used.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ class ReferenceAdapter(Adapter):
 
     name = "reference"
     module = "caiconform"
-    capabilities = CAPABILITIES - {"dlpack", "multigpu"}
+    capabilities = CAPABILITIES - {"multigpu"}
     memory_kinds = MEMORY_KINDS
 
     def version(self) -> str | None:
@@ -95,6 +97,18 @@ class ReferenceAdapter(Adapter):
 
         return consume(obj, sync="host")
 
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        """The values the reference DLPack consumer read (`caiconform.reference.dlpack_import`:
+        the capsule read directly, on the consumer's own stream, its deleter called once)."""
+        return self.import_dlpack(obj).values
+
+    def import_dlpack(self, obj: Any) -> Any:
+        """The reference DLPack consumer's whole `DLPackImport` (values, parsed capsule, the
+        stream passed, the calls made, the findings that did not stop the read)."""
+        from caiconform.reference.dlpack_import import import_dlpack
+
+        return import_dlpack(obj)
+
     def repro_produce(self) -> str:
         return (
             "from caiconform.reference.producer import ReferenceArray\n"
@@ -103,3 +117,9 @@ class ReferenceAdapter(Adapter):
 
     def repro_consume(self) -> str:
         return "from caiconform.reference.consumer import consume\nresult = consume(obj)\n"
+
+    def repro_consume_dlpack(self) -> str:
+        return (
+            "from caiconform.reference.dlpack_import import import_dlpack\n"
+            "result = import_dlpack(obj).values\n"
+        )

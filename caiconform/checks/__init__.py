@@ -51,6 +51,8 @@ FAMILIES = (
     "lifetime",
     "devices",
     "agreement",
+    "dlpack_lifetime",
+    "dlpack_adversarial",
     "dlpack_roundtrip",
 )
 

@@ -231,6 +231,8 @@ class ReferenceArray:
             )
         from caiconform.spec.dtypes import descr_of, is_named, storage_typestr
 
+        #: the caiconform name of a named type (bfloat16, ...): DLPack has codes for some
+        self.dtype_name = typestr if is_named(typestr) else None
         if is_named(typestr):  # bfloat16, float8, structured: exported as numpy can spell them
             descr = descr if descr is not None else descr_of(typestr)
             typestr = storage_typestr(typestr)
@@ -250,6 +252,8 @@ class ReferenceArray:
         self._streams: list[Any] = []
         self._keep: list[Any] = []
         self.stream: int | None = None
+        #: one `caiconform.reference.dlpack_export.Export` per `__dlpack__` capsule
+        self.dlpack_exports: list[Any] = []
 
         ensure_context(device)
         self.manager = manager if manager is not None else TrackingMemoryManager()
@@ -356,6 +360,28 @@ class ReferenceArray:
             self.mask,
             self.descr,
         )
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: Any = None,
+        dl_device: Any = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A DLPack capsule of this array, as the array API standard's `__dlpack__` says
+        (`caiconform.reference.dlpack_producer`); its tracked `Export` is appended to
+        `dlpack_exports`."""
+        from caiconform.reference import dlpack_producer
+
+        return dlpack_producer.export(
+            self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
+        )
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from caiconform.reference.dlpack_producer import device_of
+
+        return device_of(self.memory, self.device)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -1,0 +1,364 @@
+"""CPU tests of the reference DLPack producer and consumer and their families, on kDLCPU
+capsules: both capsule kinds through numpy.from_dlpack with the deleter counted, the capsule
+destructor, the keyword reading of `__dlpack__` (`dlpack_producer.request`), the reference
+consumer (`dlpack_import`) on good and bad capsules, and the verdicts of dlpack_adversarial and
+dlpack_lifetime (docs/spec/dlpack/ for the rules)."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+from caiconform import dlpack
+from caiconform.adapters._staging import dlpack_only
+from caiconform.checks import dlpack_adversarial as adv
+from caiconform.checks import dlpack_lifetime as life
+from caiconform.reference import dlpack_export as dx
+from caiconform.reference.capsule import check_capsule
+from caiconform.reference.consumer import ConsumerRefused
+from caiconform.reference.dlpack_import import import_dlpack
+from caiconform.reference.dlpack_producer import request
+from caiconform.results.outcome import ACCEPTED_INVALID, FAIL, PASS, REJECTED
+from caiconform.results.record import EXPECT_REJECTION
+
+
+def _collect() -> None:
+    gc.collect()
+    gc.collect()
+
+
+class HostArray:
+    """A kDLCPU producer over a numpy array, exporting with `dlpack_export`; `exports` keeps
+    each capsule's record."""
+
+    def __init__(self, array: np.ndarray, versioned: bool = True) -> None:
+        self.array, self.versioned = array, versioned
+        self.exports: list[dx.Export] = []
+        self.kwargs: list[dict] = []
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        self.kwargs.append({"stream": stream, "max_version": max_version})
+        if stream is not None:
+            raise ValueError("kDLCPU takes stream=None only")
+        versioned = self.versioned and max_version is not None and max_version[0] >= 1
+        capsule, export = dx.host_capsule(self.array, versioned=versioned)
+        self.exports.append(export)
+        return capsule
+
+    def __dlpack_device__(self):
+        return (dx.KDLCPU, 0)
+
+
+ARRAYS = [
+    np.arange(12, dtype=np.float32).reshape(3, 4),
+    np.arange(24, dtype=np.int16).reshape(4, 6)[::-1, 1::2],
+    np.array([True, False, True]),
+    np.arange(6, dtype=np.complex64),
+    np.float64(2.5) * np.ones(()),
+]
+
+
+# --- the capsules: both kinds, the deleter, the destructor --------------------------------------
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+@pytest.mark.parametrize("index", range(len(ARRAYS)))
+def test_both_kinds_round_trip_through_numpy_with_the_deleter_called_once(versioned, index):
+    array = ARRAYS[index]
+    producer = HostArray(array, versioned)
+    got = np.from_dlpack(producer)
+    np.testing.assert_array_equal(got, array)
+    (export,) = producer.exports
+    assert export.versioned is versioned
+    assert export.deleter_calls == 0  # numpy's array aliases the memory: not released yet
+    del got
+    _collect()
+    assert export.deleter_calls == 1 and export.by_destructor == 0
+    assert dx.stray_deleter_calls() == 0
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+def test_an_unconsumed_capsule_s_destructor_calls_the_deleter_once(versioned):
+    owner = np.arange(4, dtype=np.float32)
+    capsule, export = dx.host_capsule(owner, versioned=versioned)
+    assert dx.capsule_name(capsule) == (dx.VERSIONED if versioned else dx.LEGACY)
+    del capsule
+    _collect()
+    assert export.deleter_calls == 1 and export.by_destructor == 1 and export.owner is None
+
+
+def test_a_consumed_capsule_s_destructor_leaves_the_deleter_to_the_consumer():
+    capsule, export = dx.host_capsule(np.arange(4, dtype=np.float32))
+    address = dx.consume_name(capsule)
+    assert dx.capsule_name(capsule) == dx.USED_VERSIONED
+    del capsule
+    _collect()
+    assert export.deleter_calls == 0 and export.owner is not None
+    assert dx.call_deleter(address, versioned=True)
+    assert export.deleter_calls == 1 and export.owner is None
+
+
+def test_the_owner_lives_until_the_deleter_runs():
+    import weakref
+
+    class Owner:
+        pass
+
+    owner = Owner()
+    alive = weakref.ref(owner)
+    buf = np.zeros(2, dtype=np.int32)
+    capsule, export = dx.make_capsule(buf.ctypes.data, (2,), (0, 32, 1), (1, 0), owner=owner)
+    del owner
+    _collect()
+    assert alive() is not None
+    del capsule
+    _collect()
+    assert alive() is None and export.deleter_calls == 1
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+@pytest.mark.parametrize("index", range(len(ARRAYS)))
+def test_check_capsule_passes_both_kinds(versioned, index):
+    capsule, _ = dx.host_capsule(ARRAYS[index], versioned=versioned)
+    assert check_capsule(capsule, asked_versioned=versioned) == []
+    parsed = dlpack.read_capsule(capsule)
+    assert parsed.shape == ARRAYS[index].shape
+    assert parsed.byte_strides == ARRAYS[index].strides or ARRAYS[index].size <= 1
+
+
+def test_flags_say_read_only_and_copied():
+    array = np.arange(3, dtype=np.uint8)
+    array.flags.writeable = False
+    capsule, export = dx.host_capsule(array, copied=True)
+    parsed = dlpack.read_capsule(capsule)
+    assert parsed.readonly and parsed.copied
+    assert export.flags == dlpack.READ_ONLY | dlpack.IS_COPIED
+
+
+def test_dl_dtype_refuses_what_dlpack_cannot_say():
+    assert dx.dl_dtype(np.dtype("<f4")) == (2, 32, 1)
+    assert dx.dl_dtype(np.dtype("|b1")) == (6, 8, 1)
+    assert dx.dl_dtype(np.dtype("V2"), "bfloat16") == (4, 16, 1)
+    foreign = ">i4" if np.little_endian else "<i4"
+    for bad in (foreign, "|V4", "<M8[ns]", "|S3", [("a", "<f4")]):
+        with pytest.raises(BufferError):
+            dx.dl_dtype(np.dtype(bad))
+    with pytest.raises(BufferError, match="multiple"):
+        dx.element_strides((6,), 4)
+    assert dx.element_strides((-8, 4), 4) == (-2, 1)
+
+
+# --- __dlpack__'s keywords (array API standard) -------------------------------------------------
+
+CUDA = (dx.KDLCUDA, 0)
+
+
+@pytest.mark.parametrize(
+    ("stream", "ordered"),
+    [(None, 1), (1, 1), (2, 2), (0x7F00_0000_1000, 0x7F00_0000_1000), (-1, None)],
+)
+def test_each_stream_value_names_the_stream_to_order_before(stream, ordered):
+    req = request(CUDA, stream=stream, max_version=(1, 0))
+    assert req.stream == ordered and not req.host_wait and req.versioned
+
+
+@pytest.mark.parametrize("stream", [0, -2, "1", 1.0, True])
+def test_stream_zero_and_other_bad_values_are_refused(stream):
+    with pytest.raises((ValueError, TypeError)):
+        request(CUDA, stream=stream)
+
+
+def test_max_version_chooses_the_capsule_kind():
+    assert not request(CUDA).versioned
+    assert not request(CUDA, max_version=(0, 8)).versioned
+    assert request(CUDA, max_version=(1, 0)).versioned
+    assert request(CUDA, max_version=(2, 3)).versioned
+    with pytest.raises(ValueError):
+        request(CUDA, max_version=1)
+
+
+def test_dl_device_and_copy():
+    assert not request(CUDA, dl_device=CUDA).to_host
+    host = request(CUDA, dl_device=(dx.KDLCPU, 0))
+    assert host.to_host and host.copy and host.host_wait and host.stream is None
+    with pytest.raises(BufferError):
+        request(CUDA, dl_device=(dx.KDLCPU, 0), copy=False)
+    with pytest.raises(ValueError):  # kDLCPU takes stream None only
+        request(CUDA, dl_device=(dx.KDLCPU, 0), stream=5)
+    aliased = request((dx.KDLCUDAHOST, 0), dl_device=(dx.KDLCPU, 0), host_memory=True)
+    assert aliased.to_host and not aliased.copy
+    for other in ((dx.KDLCUDA, 1), (10, 0), "cpu"):
+        with pytest.raises(BufferError):
+            request(CUDA, dl_device=other)
+    assert request(CUDA, copy=True).copy and not request(CUDA, copy=False).copy
+    assert not request(CUDA).copy
+    with pytest.raises(ValueError):  # pinned host memory has no stream
+        request((dx.KDLCUDAHOST, 0), stream=1)
+
+
+# --- the reference consumer ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+@pytest.mark.parametrize("index", range(len(ARRAYS)))
+def test_the_reference_consumer_reads_renames_and_releases(versioned, index):
+    array = ARRAYS[index]
+    producer = HostArray(array, versioned)
+    result = import_dlpack(dlpack_only(producer))
+    np.testing.assert_array_equal(result.values, array)
+    assert result.calls[0] == {"stream": None, "max_version": (1, 1)}
+    assert [e.deleter_calls for e in producer.exports] == [1]
+    assert producer.exports[0].by_destructor == 0  # the consumer called it, not the capsule
+    assert result.capsule.name == ("dltensor_versioned" if versioned else "dltensor")
+
+
+def test_the_reference_consumer_falls_back_to_the_legacy_call():
+    class Old:
+        def __init__(self):
+            self.array = np.arange(3, dtype=np.int64)
+
+        def __dlpack__(self, stream=None):
+            return dx.host_capsule(self.array, versioned=False)[0]
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    result = import_dlpack(Old())
+    assert result.calls == [{"stream": None, "max_version": (1, 1)}, {}]
+    np.testing.assert_array_equal(result.values, np.arange(3))
+
+
+def _bad(kind: str):
+    owner = adv.VALUES.copy()
+    return adv.BadProducer(kind, owner.ctypes.data, (dx.KDLCPU, 0), owner)
+
+
+@pytest.mark.parametrize("kind", sorted(adv.KINDS))
+def test_every_bad_capsule_gives_its_one_finding_and_never_crashes_the_caller(kind):
+    capsule = _bad(kind).__dlpack__()
+    rules = [f.rule for f in check_capsule(capsule)]
+    if kind in adv.LEGAL:  # a NULL deleter is allowed (MAY): the validator finds nothing
+        assert rules == []
+    else:
+        assert rules == [adv.KINDS[kind]]
+
+
+@pytest.mark.parametrize("kind", sorted(adv.KINDS))
+def test_the_reference_consumer_refuses_each_bad_capsule_and_the_family_agrees(kind):
+    producer = _bad(kind)
+    got, exc = None, None
+    try:
+        got = import_dlpack(dlpack_only(producer)).values
+    except ConsumerRefused as refused:
+        exc = refused
+        assert adv.KINDS[kind] in refused.rules
+    _collect()
+    result = adv.judge(kind, got, exc, producer.exports, f"{kind} -> reference")
+    if kind in adv.LEGAL:
+        assert result.outcome == PASS, result.message
+    else:
+        assert (result.outcome, result.rule, result.expected) == (
+            REJECTED,
+            adv.KINDS[kind],
+            EXPECT_REJECTION,
+        ), result.message
+    calls = [e.deleter_calls for e in producer.exports]
+    if kind in ("used-capsule", "null-deleter"):
+        assert not any(calls)
+    elif kind != "not-a-capsule":
+        assert calls == [1]
+
+
+def test_the_adversarial_verdicts():
+    ctx = "x"
+    taken = adv.judge("float6-bits", np.zeros(4), None, [], ctx)
+    assert (taken.outcome, taken.rule) == (ACCEPTED_INVALID, "DLPACK-DTYPE-SUBBYTE-BITS")
+    assert adv.taints({"kind": "float6-bits"}, taken)
+
+    class Rec:
+        def __init__(self, calls, by_destructor=0):
+            self.deleter_calls, self.by_destructor = calls, by_destructor
+
+    refused = ValueError("no")
+    leak = adv.judge("version-major-2", None, refused, [Rec(0)], ctx)
+    assert (leak.outcome, leak.rule) == (FAIL, "DLPACK-VERSION-MAJOR-MISMATCH")
+    twice = adv.judge("shape-negative", None, refused, [Rec(2)], ctx)
+    assert (twice.outcome, twice.rule) == (FAIL, "DLPACK-DELETER-ONCE")
+    foreign = adv.judge("used-capsule", None, refused, [Rec(1)], ctx)
+    assert (foreign.outcome, foreign.rule) == (FAIL, "DLPACK-DELETER-ONCE")
+    ok = adv.judge("version-major-2", None, refused, [Rec(1, 1)], ctx)
+    assert ok.outcome == REJECTED and not adv.taints({"kind": "x"}, ok)
+    gap = adv.judge("null-deleter", None, refused, [], ctx)
+    assert (gap.outcome, gap.rule) == (REJECTED, "DLPACK-DELETER-NULL")
+    assert gap.expected != EXPECT_REJECTION
+    wrong = adv.judge("null-deleter", np.ones(4, np.float32), None, [], ctx)
+    assert (wrong.outcome, wrong.rule) == (FAIL, "DLPACK-DELETER-NULL")
+
+
+def test_the_adversarial_floor_and_repro_name_every_kind():
+    assert [e.params["kind"] for e in adv.floor(None, "torch")] == list(adv.KINDS)
+    script = adv.repro({"kind": "float6-bits"}, None, "torch")
+    compile(script, "repro", "exec")
+    assert "float6-bits" in script
+
+
+# --- dlpack_lifetime ----------------------------------------------------------------------------
+
+
+def test_lifetime_verdicts_while_held():
+    ctx = "x"
+    exports = [object()]
+    unrenamed = life.judge_tracked(exports, [b"dltensor_versioned"], 0, True, ctx)
+    assert (unrenamed.outcome, unrenamed.rule) == (FAIL, "DLPACK-CONSUMER-RENAME")
+    early = life.judge_tracked(exports, [b"used_dltensor_versioned"], 1, True, ctx)
+    assert (early.outcome, early.rule) == (FAIL, "DLPACK-CONSUMER-CALLS-DELETER")
+    twice = life.judge_tracked(exports, [b"used_dltensor"], 2, False, ctx)
+    assert (twice.outcome, twice.rule) == (FAIL, "DLPACK-DELETER-ONCE")
+    assert life.judge_tracked(exports, [b"used_dltensor"], 1, False, ctx) is None  # a copy
+    assert life.judge_tracked(exports, [b"used_dltensor"], 0, True, ctx) is None
+
+
+def test_numpy_holds_a_host_import_the_way_the_family_expects():
+    array = np.arange(6, dtype=np.float64)
+    producer = HostArray(array)
+    keeping = life.Keeping(producer)
+    view, is_view = life.hold("numpy", dlpack_only(keeping))
+    assert is_view
+    names = [dx.capsule_name(c) for c in keeping.capsules]
+    keeping.capsules.clear()
+    exports = producer.exports
+    assert life.judge_tracked(exports, names, 0, True, "numpy") is None
+    del producer, keeping
+    _collect()
+    np.testing.assert_array_equal(life.held_values("numpy", view), array)
+    (export,) = exports
+    assert export.deleter_calls == 0
+    del view
+    _collect()
+    assert export.deleter_calls == 1
+
+
+def test_the_untracked_path_with_a_host_producer(monkeypatch):
+    from caiconform.checks import _exchange
+
+    array = np.arange(5, dtype=np.int32)
+    monkeypatch.setattr(_exchange, "produce", lambda *a: HostArray(array.copy()))
+    result = life._untracked("host", "numpy", array, "<i4", (5,))
+    assert result.outcome == PASS, result.message
+
+
+def test_lifetime_examples_are_types_dlpack_carries():
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=30, database=None, suppress_health_check=list(HealthCheck))
+    @given(life.examples("reference", "torch"))
+    def check(params):
+        assert life._expressible(params["typestr"])
+
+    check()
+    assert life.floor("reference", "torch")
+    compile(
+        life.repro({"typestr": "<f4", "shape": [2], "seed": 0}, "reference", "torch"), "r", "exec"
+    )
