@@ -362,3 +362,61 @@ def test_lifetime_examples_are_types_dlpack_carries():
     compile(
         life.repro({"typestr": "<f4", "shape": [2], "seed": 0}, "reference", "torch"), "r", "exec"
     )
+
+
+# --- ReferenceArray.__dlpack__ on a host-memory stand-in ---------------------------------------
+
+
+class PinnedStandIn:
+    """What `dlpack_producer.export` reads of a ReferenceArray, over host memory of the kind
+    "host-mapped" (kDLCUDAHost, no streams, nothing pending): enough to run the export on the
+    CPU."""
+
+    def __init__(self, values: np.ndarray, readonly: bool = False) -> None:
+        from caiconform.spec.layout import Layout
+
+        self.values = np.ascontiguousarray(values)
+        self.layout = Layout(self.values.shape)
+        self.strides = self.values.strides
+        self.itemsize = self.values.itemsize
+        self.ptr = self.values.ctypes.data
+        self.memory, self.device, self.readonly, self.mask = "host-mapped", 0, readonly, None
+        self.dtype_name = None
+        self.dlpack_exports: list = []
+        self._work: list = []
+
+    def __dlpack__(self, **kwargs):
+        from caiconform.reference.dlpack_producer import export
+
+        return export(self, **kwargs)
+
+    def __dlpack_device__(self):
+        from caiconform.reference.dlpack_producer import device_of
+
+        return device_of(self.memory, self.device)
+
+
+def test_the_producer_exports_host_memory_to_kdlcpu_without_a_copy():
+    values = np.arange(6, dtype=np.int32).reshape(2, 3)
+    stand_in = PinnedStandIn(values)
+    assert stand_in.__dlpack_device__() == (dx.KDLCUDAHOST, 0)
+    with pytest.raises(ValueError, match="DLPACK-STREAM-CPU-NONE"):
+        stand_in.__dlpack__(stream=1)
+    got = np.from_dlpack(stand_in, device="cpu")  # asks dl_device=(kDLCPU, 0)
+    np.testing.assert_array_equal(got, values)
+    (export,) = stand_in.dlpack_exports
+    assert export.versioned and export.flags == 0  # the memory itself: not copied
+    del got
+    _collect()
+    assert export.deleter_calls == 1
+
+
+def test_the_producer_flags_read_only_and_refuses_what_dlpack_cannot_say():
+    stand_in = PinnedStandIn(np.arange(3, dtype=np.float64), readonly=True)
+    capsule = stand_in.__dlpack__(max_version=(1, 0))
+    assert dlpack.read_capsule(capsule).readonly
+    with pytest.raises(BufferError, match="legacy"):
+        stand_in.__dlpack__()
+    foreign = ">f8" if np.little_endian else "<f8"
+    with pytest.raises(BufferError, match="byte order"):
+        PinnedStandIn(np.arange(3, dtype=foreign)).__dlpack__(max_version=(1, 0))
