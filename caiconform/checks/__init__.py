@@ -54,6 +54,9 @@ FAMILIES = (
     "dlpack_lifetime",
     "dlpack_adversarial",
     "dlpack_roundtrip",
+    "dlpack_versions",
+    "dlpack_copy",
+    "dlpack_streams",
 )
 
 

@@ -96,6 +96,11 @@ RULES = (
          "it) or of another version.",
          quote="This method may return a capsule of version max_version (recommended if it does "
                "support that), or of a different version."),
+    make("DLPACK-MAX-VERSION-NONE-LEGACY", "SHOULD", "", "producer", API,
+         "Asked without max_version (or with None), a producer keeps its legacy export: a "
+         "\"dltensor\" capsule, the only kind a consumer predating DLPack 1.0 reads.",
+         quote="It is recommended for the producer to use this logic in the implementation of "
+               "__dlpack__", derived=True),
     make("DLPACK-CONSUMER-VERIFIES-VERSION", "MUST", "", "consumer", API,
          "A consumer checks the version a versioned capsule carries, max_version passed or not.",
          quote="This means the consumer must verify the version even when max_version is "

@@ -1,0 +1,235 @@
+"""dlpack_versions: does a producer answer each `max_version` with a capsule the consumer can
+take, and is that capsule well formed?
+
+The array API standard's `__dlpack__` (docs/spec/dlpack/array_api_dlpack.md) lets the consumer
+say the newest DLPack version it reads (`max_version`, added in 2023.12). The producer's
+object is asked once per example with one of `MAX_VERSIONS`: left out (a consumer from before
+2023.12), None, (1, 0), (1, 1) and (2, 0) (a consumer newer than any producer). What is judged:
+- every capsule passes the capsule validator (`reference.capsule.check_capsule`: name,
+  destructor, version, flags, device, dtype codes with bool, bfloat16, float8 and complex,
+  shape, element strides, byte_offset, a zero-size tensor's NULL data); its findings keep
+  their own rule and level;
+- asked with a max_version of major 1 or more, a versioned ("dltensor_versioned") capsule
+  [DLPACK-VERSIONED-STRUCT, SHOULD: the validator's finding]; its version is the producer's
+  choice [DLPACK-MAX-VERSION-RETURNED, MAY: max_version is recommended when supported, another
+  version allowed], so a different version is noted, not failed; a major version other than 1
+  cannot be read by a consumer that said (1, x) [DLPACK-VERSION-MAJOR-MISMATCH, the validator's];
+- asked without max_version (or None), the producer keeps its legacy export: a "dltensor"
+  capsule, the only kind such a consumer knows [DLPACK-MAX-VERSION-NONE-LEGACY, SHOULD,
+  derived from the producer logic the standard recommends].
+A TypeError on `max_version` is a producer predating 2023.12: `rejected`, naming
+DLPACK-VERSIONED-STRUCT, not a failure. A BufferError is the standard's refusal of data it
+cannot export (`rejected`, DLPACK-EXPORT-BUFFERERROR); any other exception breaks that SHOULD.
+
+Outcomes: `pass` (SHOULD findings as warnings in `seen`); `fail` naming the first MUST finding;
+`rejected` for the refusals above.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from hypothesis import strategies as st
+
+from caiconform.checks import _dlpack_calls, _results, _sources, _values
+from caiconform.results.outcome import PASS, Result
+from caiconform.spec.layout import Layout
+
+__all__ = [
+    "FAMILY",
+    "ROLES",
+    "NEEDS_GPU",
+    "PROTOCOLS",
+    "PRODUCER_NEEDS",
+    "MAX_VERSIONS",
+    "examples",
+    "floor",
+    "call_kwargs",
+    "judge_refusal",
+    "judge_capsule",
+    "execute",
+    "repro",
+]
+
+FAMILY = "dlpack_versions"
+ROLES = "producer"
+NEEDS_GPU = True
+PROTOCOLS = ("dlpack",)
+PRODUCER_NEEDS = "dlpack"
+#: no example needs two streams' work to overlap (`checks` docstring)
+SINGLE_QUEUE = True
+#: the max_version a consumer passes: "omitted" (no keyword: a consumer from before 2023.12),
+#: None, and (major, minor) pairs as lists (JSON)
+MAX_VERSIONS: tuple[Any, ...] = ("omitted", None, [1, 0], [1, 1], [2, 0])
+#: the MAY rule a version other than max_version is noted under (information, never a failure)
+RETURNED_RULE = "DLPACK-MAX-VERSION-RETURNED"
+
+
+@functools.cache  # one strategy per value (flatmap validates each new one)
+def _params(typestr: str) -> st.SearchStrategy[dict]:
+    from caiconform import strategies as cst
+    from caiconform.spec.dtypes import numpy_dtype
+
+    itemsize = numpy_dtype(typestr).itemsize
+    return st.fixed_dictionaries(
+        {
+            "max_version": st.sampled_from(MAX_VERSIONS),
+            "typestr": st.just(typestr),
+            "layout": cst.layouts(itemsize=itemsize).map(Layout.to_dict),
+            "seed": _values.seeds(),
+        }
+    )
+
+
+def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
+    """max_version, typestr (native numeric kinds), a layout and a seed; shrinks toward
+    max_version left out, '|b1' in a C layout."""
+    from caiconform import strategies as cst
+
+    return cst.typestrs().flatmap(_params)
+
+
+def floor(producer: str | None, consumer: str | None) -> list:
+    """Every max_version on a '<f4' C array; every dtype class (bool, bfloat16, float8,
+    complex among them) and every floor layout kind at max_version (1, 1)."""
+    from caiconform.checks import _floor
+
+    out = []
+    c_layout = _floor.floor_layout("C", 4).to_dict()
+    for wanted in MAX_VERSIONS:
+        out.append(
+            _floor.FloorExample(
+                {**_floor.coverage_of("<f4", "C"), "max_version": str(wanted)},
+                {"max_version": wanted, "typestr": "<f4", "layout": c_layout, "seed": 0},
+            )
+        )
+    for typestr in _floor.PLAIN_TYPESTRS:
+        layout = _floor.floor_layout("C", 1).to_dict()
+        out.append(
+            _floor.FloorExample(
+                {**_floor.coverage_of(typestr, "C"), "max_version": "[1, 1]"},
+                {"max_version": [1, 1], "typestr": typestr, "layout": layout, "seed": 0},
+            )
+        )
+    for kind in _floor.FLOOR_LAYOUTS:
+        layout = _floor.floor_layout(kind, 4)
+        if layout is None or kind == "C":
+            continue
+        out.append(
+            _floor.FloorExample(
+                {**_floor.coverage_of("<f4", kind), "max_version": "[1, 1]"},
+                {"max_version": [1, 1], "typestr": "<f4", "layout": layout.to_dict(), "seed": 0},
+            )
+        )
+    return out
+
+
+def call_kwargs(max_version: Any) -> dict[str, Any]:
+    """The keywords of the `__dlpack__` call for an example's `max_version`."""
+    if max_version == "omitted":
+        return {}
+    return {"max_version": None if max_version is None else tuple(max_version)}
+
+
+def _asked_versioned(max_version: Any) -> bool:
+    return isinstance(max_version, list | tuple) and max_version[0] >= 1
+
+
+def judge_refusal(exc: BaseException, max_version: Any, context: str) -> Result:
+    """What a `__dlpack__` call that raised means."""
+    if "max_version" in call_kwargs(max_version) and _dlpack_calls.keyword_refused(exc):
+        return _results.rejected(
+            "DLPACK-VERSIONED-STRUCT",
+            exc,
+            "a capsule: the producer's __dlpack__ predates max_version (array API 2023.12)",
+            context,
+        )
+    if isinstance(exc, BufferError):
+        return _results.rejected(
+            "DLPACK-EXPORT-BUFFERERROR", exc, "a capsule, or this BufferError", context
+        )
+    return _results.failed(
+        "DLPACK-EXPORT-BUFFERERROR",
+        _results.describe_exception(exc),
+        "a capsule, or BufferError for data that cannot be exported",
+        context,
+    )
+
+
+def judge_capsule(
+    findings: list,
+    name: str | None,
+    version: tuple[int, int] | None,
+    max_version: Any,
+    context: str,
+) -> Result:
+    """The verdict on a returned capsule: `findings` are the capsule validator's, `name` and
+    `version` the capsule's (None: unnamed / unversioned), `max_version` what was asked."""
+    from caiconform.spec.rules import Level
+
+    errors = [f for f in findings if f.level is Level.MUST]
+    if errors:
+        first = errors[0]
+        return _results.failed(first.rule, first.seen, first.expected, f"{context}: {first.path}")
+    warnings = [f for f in findings if f.level in (Level.SHOULD, Level.PORTABILITY)]
+    rules = [f.rule for f in warnings]
+    notes = [f.message for f in warnings]
+    if not _asked_versioned(max_version) and name == "dltensor_versioned":
+        rules.append("DLPACK-MAX-VERSION-NONE-LEGACY")
+        notes.append(
+            f"asked with max_version {max_version}, it returned a 'dltensor_versioned' capsule, "
+            f"which a consumer predating DLPack 1.0 cannot take [DLPACK-MAX-VERSION-NONE-LEGACY]"
+        )
+    if _asked_versioned(max_version) and version is not None and version != tuple(max_version):
+        notes.append(
+            f"version {version[0]}.{version[1]} for max_version {max_version[0]}."
+            f"{max_version[1]} (the producer's choice [{RETURNED_RULE}])"
+        )
+    said = f"{context}: capsule {name or '?'}"
+    if version is not None:
+        said += f" version {version[0]}.{version[1]}"
+    message = f"{said}; " + "; ".join(notes) if notes else said
+    return Result(PASS, message=message, seen=rules or None)
+
+
+def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    from caiconform.reference.capsule import check_capsule
+
+    layout = Layout.from_dict(params["layout"])
+    typestr, max_version = params["typestr"], params["max_version"]
+    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    obj = _dlpack_calls.produce(producer, values, layout, typestr, "none")
+    context = f"{producer} {typestr} {layout.kind} {layout.shape} max_version={max_version}"
+    answer = _dlpack_calls.ask(obj, **call_kwargs(max_version))
+    if answer.error is not None:
+        return judge_refusal(answer.error, max_version, context)
+    findings = check_capsule(answer.raw, asked_versioned=_asked_versioned(max_version))
+    capsule = answer.capsule
+    name = capsule.name if capsule is not None else None
+    version = capsule.version if capsule is not None else None
+    return judge_capsule(findings, name, version, max_version, context)
+
+
+_REPRO_BODY = """
+kwargs = {kwargs!r}
+capsule = obj.__dlpack__(**kwargs)
+print("__dlpack__(**%r) ->" % (kwargs,), capsule)
+print("read:", read_capsule(capsule))
+"""
+
+
+def repro(params: dict, producer: str | None, consumer: str | None) -> str:
+    from caiconform.checks.agreement import _reader_source
+
+    layout = Layout.from_dict(params["layout"])
+    return _sources.repro_script(
+        f"dlpack_versions: {producer}'s __dlpack__ asked with max_version "
+        f"{params['max_version']}: the capsule it returns, parsed with ctypes (no other library "
+        f"in between); asked with (1, x) it should be 'dltensor_versioned' "
+        f"[DLPACK-VERSIONED-STRUCT], asked without, 'dltensor'.",
+        _values.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
+        _sources.producer_source(producer, layout, params["typestr"]),
+        _reader_source(),
+        _REPRO_BODY.format(kwargs=call_kwargs(params["max_version"])),
+    )
