@@ -420,3 +420,32 @@ def test_the_producer_flags_read_only_and_refuses_what_dlpack_cannot_say():
     foreign = ">f8" if np.little_endian else "<f8"
     with pytest.raises(BufferError, match="byte order"):
         PinnedStandIn(np.arange(3, dtype=foreign)).__dlpack__(max_version=(1, 0))
+
+
+def test_a_consumer_passing_stream_zero_is_named():
+    from caiconform.results.outcome import REJECTED as REFUSED
+
+    zero = life.refusal(ValueError("stream=0"), [{"stream": 0, "max_version": (1, 0)}], "x")
+    assert (zero.outcome, zero.rule) == (FAIL, "DLPACK-STREAM-ZERO-FORBIDDEN")
+    plain = life.refusal(TypeError("no"), [{"stream": 1}], "x")
+    assert plain.outcome == REFUSED and plain.rule is None
+
+
+def test_a_capsule_freed_by_the_collector_inside_the_deleter_does_not_deadlock():
+    """The registry's lock is reentrant: a capsule the collector frees while a deleter runs
+    calls its own deleter on the same thread."""
+
+    class Cycle:
+        pass
+
+    inner_owner = np.arange(2, dtype=np.int8)
+    cycle = Cycle()
+    cycle.self = cycle
+    cycle.capsule, inner = dx.host_capsule(inner_owner)
+    del cycle
+    outer_capsule, outer = dx.host_capsule(np.arange(2, dtype=np.int8))
+    with dx._lock:  # what the deleter holds when an allocation runs the collector
+        _collect()
+    del outer_capsule
+    _collect()
+    assert inner.deleter_calls == 1 and outer.deleter_calls == 1

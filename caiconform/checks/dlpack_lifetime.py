@@ -23,8 +23,9 @@ A consumer whose adapter has no held view (`hold` knows reference, torch, cupy, 
 is judged through `consume_dlpack` alone: the import then ends inside the call, so only the
 count after it (reference producer) and the values read are judged.
 
-Outcomes: `pass`; `fail` naming the rule; `rejected` when the consumer refuses a plain array
-(valid input refused); `skip` for an element type DLPack cannot carry.
+Outcomes: `pass`; `fail` naming the rule (a consumer that passed stream=0, which the reference
+producer refuses: DLPACK-STREAM-ZERO-FORBIDDEN); `rejected` when the consumer refuses a plain
+array (valid input refused); `skip` for an element type DLPack cannot carry.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ __all__ = [
     "hold",
     "held_values",
     "judge_tracked",
+    "refusal",
     "examples",
     "floor",
     "execute",
@@ -148,6 +150,19 @@ def held_values(consumer: str, view: Any) -> np.ndarray | None:
         return None
 
 
+def refusal(exc: BaseException, calls: list[dict], context: str) -> Result:
+    """The consumer's import raised: a `fail` of DLPACK-STREAM-ZERO-FORBIDDEN when it passed
+    stream=0 (which the producer refuses), else `rejected` (a plain array refused)."""
+    if any(call.get("stream") == 0 for call in calls):
+        return _results.failed(
+            "DLPACK-STREAM-ZERO-FORBIDDEN",
+            f"__dlpack__(stream=0), refused by the producer ({_results.describe_exception(exc)})",
+            "1 (legacy default), 2 (per-thread) or a stream handle",
+            context,
+        )
+    return _results.rejected(None, exc, "an import of a plain array", context)
+
+
 def _collect() -> None:
     """Two passes: finalizers run in the first can release objects freed in the second."""
     gc.collect()
@@ -202,20 +217,21 @@ def _tracked(consumer: str, values: np.ndarray, typestr: str, shape: tuple) -> R
     base, size = ref.allocation.ptr, ref.allocation.size
     exports = ref.dlpack_exports
     keeping = Keeping(ref)
+    only = dlpack_only(keeping)
     context = f"reference->{consumer} {typestr} {shape}"
     try:
-        view, is_view = hold(consumer, dlpack_only(keeping))
+        view, is_view = hold(consumer, only)
     except Exception as exc:  # noqa: BLE001 - refusing a plain array is an interop gap
         from caiconform.adapters.base import SkipExchange
 
         if isinstance(exc, SkipExchange):
             raise
-        return _results.rejected(None, exc, "an import of a plain array", context)
+        return refusal(exc, only.calls, context)
     names = [capsule_name(c) for c in keeping.capsules]
     keeping.capsules.clear()
     ptr = _views.view_pointer(view) if is_view else None
     aliased = ptr is not None and base <= ptr < base + size
-    del ref, keeping
+    del ref, keeping, only
     _collect()
     calls_held = sum(e.deleter_calls for e in exports)
     verdict = judge_tracked(exports, names, calls_held, aliased, context)
@@ -274,14 +290,16 @@ def _untracked(
         return _results.skipped(f"{context}: no capsule to drop: {exc}")
     del dropped
     _collect()
+    only = dlpack_only(obj)
     try:
-        view, is_view = hold(consumer, dlpack_only(obj))
+        view, is_view = hold(consumer, only)
     except Exception as exc:  # noqa: BLE001 - refusing a plain array is an interop gap
         from caiconform.adapters.base import SkipExchange
 
         if isinstance(exc, SkipExchange):
             raise
-        return _results.rejected(None, exc, "an import of a plain array", context)
+        return refusal(exc, only.calls, context)
+    del only
     del obj
     _collect()
     now = held_values(consumer, view) if is_view else np.asarray(view)

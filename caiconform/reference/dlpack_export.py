@@ -113,7 +113,9 @@ class Export:
         return f"<Export {kind} at {self.address:#x}: deleter called {self.deleter_calls}x>"
 
 
-_lock = threading.Lock()
+#: reentrant: an allocation made while it is held may run the garbage collector, whose freeing
+#: of an unconsumed capsule calls the deleter on this same thread
+_lock = threading.RLock()
 #: address -> Export whose deleter has not run: holds the owner alive until it does
 _live: dict[int, Export] = {}
 #: address -> Export whose deleter ran, while the caller keeps it (so a second call is counted)
