@@ -617,13 +617,13 @@ def test_importing_the_numba_adapters_leaves_numpy_alone():
 ADOPTERS = {
     # name: (capabilities, module imported by available())
     "pycuda": ({"produce", "consume", "kernel"}, "pycuda.autoprimaryctx"),
-    "warp": ({"produce", "consume"}, "warp"),
+    "warp": ({"produce", "consume", "dlpack", "consume-dlpack"}, "warp"),
     "rmm": ({"produce", "consume"}, "rmm"),
     "cuda.cccl": ({"consume", "kernel"}, "cuda.compute"),
     "dali": ({"produce", "consume"}, "nvidia.dali"),
     "pyarrow": ({"consume"}, "pyarrow.cuda"),
-    "mpi4py": ({"consume"}, "mpi4py"),
-    "numba-kernel": ({"consume", "write", "kernel"}, "numba.cuda"),
+    "mpi4py": ({"consume", "consume-dlpack"}, "mpi4py"),
+    "numba-kernel": ({"consume", "write", "kernel", "consume-dlpack"}, "numba.cuda"),
 }
 
 

@@ -76,7 +76,7 @@ class CudaCoreAdapter(Adapter):
     name = "cuda.core"
     module = "cuda.core"
     distribution = "cuda-core"
-    capabilities = frozenset({"consume"})
+    capabilities = frozenset({"consume", "consume-dlpack"})
 
     def available(self) -> tuple[bool, str]:
         return _staging.on_gpu(super().available())
@@ -93,8 +93,30 @@ class CudaCoreAdapter(Adapter):
         )
         return read_view(view, stream)
 
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        """`StridedMemoryView.from_dlpack(obj, stream_ptr=<a stream of ours>)`, read back as
+        `consume` reads its view. cuda.core passes the consumer stream to `__dlpack__` as it
+        is (its `StridedMemoryView` docstring), with `max_version` and, on TypeError, without;
+        a bfloat16 view needs `ml_dtypes` for its dtype."""
+        from cuda.core import Device
+        from cuda.core.utils import StridedMemoryView
+
+        device = Device()
+        device.set_current()
+        stream = device.create_stream()
+        view = StridedMemoryView.from_dlpack(
+            _staging.dlpack_only(obj), stream_ptr=int(stream.handle)
+        )
+        return read_view(view, stream)
+
     def repro_consume(self) -> str:
         return (
             "from caiconform.adapters.cuda_core_adapter import CudaCoreAdapter\n"
             "result = CudaCoreAdapter().consume(obj)  # StridedMemoryView + Buffer.copy_to\n"
+        )
+
+    def repro_consume_dlpack(self) -> str:
+        return (
+            "from caiconform.adapters.cuda_core_adapter import CudaCoreAdapter\n"
+            "result = CudaCoreAdapter().consume_dlpack(obj)  # from_dlpack + Buffer.copy_to\n"
         )

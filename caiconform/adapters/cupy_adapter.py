@@ -141,7 +141,7 @@ class CupyAdapter(Adapter):
     name = "cupy"
     module = "cupy"
     consume_is_library_call = True
-    capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write"})
+    capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write", "consume-dlpack"})
     memory_kinds = ("device", "managed")
 
     def available(self) -> tuple[bool, str]:
@@ -190,6 +190,15 @@ class CupyAdapter(Adapter):
 
         return cupy.asnumpy(cupy.asarray(_staging.cai_only(obj)))
 
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        """`cupy.from_dlpack(obj)` (cupy/_core/dlpack.pyx: `__dlpack__` with CuPy's current
+        stream, the default stream's handle for the null one, and `max_version`), then
+        `cupy.asnumpy`. `cupy.asarray` takes no `__dlpack__` (core.pxd,
+        `_convert_from_cupy_like`: the CAI only), so this is CuPy's one DLPack import."""
+        import cupy
+
+        return cupy.asnumpy(cupy.from_dlpack(_staging.dlpack_only(obj)))
+
     def own_array(self, values: np.ndarray) -> Any:
         import cupy
 
@@ -207,3 +216,6 @@ class CupyAdapter(Adapter):
 
     def repro_consume(self) -> str:
         return "import cupy\nresult = cupy.asnumpy(cupy.asarray(obj))\n"
+
+    def repro_consume_dlpack(self) -> str:
+        return "import cupy\nresult = cupy.asnumpy(cupy.from_dlpack(obj))\n"

@@ -76,7 +76,7 @@ class JaxAdapter(Adapter):
     name = "jax"
     module = "jax"
     consume_is_library_call = True
-    capabilities = frozenset({"produce", "consume", "dlpack"})
+    capabilities = frozenset({"produce", "consume", "dlpack", "consume-dlpack"})
 
     def available(self) -> tuple[bool, str]:
         try:
@@ -139,6 +139,16 @@ class JaxAdapter(Adapter):
 
         return np.asarray(jnp.asarray(_staging.cai_only(obj)))
 
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        """`jnp.from_dlpack(obj)`, which is `jax.dlpack.from_dlpack` (jax/_src/dlpack.py:
+        `__dlpack__(stream=...)` with the device's stream for external ready events, no
+        `max_version`), then `np.asarray`. `jnp.asarray` leaves DLPack out on purpose
+        (array_constructors.py: "except dlpack, see data-apis/array-api#301")."""
+        _import_jax()
+        import jax.numpy as jnp
+
+        return np.asarray(jnp.from_dlpack(_staging.dlpack_only(obj)))
+
     def own_array(self, values: np.ndarray) -> Any:
         """`jax.device_put(values, jax.devices("gpu")[0])`, bfloat16 and float8 as their
         `ml_dtypes` types."""
@@ -158,3 +168,6 @@ class JaxAdapter(Adapter):
 
     def repro_consume(self) -> str:
         return "import numpy as np, jax.numpy as jnp\nresult = np.asarray(jnp.asarray(obj))\n"
+
+    def repro_consume_dlpack(self) -> str:
+        return "import numpy as np, jax.numpy as jnp\nresult = np.asarray(jnp.from_dlpack(obj))\n"

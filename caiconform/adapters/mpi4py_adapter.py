@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
-from caiconform.adapters.base import Adapter
+from caiconform.adapters.base import Adapter, SkipExchange
 
 __all__ = ["Mpi4pyAdapter", "PROBE_TIMEOUT_S"]
 
@@ -79,7 +79,7 @@ class Mpi4pyAdapter(Adapter):
 
     name = "mpi4py"
     module = "mpi4py"
-    capabilities = frozenset({"consume"})
+    capabilities = frozenset({"consume", "consume-dlpack"})
 
     def available(self) -> tuple[bool, str]:
         ok, why = _staging.on_gpu(super().available())
@@ -98,6 +98,26 @@ class Mpi4pyAdapter(Adapter):
         MPI.COMM_SELF.Sendrecv([wrapped, MPI.BYTE], 0, 0, [received, MPI.BYTE], 0, 0)
         return host
 
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        """The same self send/receive of an object exposing only DLPack: mpi4py's buffer
+        lookup (`MPI.src/asbuffer.pxi`, `PyMPI_GetBuffer`) tries the buffer protocol, then
+        `__dlpack__` (`asdlpack.pxi`, `Py_GetDLPackBuffer`, called with `stream=-1`: no
+        synchronization), then the CAI. The host buffer's shape and element type are read by
+        caiconform (`dlpack.export` of the producer itself), as `consume` reads the dict."""
+        from mpi4py import MPI
+
+        from caiconform import dlpack
+        from caiconform.spec.dtypes import numpy_dtype
+
+        wrapped = _staging.dlpack_only(obj)
+        capsule, _ = dlpack.export(wrapped.producer)
+        if capsule.typestr == "?":
+            raise SkipExchange(f"no numpy dtype for DLPack type code {capsule.code}/{capsule.bits}")
+        host = np.empty(capsule.shape, dtype=numpy_dtype(capsule.typestr))
+        received = host.reshape(-1).view(np.uint8)
+        MPI.COMM_SELF.Sendrecv([wrapped, MPI.BYTE], 0, 0, [received, MPI.BYTE], 0, 0)
+        return host
+
     def repro_consume(self) -> str:
         return (
             "import numpy as np\nfrom mpi4py import MPI\n"
@@ -105,4 +125,10 @@ class Mpi4pyAdapter(Adapter):
             "result = np.empty(d['shape'], d['typestr'])\n"
             "MPI.COMM_SELF.Sendrecv([obj, MPI.BYTE], 0, 0, "
             "[result.reshape(-1).view(np.uint8), MPI.BYTE], 0, 0)\n"
+        )
+
+    def repro_consume_dlpack(self) -> str:
+        return (
+            "from caiconform.adapters.mpi4py_adapter import Mpi4pyAdapter\n"
+            "result = Mpi4pyAdapter().consume_dlpack(obj)  # Sendrecv([obj, MPI.BYTE], ...)\n"
         )

@@ -359,7 +359,7 @@ class NumbaKernelAdapter(NumbaAdapter):
 
     name = "numba-kernel"
     consume_is_library_call = False  # its consume launches a gather kernel of ours
-    capabilities = frozenset({"consume", "write", "kernel"})
+    capabilities = frozenset({"consume", "write", "kernel", "consume-dlpack"})
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()
@@ -385,6 +385,27 @@ class NumbaKernelAdapter(NumbaAdapter):
         shape = tuple(desc["shape"])
         return _kernel_copy(wrapped, shape, np.dtype(desc["typestr"]), self.implementation)
 
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        """The object passed to the same copy kernel. numba-cuda 0.30.4 types a kernel argument
+        by its `__dlpack__` before its CAI (`typing/typeof.py`, `typeof_impl`) and hands it to
+        the launch through `StridedMemoryView.from_dlpack` (`cudadrv/devicearray.py`,
+        `_to_strided_memory_view`): numba has no `from_dlpack` of its own. The destination's
+        shape and element type are read by caiconform (`dlpack.export` of the producer itself,
+        so the wrapper's `calls` hold numba's calls only), as `consume` reads them from the
+        dict; `cuda.device_array` takes numpy dtypes, so a type numpy lacks is a skip."""
+        from caiconform import dlpack
+        from caiconform.spec.dtypes import is_named
+
+        wrapped = _staging.dlpack_only(obj)
+        capsule, _ = dlpack.export(wrapped.producer)
+        typestr = capsule.typestr
+        if typestr == "?" or is_named(typestr):
+            raise SkipExchange(
+                f"the copy kernel's destination (cuda.device_array) has no numpy dtype for the "
+                f"exported element type {typestr!r}"
+            )
+        return _kernel_copy(wrapped, capsule.shape, np.dtype(typestr), self.implementation)
+
     def repro_consume(self) -> str:
         return (
             f"{self.repro_import}"
@@ -396,5 +417,20 @@ class NumbaKernelAdapter(NumbaAdapter):
             "dst = cuda.device_array(obj.__cuda_array_interface__['shape'], "
             "obj.__cuda_array_interface__['typestr'])\n"
             "copy1[(dst.size + 127) // 128, 128](obj, dst)\n"
+            "result = dst.copy_to_host()\n"
+        )
+
+    def repro_consume_dlpack(self) -> str:
+        return (
+            f"{self.repro_import}"
+            "from cuda.core.utils import StridedMemoryView\n"
+            "@cuda.jit\n"
+            "def copy1(src, dst):\n"
+            "    i = cuda.grid(1)\n"
+            "    if i < src.shape[0]:\n"
+            "        dst[i] = src[i]\n"
+            "view = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)  # shape, dtype\n"
+            "dst = cuda.device_array(view.shape, view.dtype)\n"
+            "copy1[(dst.size + 127) // 128, 128](obj, dst)  # numba takes obj.__dlpack__\n"
             "result = dst.copy_to_host()\n"
         )

@@ -146,7 +146,7 @@ class TorchAdapter(Adapter):
     name = "torch"
     module = "torch"
     consume_is_library_call = True
-    capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write"})
+    capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write", "consume-dlpack"})
 
     def available(self) -> tuple[bool, str]:
         return _staging.on_gpu(super().available())
@@ -191,6 +191,14 @@ class TorchAdapter(Adapter):
 
         return torch.as_tensor(_staging.cai_only(obj), device="cuda").cpu().numpy()
 
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        """`torch.from_dlpack(obj)` (torch/utils/dlpack.py: `__dlpack__` with
+        `max_version=(1, 0)` and the current stream, 1 for the legacy default one), read back
+        as `own_values` reads a tensor, so bfloat16 and float8 come back as their bytes."""
+        import torch
+
+        return self.own_values(torch.from_dlpack(_staging.dlpack_only(obj)))
+
     def own_array(self, values: np.ndarray) -> Any:
         """`torch.from_numpy(values).to("cuda")`; a type numpy has no code for (bfloat16,
         float8) goes as integers of its size, `Tensor.view`ed as the torch dtype."""
@@ -223,3 +231,6 @@ class TorchAdapter(Adapter):
 
     def repro_consume(self) -> str:
         return "import torch\nresult = torch.as_tensor(obj, device='cuda').cpu().numpy()\n"
+
+    def repro_consume_dlpack(self) -> str:
+        return "import torch\nresult = torch.from_dlpack(obj).cpu().numpy()\n"

@@ -4,7 +4,8 @@ consumer (`wp.array(obj, device="cuda:0")` then `.numpy()`).
 What Warp does, read in `warp/types.py` of warp-lang 1.3.3 (the version carried to the GPU
 machine: newer wheels are too large for one transfer):
 - export: `array.__cuda_array_interface__` gives data (ptr, False), shape, explicit strides,
-  typestr and `version: 2` (no stream); a non-CUDA array raises AttributeError;
+  typestr and `version: 2` (no stream); a non-CUDA array raises AttributeError; it also
+  exports `__dlpack__(stream=None)` (no `max_version`: legacy capsules only);
 - import: `array(data=obj)` on a CUDA device, when `obj` has `__cuda_array_interface__`, wraps
   the pointer zero-copy (`_init_from_ptr`) with the dict's shape, strides and the Warp type of
   `np.dtype(typestr)`, keeping a reference to `obj`; it looks at neither `stream`, the read-only
@@ -38,7 +39,7 @@ class WarpAdapter(PlainProducer):
     distribution = "warp-lang"
     supported = SUPPORTED
     consume_is_library_call = True
-    capabilities = frozenset({"produce", "consume"})
+    capabilities = frozenset({"produce", "consume", "dlpack", "consume-dlpack"})
 
     def upload(self, values: np.ndarray) -> Any:
         import warp as wp
@@ -58,6 +59,17 @@ class WarpAdapter(PlainProducer):
 
         array = wp.array(_Sized(_staging.cai_only(obj)), device="cuda:0")
         return array.numpy()
+
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        """`wp.from_dlpack(obj).numpy()`: Warp's DLPack import (`warp/dlpack.py`, `from_dlpack`:
+        `__dlpack__(stream=...)`, the device's current stream or 1 for the null one, no
+        `max_version`). `wp.array(obj)` reads only the CAI (`types.py`, `_init_from_data`)."""
+        import warp as wp
+
+        return wp.from_dlpack(_staging.dlpack_only(obj)).numpy()
+
+    def repro_consume_dlpack(self) -> str:
+        return "import warp as wp\nresult = wp.from_dlpack(obj).numpy()\n"
 
 
 class _Sized:

@@ -4,6 +4,8 @@ Each snippet is what a user of that library writes, the same call the library's 
 (caiconform/adapters/*.py say why each is the library's own CAI path):
 
 - `consume(name, array)`: read the object `obj` into a host numpy array `result`;
+- `consume_dlpack(name, array)`: the same through the library's own DLPack import
+  (`DLPACK_CONSUME`), the adapters' `consume_dlpack`;
 - `hold(name)` / `write(name)`: the library's own device object `view` over `obj`, and a write
   of the host array `new` through it (the readonly and lifetime families);
 - `produce(name, array)`: the library's own array `obj` holding the host array `values` in the
@@ -25,7 +27,19 @@ from typing import Any
 
 from caiconform.report.standalone._text import Array, c_strides
 
-__all__ = ["Snip", "CONSUMERS", "consume", "hold", "write", "produce", "pending", "imports_of"]
+__all__ = [
+    "Snip",
+    "CONSUMERS",
+    "DLPACK_CONSUME",
+    "DLPACK_CONSUMERS",
+    "consume",
+    "consume_dlpack",
+    "hold",
+    "write",
+    "produce",
+    "pending",
+    "imports_of",
+]
 
 
 @dataclass(frozen=True)
@@ -250,6 +264,59 @@ def consume(name: str, array: Array | None = None) -> Snip | None:
             helpers=("Exported",),
         )
     return None
+
+
+#: consumer -> the lines reading `obj` into `result` through the library's own DLPack import
+#: (the adapters' `consume_dlpack`, whose docstrings say why each is that library's path);
+#: `obj` may expose the CAI too, which these calls never read
+DLPACK_CONSUME: dict[str, str] = {
+    "torch": "result = torch.from_dlpack(obj).cpu().numpy()",
+    "cupy": "result = cupy.asnumpy(cupy.from_dlpack(obj))",
+    "jax": "result = np.asarray(jnp.from_dlpack(obj))",
+    "warp": "result = wp.from_dlpack(obj).numpy()",
+    "cuda.core": (
+        "device = Device()\n"
+        "device.set_current()\n"
+        "stream = device.create_stream()  # handed to obj.__dlpack__ as the consumer stream\n"
+        "view = StridedMemoryView.from_dlpack(obj, stream_ptr=int(stream.handle))\n"
+        "dtype = np.dtype(view.dtype)\n"
+        "steps = None if view.strides is None else [s * dtype.itemsize for s in view.strides]\n"
+        "result = read_at(int(view.ptr), tuple(view.shape), dtype, steps, int(stream.handle))"
+    ),
+    "numba-kernel": (
+        "view = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)  # shape and dtype only\n"
+        "shape = tuple(view.shape)\n"
+        "dst = cuda.device_array(shape, view.dtype)\n"
+        "if dst.size:\n"
+        "    copy[{launch}](obj, dst)  # numba types and passes obj by its __dlpack__\n"
+        "result = dst.copy_to_host()"
+    ),
+}
+DLPACK_CONSUMERS = tuple(DLPACK_CONSUME)
+
+
+def consume_dlpack(name: str, array: Array | None = None) -> Snip | None:
+    """Lines reading `obj` into the host array `result` with consumer `name`'s DLPack import
+    (`DLPACK_CONSUME`); None where the reproducers know none (mpi4py's needs caiconform to
+    size its host buffer, the CAI-only libraries have none)."""
+    if name in _MLIR:
+        return _as_mlir(consume_dlpack(_MLIR[name], array))
+    code = DLPACK_CONSUME.get(name)
+    if code is None:
+        return None
+    imports = _IMPORTS[name]
+    if name == "cuda.core":
+        return Snip(code, imports, helpers=("read_back",))
+    if name == "numba-kernel":
+        ndim = len(array.shape) if array is not None else 1
+        if ndim > 3:
+            return None
+        return Snip(
+            code.format(launch=_launch(ndim)),
+            (*imports, "from cuda.core.utils import StridedMemoryView"),
+            setup=_NUMPY_SHIM + "\n\n\n" + _copy_kernel(ndim),
+        )
+    return Snip(code, imports)
 
 
 def hold(name: str) -> Snip | None:
