@@ -432,3 +432,21 @@ def json_key(value) -> str:
     import json
 
     return json.dumps(value)
+
+
+def test_pending_scenarios_follow_the_producer(producer) -> None:
+    """A library with streams leaves work on its own current streams, the reference producer
+    on its own non-blocking ones, a library without streams nowhere (its pending examples
+    skip)."""
+    assert _dlpack_calls.pending_scenarios(producer()) == ()
+    streaming = producer(capabilities=frozenset({"streams"}))
+    assert _dlpack_calls.pending_scenarios(streaming) == ("library-default", "nonblocking")
+    assert dlpack_streams._scenarios(streaming) == ("library-default", "nonblocking", "none")
+    assert _dlpack_calls.pending_scenarios("reference") == ("pending",)
+    assert dlpack_copy._scenario_of("device-cpu-pending", "reference") == "pending"
+    assert dlpack_copy._scenario_of("device-cpu", "reference") == "none"
+
+
+def test_copy_pending_case_skips_a_producer_without_streams(producer) -> None:
+    with pytest.raises(SkipExchange, match="no streams capability"):
+        dlpack_copy.execute(_copy_params("device-cpu-pending"), producer(), None)

@@ -32,6 +32,7 @@ __all__ = [
     "produce",
     "adapter",
     "capabilities",
+    "pending_scenarios",
     "KDLCPU",
     "CUDA_DEVICE_TYPES",
     "Answer",
@@ -87,6 +88,19 @@ def capabilities(name: str | None) -> frozenset[str]:
         return frozenset(adapter(name).capabilities)
     except Exception:  # noqa: BLE001 - an adapter that cannot load offers nothing
         return frozenset()
+
+
+def pending_scenarios(name: str | None) -> tuple[str, ...]:
+    """The stream scenarios in which producer `name` leaves its final write pending on a stream
+    it orders before the consumer's when `__dlpack__` is called: for a library, its default
+    stream and a non-blocking stream of its own, each current at the call (`library-default`,
+    `nonblocking`); for the reference producer, its own non-blocking streams (`pending`), which
+    its `__dlpack__` orders by events; none for a producer without the `streams` capability."""
+    if name == "reference":
+        return ("pending",)
+    if "streams" in capabilities(name):
+        return ("library-default", "nonblocking")
+    return ()
 
 
 def _target(obj: Any) -> tuple[Any, Any]:

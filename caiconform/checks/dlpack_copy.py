@@ -14,8 +14,9 @@ and no stream: None, the legacy default stream) in one of `CASES`:
 - `device-cpu` / `device-cpu-pending`: dl_device=(kDLCPU, 0): a host capsule holding the
   values, flagged copied when it is a copy, or BufferError [DLPACK-DL-DEVICE-CPU, a SHOULD:
   a refusal is `rejected`; DLPACK-DL-DEVICE-BUFFERERROR]; `-pending` leaves the producer's
-  final write pending on its current stream (scenario `nonblocking`): the host capsule must
-  hold the final values, "a synchronization must be performed" [DLPACK-STREAM-DL-DEVICE-CPU];
+  final write pending on its current stream (scenario `nonblocking`; the reference producer's
+  `pending`): the host capsule must hold the final values, "a synchronization must be
+  performed" [DLPACK-STREAM-DL-DEVICE-CPU];
 - `device-cpu-no-copy`: dl_device=(kDLCPU, 0) and copy=False for device memory: BufferError
   [DLPACK-COPY-FALSE-CPU-BUFFERERROR];
 - `device-unknown`: a device type dlpack.h does not define: BufferError
@@ -82,8 +83,8 @@ CASES = (
     "device-unknown",
     "readonly",
 )
-#: the stream scenario of each case whose producer leaves work pending (others: "none")
-_PENDING = {"device-cpu-pending": "nonblocking"}
+#: the cases whose producer leaves work pending (`_scenario_of`; others: scenario "none")
+_PENDING = ("device-cpu-pending",)
 #: the array API version that added copy, dl_device and max_version
 _KEYWORDS_SINCE = "array API 2023.12 (copy, dl_device, max_version)"
 
@@ -102,7 +103,7 @@ def floor(producer: str | None, consumer: str | None) -> list:
 
     out = [
         _floor.FloorExample(
-            {**_floor.coverage_of("<f4", "C", _PENDING.get(case, "none")), "case": case},
+            {**_floor.coverage_of("<f4", "C", _scenario_of(case, producer)), "case": case},
             {"case": case, "typestr": "<f4", "shape": [4, 3], "seed": 0},
         )
         for case in CASES
@@ -116,6 +117,15 @@ def floor(producer: str | None, consumer: str | None) -> list:
             if example.params["typestr"] != "<f4"
         ]
     return out
+
+
+def _scenario_of(case: str, producer: str | None) -> str:
+    """The stream scenario a case's producer plays: its last pending one (a library's own
+    non-blocking stream, the reference producer's `pending`) for a `-pending` case; "none"
+    otherwise, and for a producer without pending scenarios (whose `-pending` example is
+    skipped: `execute`)."""
+    scenarios = _dlpack_calls.pending_scenarios(producer)
+    return scenarios[-1] if case in _PENDING and scenarios else "none"
 
 
 def call_kwargs(case: str, own_device: tuple[int, int] | None) -> dict[str, Any]:
@@ -341,7 +351,7 @@ def _produce(producer: str, params: dict, values: np.ndarray) -> tuple[Any, bool
     from caiconform.adapters.base import SkipExchange
 
     shape, typestr = tuple(params["shape"]), params["typestr"]
-    scenario = _PENDING.get(params["case"], "none")
+    scenario = _scenario_of(params["case"], producer)
     if params["case"] == "readonly":
         if "readonly" not in _dlpack_calls.capabilities(producer):
             raise SkipExchange(f"{producer} cannot export read-only (no readonly capability)")
@@ -391,6 +401,10 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     case, typestr, shape = params["case"], params["typestr"], tuple(params["shape"])
     values = _values.make_values(typestr, shape, params["seed"])
     pending = case in _PENDING
+    if pending and _scenario_of(case, producer) == "none":
+        from caiconform.adapters.base import SkipExchange
+
+        raise SkipExchange(f"{producer} leaves no work pending on a stream (no streams capability)")
     if pending:
         from caiconform.checks import streams
 
@@ -445,7 +459,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"device, memory and flags are printed, parsed with ctypes [{_CASE_RULE[case]}].",
         _values.values_source(params["typestr"], shape, params["seed"]),
         _sources.producer_source(
-            producer, Layout(shape), params["typestr"], _PENDING.get(case, "none")
+            producer, Layout(shape), params["typestr"], _scenario_of(case, producer)
         ),
         _reader_source(),
         _REPRO_BODY.format(kwargs=kwargs_source),

@@ -7,8 +7,9 @@ python_spec.md; array_api_dlpack.md lists the CUDA values). Stream semantics are
 (docs/internals.md, Streams live): the producer leaves its final write pending on its current
 stream behind a spin, over the sentinel, as in the CAI streams family (adapter scenarios
 `library-default` and `nonblocking`, whose objects are asked inside the library's `with
-stream:` block, `_dlpack_calls.ask`); without the `streams` capability the work is finished
-first (scenario `none`), and only the producer's answer to each value is judged. caiconform,
+stream:` block, `_dlpack_calls.ask`; the reference producer's own `pending`); without the
+`streams` capability the work is finished first (scenario `none`), and only the producer's
+answer to each value is judged. caiconform,
 as the consumer, then calls `__dlpack__(stream=<value>, max_version=(1, 1))` and reads the
 capsule's memory ordered after that stream only (the reference consumer's own stream waits on an
 event recorded there; `_dlpack_calls.read`). Stream values (`STREAM_VALUES`):
@@ -48,7 +49,6 @@ __all__ = [
     "PROTOCOLS",
     "PRODUCER_NEEDS",
     "STREAM_VALUES",
-    "SCENARIOS",
     "examples",
     "floor",
     "value_rule",
@@ -64,9 +64,6 @@ PROTOCOLS = ("dlpack",)
 PRODUCER_NEEDS = "dlpack"
 #: the `stream` values a consumer passes; "handle" is a non-blocking stream of caiconform's
 STREAM_VALUES: tuple[Any, ...] = (None, 1, 2, "handle", -1, 0)
-#: where the producer's final write is left pending: its library's default stream and a
-#: non-blocking stream of its own, each current when `__dlpack__` is called ("none": finished)
-SCENARIOS = ("library-default", "nonblocking", "none")
 #: the floor's dtype classes (C layout: the pending write is a byte copy)
 _FLOOR_TYPESTRS = ("|b1", "<f4", "<c8", "bfloat16")
 #: the rule naming what each value means
@@ -86,7 +83,8 @@ def value_rule(value: Any) -> str:
 
 
 def _scenarios(producer: str | None) -> tuple[str, ...]:
-    return SCENARIOS if "streams" in _dlpack_calls.capabilities(producer) else ("none",)
+    """The producer's pending scenarios (`_dlpack_calls.pending_scenarios`), then "none"."""
+    return (*_dlpack_calls.pending_scenarios(producer), "none")
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
@@ -107,7 +105,8 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
 
 def floor(producer: str | None, consumer: str | None) -> list:
     """Every stream value x every scenario the producer plays on '<f4' (64,); stream None and
-    "handle" on the non-blocking scenario x four dtype classes."""
+    "handle" on its last pending scenario (non-blocking for a library) x three more dtype
+    classes."""
     from caiconform.checks import _floor
 
     scenarios = _scenarios(producer)
@@ -126,7 +125,7 @@ def floor(producer: str | None, consumer: str | None) -> list:
                     },
                 )
             )
-    typed = "nonblocking" if "nonblocking" in scenarios else "none"
+    typed = scenarios[-2] if len(scenarios) > 1 else "none"
     for typestr in _FLOOR_TYPESTRS:
         if typestr == "<f4":
             continue

@@ -1,6 +1,6 @@
 """The producer-side DLPack families (dlpack_streams, dlpack_copy, dlpack_versions) on a real
-GPU: each family's coverage floor for the PyTorch and CuPy producers, through the family's own
-`execute`, in this process.
+GPU: each family's coverage floor for the reference, PyTorch and CuPy producers, through the
+family's own `execute`, in this process.
 
 What is expected of both libraries: no `fail` (a producer that orders its pending work before
 the stream it is given, honours copy / dl_device and flags its capsules), refusals only where
@@ -25,7 +25,9 @@ from caiconform.results.outcome import PASS, REJECTED, SKIP
 HAVE_GPU, NO_GPU_REASON = gpu_available()
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason=NO_GPU_REASON)]
 
-PRODUCERS = ("torch", "cupy")
+#: the reference producer first: its `__dlpack__` follows the text (reference/dlpack_producer),
+#: so a finding against it is the family's bug, not a library's
+PRODUCERS = ("reference", "torch", "cupy")
 FAMILIES = (dlpack_streams, dlpack_copy, dlpack_versions)
 
 
@@ -88,3 +90,19 @@ def test_copy_true_gives_a_flagged_copy(producer):
     params = {"case": "copy-true", "typestr": "<f4", "shape": [4, 3], "seed": 0}
     result = dlpack_copy.execute(params, producer, None)
     assert result.outcome in (PASS, REJECTED), result.message
+
+
+def test_reference_orders_its_pending_work_before_every_stream_value():
+    """The reference producer's own pending scenario: every stream value it supports reads
+    final; stream 0 is refused as invalid input."""
+    for value in dlpack_streams.STREAM_VALUES:
+        params = {
+            "stream": value,
+            "scenario": "pending",
+            "typestr": "<f4",
+            "shape": [4096],
+            "seed": 0,
+        }
+        result = dlpack_streams.execute(params, "reference", None)
+        expected = REJECTED if value == 0 else PASS
+        assert result.outcome == expected, f"stream {value!r}: {result.message}"
