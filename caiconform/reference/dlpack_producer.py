@@ -163,10 +163,11 @@ def _order(array: Any, req: Request) -> None:
 
 
 def _host_copy(array: Any) -> tuple[int, Any]:
-    """(address, owner) of a host copy of the array's whole allocation (its work waited for)."""
+    """(address, owner) of a host copy of the array's bytes, the layout's whole allocation
+    (its work waited for)."""
     from caiconform.cuda.memory import copy_to_host
 
-    host = copy_to_host(array.allocation.ptr, array.allocation.size)
+    host = copy_to_host(array.allocation.ptr, array.layout.allocation_bytes(array.itemsize))
     return host.ctypes.data, host
 
 
@@ -178,7 +179,7 @@ def _copy(array: Any, stream: int) -> tuple[int, Any]:
     from caiconform.cuda.errors import call
     from caiconform.cuda.memory import DeviceBuffer
 
-    nbytes = array.allocation.size
+    nbytes = array.layout.allocation_bytes(array.itemsize)  # what was asked: no guard pages
     buf = DeviceBuffer(nbytes, array.device)
     call(
         driver.cuMemcpyDtoDAsync,
