@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 import types
@@ -249,6 +250,26 @@ def test_under_a_missing_numba_cuda_mlir_the_checker_says_so_and_skips_everythin
     assert report.status == "unavailable"
     assert report.reason.startswith("numba-cuda-mlir not importable"), report.reason
     assert {r.outcome for r in report.results} == {"skip"}
+
+
+def test_the_plugins_process_is_told_the_implementation_and_the_callers_env_is_kept(
+    tmp_path, monkeypatch
+):
+    """caiconform's reference plugin derives from the package CAICONFORM_EMM_NUMBA_PACKAGE
+    names; the checker sets it for the plugin's process only."""
+    from caiconform.emm.checker import check_plugin
+
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "records_env_plugin.py").write_text(
+        "import os\n"
+        f"open({str(seen)!r}, 'w').write(os.environ.get('CAICONFORM_EMM_NUMBA_PACKAGE', '-'))\n"
+        "class X:\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("CAICONFORM_EMM_NUMBA_PACKAGE", raising=False)
+    check_plugin("records_env_plugin:X", numba="numba-cuda-mlir", timeout=120)
+    assert seen.read_text() == "numba_cuda_mlir.numba_cuda"
+    assert "CAICONFORM_EMM_NUMBA_PACKAGE" not in os.environ
 
 
 def test_numba_cuda_mlirs_own_manager_is_numbas_side():

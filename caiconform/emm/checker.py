@@ -16,7 +16,9 @@ whose `numba_cuda_mlir/numba_cuda/cudadrv/driver.py` keeps numba-cuda's `set_mem
 NUMBA_CUDA_MEMORY_MANAGER in its `core/config.py`) and `Driver` object, so both routes and every
 allocation path are checked the same way under it. A plugin is checked against the chosen
 implementation's base classes: one written for numba-cuda (deriving from `numba.cuda`'s) is not
-a subclass of numba-cuda-mlir's [EMM-SUBCLASS].
+a subclass of numba-cuda-mlir's [EMM-SUBCLASS]; caiconform's reference plugin
+(`caiconform.reference.emm`) derives from the chosen one's (``CAICONFORM_EMM_NUMBA_PACKAGE``,
+set for the plugin's process and those it spawns).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import importlib
 import importlib.util
 import inspect
 import multiprocessing
+import os
 import time
 from typing import Any
 
@@ -308,7 +311,15 @@ def check_plugin(
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(target, setup, child, numba))
-    proc.start()
+    saved = os.environ.get("CAICONFORM_EMM_NUMBA_PACKAGE")
+    os.environ["CAICONFORM_EMM_NUMBA_PACKAGE"] = IMPLS[numba].package
+    try:
+        proc.start()
+    finally:
+        if saved is None:
+            os.environ.pop("CAICONFORM_EMM_NUMBA_PACKAGE", None)
+        else:
+            os.environ["CAICONFORM_EMM_NUMBA_PACKAGE"] = saved
     child.close()
     running: tuple[str, str] | None = None
     deadline = time.monotonic() + timeout

@@ -8,8 +8,11 @@ Two plugin classes implement the External Memory Management interface (`emm` spe
   handed out, so every pointer sits at a nonzero offset from its driver allocation's base: the
   case the spec's IPC section warns about, made the rule rather than the exception.
 
-Importing this module imports numba (the plugin classes must derive from Numba's base class);
-`caiconform` itself never imports it. Select it with ``NUMBA_CUDA_MEMORY_MANAGER=
+Importing this module imports numba (the plugin classes must derive from Numba's base class):
+numba-cuda's `numba.cuda`, or the package ``CAICONFORM_EMM_NUMBA_PACKAGE`` names, which
+`caiconform.emm.checker` sets to the implementation it checks under
+(``numba_cuda_mlir.numba_cuda`` for numba-cuda-mlir, whose `cudadrv/driver.py` keeps the same
+classes); `caiconform` itself never imports it. Select it with ``NUMBA_CUDA_MEMORY_MANAGER=
 caiconform.reference.emm`` (the mode comes from ``CAICONFORM_EMM_MODE``: ``direct``, the
 default, or ``pool``) or with ``numba.cuda.set_memory_manager(ReferencePoolManager)``.
 
@@ -32,14 +35,13 @@ lifetime checks can see exactly when memory went back.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import threading
 import weakref
 from collections.abc import Callable, Iterator
 
 from cuda.bindings import driver as cu
-from numba.cuda import HostOnlyCUDAMemoryManager, IpcHandle, MemoryInfo
-from numba.cuda.cudadrv.driver import AutoFreePointer, ManagedMemory
 
 from caiconform.cuda.errors import CUDAError, call
 from caiconform.reference.suballoc import RangeTable, SlabPool
@@ -51,6 +53,14 @@ __all__ = [
     "MODES",
     "manager_for_mode",
 ]
+
+#: the Numba package the classes derive from (module docstring)
+NUMBA_PACKAGE = os.environ.get("CAICONFORM_EMM_NUMBA_PACKAGE", "numba.cuda")
+_numba = importlib.import_module(NUMBA_PACKAGE)
+_driver = importlib.import_module(f"{NUMBA_PACKAGE}.cudadrv.driver")
+HostOnlyCUDAMemoryManager = _numba.HostOnlyCUDAMemoryManager
+IpcHandle, MemoryInfo = _numba.IpcHandle, _numba.MemoryInfo
+AutoFreePointer, ManagedMemory = _driver.AutoFreePointer, _driver.ManagedMemory
 
 #: Errors a finalizer may meet at interpreter exit, after the context (and with it the memory)
 #: is already gone; the free is then moot and only recorded.

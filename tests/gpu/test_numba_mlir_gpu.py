@@ -128,3 +128,20 @@ def test_emm_check_runs_a_plugin_under_numba_cuda_mlir_by_both_routes(tmp_path, 
     for route in ("set_memory_manager", "NUMBA_CUDA_MEMORY_MANAGER"):
         assert f"path:device_array via {route}" in judged, (route, sorted(judged))
     assert "env-variable" in judged
+
+
+@pytest.mark.parametrize("cls", ["ReferenceDirectManager", "ReferencePoolManager"])
+def test_the_reference_plugins_keep_the_emm_contract_under_numba_cuda_mlir(cls):
+    """caiconform's reference plugin, derived from numba-cuda-mlir's classes when checked
+    under it: the plugin fails no MUST rule of its own; Numba's own failures are listed apart
+    (the report's numba_failures) and are numba-cuda-mlir's findings, not this test's."""
+    from caiconform.emm.checker import check_plugin
+
+    report = check_plugin(f"caiconform.reference.emm:{cls}", numba="numba-cuda-mlir")
+    assert report.status == "checked", report.reason
+    outcomes = {r.rule: r.outcome for r in report.results if r.check == "subclass"}
+    assert outcomes == {"EMM-SUBCLASS": "pass"}, outcomes
+    lost = [r.message for r in report.results if r.outcome in ("crash", "hang", "poisoned")]
+    assert not lost, "\n".join(lost)
+    own = [r.message for r in report.results if report.counts_against(r)]
+    assert not own, "\n".join(own)
