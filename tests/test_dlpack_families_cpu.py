@@ -450,3 +450,26 @@ def test_pending_scenarios_follow_the_producer(producer) -> None:
 def test_copy_pending_case_skips_a_producer_without_streams(producer) -> None:
     with pytest.raises(SkipExchange, match="no streams capability"):
         dlpack_copy.execute(_copy_params("device-cpu-pending"), producer(), None)
+
+
+def test_a_refusal_in_a_producer_cell_is_laid_on_the_producer(producer) -> None:
+    """The catalogue lays a refusal of valid input on the consumer; these cells have none."""
+    from caiconform.results.catalogue import culprit_of
+
+    result = dlpack_copy.execute(_copy_params("copy-true"), producer("old"), None)
+    assert result.outcome == REJECTED
+    record = {**result.to_dict(), "producer": "host", "consumer": None, "check": "dlpack_copy"}
+    assert culprit_of(record)["library"] == "host"
+    right = dlpack_streams.judge(0, CUDA, ValueError("0"), None, _values(), "c")
+    assert dlpack_calls_culprit(right) is None
+
+
+def dlpack_calls_culprit(result):
+    return _dlpack_calls.producer_refused(result, "host").culprit
+
+
+def test_stale_reads_over_dlpack_rank_as_corrupting() -> None:
+    from caiconform.results.severity import CORRUPTS, severity_of
+
+    for rule in ("DLPACK-STREAM-PRODUCER-SYNC", "DLPACK-STREAM-NONE-LEGACY"):
+        assert severity_of("fail", rule, "MUST") == CORRUPTS

@@ -33,6 +33,7 @@ __all__ = [
     "adapter",
     "capabilities",
     "pending_scenarios",
+    "producer_refused",
     "KDLCPU",
     "CUDA_DEVICE_TYPES",
     "Answer",
@@ -101,6 +102,22 @@ def pending_scenarios(name: str | None) -> tuple[str, ...]:
     if "streams" in capabilities(name):
         return ("library-default", "nonblocking")
     return ()
+
+
+def producer_refused(result: Any, producer: str | None) -> Any:
+    """`result`, with the producer named as the library at fault when it is a refusal of what
+    the producer was asked (`rejected`, not the right answer to invalid input): the catalogue
+    lays a refusal of valid input on the consumer, and a producer cell has none."""
+    from caiconform.results.outcome import REJECTED
+    from caiconform.results.record import EXPECT_REJECTION
+
+    if result.outcome == REJECTED and result.expected != EXPECT_REJECTION and producer:
+        result.culprit = {
+            "library": producer,
+            "role": "producer",
+            "why": "the producer's __dlpack__ refused what the consumer asked",
+        }
+    return result
 
 
 def _target(obj: Any) -> tuple[Any, Any]:

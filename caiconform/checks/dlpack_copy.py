@@ -398,6 +398,11 @@ def facts_of(
 
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    """One example (the module docstring); a refusal is laid on the producer."""
+    return _dlpack_calls.producer_refused(_execute(params, producer), producer)
+
+
+def _execute(params: dict, producer: str | None) -> Result:
     case, typestr, shape = params["case"], params["typestr"], tuple(params["shape"])
     values = _values.make_values(typestr, shape, params["seed"])
     pending = case in _PENDING

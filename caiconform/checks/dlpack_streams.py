@@ -246,6 +246,11 @@ def _read_stream(value: Any, own: Any) -> int | None:
 
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    """One example (the module docstring); a refusal is laid on the producer."""
+    return _dlpack_calls.producer_refused(_execute(params, producer), producer)
+
+
+def _execute(params: dict, producer: str | None) -> Result:
     from caiconform.checks import streams
 
     value, scenario = params["stream"], params["scenario"]

@@ -194,6 +194,11 @@ def judge_capsule(
 
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    """One example (the module docstring); a refusal is laid on the producer."""
+    return _dlpack_calls.producer_refused(_execute(params, producer), producer)
+
+
+def _execute(params: dict, producer: str | None) -> Result:
     from caiconform.reference.capsule import check_capsule
 
     layout = Layout.from_dict(params["layout"])

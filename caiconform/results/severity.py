@@ -45,7 +45,12 @@ code in caiconform/checks/ decides):
   pending write, was read), CAI-LIFETIME-DATA-HELD (the allocation freed, or its data changed,
   under a live view), CAI-ENTRY-ZERO-COPY-SEES-WRITES, CAI-ENTRY-ZERO-COPY-WRITES-THROUGH and
   CAI-ENTRY-COPY-INDEPENDENT (a write seen, or not, where the entry point's documented copy
-  semantics say otherwise);
+  semantics say otherwise), DLPACK-PRODUCER-DESCRIBES-DATA (the elements a producer's own
+  capsule describes, read by caiconform, are other values than it wrote),
+  DLPACK-STREAM-PRODUCER-SYNC and DLPACK-STREAM-NONE-LEGACY (the sentinel read on the stream
+  the consumer named to `__dlpack__`: the producer's pending write not ordered before it),
+  DLPACK-STREAM-DL-DEVICE-CPU (a host capsule asked with dl_device kDLCPU holding values from
+  before the producer's pending write);
 - ranked by level, no wrong value observed: CAI-STREAM-ZERO-FORBIDDEN and
   CAI-NUMBA-PRODUCER-STREAM (the exported dict's stream read, no consumer involved),
   CAI-NUMBA-CONSUMER-SYNC (the import returned while the exported stream's work was pending, or
@@ -113,6 +118,10 @@ CORRUPTING_RULES = frozenset(
         "CAI-ENTRY-ZERO-COPY-SEES-WRITES",
         "CAI-ENTRY-ZERO-COPY-WRITES-THROUGH",
         "CAI-ENTRY-COPY-INDEPENDENT",
+        "DLPACK-PRODUCER-DESCRIBES-DATA",
+        "DLPACK-STREAM-PRODUCER-SYNC",
+        "DLPACK-STREAM-NONE-LEGACY",
+        "DLPACK-STREAM-DL-DEVICE-CPU",
     }
 )
 #: severity -> the harm it does, in a sentence for a reader (bug reports, docs)
