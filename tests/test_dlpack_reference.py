@@ -449,3 +449,33 @@ def test_a_capsule_freed_by_the_collector_inside_the_deleter_does_not_deadlock()
     del outer_capsule
     _collect()
     assert inner.deleter_calls == 1 and outer.deleter_calls == 1
+
+
+def test_the_tracked_path_end_to_end_on_a_host_stand_in(monkeypatch):
+    """dlpack_lifetime on the reference producer, its ReferenceArray and allocation log
+    replaced by host stand-ins (kDLCPU, so numpy.from_dlpack holds a view): renamed, held
+    while viewed, the deleter called once after."""
+    import weakref
+
+    from caiconform.reference import dlpack_producer, producer, tracking
+
+    class Log:
+        def __init__(self):
+            self.arrays: list = []
+
+        def is_live(self, base):
+            return any(ref() is not None for ref in self.arrays)
+
+    class StandIn(PinnedStandIn):
+        def __init__(self, values, layout, typestr, *, manager):
+            super().__init__(values)
+            self.allocation = type("A", (), {"ptr": self.ptr, "size": self.values.nbytes})()
+            manager.arrays.append(weakref.ref(self))
+
+    monkeypatch.setattr(producer, "ReferenceArray", StandIn)
+    monkeypatch.setattr(tracking, "AllocationLog", Log)
+    monkeypatch.setattr(tracking, "TrackingMemoryManager", lambda log: log)
+    monkeypatch.setattr(dlpack_producer, "device_of", lambda memory, device: (dx.KDLCPU, 0))
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    result = life._tracked("numpy", values, "<f4", (2, 3))
+    assert result.outcome == PASS and "kept" in result.message, result.message

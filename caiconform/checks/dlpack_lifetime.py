@@ -163,6 +163,16 @@ def refusal(exc: BaseException, calls: list[dict], context: str) -> Result:
     return _results.rejected(None, exc, "an import of a plain array", context)
 
 
+def _pointer(view: Any) -> int | None:
+    """Where a held view's element 0 lives (`_views.view_pointer`; a numpy array's own data
+    pointer for a host import), None when it cannot say."""
+    from caiconform.checks import _views
+
+    if isinstance(view, np.ndarray):
+        return int(view.__array_interface__["data"][0])
+    return _views.view_pointer(view)
+
+
 def _collect() -> None:
     """Two passes: finalizers run in the first can release objects freed in the second."""
     gc.collect()
@@ -207,7 +217,6 @@ def judge_tracked(
 
 def _tracked(consumer: str, values: np.ndarray, typestr: str, shape: tuple) -> Result:
     from caiconform.adapters._staging import dlpack_only
-    from caiconform.checks import _views
     from caiconform.reference.dlpack_export import capsule_name
     from caiconform.reference.producer import ReferenceArray
     from caiconform.reference.tracking import AllocationLog, TrackingMemoryManager
@@ -229,7 +238,7 @@ def _tracked(consumer: str, values: np.ndarray, typestr: str, shape: tuple) -> R
         return refusal(exc, only.calls, context)
     names = [capsule_name(c) for c in keeping.capsules]
     keeping.capsules.clear()
-    ptr = _views.view_pointer(view) if is_view else None
+    ptr = _pointer(view) if is_view else None
     aliased = ptr is not None and base <= ptr < base + size
     del ref, keeping, only
     _collect()
