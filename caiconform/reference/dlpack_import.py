@@ -198,7 +198,6 @@ def import_dlpack(obj: Any) -> DLPackImport:
         parsed = dlpack.read_capsule(capsule)  # judged above: its fields can be read
     versioned = name == dx.VERSIONED
     address = dx.consume_name(capsule)
-    deleted = False
     try:
         if parsed is None:
             raise ConsumerRefused(refusing)
@@ -218,11 +217,9 @@ def import_dlpack(obj: Any) -> DLPackImport:
             values = _read_host(parsed, dtype)
         else:
             values = _read_device(parsed, dtype)
-        warnings = [f for f in found if f.rule in _READABLE_ANYWAY]
-        deleted = dx.call_deleter(address, versioned)
-        result = DLPackImport(values, parsed, stream, calls, warnings, deleted)
-        deleted = True
-        return result
-    finally:
-        if not deleted:
-            dx.call_deleter(address, versioned)
+    except BaseException:
+        dx.call_deleter(address, versioned)  # refused or failed: released all the same
+        raise
+    called = dx.call_deleter(address, versioned)  # read: the tensor is no longer needed
+    warnings = [f for f in found if f.rule in _READABLE_ANYWAY]
+    return DLPackImport(values, parsed, stream, calls, warnings, called)
