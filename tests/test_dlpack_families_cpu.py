@@ -473,3 +473,13 @@ def test_stale_reads_over_dlpack_rank_as_corrupting() -> None:
 
     for rule in ("DLPACK-STREAM-PRODUCER-SYNC", "DLPACK-STREAM-NONE-LEGACY"):
         assert severity_of("fail", rule, "MUST") == CORRUPTS
+
+
+def test_versions_a_newer_major_is_right_only_for_a_consumer_that_reads_it() -> None:
+    from caiconform.spec.findings import finding
+
+    newer = finding("DLPACK-VERSION-MAJOR-MISMATCH", "version", "DLPack 2.0", "major version 1")
+    ok = dlpack_versions.judge_capsule([newer], "dltensor_versioned", None, [2, 0], "c")
+    assert ok.outcome == PASS and "DLPack 2.0" in ok.message
+    bad = dlpack_versions.judge_capsule([newer], "dltensor_versioned", None, [1, 1], "c")
+    assert (bad.outcome, bad.rule) == (FAIL, "DLPACK-VERSION-MAJOR-MISMATCH")

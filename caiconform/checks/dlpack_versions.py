@@ -13,7 +13,8 @@ object is asked once per example with one of `MAX_VERSIONS`: left out (a consume
   [DLPACK-VERSIONED-STRUCT, SHOULD: the validator's finding]; its version is the producer's
   choice [DLPACK-MAX-VERSION-RETURNED, MAY: max_version is recommended when supported, another
   version allowed], so a different version is noted, not failed; a major version other than 1
-  cannot be read by a consumer that said (1, x) [DLPACK-VERSION-MAJOR-MISMATCH, the validator's];
+  cannot be read by a consumer that said (1, x) [DLPACK-VERSION-MAJOR-MISMATCH, the validator's],
+  while asked (2, 0) a major-2 capsule is noted, its fields not judged;
 - asked without max_version (or None), the producer keeps its legacy export: a "dltensor"
   capsule, the only kind such a consumer knows [DLPACK-MAX-VERSION-NONE-LEGACY, SHOULD,
   derived from the producer logic the standard recommends].
@@ -168,13 +169,22 @@ def judge_capsule(
     `version` the capsule's (None: unnamed / unversioned), `max_version` what was asked."""
     from caiconform.spec.rules import Level
 
+    notes = []
+    if _asked_versioned(max_version) and max_version[0] >= 2:
+        # a consumer that said (2, x) reads major 2: such a capsule is the producer's right
+        # answer, though caiconform reads the fields of major 1 only
+        newer = [f for f in findings if f.rule == "DLPACK-VERSION-MAJOR-MISMATCH"]
+        findings = [f for f in findings if f not in newer]
+        notes += [
+            f"{f.seen}: a major the consumer said it reads (fields not judged)" for f in newer
+        ]
     errors = [f for f in findings if f.level is Level.MUST]
     if errors:
         first = errors[0]
         return _results.failed(first.rule, first.seen, first.expected, f"{context}: {first.path}")
     warnings = [f for f in findings if f.level in (Level.SHOULD, Level.PORTABILITY)]
     rules = [f.rule for f in warnings]
-    notes = [f.message for f in warnings]
+    notes += [f.message for f in warnings]
     if not _asked_versioned(max_version) and name == "dltensor_versioned":
         rules.append("DLPACK-MAX-VERSION-NONE-LEGACY")
         notes.append(
