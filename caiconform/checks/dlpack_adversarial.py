@@ -15,9 +15,12 @@ EXPECT_REJECTION (the right answer), imported is `accepted-invalid` naming its r
 NULL-deleter capsule read right is `pass`, refused is `rejected` (an interop gap), read wrong is
 `fail`. What happens to the deleter is judged too, after the consumer returned and the capsule
 was collected: a refused capsule with a deleter must have had it called exactly once, by the
-consumer or by the capsule's destructor [DLPACK-DELETER-ONCE]; for the major-2 capsule the
-consumer must call it [DLPACK-VERSION-MAJOR-MISMATCH], and a consumed ("used_") capsule is not
-the consumer's to release (a call frees a tensor someone else owns). Crashes and hangs are the
+consumer or by the capsule's destructor [DLPACK-DELETER-ONCE]; a major-2 tensor never released
+is a failure of DLPACK-VERSION-MAJOR-MISMATCH ("the consumer must call the deleter"; a consumer
+that refuses before renaming leaves the call to the capsule's destructor, which is taken as
+released: the Python specification gives the unconsumed capsule's tensor to its destructor), and
+a consumed ("used_") capsule is not the consumer's to release (a call frees a tensor someone
+else owns). Crashes and hangs are the
 runner's to record; an example whose consumer took a bad capsule retires its worker (`taints`).
 
 ROLES is "consumer": the producer is always caiconform's own bad capsule; the cell's consumer is
