@@ -483,3 +483,25 @@ def test_versions_a_newer_major_is_right_only_for_a_consumer_that_reads_it() -> 
     assert ok.outcome == PASS and "DLPack 2.0" in ok.message
     bad = dlpack_versions.judge_capsule([newer], "dltensor_versioned", None, [1, 1], "c")
     assert (bad.outcome, bad.rule) == (FAIL, "DLPACK-VERSION-MAJOR-MISMATCH")
+
+
+def test_a_buffererror_for_what_dlpack_cannot_describe_is_right(producer) -> None:
+    """numpy refuses a structured array with BufferError: DLPack has no type code for it."""
+    name = producer()
+    params = _version_params([1, 1])
+    result = dlpack_versions.execute({**params, "typestr": "structured"}, name, None)
+    assert result.outcome == PASS and "BufferError" in result.message, result.message
+    copied = dlpack_copy.execute({**_copy_params("copy-true"), "typestr": "structured"}, name, None)
+    assert copied.outcome == PASS and "BufferError" in copied.message, copied.message
+    streamed = dlpack_streams.execute({**_stream_params(None), "typestr": "structured"}, name, None)
+    assert streamed.outcome == PASS and "BufferError" in streamed.message, streamed.message
+
+
+def test_undescribable_names_the_rule_that_makes_the_refusal_right() -> None:
+    from caiconform.checks._floor import floor_layout
+
+    assert _dlpack_calls.undescribable("<f4") is None
+    assert _dlpack_calls.undescribable("bfloat16") is None
+    assert _dlpack_calls.undescribable("structured").startswith("DLPACK-EXPORT-BUFFERERROR")
+    odd = _dlpack_calls.undescribable("<f4", floor_layout("odd", 4))
+    assert odd.startswith("DLPACK-STRIDES-ELEMENTS")

@@ -34,6 +34,7 @@ __all__ = [
     "capabilities",
     "pending_scenarios",
     "producer_refused",
+    "undescribable",
     "KDLCPU",
     "CUDA_DEVICE_TYPES",
     "Answer",
@@ -118,6 +119,28 @@ def producer_refused(result: Any, producer: str | None) -> Any:
             "why": "the producer's __dlpack__ refused what the consumer asked",
         }
     return result
+
+
+def undescribable(typestr: str, layout: Any = None) -> str | None:
+    """Why DLPack cannot describe an array of `typestr` at `layout` (a `Layout`; None: C
+    contiguous), so that a BufferError is the right answer: no type code or a non-native byte
+    order (`dlpack_roundtrip.exportable`), or byte strides that are no multiple of the item
+    size (DLPack strides count elements). None when it can."""
+    from caiconform.checks.dlpack_roundtrip import exportable
+    from caiconform.spec.dtypes import numpy_dtype
+
+    ok, why = exportable(typestr)
+    if not ok:
+        return why
+    if layout is not None:
+        itemsize = numpy_dtype(typestr).itemsize
+        strides = layout.effective_strides(itemsize)
+        if itemsize and any(stride % itemsize for stride in strides):
+            return (
+                f"DLPACK-STRIDES-ELEMENTS: byte strides {tuple(strides)} are no multiple of "
+                f"the item size {itemsize}"
+            )
+    return None
 
 
 def _target(obj: Any) -> tuple[Any, Any]:

@@ -162,7 +162,8 @@ class Facts:
     has_flags: a versioned capsule; readonly / copied: its flags (False when it has none);
     other_flags: flag bits beyond those two; readonly_export: the object is read-only;
     mismatch: how the values read from the capsule differ (None: equal; "" not read);
-    pending: the producer had work pending when asked.
+    pending: the producer had work pending when asked; undescribable: why DLPack cannot
+    describe the array (`_dlpack_calls.undescribable`: a BufferError is then right).
     """
 
     error: BaseException | None = None
@@ -178,6 +179,7 @@ class Facts:
     readonly_export: bool = False
     mismatch: str | None = None
     pending: bool = False
+    undescribable: str | None = None
 
 
 def _is_host(device: tuple[int, int] | None) -> bool:
@@ -192,8 +194,10 @@ def _same_memory(facts: Facts) -> bool | None:
     return facts.pointer == facts.own_pointer
 
 
-def _refusal(case: str, exc: BaseException, context: str) -> Result:
-    """A `__dlpack__` call of `case` that raised."""
+def _refusal(case: str, exc: BaseException, context: str, why_not: str | None = None) -> Result:
+    """A `__dlpack__` call of `case` that raised (`why_not`: `Facts.undescribable`)."""
+    if isinstance(exc, BufferError) and why_not:
+        return _results.passed(f"{context}: refused with BufferError, as {why_not}")
     if _dlpack_calls.keyword_refused(exc):
         return _results.rejected(
             _CASE_RULE[case], exc, f"a capsule: the producer predates {_KEYWORDS_SINCE}", context
@@ -249,7 +253,7 @@ _CASE_RULE = {
 def judge(case: str, facts: Facts, context: str) -> Result:
     """The verdict on one call of `case` (see the module docstring)."""
     if facts.error is not None:
-        return _refusal(case, facts.error, context)
+        return _refusal(case, facts.error, context, facts.undescribable)
     same = _same_memory(facts)
     copied = same is False
     if case == "device-unknown":
@@ -426,6 +430,7 @@ def _execute(params: dict, producer: str | None) -> Result:
             )
         facts = facts_of(answer, obj, values, typestr, readonly)
         facts.pending = pending
+        facts.undescribable = _dlpack_calls.undescribable(typestr)
         return judge(case, facts, context)
     finally:
         if pending:

@@ -152,10 +152,14 @@ def judge(
     read: np.ndarray | None,
     values: np.ndarray,
     context: str,
+    why_not: str | None = None,
 ) -> Result:
     """The verdict on `__dlpack__(stream=value)`: `device` the object's `__dlpack_device__`,
     `error` what the call raised, `read` what was read from the capsule on that stream (None
-    when nothing was read: -1, 0, a host capsule asked with another value)."""
+    when nothing was read: -1, 0, a host capsule asked with another value); `why_not`: why
+    DLPack cannot describe the array, which makes a BufferError the right answer."""
+    if isinstance(error, BufferError) and why_not:
+        return _results.passed(f"{context}: refused with BufferError, as {why_not}")
     host = device is not None and device[0] == _dlpack_calls.KDLCPU
     if host and value is not None:
         if error is not None:
@@ -289,7 +293,8 @@ def _execute(params: dict, producer: str | None) -> Result:
                     "a capsule describing readable memory",
                     context,
                 )
-        return judge(value, device, answer.error, read, values, context)
+        why_not = _dlpack_calls.undescribable(typestr)
+        return judge(value, device, answer.error, read, values, context, why_not)
     finally:
         if scenario != "none" or own is not None:
             streams._finish()

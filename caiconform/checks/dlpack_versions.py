@@ -19,8 +19,10 @@ object is asked once per example with one of `MAX_VERSIONS`: left out (a consume
   capsule, the only kind such a consumer knows [DLPACK-MAX-VERSION-NONE-LEGACY, SHOULD,
   derived from the producer logic the standard recommends].
 A TypeError on `max_version` is a producer predating 2023.12: `rejected`, naming
-DLPACK-VERSIONED-STRUCT, not a failure. A BufferError is the standard's refusal of data it
-cannot export (`rejected`, DLPACK-EXPORT-BUFFERERROR); any other exception breaks that SHOULD.
+DLPACK-VERSIONED-STRUCT, not a failure. A BufferError for an array DLPack cannot describe (no
+type code, non-native byte order, byte strides no multiple of the item size:
+`_dlpack_calls.undescribable`) is the right answer, a `pass`; for one it can describe, a
+refusal (`rejected`, DLPACK-EXPORT-BUFFERERROR); any other exception breaks that SHOULD.
 
 Outcomes: `pass` (SHOULD findings as warnings in `seen`); `fail` naming the first MUST finding;
 `rejected` for the refusals above.
@@ -137,8 +139,13 @@ def _asked_versioned(max_version: Any) -> bool:
     return isinstance(max_version, list | tuple) and max_version[0] >= 1
 
 
-def judge_refusal(exc: BaseException, max_version: Any, context: str) -> Result:
-    """What a `__dlpack__` call that raised means."""
+def judge_refusal(
+    exc: BaseException, max_version: Any, context: str, why_not: str | None = None
+) -> Result:
+    """What a `__dlpack__` call that raised means; `why_not`: why DLPack cannot describe the
+    array (`_dlpack_calls.undescribable`), which makes a BufferError the right answer."""
+    if isinstance(exc, BufferError) and why_not:
+        return _results.passed(f"{context}: refused with BufferError, as {why_not}")
     if "max_version" in call_kwargs(max_version) and _dlpack_calls.keyword_refused(exc):
         return _results.rejected(
             "DLPACK-VERSIONED-STRUCT",
@@ -218,7 +225,8 @@ def _execute(params: dict, producer: str | None) -> Result:
     context = f"{producer} {typestr} {layout.kind} {layout.shape} max_version={max_version}"
     answer = _dlpack_calls.ask(obj, **call_kwargs(max_version))
     if answer.error is not None:
-        return judge_refusal(answer.error, max_version, context)
+        why_not = _dlpack_calls.undescribable(typestr, layout)
+        return judge_refusal(answer.error, max_version, context, why_not)
     findings = check_capsule(answer.raw, asked_versioned=_asked_versioned(max_version))
     capsule = answer.capsule
     name = capsule.name if capsule is not None else None
