@@ -505,3 +505,14 @@ def test_undescribable_names_the_rule_that_makes_the_refusal_right() -> None:
     assert _dlpack_calls.undescribable("structured").startswith("DLPACK-EXPORT-BUFFERERROR")
     odd = _dlpack_calls.undescribable("<f4", floor_layout("odd", 4))
     assert odd.startswith("DLPACK-STRIDES-ELEMENTS")
+
+
+def test_drawn_examples_are_capped_by_what_they_ask() -> None:
+    """Each family names its drawn examples' kind, so a producer dying on one stream value,
+    case or max_version does not skip the others (nor dies uncapped)."""
+    from caiconform.runner.cell import crash_kind
+
+    assert crash_kind(_stream_params(0), None, dlpack_streams.crash_kind) == "stream 0 none"
+    assert crash_kind(_copy_params("copy-true"), None, dlpack_copy.crash_kind) == "case copy-true"
+    kind = crash_kind(_version_params([1, 1]), None, dlpack_versions.crash_kind)
+    assert kind == "max_version [1, 1] layout C"

@@ -56,6 +56,7 @@ __all__ = [
     "CASES",
     "UNKNOWN_DEVICE",
     "Facts",
+    "crash_kind",
     "examples",
     "floor",
     "call_kwargs",
@@ -87,6 +88,12 @@ CASES = (
 _PENDING = ("device-cpu-pending",)
 #: the array API version that added copy, dl_device and max_version
 _KEYWORDS_SINCE = "array API 2023.12 (copy, dl_device, max_version)"
+
+
+def crash_kind(params: dict) -> str:
+    """What the runner's crash cap counts a drawn example by: its case (a producer that dies
+    on one keyword must not skip the cell's other cases)."""
+    return f"case {params['case']}"
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:

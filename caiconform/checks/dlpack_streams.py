@@ -49,6 +49,7 @@ __all__ = [
     "PROTOCOLS",
     "PRODUCER_NEEDS",
     "STREAM_VALUES",
+    "crash_kind",
     "examples",
     "floor",
     "value_rule",
@@ -85,6 +86,12 @@ def value_rule(value: Any) -> str:
 def _scenarios(producer: str | None) -> tuple[str, ...]:
     """The producer's pending scenarios (`_dlpack_calls.pending_scenarios`), then "none"."""
     return (*_dlpack_calls.pending_scenarios(producer), "none")
+
+
+def crash_kind(params: dict) -> str:
+    """What the runner's crash cap counts a drawn example by: its stream value and scenario
+    (a producer that dies on one stream value must not skip the cell's other values)."""
+    return f"stream {params['stream']!r} {params['scenario']}"
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:

@@ -46,6 +46,7 @@ __all__ = [
     "PROTOCOLS",
     "PRODUCER_NEEDS",
     "MAX_VERSIONS",
+    "crash_kind",
     "examples",
     "floor",
     "call_kwargs",
@@ -83,6 +84,12 @@ def _params(typestr: str) -> st.SearchStrategy[dict]:
             "seed": _values.seeds(),
         }
     )
+
+
+def crash_kind(params: dict) -> str:
+    """What the runner's crash cap counts a drawn example by: its max_version and layout kind
+    (a producer that dies on one must not skip the cell's others)."""
+    return f"max_version {params['max_version']!r} layout {params['layout'].get('kind')}"
 
 
 def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
