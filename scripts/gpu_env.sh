@@ -10,12 +10,14 @@ if ls .whl/*.whl >/dev/null 2>&1; then
     --target "$site" .whl/*.whl || echo "wheel install failed"
 fi
 export PYTHONPATH=$site
-# numba-cuda-mlir travels in two parts (scripts/mlir_parts.sh): .mlir1 by an earlier call to the
-# same warm machine (it stays there, an ignored path), .mlir2 with this one; unpacked once
-# into .mlir_site (ignored, kept between calls), which joins PYTHONPATH
-if [ ! -d .mlir_site/numba_cuda_mlir ] && ls .mlir1/mlirpart.* .mlir2/mlirpart.* >/dev/null 2>&1; then
+# numba-cuda-mlir travels in two parts (scripts/mlir_parts.sh): an earlier call to the same warm
+# machine carries .mlir1 and copies it to /root/mlir_stash (outside the checkout: the copy of the
+# working tree removes what the tree there does not hold), this one carries .mlir2; unpacked
+# into .mlir_site, which joins PYTHONPATH
+if [ -d .mlir1 ]; then mkdir -p /root/mlir_stash && cp .mlir1/mlirpart.* /root/mlir_stash/; fi
+if [ ! -d .mlir_site/numba_cuda_mlir ] && ls /root/mlir_stash/mlirpart.* .mlir2/mlirpart.* >/dev/null 2>&1; then
   mkdir -p .mlir_site
-  cat .mlir1/mlirpart.* .mlir2/mlirpart.* > /tmp/mlir.tar.xz
+  cat /root/mlir_stash/mlirpart.* .mlir2/mlirpart.* > /tmp/mlir.tar.xz
   if (cd /tmp && echo "$(cut -d' ' -f1 "$OLDPWD/.mlir2/SHA256")  mlir.tar.xz" | sha256sum -c --quiet); then
     xz -dc /tmp/mlir.tar.xz | tar -x -C .mlir_site && echo "numba-cuda-mlir unpacked"
   else

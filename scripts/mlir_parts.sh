@@ -3,8 +3,10 @@
 # working tree and .whl (64 MiB a call). Here: unpack it, xz it (47 MB) and split it into
 # .mlir1/ (34 MB) and .mlir2/ (13 MB, with the whole's SHA256), both ignored by git:
 #   bash scripts/mlir_parts.sh WHEEL
-# There: one call carries .mlir1 (it stays on the warm machine), the next, at once, carries
-# .mlir2 and .whl; scripts/gpu_env.sh joins, checks and unpacks them into .mlir_site.
+# There: one call carries .mlir1 and runs `source scripts/gpu_env.sh` (or copies .mlir1 to
+# /root/mlir_stash: a carried path not carried again is removed, the checkout's untracked files
+# too), the next, at once, to the same warm machine, carries .mlir2 and .whl; gpu_env.sh joins,
+# checks and unpacks them into .mlir_site.
 set -euo pipefail
 wheel=${1:?usage: mlir_parts.sh numba_cuda_mlir-*.whl}
 tmp=$(mktemp -d)

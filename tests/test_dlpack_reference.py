@@ -428,7 +428,7 @@ def test_a_consumer_passing_stream_zero_is_named():
     zero = life.refusal(ValueError("stream=0"), [{"stream": 0, "max_version": (1, 0)}], "x")
     assert (zero.outcome, zero.rule) == (FAIL, "DLPACK-STREAM-ZERO-FORBIDDEN")
     plain = life.refusal(TypeError("no"), [{"stream": 1}], "x")
-    assert plain.outcome == REFUSED and plain.rule is None
+    assert plain.outcome == REFUSED and plain.rule == "DLPACK-CONSUMER-READS-DESCRIBED"
 
 
 def test_a_capsule_freed_by_the_collector_inside_the_deleter_does_not_deadlock():

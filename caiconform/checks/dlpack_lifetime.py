@@ -160,7 +160,9 @@ def refusal(exc: BaseException, calls: list[dict], context: str) -> Result:
             "1 (legacy default), 2 (per-thread) or a stream handle",
             context,
         )
-    return _results.rejected(None, exc, "an import of a plain array", context)
+    return _results.rejected(
+        "DLPACK-CONSUMER-READS-DESCRIBED", exc, "an import of a plain array", context
+    )
 
 
 def _pointer(view: Any) -> int | None:

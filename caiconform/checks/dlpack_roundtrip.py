@@ -73,7 +73,8 @@ def exportable(typestr: str) -> tuple[bool, str]:
     if typestr in _NAMED_CODES:
         return True, ""
     dtype = numpy_dtype(typestr)
-    if dtype.kind not in "biufc" or dtype.fields is not None:
+    if dtype.kind not in "biufc" or dtype.fields is not None or dtype.itemsize > 31:
+        # bits is a uint8_t in dlpack.h: no 256-bit complex
         return False, "DLPACK-EXPORT-BUFFERERROR: DLPack has no type code for it"
     if not dtype.isnative:
         return False, "DLPACK-BYTE-ORDER-REFUSED: DLPack data is native-endian"

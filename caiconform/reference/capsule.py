@@ -60,35 +60,42 @@ def check_dlpack(obj: Any) -> tuple[list[Finding], str | None]:
     """
     findings: list[Finding] = []
     device = _device_of(obj, findings)
-    stream = dlpack.NO_SYNC if device is not None and device[0] in dlpack._STREAM_DEVICES else None
+    # -1 ("no synchronization") first; a producer refusing it is asked with None, since
+    # "Support for a stream value other than None is optional" [DLPACK-STREAM-OPTIONAL]
+    streams: tuple[int | None, ...] = (None,)
+    if device is not None and device[0] in dlpack._STREAM_DEVICES:
+        streams = (dlpack.NO_SYNC, None)
     errors: list[str] = []
     refused: BaseException | None = None
-    for versioned in (True, False):
-        kwargs: dict[str, Any] = {} if stream is None else {"stream": stream}
-        if versioned:
-            kwargs["max_version"] = (1, 0)
-        try:
-            capsule = obj.__dlpack__(**kwargs)
-        except TypeError as exc:  # a signature without max_version: the legacy call next
-            errors.append(f"{kwargs}: TypeError: {exc}")
-            refused = exc
-            continue
-        except Exception as exc:  # noqa: BLE001 - a producer's refusal is what is judged
-            errors.append(f"{kwargs}: {type(exc).__name__}: {exc}")
-            refused = exc
-            break
-        judged, capsule_device = _judge(capsule, versioned)
-        findings += judged
-        if device is not None and capsule_device is not None and capsule_device != device:
-            findings.append(
-                finding(
-                    "DLPACK-DL-DEVICE-DEFAULT",
-                    "dl_tensor.device",
-                    f"{capsule_device}",
-                    f"the object's own device {device} (__dlpack_device__)",
+    for stream in streams:
+        for versioned in (True, False):
+            kwargs: dict[str, Any] = {} if stream is None else {"stream": stream}
+            if versioned:
+                kwargs["max_version"] = (1, 0)
+            try:
+                capsule = obj.__dlpack__(**kwargs)
+            except TypeError as exc:  # a signature without max_version: the legacy call next
+                errors.append(f"{kwargs}: TypeError: {exc}")
+                refused = exc
+                continue
+            except Exception as exc:  # noqa: BLE001 - a producer's refusal is what is judged
+                errors.append(f"{kwargs}: {type(exc).__name__}: {exc}")
+                refused = exc
+                break
+            judged, capsule_device = _judge(capsule, versioned)
+            findings += judged
+            if device is not None and capsule_device is not None and capsule_device != device:
+                findings.append(
+                    finding(
+                        "DLPACK-DL-DEVICE-DEFAULT",
+                        "dl_tensor.device",
+                        f"{capsule_device}",
+                        f"the object's own device {device} (__dlpack_device__)",
+                    )
                 )
-            )
-        return findings, None
+            return findings, None
+        if isinstance(refused, BufferError):
+            break  # refused for what the array is, whatever the stream
     why = "__dlpack__ refused: " + "; ".join(errors)
     if refused is not None and not isinstance(refused, BufferError | TypeError):
         findings.append(

@@ -297,6 +297,8 @@ def dl_dtype(dtype: Any, name: str | None = None) -> tuple[int, int, int]:
     code = _KIND_CODES.get(dtype.kind)
     if code is None or dtype.fields is not None:
         raise BufferError(f"DLPack has no data type for {dtype.str}")
+    if dtype.itemsize * 8 > 255:  # DLDataType.bits is a uint8_t (dlpack.h)
+        raise BufferError(f"DLPack's bits (uint8) cannot hold {dtype.str}'s {dtype.itemsize * 8}")
     return code, dtype.itemsize * 8, 1
 
 

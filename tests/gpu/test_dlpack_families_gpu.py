@@ -28,6 +28,14 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason=NO_GPU_RE
 #: the reference producer first: its `__dlpack__` follows the text (reference/dlpack_producer),
 #: so a finding against it is the family's bug, not a library's
 PRODUCERS = ("reference", "torch", "cupy")
+#: the libraries' own findings, measured on an H100 (torch 2.11, CuPy 14.2, 2026-11-26), each
+#: shown by the run's standalone reproducer: a floor finding outside these is the family's
+KNOWN = {
+    ("torch", "DLPACK-COPY-FLAG"): "torch's copy=True capsule leaves IS_COPIED unset",
+    ("torch", "DLPACK-COPY-FALSE-CPU-BUFFERERROR"): "torch raises ValueError, not BufferError",
+    ("cupy", "DLPACK-COPY-FALSE-CPU-BUFFERERROR"): "CuPy raises ValueError, not BufferError",
+    ("cupy", "DLPACK-STRIDES-ELEMENTS"): "CuPy divides negative byte strides as unsigned",
+}
 FAMILIES = (dlpack_streams, dlpack_copy, dlpack_versions)
 
 
@@ -64,6 +72,7 @@ def test_floor_has_no_finding(module, producer):
     _available(producer)
     results = _run_floor(module, producer)
     bad = [r for r in results if r[1] not in (PASS, REJECTED, SKIP)]
+    bad = [r for r in bad if (producer, r[2]) not in KNOWN]
     assert not bad, "\n".join(f"{p}: {o} [{r}] {m}" for p, o, r, m in bad)
     assert any(r[1] == PASS for r in results), f"no example ran: {results[:3]}"
 
@@ -89,6 +98,8 @@ def test_copy_true_gives_a_flagged_copy(producer):
     _available(producer)
     params = {"case": "copy-true", "typestr": "<f4", "shape": [4, 3], "seed": 0}
     result = dlpack_copy.execute(params, producer, None)
+    if (producer, result.rule) in KNOWN:
+        pytest.xfail(KNOWN[producer, result.rule])
     assert result.outcome in (PASS, REJECTED), result.message
 
 
