@@ -29,6 +29,7 @@ import numpy as np
 from caiconform import dlpack
 
 __all__ = [
+    "export_refused",
     "produce",
     "adapter",
     "capabilities",
@@ -257,3 +258,21 @@ def _device_read(capsule: dlpack.Capsule, typestr: str, dtype: np.dtype, stream:
     }
     got = consume(described, sync="enqueue").values
     return np.asarray(got).view(dtype)
+
+
+def export_refused(exc: BaseException, context: str):
+    """A producer's `__dlpack__` refusal judged alone: BufferError is the refusal the text asks
+    for where data cannot be exported (`rejected`, filed by the family), anything else breaks
+    DLPACK-EXPORT-BUFFERERROR."""
+    from caiconform.checks import _results
+
+    if isinstance(exc, BufferError):
+        return _results.rejected(
+            "DLPACK-EXPORT-BUFFERERROR", exc, "a capsule, or this BufferError", context
+        )
+    return _results.failed(
+        "DLPACK-EXPORT-BUFFERERROR",
+        _results.describe_exception(exc),
+        "a capsule, or BufferError for data that cannot be exported",
+        context,
+    )

@@ -230,16 +230,7 @@ def _refusal(case: str, exc: BaseException, context: str, why_not: str | None = 
         return _results.rejected(
             "DLPACK-COPY-FALSE", exc, "the array's own memory, or this BufferError", context
         )
-    if buffer_error:
-        return _results.rejected(
-            "DLPACK-EXPORT-BUFFERERROR", exc, "a capsule, or this BufferError", context
-        )
-    return _results.failed(
-        "DLPACK-EXPORT-BUFFERERROR",
-        _results.describe_exception(exc),
-        "a capsule, or BufferError for data that cannot be exported",
-        context,
-    )
+    return _dlpack_calls.export_refused(exc, context)
 
 
 #: the rule a case is about: what a refusal or a wrong answer of that case is filed under

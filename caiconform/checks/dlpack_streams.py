@@ -192,16 +192,7 @@ def judge(
                 EXPECT_REJECTION,
             )
         if value is None:
-            if isinstance(error, BufferError):
-                return _results.rejected(
-                    "DLPACK-EXPORT-BUFFERERROR", error, "a capsule, or this BufferError", context
-                )
-            return _results.failed(
-                "DLPACK-EXPORT-BUFFERERROR",
-                _results.describe_exception(error),
-                "a capsule, or BufferError for data that cannot be exported",
-                context,
-            )
+            return _dlpack_calls.export_refused(error, context)
         return _results.rejected(
             "DLPACK-STREAM-OPTIONAL",
             error,

@@ -160,16 +160,7 @@ def judge_refusal(
             "a capsule: the producer's __dlpack__ predates max_version (array API 2023.12)",
             context,
         )
-    if isinstance(exc, BufferError):
-        return _results.rejected(
-            "DLPACK-EXPORT-BUFFERERROR", exc, "a capsule, or this BufferError", context
-        )
-    return _results.failed(
-        "DLPACK-EXPORT-BUFFERERROR",
-        _results.describe_exception(exc),
-        "a capsule, or BufferError for data that cannot be exported",
-        context,
-    )
+    return _dlpack_calls.export_refused(exc, context)
 
 
 def judge_capsule(
