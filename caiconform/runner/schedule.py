@@ -44,6 +44,10 @@ LIBRARY_START_S = {
     "numba": 1.5,
     "numba-from-cai": 1.5,
     "numba-kernel": 1.5,
+    # numba-cuda-mlir's adapters: their cheapest cells start as numba-cuda's do
+    "numba-mlir": 1.5,
+    "numba-mlir-from-cai": 1.5,
+    "numba-mlir-kernel": 1.5,
     "warp": 2.0,
     # cuda.compute compiles its transform for each dtype once per run (the builds are shared
     # on disk, adapters/_cccl_builds.py), and a cuda.cccl cell's first examples wait for those
@@ -68,6 +72,13 @@ FAMILY_EXAMPLE_S = {
     "schema": 0.012,
     "zero_size": 0.007,
     "agreement": 0.005,
+    # the DLPack families, measured the same way (issue 36's H100 run)
+    "dlpack_adversarial": 0.083,
+    "dlpack_lifetime": 0.008,
+    "dlpack_roundtrip": 0.008,
+    "dlpack_copy": 0.004,
+    "dlpack_streams": 0.004,
+    "dlpack_versions": 0.002,
 }
 DEFAULT_EXAMPLE_S = 0.01
 #: threads per GPU of the run that may take tasks of cells needing several GPUs (`Scheduler`
