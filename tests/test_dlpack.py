@@ -65,6 +65,7 @@ class _Capsules:
         name=None,
         null_shape=False,
         destructor=None,
+        null_deleter=False,
     ):
         n = len(shape)
         self.shape = (ctypes.c_int64 * n)(*shape)
@@ -79,13 +80,16 @@ class _Capsules:
             strides=ctypes.cast(self.strides, int64p) if self.strides is not None else None,
             byte_offset=byte_offset,
         )
+        # a deleter that does nothing (`_NO_OP`): they own nothing to release; a NULL one is a
+        # finding of its own, DLPACK-DELETER-NULL
+        deleter = None if null_deleter else _NO_OP_ADDRESS
         if versioned:
             self.managed = dlpack._ManagedVersioned(
-                version=dlpack._Version(*version), flags=flags, dl_tensor=tensor
+                version=dlpack._Version(*version), flags=flags, dl_tensor=tensor, deleter=deleter
             )
             default = b"dltensor_versioned"
         else:
-            self.managed = dlpack._Managed(dl_tensor=tensor)
+            self.managed = dlpack._Managed(dl_tensor=tensor, deleter=deleter)
             default = b"dltensor"
         new = ctypes.pythonapi.PyCapsule_New
         new.restype = ctypes.py_object
@@ -552,7 +556,8 @@ def test_cuda_core_is_not_held_to_a_flag_the_capsule_did_not_carry(monkeypatch):
 
 # --- the capsule validator (caiconform.reference.capsule) ------------------------------------
 
-#: a capsule destructor that does nothing: the hand-built capsules own no memory to free
+#: a capsule destructor (and tensor deleter) that does nothing: the hand-built capsules own no
+#: memory to free
 _NO_OP = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _capsule: None)
 _NO_OP_ADDRESS = ctypes.cast(_NO_OP, ctypes.c_void_p).value
 
@@ -618,6 +623,7 @@ def _set_tensor(field: str, value):
         ("DLPACK-CAPSULE-NAME", {"name": b"used_dltensor_versioned"}, None),
         ("DLPACK-CAPSULE-NAME", {"name": b"tensor"}, None),
         ("DLPACK-CAPSULE-DESTRUCTOR", {"destructor": None}, None),
+        ("DLPACK-DELETER-NULL", {"null_deleter": True}, None),
         ("DLPACK-VERSION-MAJOR-MISMATCH", {"version": (2, 0)}, None),
         ("DLPACK-FLAGS-DEFAULT", {"flags": 1 << 7}, None),
         ("DLPACK-DEVICE-TYPE", {"device": (99, 0)}, None),

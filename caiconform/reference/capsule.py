@@ -186,6 +186,15 @@ def _judge(capsule: Any, asked_versioned: bool) -> tuple[list[Finding], tuple[in
                     "a 'dltensor_versioned' capsule (DLManagedTensorVersioned)",
                 )
             )
+    if not managed.deleter:  # allowed ("It can be NULL"), but the producer is never told
+        found.append(
+            finding(
+                "DLPACK-DELETER-NULL",
+                "deleter",
+                "NULL: the producer is never told when the consumer is done with the tensor",
+                "a deleter, unless the producer has no reasonable one (MAY)",
+            )
+        )
     tensor = managed.dl_tensor
     device = (int(tensor.device.device_type), int(tensor.device.device_id))
     found += _judge_device(device)

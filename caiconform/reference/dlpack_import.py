@@ -50,6 +50,7 @@ _READABLE_ANYWAY = frozenset(
         "DLPACK-VERSIONED-STRUCT",
         "DLPACK-FLAGS-DEFAULT",
         "DLPACK-ZERO-SIZE-NULL",
+        "DLPACK-DELETER-NULL",
     }
 )
 

@@ -54,7 +54,7 @@ RULES = (
     make("DLPACK-DELETER-NULL", "MAY", "", "producer", HEADER,
          "The deleter may be NULL when the producer has no reasonable destructor to give.",
          quote="It can be NULL if there is no way for the caller to provide a reasonable "
-               "destructor.", derived=True),
+               "destructor.", derived=True, dict_visible=True),
     make("DLPACK-CAPSULE-NAMES-STATIC", "MUST", "", "both", IMPL,
          "The capsule name strings are statically allocated.",
          quote='Note: the capsule names "dltensor" and "used_dltensor" must be statically '
