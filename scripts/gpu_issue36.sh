@@ -8,7 +8,9 @@
 # 2. emm-check of Numba's own manager and both reference plugins under numba-cuda, then under
 #    numba-cuda-mlir;
 # 3. scripts/protocol_probe.py (which protocol each consumer path takes when both are offered);
-# 4. the GPU-marked tests.
+# 4. the default matrix again without the numba-cuda-mlir adapters (both protocols: what the
+#    90 s target is held to, numba-cuda-mlir being a carried adopter);
+# 5. the GPU-marked tests.
 # Writes under OUT: summary.txt, gpu.txt, emm-check.txt, protocols.json, protocols.md,
 # tests.log, run.tar.gz (the run directory with its reports, standalone/ and upstream/).
 set -uo pipefail
@@ -37,6 +39,12 @@ timed emm-mlir 50 caiconform emm-check --numba numba-cuda-mlir \
   > "$out/emm-check.txt"
 timed probe 60 python3 scripts/protocol_probe.py --out "$out/protocols.json"
 cp "$work/probe.log" "$out/protocols.md"
+no_mlir=$(python3 -c "from caiconform.adapters import registry as r; \
+print(','.join(n for n in r.names() if not n.startswith('numba-mlir')))")
+fresh_builds
+[ "$SECONDS" -lt 330 ] && timed run-no-mlir 120 caiconform run --seed "$seed" \
+  --libraries "$no_mlir" --out "$work/no-mlir"
+[ -f "$work/no-mlir/run.json" ] && cp "$work/no-mlir/cells.jsonl" "$out/no-mlir-cells.jsonl"
 [ "$SECONDS" -lt 470 ] && bash scripts/gpu_marked_tests.sh "$out" $(( 560 - SECONDS )) | tee -a "$summary"
 [ -f "$run/results.jsonl" ] && gzip -f "$run/results.jsonl"
 tar -czf "$out/run.tar.gz" -C "$work" run || echo "tar failed" | tee -a "$summary"
