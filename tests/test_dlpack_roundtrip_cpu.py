@@ -175,3 +175,21 @@ def test_cells_need_the_dlpack_capabilities() -> None:
     }
     cells, skipped = plan_cells(families, libs, 0)
     assert [(c.producer, c.consumer) for c in cells] == [("a", "b")] and not skipped
+
+
+@pytest.mark.parametrize(
+    ("check", "role", "rule"),
+    [
+        ("dlpack_roundtrip", "consumer", "DLPACK-CONSUMER-READS-DESCRIBED"),
+        ("dlpack_lifetime", "producer", "DLPACK-PRODUCER-DESCRIBES-DATA"),
+        ("roundtrip", "consumer", "CAI-CONSUMER-READS-DESCRIBED"),
+        ("streams", "consumer", "CAI-SYNC-CONSUMER"),
+    ],
+)
+def test_a_crash_without_a_rule_is_filed_under_its_protocols_reading_rule(check, role, rule):
+    """A worker's crash records no rule: a DLPack family's is filed under the DLPack reading
+    rules, not the CAI's."""
+    from caiconform.results.filing import filed_rule
+
+    record = {"check": check, "outcome": "crash", "rule": None, "params": {}}
+    assert filed_rule(record, role) == (rule, "implied")

@@ -55,16 +55,20 @@ _HONOURED = {
     "lifetime": ("CAI-LIFETIME-DATA-HELD", "CAI-LIFETIME-NO-EFFECT"),
 }
 _READS = ("CAI-CONSUMER-READS-DESCRIBED", "CAI-PRODUCER-DESCRIBES-DATA")
+#: the same over DLPack: the families named `dlpack_*` exchange capsules, not CAI dicts
+_DLPACK_READS = ("DLPACK-CONSUMER-READS-DESCRIBED", "DLPACK-PRODUCER-DESCRIBES-DATA")
 
 
 def implied_rule(record: Mapping[str, Any], role: str | None) -> str | None:
     """The rule a finding without a rule of its own and without an input rule is filed under:
     a crash, hang, poison or refusal on valid input breaks the rule the failing side had to
-    honour in that family (`_HONOURED`; elsewhere reading, or exporting, what the dict
-    describes). None for a record that has a rule or an input rule."""
+    honour in that family (`_HONOURED`; elsewhere reading, or exporting, what the dict or, in
+    a DLPack family, the capsule describes). None for a record that has a rule or an input rule."""
     if record.get("rule") or input_rule(record):
         return None
-    consumer_rule, producer_rule = _HONOURED.get(str(record.get("check")), _READS)
+    check = str(record.get("check"))
+    reads = _DLPACK_READS if check.startswith("dlpack_") else _READS
+    consumer_rule, producer_rule = _HONOURED.get(check, reads)
     return producer_rule if role == "producer" else consumer_rule
 
 
