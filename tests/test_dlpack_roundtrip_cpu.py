@@ -193,3 +193,16 @@ def test_a_crash_without_a_rule_is_filed_under_its_protocols_reading_rule(check,
 
     record = {"check": check, "outcome": "crash", "rule": None, "params": {}}
     assert filed_rule(record, role) == (rule, "implied")
+
+
+def test_a_crash_on_a_bad_capsule_is_filed_under_the_rule_it_breaks():
+    from caiconform.checks import dlpack_adversarial as adv
+    from caiconform.results.filing import filed_rule
+
+    for example in adv.floor(None, "torch"):
+        record = {"check": adv.FAMILY, "outcome": "crash", "rule": None, "params": example.params}
+        kind = example.params["kind"]
+        if kind in adv.LEGAL:
+            assert filed_rule(record, "consumer")[0] == "DLPACK-CONSUMER-READS-DESCRIBED"
+        else:
+            assert filed_rule(record, "consumer") == (adv.KINDS[kind], "input")

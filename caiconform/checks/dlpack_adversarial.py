@@ -204,14 +204,20 @@ def examples(producer: str | None, consumer: str | None):
     """One kind per example; shrinks toward the first kind."""
     from hypothesis import strategies as st
 
-    return st.fixed_dictionaries({"kind": st.sampled_from(tuple(KINDS))})
+    return st.sampled_from(tuple(KINDS)).map(_params_of)
 
 
 def floor(producer: str | None, consumer: str | None) -> list:
     """Every kind once."""
     from caiconform.checks._floor import FloorExample
 
-    return [FloorExample({"kind": kind}, {"kind": kind}) for kind in KINDS]
+    return [FloorExample({"kind": kind}, _params_of(kind)) for kind in KINDS]
+
+
+def _params_of(kind: str) -> dict:
+    """{kind}, with the rule the capsule breaks as `rule` (what a crash on it is filed under,
+    `results.filing.input_rule`); a legal kind breaks none."""
+    return {"kind": kind} if kind in LEGAL else {"kind": kind, "rule": KINDS[kind]}
 
 
 def _consume(consumer: str, obj: Any) -> tuple[Any, BaseException | None]:
