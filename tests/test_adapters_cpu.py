@@ -64,7 +64,7 @@ def test_builtin_adapters_are_named_as_registered_with_known_capabilities():
         assert isinstance(adapter, Adapter)
         assert adapter.name == name, f"got {adapter.name!r}, expected {name!r}"
         assert adapter.capabilities <= CAPABILITIES, adapter.capabilities - CAPABILITIES
-        assert adapter.capabilities & {"produce", "consume"}, (
+        assert adapter.capabilities & {"produce", "consume", "consume-dlpack"}, (
             f"{name} neither produces nor consumes"
         )
 

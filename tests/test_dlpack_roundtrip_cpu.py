@@ -206,3 +206,14 @@ def test_a_crash_on_a_bad_capsule_is_filed_under_the_rule_it_breaks():
             assert filed_rule(record, "consumer")[0] == "DLPACK-CONSUMER-READS-DESCRIBED"
         else:
             assert filed_rule(record, "consumer") == (adv.KINDS[kind], "input")
+
+
+def test_numpy_is_the_host_side_dlpack_consumer():
+    from caiconform.adapters._staging import dlpack_only
+    from caiconform.adapters.numpy_adapter import NumpyAdapter
+
+    values = np.arange(12, dtype="<i4").reshape(3, 4)[:, ::2]
+    view = dlpack_only(values)
+    got = NumpyAdapter().consume_dlpack(view)
+    assert np.array_equal(got, values) and got.base is None  # a copy the consumer owns
+    assert view.calls and view.calls[0].get("dl_device") == (1, 0)

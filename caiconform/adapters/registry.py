@@ -59,6 +59,7 @@ BUILTIN: dict[str, str] = {
     "cuda.cccl": "caiconform.adapters.cccl_adapter:CcclAdapter",
     "dali": "caiconform.adapters.dali_adapter:DaliAdapter",
     "pyarrow": "caiconform.adapters.pyarrow_adapter:PyarrowAdapter",
+    "numpy": "caiconform.adapters.numpy_adapter:NumpyAdapter",
 }
 
 _lock = threading.Lock()

@@ -1,0 +1,41 @@
+"""NumPy as the host side of DLPack: a consumer importing a device array into host memory.
+
+NumPy reads no CAI and holds no device memory, but `numpy.from_dlpack(x, device="cpu")`
+(NumPy 2.1 and later) asks the producer for a capsule on the host: it calls
+`x.__dlpack__(max_version=..., dl_device=(kDLCPU, 0), copy=None)` and wraps the host capsule it
+gets. The array API standard's `__dlpack__` lets a producer make that host copy ("If the device
+type cannot be handled by the producer, this function must raise BufferError"; with copy None
+it "must reuse the existing memory buffer if possible and copy otherwise"), so the DLPack
+families hold GPU producers to it through this consumer: the values NumPy gets are the values
+the device array holds, or the producer refused with BufferError.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from caiconform.adapters.base import Adapter, SkipExchange
+
+__all__ = ["NumpyAdapter"]
+
+
+class NumpyAdapter(Adapter):
+    """`numpy.from_dlpack(obj, device="cpu")`: the producer's own host copy, over DLPack."""
+
+    name = "numpy"
+    module = "numpy"
+    capabilities = frozenset({"consume-dlpack"})
+    consume_is_library_call = True
+
+    def consume_dlpack(self, obj: Any) -> np.ndarray:
+        try:
+            return np.from_dlpack(obj, device="cpu").copy()
+        except TypeError as exc:
+            if "device" in str(exc):  # NumPy before 2.1 takes no device
+                raise SkipExchange(f"numpy {np.__version__} from_dlpack takes no device") from exc
+            raise
+
+    def repro_consume_dlpack(self) -> str:
+        return "import numpy as np\nresult = np.from_dlpack(obj, device='cpu')\n"
