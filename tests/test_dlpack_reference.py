@@ -480,3 +480,31 @@ def test_the_tracked_path_end_to_end_on_a_host_stand_in(monkeypatch):
     values = np.arange(6, dtype=np.float32).reshape(2, 3)
     result = life._tracked("numpy", values, "<f4", (2, 3))
     assert result.outcome == PASS and "kept" in result.message, result.message
+
+
+def test_a_refusing_frame_does_not_keep_the_capsule_alive():
+    """A consumer refusing from a Python frame that holds the capsule: once the family drops
+    the frames' locals, the capsule's destructor has run (the deleter count is honest)."""
+    import gc
+    import weakref
+
+    from caiconform.checks.dlpack_adversarial import _drop_frames
+
+    class Held:
+        pass
+
+    def refuse(capsule):
+        raise ValueError("refused")
+
+    held = Held()
+    ref = weakref.ref(held)
+    try:
+        refuse(held)
+    except ValueError as exc:
+        caught = exc
+    del held
+    gc.collect()
+    assert ref() is not None  # the traceback's frame still holds it
+    _drop_frames(caught)
+    gc.collect()
+    assert ref() is None

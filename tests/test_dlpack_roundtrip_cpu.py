@@ -113,6 +113,14 @@ def test_a_capsule_of_other_values_is_the_producers_fault(libs) -> None:
     assert "reads a mismatch too" in str(result.seen)
 
 
+def test_a_consumer_refusing_a_type_it_need_not_have_is_a_portability_gap(libs) -> None:
+    values = np.zeros(3, "<i2")  # bfloat16's bytes
+    result = dlpack_roundtrip._exchange_values(_Host(values), values, "bfloat16", "refuses", "c")
+    assert (result.outcome, result.rule) == ("rejected", "DLPACK-PORT-DTYPE")
+    assert dlpack_roundtrip.uncommon("bfloat16") and dlpack_roundtrip.uncommon("float8_e5m2")
+    assert not dlpack_roundtrip.uncommon("<f8") and not dlpack_roundtrip.uncommon("<c16")
+
+
 def test_a_consumer_refusing_a_valid_capsule_is_rejected(libs) -> None:
     result = dlpack_roundtrip.execute(_params(), "host", "refuses")
     assert (result.outcome, result.rule) == ("rejected", "DLPACK-CONSUMER-READS-DESCRIBED")
@@ -217,3 +225,10 @@ def test_numpy_is_the_host_side_dlpack_consumer():
     got = NumpyAdapter().consume_dlpack(view)
     assert np.array_equal(got, values) and got.base is None  # a copy the consumer owns
     assert view.calls and view.calls[0].get("dl_device") == (1, 0)
+
+
+def test_numpy_takes_no_part_in_the_adversarial_cuda_capsules():
+    from caiconform.checks import dlpack_adversarial as adv
+
+    result = adv.execute({"kind": "used-capsule"}, None, "numpy")
+    assert result.outcome == "skip" and "host capsules only" in result.message

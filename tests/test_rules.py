@@ -98,7 +98,7 @@ def test_rule_fields_are_valid(rule: Rule):
 def test_portability_rules_are_named_as_such():
     for rule in RULES.values():
         is_port = rule.level is Level.PORTABILITY
-        assert is_port == rule.id.startswith("CAI-PORT-"), rule.id
+        assert is_port == rule.id.startswith(("CAI-PORT-", "DLPACK-PORT-")), rule.id
 
 
 def test_sections_resolve_to_a_heading_or_label_in_the_spec(spec_dir: Path):

@@ -126,8 +126,8 @@ def hold(consumer: str, obj: Any) -> tuple[Any, bool]:
         import cupy
 
         return cupy.from_dlpack(obj), True
-    if consumer == "numpy":
-        return np.from_dlpack(obj), True
+    if consumer == "numpy":  # the host side: a view of host memory, else the producer's copy
+        return np.from_dlpack(obj, device="cpu"), obj.__dlpack_device__()[0] == 1
     if consumer == "jax":
         import jax.numpy as jnp
 

@@ -46,6 +46,7 @@ __all__ = [
     "floor",
     "execute",
     "exportable",
+    "uncommon",
     "repro",
 ]
 
@@ -63,6 +64,17 @@ _LAYOUT_TYPESTRS = ("<f4", "|b1")
 _ZERO_SIZE_TYPESTRS = ("<f4", "bfloat16")
 #: the caiconform type names with a DLPack code but no numpy typestr (dlpack.h codes 4, 10, 12)
 _NAMED_CODES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+
+def uncommon(typestr: str) -> bool:
+    """A type a consumer need not have (DLPACK-PORT-DTYPE): bfloat16, the float8 formats,
+    floats wider than 64 bits and complex wider than 128."""
+    from caiconform.spec.dtypes import numpy_dtype
+
+    if typestr in _NAMED_CODES:
+        return True
+    dtype = numpy_dtype(typestr)
+    return dtype.kind == "f" and dtype.itemsize > 8 or dtype.kind == "c" and dtype.itemsize > 16
 
 
 def exportable(typestr: str) -> tuple[bool, str]:
@@ -194,6 +206,8 @@ def _exchange_values(obj, values, typestr: str, consumer: str, context: str) -> 
     rule = _dlpack_exchange.CONSUMER_RULE
     read, exc = _dlpack_exchange.consume_dlpack_with(consumer, obj)
     if exc is not None:
+        if uncommon(typestr):
+            rule = "DLPACK-PORT-DTYPE"  # a type the consumer need not have
         return _results.rejected(rule, exc, "the values the capsule describes", context)
     mismatch = _values.compare_values(read, values)
     if mismatch is None:

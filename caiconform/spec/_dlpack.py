@@ -232,6 +232,11 @@ RULES = (
          "CPU, pinned (CUDA or ROCm host) and CUDA managed memory has device_id 0.",
          quote="For vanilla CPU memory, pinned memory, or managed memory, this is set to 0.",
          derived=True, dict_visible=True),
+    make("DLPACK-PORT-DTYPE", "PORTABILITY", "", "consumer", HEADER,
+         "A consumer holds the types it has: bfloat16, the float8 formats and 128-bit floats "
+         "are legal codes that a consumer without such a type refuses. No requirement of the "
+         "text: a refusal of one names a portability gap, not a defect.",
+         quote="The data type the tensor can hold."),
     make("DLPACK-DTYPE-CODE", "SHOULD", "", "producer", HEADER,
          "The dtype code is one of dlpack.h's DLDataTypeCode values.",
          quote="the value should be one of DLDataTypeCode enum values.", dict_visible=True),
