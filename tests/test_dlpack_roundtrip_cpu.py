@@ -42,6 +42,19 @@ class _Host:
         return self.array.__dlpack__(**kwargs)
 
 
+class _AskMinusOne:
+    """A consumer's request with stream -1 (no synchronization), passed on to the producer."""
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __dlpack_device__(self):
+        return self.obj.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.obj.__dlpack__(**{**kwargs, "stream": -1})
+
+
 class _Producer:
     def __init__(self, fault: str = "") -> None:
         self.fault = fault
@@ -55,6 +68,8 @@ class _Consumer:
         self.how = how
 
     def consume_dlpack(self, obj):
+        if self.how == "asks-minus-one":
+            return np.from_dlpack(_AskMinusOne(obj)).copy()
         assert not hasattr(obj, "__cuda_array_interface__")  # only the DLPack methods show
         if self.how == "refuses":
             raise RuntimeError("unsupported dtype")
@@ -77,6 +92,7 @@ def libs(monkeypatch: pytest.MonkeyPatch):
         "np": _Consumer(),
         "wrong": _Consumer("wrong"),
         "refuses": _Consumer("refuses"),
+        "minus-one": _Consumer("asks-minus-one"),
         "reference": _Consumer(),
     }
 
@@ -115,7 +131,9 @@ def test_a_capsule_of_other_values_is_the_producers_fault(libs) -> None:
 
 def test_a_consumer_refusing_a_type_it_need_not_have_is_a_portability_gap(libs) -> None:
     values = np.zeros(3, "<i2")  # bfloat16's bytes
-    result = dlpack_roundtrip._exchange_values(_Host(values), values, "bfloat16", "refuses", "c")
+    result = dlpack_roundtrip._exchange_values(
+        _Host(values), values, "bfloat16", "host", "refuses", "c"
+    )
     assert (result.outcome, result.rule) == ("rejected", "DLPACK-PORT-DTYPE")
     assert dlpack_roundtrip.uncommon("bfloat16") and dlpack_roundtrip.uncommon("float8_e5m2")
     assert not dlpack_roundtrip.uncommon("<f8") and not dlpack_roundtrip.uncommon("<c16")
@@ -232,3 +250,15 @@ def test_numpy_takes_no_part_in_the_adversarial_cuda_capsules():
 
     result = adv.execute({"kind": "used-capsule"}, None, "numpy")
     assert result.outcome == "skip" and "host capsules only" in result.message
+
+
+def test_a_producer_refusing_the_consumers_stream_is_filed_against_the_producer(libs) -> None:
+    """numpy's host export refuses any stream but None: the consumer's import fails, and the
+    failure is the producer's refusal of an optional stream value."""
+    result = dlpack_roundtrip.execute(_params(), "host", "minus-one")
+    assert (result.outcome, result.rule) == ("rejected", "DLPACK-STREAM-OPTIONAL")
+    assert result.culprit == {
+        "library": "host",
+        "role": "producer",
+        "why": "the producer's __dlpack__ refused the consumer's request",
+    }

@@ -228,18 +228,26 @@ class DLPackOnly:
     The counterpart of `CAIOnly`: with the CAI hidden, a consumer that prefers the CAI must
     take DLPack, and one that short-circuits its own array type cannot. `calls` keeps the
     keyword arguments of each `__dlpack__` call (stream, max_version, dl_device, copy), so a
-    family can say what the consumer asked for.
+    family can say what the consumer asked for, and `refusals` the calls the producer raised
+    on (with what it raised), so a consumer's failure that is the producer's refusal of the
+    consumer's request is told apart.
     """
 
-    __slots__ = ("producer", "calls")
+    __slots__ = ("producer", "calls", "refusals")
 
     def __init__(self, producer: object) -> None:
         self.producer = producer
         self.calls: list[dict] = []
+        self.refusals: list[tuple[dict, BaseException]] = []
 
     def __dlpack__(self, *args: object, **kwargs: object) -> object:
-        self.calls.append({**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs})
-        return self.producer.__dlpack__(*args, **kwargs)
+        call = {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
+        self.calls.append(call)
+        try:
+            return self.producer.__dlpack__(*args, **kwargs)
+        except Exception as exc:
+            self.refusals.append((call, exc))
+            raise
 
     def __dlpack_device__(self) -> object:
         return self.producer.__dlpack_device__()

@@ -196,15 +196,22 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     if why is not None:
         return _producer_refused(producer, why, typestr, context)
     warnings = sorted({f.rule for f in findings})
-    result = _exchange_values(obj, values, typestr, consumer, context)
+    result = _exchange_values(obj, values, typestr, producer, consumer, context)
     if result.outcome == PASS and warnings:
         return _results.passed(f"{result.message}; warnings: {', '.join(warnings)}", seen=warnings)
     return result
 
 
-def _exchange_values(obj, values, typestr: str, consumer: str, context: str) -> Result:
+def _exchange_values(
+    obj, values, typestr: str, producer: str, consumer: str, context: str
+) -> Result:
+    from caiconform.adapters._staging import dlpack_only
+
     rule = _dlpack_exchange.CONSUMER_RULE
-    read, exc = _dlpack_exchange.consume_dlpack_with(consumer, obj)
+    view = dlpack_only(obj)
+    read, exc = _dlpack_exchange.consume_dlpack_with(consumer, view)
+    if exc is not None and view.refusals:
+        return _dlpack_exchange.producer_refused(producer, view.refusals[-1], context)
     if exc is not None:
         if uncommon(typestr):
             rule = "DLPACK-PORT-DTYPE"  # a type the consumer need not have
