@@ -426,10 +426,23 @@ def test_the_producer_flags_read_only_and_refuses_what_dlpack_cannot_say():
 def test_a_consumer_passing_stream_zero_is_named():
     from caiconform.results.outcome import REJECTED as REFUSED
 
-    zero = life.refusal(ValueError("stream=0"), [{"stream": 0, "max_version": (1, 0)}], "x")
+    from types import SimpleNamespace
+
+    def only(*calls, refusals=()):
+        return SimpleNamespace(calls=list(calls), refusals=list(refusals))
+
+    asked = {"stream": 0, "max_version": (1, 0)}
+    zero = life.refusal(
+        ValueError("stream=0"), only(asked, refusals=[(asked, ValueError())]), "x", "p"
+    )
     assert (zero.outcome, zero.rule) == (FAIL, "DLPACK-STREAM-ZERO-FORBIDDEN")
-    plain = life.refusal(TypeError("no"), [{"stream": 1}], "x")
+    plain = life.refusal(TypeError("no"), only({"stream": 1}), "x", "p")
     assert plain.outcome == REFUSED and plain.rule == "DLPACK-CONSUMER-READS-DESCRIBED"
+    minus = {"stream": -1}
+    theirs = life.refusal(
+        RuntimeError("x"), only(minus, refusals=[(minus, RuntimeError())]), "x", "p"
+    )
+    assert (theirs.rule, theirs.culprit["library"]) == ("DLPACK-STREAM-OPTIONAL", "p")
 
 
 def test_a_capsule_freed_by_the_collector_inside_the_deleter_does_not_deadlock():

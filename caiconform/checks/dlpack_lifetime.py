@@ -150,9 +150,12 @@ def held_values(consumer: str, view: Any) -> np.ndarray | None:
         return None
 
 
-def refusal(exc: BaseException, calls: list[dict], context: str) -> Result:
+def refusal(exc: BaseException, only: Any, context: str, producer: str) -> Result:
     """The consumer's import raised: a `fail` of DLPACK-STREAM-ZERO-FORBIDDEN when it passed
-    stream=0 (which the producer refuses), else `rejected` (a plain array refused)."""
+    stream=0 (which the producer refuses); the producer's when its `__dlpack__` raised on the
+    consumer's request (`_dlpack_exchange.producer_refused`); else `rejected` (a plain array
+    refused)."""
+    calls = only.calls
     if any(call.get("stream") == 0 for call in calls):
         return _results.failed(
             "DLPACK-STREAM-ZERO-FORBIDDEN",
@@ -160,6 +163,10 @@ def refusal(exc: BaseException, calls: list[dict], context: str) -> Result:
             "1 (legacy default), 2 (per-thread) or a stream handle",
             context,
         )
+    if only.refusals:
+        from caiconform.checks._dlpack_exchange import producer_refused
+
+        return producer_refused(producer, only.refusals[-1], context)
     return _results.rejected(
         "DLPACK-CONSUMER-READS-DESCRIBED", exc, "an import of a plain array", context
     )
@@ -237,7 +244,7 @@ def _tracked(consumer: str, values: np.ndarray, typestr: str, shape: tuple) -> R
 
         if isinstance(exc, SkipExchange):
             raise
-        return refusal(exc, only.calls, context)
+        return refusal(exc, only, context, "reference")
     names = [capsule_name(c) for c in keeping.capsules]
     keeping.capsules.clear()
     ptr = _pointer(view) if is_view else None
@@ -309,7 +316,7 @@ def _untracked(
 
         if isinstance(exc, SkipExchange):
             raise
-        return refusal(exc, only.calls, context)
+        return refusal(exc, only, context, producer)
     del only
     del obj
     _collect()
