@@ -262,3 +262,9 @@ def test_a_producer_refusing_the_consumers_stream_is_filed_against_the_producer(
         "role": "producer",
         "why": "the producer's __dlpack__ refused the consumer's request",
     }
+
+
+def test_refusing_byte_strides_dlpack_cannot_count_passes(libs) -> None:
+    params = {"typestr": "<i4", "layout": Layout((3, 4), (21, 5)).to_dict(), "seed": 1}
+    result = dlpack_roundtrip.execute(params, "refuser", "np")
+    assert result.outcome == "pass", result.message

@@ -148,9 +148,16 @@ def _example(typestr: str, kind: str, layout: Layout):
     )
 
 
-def _producer_refused(producer: str, why: str, typestr: str, context: str) -> Result:
+def _producer_refused(
+    producer: str, why: str, typestr: str, layout: Layout, context: str
+) -> Result:
     """The producer gave no capsule (`why`, from `check_dlpack`)."""
+    from caiconform.spec.dtypes import numpy_dtype
+
     ok, rule_why = exportable(typestr)
+    itemsize = numpy_dtype(typestr).itemsize
+    if ok and any(s % itemsize for s in layout.effective_strides(itemsize)):
+        ok, rule_why = False, "DLPACK-STRIDES-ELEMENTS: DLPack strides count elements"
     buffer_error = why.endswith("BufferError") or ": BufferError: " in why.rsplit(";", 1)[-1]
     if not ok and buffer_error:
         return _results.passed(f"{context}: refused with BufferError, as {rule_why}")
@@ -194,7 +201,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     if errors:
         return judge(errors, f"{context}: invalid capsule")
     if why is not None:
-        return _producer_refused(producer, why, typestr, context)
+        return _producer_refused(producer, why, typestr, layout, context)
     warnings = sorted({f.rule for f in findings})
     result = _exchange_values(obj, values, typestr, producer, consumer, context)
     if result.outcome == PASS and warnings:
