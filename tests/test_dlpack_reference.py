@@ -424,9 +424,9 @@ def test_the_producer_flags_read_only_and_refuses_what_dlpack_cannot_say():
 
 
 def test_a_consumer_passing_stream_zero_is_named():
-    from caiconform.results.outcome import REJECTED as REFUSED
-
     from types import SimpleNamespace
+
+    from caiconform.results.outcome import REJECTED as REFUSED
 
     def only(*calls, refusals=()):
         return SimpleNamespace(calls=list(calls), refusals=list(refusals))
