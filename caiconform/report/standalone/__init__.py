@@ -6,7 +6,9 @@ cuda-bindings and the libraries of the exchange alone, printing one `BUG: ...` o
 cell "family/producer/consumer" and carries the example's params) and returns the script, or
 None where no template covers the group (`NOT_COVERED` says why, per case). One module per
 check family writes its scripts; `libraries` holds the per-library snippets, `exchange` the
-parts they share, `_text` the helpers the scripts are written from. Nothing here, and nothing
+parts they share (`dlpack_exchange` those of the DLPack families), `_text` the helpers the
+scripts are written from (`_dlpack_helpers` the DLPack ones: dlpack.h's structs in ctypes, a
+capsule's reader, a capsule builder whose deleter counts its calls). Nothing here, and nothing
 in a script, imports the rest of caiconform: a script runs where caiconform is not installed.
 """
 
@@ -33,6 +35,17 @@ NOT_COVERED = [
     "a producer's group under a rule the producer checks do not read off the dict "
     "(schema.CHECKS lists those they do), and the streams family's producer groups other than "
     "stream 0, a version 2 export of pending work and an insufficient exported stream",
+    "DLPack producer groups of caiconform's reference producer (its own defects), and a DLPack "
+    "producer's capsule judged on anything but its shape, strides, element 0 and values (its "
+    "name, version, dtype code, device type, flags beyond dlpack_copy's): the scripts hold a "
+    "capsule to the array it comes from, not to the whole capsule validator",
+    "dlpack_copy's device-cpu-pending and readonly cases and dlpack_streams' pending scenarios: "
+    "they need the producer's work left pending or a read-only export, which the scripts "
+    "rebuild for no library",
+    "dlpack_lifetime's groups of a library producer (its deleter cannot be counted), and "
+    "element types a library producer cannot make here (bfloat16 and float8 but in torch and "
+    "JAX; a strided JAX, RMM, PyCUDA or Warp array) nor the numba kernels read (ndim above 3, "
+    "no numpy dtype)",
 ]
 
 #: harness defects (see NOT_COVERED): (library, role, rule) -> how to recognise its example
@@ -51,6 +64,12 @@ def _families() -> dict[str, ModuleType]:
     from caiconform.report.standalone import (
         adversarial,
         agreement,
+        dlpack_adversarial,
+        dlpack_copy,
+        dlpack_lifetime,
+        dlpack_roundtrip,
+        dlpack_streams,
+        dlpack_versions,
         lifetime,
         mask,
         readonly,
@@ -71,6 +90,12 @@ def _families() -> dict[str, ModuleType]:
         "agreement": agreement,
         "schema": schema,
         "adversarial": adversarial,
+        "dlpack_roundtrip": dlpack_roundtrip,
+        "dlpack_copy": dlpack_copy,
+        "dlpack_versions": dlpack_versions,
+        "dlpack_lifetime": dlpack_lifetime,
+        "dlpack_adversarial": dlpack_adversarial,
+        "dlpack_streams": dlpack_streams,
     }
 
 
@@ -85,6 +110,12 @@ FAMILIES = (
     "agreement",
     "schema",
     "adversarial",
+    "dlpack_roundtrip",
+    "dlpack_copy",
+    "dlpack_versions",
+    "dlpack_lifetime",
+    "dlpack_adversarial",
+    "dlpack_streams",
 )
 
 

@@ -15,6 +15,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+from caiconform.report.standalone._dlpack_helpers import HELPERS as _DLPACK_HELPERS
+
 __all__ = [
     "DISTRIBUTIONS",
     "HELPERS",
@@ -342,6 +344,7 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
         """,
         ("driver",),
     ),
+    **_DLPACK_HELPERS,  # dlpack.h's structs, a capsule's reader and builder
 }
 
 

@@ -229,16 +229,22 @@ def judge_read(s: Script, group: dict, consumer: str, context: str) -> None:
     )
 
 
-def crash_script(child: Script, group: dict, consumer: str, context: str) -> str:
+def crash_script(
+    child: Script,
+    group: dict,
+    consumer: str,
+    context: str,
+    shown: str = "obj.__cuda_array_interface__",
+) -> str:
     """The parent script of a crash group: it runs `child` (which builds `obj`, defines
     `read`) in a fresh interpreter and prints BUG when that dies by a signal, hangs, or leaves
-    the CUDA context unusable."""
+    the CUDA context unusable. `shown`: what the child prints of `obj` before the read."""
     rule = group.get("input_rule") or group.get("rule")
     child.need("driver")
     child.imp("import traceback")
+    child.add(f'print("CHILD dict:", {shown}, flush=True)')
     child.add(
         """
-        print("CHILD dict:", obj.__cuda_array_interface__, flush=True)
         try:
             result = read(obj)
             print("CHILD read", np.asarray(result).shape, flush=True)

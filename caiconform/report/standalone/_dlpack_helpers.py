@@ -1,0 +1,228 @@
+"""The DLPack pieces of the standalone reproducers, as source text: dlpack.h's structs in ctypes,
+a capsule's fields read without consuming it, and a capsule built over any pointer with a
+deleter that counts its calls.
+
+`HELPERS` has the shape of `_text.HELPERS` (name -> (source, helpers it needs)), which takes
+these in: a script asks for them with `Script.need`. The builder (`dlpack_builder`) is the
+stand-in of caiconform's reference producer over DLPack (`caiconform.reference.dlpack_export`):
+a `DLManagedTensorVersioned` (or a legacy `DLManagedTensor`) in a "dltensor_versioned" (or
+"dltensor") capsule made with `PyCapsule_New` through `ctypes.pythonapi`; the deleter, a ctypes
+CFUNCTYPE, counts its calls per tensor in `DELETER_CALLS`; the capsule's destructor calls the
+deleter only while the capsule keeps its unconsumed name (docs/spec/dlpack/python_spec.md). It
+needs no GPU: over host memory with device (kDLCPU, 0) it is what numpy's `from_dlpack` takes.
+Nothing here imports anything: the text is the script's.
+"""
+
+from __future__ import annotations
+
+__all__ = ["HELPERS"]
+
+_STRUCTS = """
+import ctypes
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):  # a legacy "dltensor" capsule's struct
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):  # a "dltensor_versioned" capsule's struct
+    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+
+
+STRUCTS = {b"dltensor_versioned": DLManagedTensorVersioned, b"dltensor": DLManagedTensor}
+READ_ONLY, IS_COPIED = 1, 2  # DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_IS_COPIED
+
+
+def capi(name, restype, *argtypes):  # a binding of its own of a Python C-API function
+    fn = ctypes.pythonapi[name]
+    fn.restype, fn.argtypes = restype, list(argtypes)
+    return fn
+
+
+_name_of = capi("PyCapsule_GetName", ctypes.c_void_p, ctypes.py_object)
+_pointer_in = capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+
+
+def capsule_name(capsule):  # its name (b"" when none); None for anything but a PyCapsule
+    if type(capsule).__name__ != "PyCapsule":
+        return None
+    raw = _name_of(capsule)
+    return ctypes.string_at(raw) if raw else b""
+"""
+
+_READ = """
+def read_capsule(capsule):
+    # the fields of an unconsumed DLPack capsule, read with ctypes; the capsule keeps its name
+    name = capsule_name(capsule)
+    if name not in STRUCTS:
+        raise ValueError(f"not an unconsumed DLPack capsule: {type(capsule).__name__} {name!r}")
+    managed = STRUCTS[name].from_address(_pointer_in(capsule, name))
+    versioned = name == b"dltensor_versioned"
+    t = managed.dl_tensor
+    ndim = int(t.ndim)
+    if not 0 <= ndim <= 64:
+        raise ValueError(f"implausible ndim {ndim}")
+    shape = tuple(int(t.shape[i]) for i in range(ndim))
+    return {
+        "name": name.decode(),
+        "version": (managed.version.major, managed.version.minor) if versioned else None,
+        "flags": int(managed.flags) if versioned else None,
+        "data": int(t.data or 0),
+        "byte_offset": int(t.byte_offset),
+        "device": (int(t.device.device_type), int(t.device.device_id)),
+        "dtype": (int(t.dtype.code), int(t.dtype.bits), int(t.dtype.lanes)),
+        "shape": shape,
+        "strides": tuple(int(t.strides[i]) for i in range(ndim)) if t.strides else None,
+    }
+
+
+def byte_strides(fields, itemsize):  # the capsule's strides in bytes (NULL: C-contiguous)
+    if fields["strides"] is not None:
+        return tuple(s * itemsize for s in fields["strides"])
+    out, step = [], itemsize
+    for extent in reversed(fields["shape"]):
+        out.insert(0, step)
+        step *= max(extent, 1)
+    return tuple(out)
+
+
+def capsule_values(fields, dtype):
+    # the elements a capsule describes, copied to the host: kDLCPU memory through ctypes,
+    # CUDA memory (device types 2, 3, 13) with the driver
+    shape, steps = fields["shape"], byte_strides(fields, dtype.itemsize)
+    ptr = fields["data"] + fields["byte_offset"]
+    if 0 in shape:
+        return np.empty(shape, dtype)
+    if fields["device"][0] != 1:
+        return read_at(ptr, shape, dtype, steps)
+    lo = sum((n - 1) * s for n, s in zip(shape, steps) if s < 0)
+    hi = sum((n - 1) * s for n, s in zip(shape, steps) if s > 0) + dtype.itemsize
+    raw = np.frombuffer((ctypes.c_char * (hi - lo)).from_address(ptr + lo), np.uint8)
+    return np.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=steps).copy()
+"""
+
+_BUILDER = """
+DELETER_CALLS = {}  # address of a tensor made here -> how often its deleter ran
+_MADE = {}  # address -> the struct and the arrays it points to, kept for the whole run
+_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_valid = capi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
+_pointer_at = capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
+_new = capi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+_NAMES = {n: n for n in (b"dltensor_versioned", b"dltensor", b"used_dltensor_versioned",
+                         b"used_dltensor")}  # a capsule keeps a pointer to its name: never freed
+
+
+def _on_delete(address, calls=DELETER_CALLS):  # the tensor's deleter: count the call
+    calls[address or 0] = calls.get(address or 0, 0) + 1
+
+
+def _on_destroy(capsule, structs=STRUCTS, valid=_valid, pointer=_pointer_at, fn=_FN):
+    # the capsule's destructor (on the bare address: the capsule is being freed): the tensor
+    # is released only while the capsule is unconsumed; a consumer renames it and owns it.
+    # What it uses is bound here: a capsule freed as the script ends outlives its globals
+    for name, struct in structs.items():
+        if valid(capsule, name):
+            address = pointer(capsule, name)
+            deleter = struct.from_address(address).deleter if address else None
+            if deleter:
+                fn(deleter)(address)
+            return
+
+
+DELETER, DESTRUCTOR = _FN(_on_delete), _FN(_on_destroy)
+for _kept in (DELETER, DESTRUCTOR, _MADE):  # never freed: a capsule may be freed after them
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(_kept))
+
+
+def make_capsule(data, shape, dtype, device, *, strides=None, byte_offset=0, version=(1, 1),
+                 flags=0, ndim=None, name=None, deleter=True):
+    # a DLManagedTensorVersioned (version None: a legacy DLManagedTensor) over `data`, in a new
+    # capsule; dtype (code, bits, lanes), device (type, id), strides in elements (None: NULL).
+    # ndim, name and deleter=False make bad capsules on purpose. Returns (capsule, address)
+    struct = DLManagedTensor() if version is None else DLManagedTensorVersioned()
+    extents = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    keep = [struct, extents]
+    t = struct.dl_tensor
+    t.data = int(data) or None
+    t.device = DLDevice(*device)
+    t.ndim = len(shape) if ndim is None else ndim
+    t.dtype = DLDataType(*dtype)
+    if shape:
+        t.shape = ctypes.cast(extents, ctypes.POINTER(ctypes.c_int64))
+    if strides is not None:
+        steps = (ctypes.c_int64 * max(len(strides), 1))(*strides)
+        keep.append(steps)
+        t.strides = ctypes.cast(steps, ctypes.POINTER(ctypes.c_int64))
+    t.byte_offset = byte_offset
+    if version is not None:
+        struct.version = DLPackVersion(*version)
+        struct.flags = flags
+    address = ctypes.addressof(struct)
+    struct.manager_ctx = address
+    struct.deleter = ctypes.cast(DELETER, ctypes.c_void_p).value if deleter else None
+    _MADE[address] = keep
+    DELETER_CALLS[address] = 0
+    label = _NAMES[name or (b"dltensor" if version is None else b"dltensor_versioned")]
+    return _new(address, label, ctypes.cast(DESTRUCTOR, ctypes.c_void_p).value), address
+
+
+class CapsuleProducer:
+    # an object whose __dlpack__ hands out a fresh capsule from make(kwargs) at each call, noting
+    # the call's keywords, the caller's file and line and the tensor's address; keep=True also
+    # keeps each capsule (to read its name after the import; clear `capsules` to let them go)
+    def __init__(self, make, device, keep=False):
+        self.make, self.device, self.keep = make, device, keep
+        self.calls, self.tensors, self.capsules = [], [], []
+
+    def __dlpack__(self, *args, **kwargs):
+        caller = sys._getframe(1)
+        self.calls.append((args, kwargs, f"{caller.f_code.co_filename}:{caller.f_lineno}"))
+        capsule, address = self.make(kwargs)
+        self.tensors.append(address)
+        if self.keep:
+            self.capsules.append(capsule)
+        return capsule
+
+    def __dlpack_device__(self):
+        return self.device
+"""
+
+_ONLY = """
+class DLPackOnly:  # the producer's array seen through DLPack alone: no CAI to fall back to
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, *args, **kwargs):
+        return self.array.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+"""
+
+#: name -> (source, helpers it needs), as `_text.HELPERS`
+HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "dlpack_structs": (_STRUCTS, ()),
+    "read_capsule": (_READ, ("dlpack_structs", "read_back")),
+    "dlpack_builder": ("import sys\n" + _BUILDER, ("dlpack_structs",)),
+    "dlpack_only": (_ONLY, ()),
+}

@@ -1,0 +1,341 @@
+"""The DLPack standalone reproducers (`caiconform.report.standalone.dlpack_*`) without a GPU.
+
+The capsule builder and reader the scripts carry (`_dlpack_helpers`) run here on host memory:
+a capsule built over a numpy array is what `numpy.from_dlpack` takes (renamed "used_...", the
+deleter counted once when numpy's array is freed), and numpy's own capsule reads back its
+layout and values. Whole scripts run in a fresh interpreter with caiconform blocked, over the
+stand-in driver of tests/test_standalone.py (host memory as "device" memory) and a stand-in
+`torch` whose DLPack import and export misbehave as `FAKE_TORCH_BUG` says: an import that
+leaves the capsule unrenamed, one that takes a bad capsule's ownership and never calls its
+deleter, a copy without IS_COPIED, a capsule with wrong strides. Each prints BUG under the
+group's rule; the conforming stand-in prints OK, and a refusal whose exception holds the
+capsule (released once the exception is dropped) is not taken for a deleter never called.
+"""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from caiconform.report.standalone import script_for_group
+from caiconform.report.standalone._text import HELPERS
+from tests.test_standalone import BOOT, FAKE_DRIVER, check_script, group, last_line
+
+
+def helper_source(*names: str) -> str:
+    return "\n\n".join(HELPERS[name][0] for name in names)
+
+
+def builder() -> dict:
+    """The scripts' capsule builder and reader, run in a namespace of their own (the reader's
+    device path needs the driver; host capsules never take it)."""
+    space: dict = {"np": np, "read_at": None}
+    exec(helper_source("dlpack_structs", "read_capsule", "dlpack_builder"), space)
+    return space
+
+
+def test_the_builder_makes_a_capsule_numpy_imports_and_releases_once() -> None:
+    b = builder()
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]  # strides (16, 8) bytes
+
+    def make(kwargs: dict):
+        version = (1, 1) if kwargs.get("max_version") else None
+        return b["make_capsule"](
+            values.ctypes.data, values.shape, (2, 32, 1), (1, 0), strides=(4, 2), version=version
+        )
+
+    producer = b["CapsuleProducer"](make, (1, 0), keep=True)
+    imported = np.from_dlpack(producer)
+    assert np.array_equal(imported, values)
+    assert [b["capsule_name"](c) for c in producer.capsules] == [b"used_dltensor_versioned"]
+    (address,) = producer.tensors
+    assert producer.calls[0][1].get("max_version") is not None  # numpy asked for a versioned one
+    producer.capsules.clear()
+    gc.collect()
+    assert b["DELETER_CALLS"][address] == 0  # numpy's array still holds the tensor
+    del imported
+    gc.collect()
+    assert b["DELETER_CALLS"][address] == 1
+
+
+def test_an_unconsumed_capsule_is_released_by_its_destructor_and_a_used_one_is_not() -> None:
+    b = builder()
+    values = np.zeros(4, np.float32)
+    capsule, address = b["make_capsule"](values.ctypes.data, (4,), (2, 32, 1), (1, 0))
+    assert b["read_capsule"](capsule)["shape"] == (4,)
+    del capsule
+    gc.collect()
+    assert b["DELETER_CALLS"][address] == 1
+    used, other = b["make_capsule"](
+        values.ctypes.data, (4,), (2, 32, 1), (1, 0), name=b"used_dltensor_versioned"
+    )
+    del used
+    gc.collect()
+    assert b["DELETER_CALLS"][other] == 0
+
+
+def test_the_reader_reads_numpy_capsules_layout_and_values() -> None:
+    b = builder()
+    values = np.arange(24, dtype=np.int16).reshape(4, 6)[::-1, 1::2]
+    fields = b["read_capsule"](values.__dlpack__(max_version=(1, 0)))
+    assert fields["name"] == "dltensor_versioned" and fields["device"] == (1, 0)
+    assert fields["shape"] == (4, 3) and fields["dtype"] == (0, 16, 1)
+    assert b["byte_strides"](fields, 2) == values.strides
+    assert np.array_equal(b["capsule_values"](fields, values.dtype), values)
+    legacy = b["read_capsule"](values.__dlpack__())
+    assert legacy["name"] == "dltensor" and legacy["version"] is None and legacy["flags"] is None
+
+
+#: a stand-in torch: an array over host memory whose "device" is CUDA (the stand-in driver
+#: reads host memory), its DLPack export built and its import read with the scripts' own
+#: helpers; FAKE_TORCH_BUG picks a defect
+FAKE_TORCH = """
+import os
+import sys
+
+import numpy as np
+
+BUG = os.environ.get("FAKE_TORCH_BUG", "")
+_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
+_KEEP = []
+
+
+class Tensor:
+    def __init__(self, array):
+        self.array = np.ascontiguousarray(array)
+
+    @property
+    def __cuda_array_interface__(self):
+        a = self.array
+        return {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
+                "version": 3, "strides": None}
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        if stream == 2:
+            raise BufferError("per-thread default stream is not supported.")
+        src = self.array.copy() if copy else self.array
+        _KEEP.append(src)
+        flags = 2 if copy and BUG != "no-copied-flag" else 0
+        steps = tuple(s // src.itemsize for s in src.strides)
+        if BUG == "wrong-strides":
+            steps = steps[::-1]
+        version = (1, 1) if max_version is not None and max_version[0] >= 1 else None
+        code = (_CODES[src.dtype.kind], src.itemsize * 8, 1)
+        return make_capsule(src.ctypes.data, src.shape, code, (2, 0), strides=steps,
+                            version=version, flags=flags)[0]
+
+    def data_ptr(self):
+        return self.array.ctypes.data
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self.array.copy()
+
+
+class Imported(Tensor):  # an import: calls the tensor's deleter when freed
+    def __init__(self, array, address, struct):
+        self.array, self.address, self.struct = array, address, struct
+
+    def __del__(self):
+        deleter = self.struct.from_address(self.address).deleter
+        if deleter:
+            _FN(deleter)(self.address)
+
+
+def as_tensor(values, device=None):
+    return Tensor(values)
+
+
+_set_name = capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+_USED = {b"dltensor_versioned": b"used_dltensor_versioned", b"dltensor": b"used_dltensor"}
+
+
+def from_dlpack(obj):
+    capsule = obj.__dlpack__(max_version=(1, 0))
+    name = capsule_name(capsule)
+    if BUG == "rename-then-raise" and name in _USED:  # owns the tensor, never releases it
+        _set_name(capsule, _USED[name])
+        raise ValueError("refused after taking ownership")
+    fields = read_capsule(capsule)  # raises on a bad capsule: its destructor releases it
+    address = _pointer_in(capsule, name)
+    if BUG != "no-rename":
+        _set_name(capsule, _USED[name])
+    dtype = np.dtype(f"{'<' if fields['dtype'][1] > 8 else '|'}{'iufXXcb'[fields['dtype'][0]]}"
+                     f"{fields['dtype'][1] // 8}")
+    values = capsule_values(fields, dtype)
+    return Imported(values, address, STRUCTS[name]) if BUG != "no-rename" else Tensor(values)
+
+
+def read_at(ptr, shape, dtype, steps, stream=None):
+    n = max(0, sum((e - 1) * s for e, s in zip(shape, steps))) + dtype.itemsize
+    raw = np.frombuffer((ctypes.c_char * n).from_address(ptr), np.uint8)
+    return np.ndarray(shape, dtype, buffer=raw, strides=steps).copy()
+"""
+
+
+@pytest.fixture(scope="module")
+def stand_ins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the stand-in cuda.bindings.driver and torch."""
+    root = tmp_path_factory.mktemp("dlpack-fakes")
+    (root / "cuda" / "bindings").mkdir(parents=True)
+    (root / "cuda" / "__init__.py").write_text("")
+    (root / "cuda" / "bindings" / "__init__.py").write_text("")
+    (root / "cuda" / "bindings" / "driver.py").write_text(FAKE_DRIVER)
+    helpers = helper_source("dlpack_structs", "read_capsule", "dlpack_builder")
+    (root / "torch.py").write_text(helpers + "\n\n" + FAKE_TORCH)
+    return root
+
+
+def run(text: str, root: Path, tmp_path: Path, bug: str = "") -> subprocess.CompletedProcess:
+    check_script(text)
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "FAKE_TORCH_BUG": bug}
+    return subprocess.run(
+        [sys.executable, "-c", BOOT, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def verdict_of(proc: subprocess.CompletedProcess) -> tuple[int, str]:
+    return proc.returncode, last_line(proc)
+
+
+LIFETIME = group(
+    "dlpack_lifetime/reference/torch",
+    {"typestr": "<f8", "shape": [2, 3], "seed": 0},
+    rule="DLPACK-CONSUMER-RENAME",
+    severity="refuses-valid",
+)
+
+
+def test_lifetime_an_import_leaving_the_capsule_unrenamed_prints_bug(
+    stand_ins: Path, tmp_path: Path
+) -> None:
+    text = script_for_group(LIFETIME)
+    code, line = verdict_of(run(text, stand_ins, tmp_path))
+    assert code == 0 and line.startswith("OK: torch"), line
+    code, line = verdict_of(run(text, stand_ins, tmp_path, "no-rename"))
+    assert code == 1 and "still named 'dltensor_versioned'" in line, line
+    assert "[DLPACK-CONSUMER-RENAME]" in line
+
+
+def test_lifetime_deleter_counted_once_after_the_import_is_dropped(
+    stand_ins: Path, tmp_path: Path
+) -> None:
+    g = {**LIFETIME, "rule": "DLPACK-CONSUMER-CALLS-DELETER"}
+    proc = run(script_for_group(g), stand_ins, tmp_path)
+    assert verdict_of(proc)[0] == 0, proc.stdout + proc.stderr
+    assert "deleter calls with the import dropped too: [1]" in proc.stdout
+
+
+ADVERSARIAL = group(
+    "dlpack_adversarial/-/torch",
+    {"kind": "ndim-huge"},
+    rule="DLPACK-CONSUMER-CALLS-DELETER",
+    severity="refuses-valid",
+)
+
+
+def test_adversarial_a_refusal_released_by_the_capsules_destructor_is_ok(
+    stand_ins: Path, tmp_path: Path
+) -> None:
+    proc = run(script_for_group(ADVERSARIAL), stand_ins, tmp_path)
+    code, line = verdict_of(proc)
+    assert code == 0 and "no DLPACK-CONSUMER-CALLS-DELETER finding" in line, proc.stdout
+    # while the exception lives, its traceback holds the capsule: no call yet
+    assert "deleter calls while the exception (and its traceback) is alive: [0]" in proc.stdout
+    assert "deleter calls once the exception is dropped and garbage collected: [1]" in proc.stdout
+
+
+def test_adversarial_a_refused_capsule_owned_and_never_released_prints_bug(
+    stand_ins: Path, tmp_path: Path
+) -> None:
+    proc = run(script_for_group(ADVERSARIAL), stand_ins, tmp_path, "rename-then-raise")
+    code, line = verdict_of(proc)
+    assert code == 1 and "the deleter of a refused capsule never called (1 of 1)" in line, line
+
+
+def test_adversarial_null_deleter_read_right_is_ok(stand_ins: Path, tmp_path: Path) -> None:
+    g = group(
+        "dlpack_adversarial/-/torch",
+        {"kind": "null-deleter"},
+        rule="DLPACK-DELETER-NULL",
+        outcome="rejected-valid",
+    )
+    code, line = verdict_of(run(script_for_group(g), stand_ins, tmp_path))
+    assert code == 0 and "no DLPACK-DELETER-NULL finding" in line, line
+
+
+def test_copy_true_without_is_copied_prints_bug(stand_ins: Path, tmp_path: Path) -> None:
+    g = group(
+        "dlpack_copy/torch/-",
+        {"case": "copy-true", "typestr": "|u1", "shape": [2], "seed": 0},
+        role="producer",
+        library="torch",
+        rule="DLPACK-COPY-FLAG",
+    )
+    text = script_for_group(g)
+    code, line = verdict_of(run(text, stand_ins, tmp_path))
+    assert code == 0 and "no DLPACK-COPY-FLAG finding" in line, line
+    code, line = verdict_of(run(text, stand_ins, tmp_path, "no-copied-flag"))
+    assert code == 1 and "IS_COPIED unset on a copy" in line and "[DLPACK-COPY-FLAG]" in line
+
+
+def test_a_producer_capsule_with_wrong_strides_prints_bug(stand_ins: Path, tmp_path: Path) -> None:
+    g = group(
+        "dlpack_versions/torch/-",
+        {"max_version": [1, 0], "typestr": "<i4", "layout": {"shape": [3, 4]}, "seed": 0},
+        role="producer",
+        library="torch",
+        rule="DLPACK-STRIDES-ELEMENTS",
+    )
+    text = script_for_group(g)
+    code, line = verdict_of(run(text, stand_ins, tmp_path))
+    assert code == 0 and line.startswith("OK: torch's capsule describes the array"), line
+    code, line = verdict_of(run(text, stand_ins, tmp_path, "wrong-strides"))
+    assert code == 1 and "the capsule's strides are (1, 4) elements" in line, line
+
+
+def test_a_consumer_refusing_a_valid_capsule_prints_bug_naming_where(
+    stand_ins: Path, tmp_path: Path
+) -> None:
+    g = group(
+        "dlpack_roundtrip/reference/torch",
+        {"typestr": "<i2", "layout": {"shape": [3], "strides": [6], "offset": 4}, "seed": 0},
+        rule="DLPACK-CONSUMER-READS-DESCRIBED",
+        outcome="rejected-valid",
+    )
+    text = script_for_group(g)
+    code, line = verdict_of(run(text, stand_ins, tmp_path))
+    assert code == 0 and line.startswith("OK: torch read the values the capsule describes"), line
+    broken = text.replace("def read(obj):", "def read(obj):\n    raise TypeError('refused')", 1)
+    code, line = verdict_of(run(broken, stand_ins, tmp_path))
+    assert code == 1 and "TypeError: refused (raised at" in line, line
+
+
+def test_a_stream_value_refused_is_the_bug_of_its_group(stand_ins: Path, tmp_path: Path) -> None:
+    g = group(
+        "dlpack_streams/torch/-",
+        {"stream": 2, "scenario": "none", "typestr": "<f8", "shape": [1], "seed": 0},
+        role="producer",
+        library="torch",
+        rule="DLPACK-STREAM-OPTIONAL",
+        outcome="rejected-valid",
+    )
+    code, line = verdict_of(run(script_for_group(g), stand_ins, tmp_path))
+    assert code == 1 and "BufferError: per-thread default stream" in line, line
