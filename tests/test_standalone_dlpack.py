@@ -7,7 +7,8 @@ layout and values. Whole scripts run in a fresh interpreter with caiconform bloc
 stand-in driver of tests/test_standalone.py (host memory as "device" memory) and a stand-in
 `torch` whose DLPack import and export misbehave as `FAKE_TORCH_BUG` says: an import that
 leaves the capsule unrenamed, one that takes a bad capsule's ownership and never calls its
-deleter, a copy without IS_COPIED, a capsule with wrong strides. Each prints BUG under the
+deleter, one that dies on a consumed capsule, a copy without IS_COPIED, a capsule with wrong
+strides. Each prints BUG under the
 group's rule; the conforming stand-in prints OK, and a refusal whose exception holds the
 capsule (released once the exception is dropped) is not taken for a deleter never called.
 """
@@ -163,6 +164,8 @@ _USED = {b"dltensor_versioned": b"used_dltensor_versioned", b"dltensor": b"used_
 def from_dlpack(obj):
     capsule = obj.__dlpack__(max_version=(1, 0))
     name = capsule_name(capsule)
+    if BUG == "segv-on-used" and name.startswith(b"used_"):
+        ctypes.string_at(0)  # reads address 0: SIGSEGV
     if BUG == "rename-then-raise" and name in _USED:  # owns the tensor, never releases it
         _set_name(capsule, _USED[name])
         raise ValueError("refused after taking ownership")
@@ -339,3 +342,19 @@ def test_a_stream_value_refused_is_the_bug_of_its_group(stand_ins: Path, tmp_pat
     )
     code, line = verdict_of(run(script_for_group(g), stand_ins, tmp_path))
     assert code == 1 and "BufferError: per-thread default stream" in line, line
+
+
+def test_adversarial_a_consumer_dying_on_a_used_capsule_is_the_crash_scripts_bug(
+    stand_ins: Path, tmp_path: Path
+) -> None:
+    g = group(
+        "dlpack_adversarial/-/torch",
+        {"kind": "used-capsule"},
+        outcome="crash",
+        severity="crashes",
+    )
+    text = script_for_group(g)
+    code, line = verdict_of(run(text, stand_ins, tmp_path))
+    assert code == 0 and line.startswith("OK: torch did not crash"), line
+    code, line = verdict_of(run(text, stand_ins, tmp_path, "segv-on-used"))
+    assert code == 1 and "killed the process with SIGSEGV given a used-capsule capsule" in line

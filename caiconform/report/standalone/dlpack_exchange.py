@@ -27,6 +27,7 @@ __all__ = [
     "library_producer",
     "producer",
     "reader",
+    "show_capsule",
     "judge_import",
     "producer_capsule",
 ]
@@ -161,20 +162,31 @@ def reader(s: Script, consumer: str, array: Array) -> bool:
     return True
 
 
+def show_capsule(s: Script) -> None:
+    """Print the fields of a capsule `obj` hands out (asked for and dropped unconsumed: its
+    destructor releases it), or why it could not be read."""
+    s.need("read_capsule")
+    s.add(
+        """
+        try:  # what the producer exports, read with ctypes
+            print("capsule:", read_capsule(obj.__dlpack__(max_version=(1, 0))))
+        except Exception as exc:
+            print("capsule not read:", type(exc).__name__, exc)
+        """
+    )
+
+
 def judge_import(s: Script, group: dict, consumer: str, context: str) -> None:
     """Print the capsule the producer hands out, read `obj` with `read`, and the verdict the
     group's outcome calls for: a refusal of a valid capsule (`rejected-valid`) or other values
     read (`fail`); the other answer is OK."""
     rule = group.get("rule") or "DLPACK-CONSUMER-READS-DESCRIBED"
     refused_bug = group.get("outcome") == "rejected-valid"
-    s.need("verdict", "differ", "read_capsule")
+    s.need("verdict", "differ")
     s.imp("import traceback")
+    show_capsule(s)
     s.add(
         f"""
-        try:  # what the producer exports (a capsule asked for and dropped: its destructor frees it)
-            print("capsule:", read_capsule(obj.__dlpack__(max_version=(1, 0))))
-        except Exception as exc:
-            print("capsule not read:", type(exc).__name__, exc)
         try:
             result = read(obj)
         except Exception as exc:

@@ -57,6 +57,7 @@ def consumer_script(group: dict, array, producer: str | None, consumer: str | No
     if not dx.reader(s, consumer, array):
         return None
     if group.get("outcome") in ex.CRASH_OUTCOMES:
+        dx.show_capsule(s)
         return ex.crash_script(s, group, consumer, context, shown="obj.__dlpack_device__()")
     dx.judge_import(s, group, consumer, context)
     return s.render()
