@@ -12,7 +12,6 @@ DLPack consumer in the script, whose capsule and refusals would be counted as nu
 
 from __future__ import annotations
 
-import dataclasses
 import textwrap
 
 from caiconform.report.standalone import exchange as ex
@@ -142,10 +141,7 @@ def _numba_kernel(name: str, array: Array) -> libs.Snip | None:
         libs.imports_of("numba-kernel"),
         setup=libs._NUMPY_SHIM + "\n\n\n" + libs._copy_kernel(ndim),
     )
-    if name == "numba-mlir-kernel":
-        snip = dataclasses.replace(snip, imports=libs.imports_of(name), setup=snip.setup)
-        snip = dataclasses.replace(snip, setup=snip.setup.replace(libs._NUMPY_SHIM + "\n\n\n", ""))
-    return snip
+    return libs._as_mlir(snip) if name == "numba-mlir-kernel" else snip
 
 
 def reader(s: Script, consumer: str, array: Array) -> bool:
