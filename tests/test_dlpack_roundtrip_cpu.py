@@ -268,3 +268,14 @@ def test_refusing_byte_strides_dlpack_cannot_count_passes(libs) -> None:
     params = {"typestr": "<i4", "layout": Layout((3, 4), (21, 5)).to_dict(), "seed": 1}
     result = dlpack_roundtrip.execute(params, "refuser", "np")
     assert result.outcome == "pass", result.message
+
+
+def test_an_adapters_bookkeeping_reads_past_every_view():
+    from caiconform.adapters._staging import dlpack_only, unwrapped
+    from caiconform.checks.dlpack_lifetime import Keeping
+
+    array = np.arange(3.0)
+    keeping = Keeping(array)
+    view = dlpack_only(keeping)
+    assert unwrapped(view) is array and unwrapped(array) is array
+    assert not keeping.capsules and not view.calls

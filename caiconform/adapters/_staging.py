@@ -41,6 +41,7 @@ __all__ = [
     "cai_only",
     "DLPackOnly",
     "dlpack_only",
+    "unwrapped",
     "distribution_version",
     "on_gpu",
 ]
@@ -234,6 +235,8 @@ class DLPackOnly:
     """
 
     __slots__ = ("producer", "calls", "refusals")
+    #: a view caiconform puts between producer and consumer (`unwrapped` looks through it)
+    caiconform_view = True
 
     def __init__(self, producer: object) -> None:
         self.producer = producer
@@ -254,6 +257,15 @@ class DLPackOnly:
 
     def __repr__(self) -> str:
         return f"DLPackOnly({type(self.producer).__name__})"
+
+
+def unwrapped(obj: object) -> object:
+    """The producer's own object behind caiconform's views (`DLPackOnly` and any class marking
+    itself `caiconform_view`, e.g. dlpack_lifetime's capsule keeper): what an adapter reads
+    for its own bookkeeping, so the views record only the library's calls."""
+    while getattr(obj, "caiconform_view", False):
+        obj = obj.producer
+    return obj
 
 
 def dlpack_only(obj: object) -> DLPackOnly:

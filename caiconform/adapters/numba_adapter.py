@@ -392,12 +392,14 @@ class NumbaKernelAdapter(NumbaAdapter):
         `_to_strided_memory_view`): numba has no `from_dlpack` of its own. The destination's
         shape and element type are read by caiconform (`dlpack.export` of the producer itself,
         so the wrapper's `calls` hold numba's calls only), as `consume` reads them from the
-        dict; `cuda.device_array` takes numpy dtypes, so a type numpy lacks is a skip."""
+        dict; `cuda.device_array` takes numpy dtypes, so a type numpy lacks is a skip. That
+        reading goes to the producer's own object (`_staging.unwrapped`), past every view a
+        family holds, so none of them sees a capsule numba did not ask for."""
         from caiconform import dlpack
         from caiconform.spec.dtypes import is_named
 
         wrapped = _staging.dlpack_only(obj)
-        capsule, _ = dlpack.export(wrapped.producer)
+        capsule, _ = dlpack.export(_staging.unwrapped(wrapped))
         typestr = capsule.typestr
         if typestr == "?" or is_named(typestr):
             raise SkipExchange(

@@ -95,7 +95,11 @@ def floor(producer: str | None, consumer: str | None) -> list:
 
 class Keeping:
     """The producer's object seen through DLPack only, keeping every capsule its `__dlpack__`
-    returned, so the family can read their names after the consumer's import."""
+    returned, so the family can read their names after the consumer's import. A view of
+    caiconform's (`caiconform_view`): an adapter's own bookkeeping reads past it
+    (`_staging.unwrapped`), so it keeps only the consumer's capsules."""
+
+    caiconform_view = True
 
     def __init__(self, producer: Any) -> None:
         self.producer = producer
