@@ -36,8 +36,6 @@ COMMANDS: dict[str, str] = {
 EXIT_USAGE = 2
 
 
-
-
 def parse_cai_version(raw: str | None) -> int | None:
     """The `--version N` option of `check` and `rules`: a CAI version 0-3, or None when not
     given; UsageError otherwise."""
