@@ -311,14 +311,21 @@ def test_the_adversarial_floor_and_repro_name_every_kind():
 def test_lifetime_verdicts_while_held():
     ctx = "x"
     exports = [object()]
-    unrenamed = life.judge_tracked(exports, [b"dltensor_versioned"], 0, True, ctx)
+    unrenamed = life.judge_tracked(exports, [b"dltensor_versioned"], [0], True, ctx)
     assert (unrenamed.outcome, unrenamed.rule) == (FAIL, "DLPACK-CONSUMER-RENAME")
-    early = life.judge_tracked(exports, [b"used_dltensor_versioned"], 1, True, ctx)
+    early = life.judge_tracked(exports, [b"used_dltensor_versioned"], [1], True, ctx)
     assert (early.outcome, early.rule) == (FAIL, "DLPACK-CONSUMER-CALLS-DELETER")
-    twice = life.judge_tracked(exports, [b"used_dltensor"], 2, False, ctx)
+    twice = life.judge_tracked(exports, [b"used_dltensor"], [2], False, ctx)
     assert (twice.outcome, twice.rule) == (FAIL, "DLPACK-DELETER-ONCE")
-    assert life.judge_tracked(exports, [b"used_dltensor"], 1, False, ctx) is None  # a copy
-    assert life.judge_tracked(exports, [b"used_dltensor"], 0, True, ctx) is None
+    assert life.judge_tracked(exports, [b"used_dltensor"], [1], False, ctx) is None  # a copy
+    assert life.judge_tracked(exports, [b"used_dltensor"], [0], True, ctx) is None
+    # three capsules asked for (numba: two to type the argument, one to launch), two released
+    three = [object()] * 3
+    names = [b"used_dltensor_versioned"] * 3
+    assert life.judge_tracked(three, names, [1, 1, 0], True, ctx) is None
+    assert life.judge_tracked(three, names, [1, 1, 1], True, ctx).rule == (
+        "DLPACK-CONSUMER-CALLS-DELETER"
+    )
 
 
 def test_numpy_holds_a_host_import_the_way_the_family_expects():
@@ -330,7 +337,7 @@ def test_numpy_holds_a_host_import_the_way_the_family_expects():
     names = [dx.capsule_name(c) for c in keeping.capsules]
     keeping.capsules.clear()
     exports = producer.exports
-    assert life.judge_tracked(exports, names, 0, True, "numpy") is None
+    assert life.judge_tracked(exports, names, [0] * len(exports), True, "numpy") is None
     del producer, keeping
     _collect()
     np.testing.assert_array_equal(life.held_values("numpy", view), array)
@@ -521,3 +528,11 @@ def test_a_refusing_frame_does_not_keep_the_capsule_alive():
     _drop_frames(caught)
     gc.collect()
     assert ref() is None
+
+
+def test_a_lifetime_import_refusing_a_type_it_need_not_have_is_a_portability_gap():
+    from types import SimpleNamespace
+
+    only = SimpleNamespace(calls=[{"stream": 1}], refusals=[])
+    result = life.refusal(TypeError("float128 is not supported"), only, "x", "p", "<f16")
+    assert result.rule == "DLPACK-PORT-DTYPE"

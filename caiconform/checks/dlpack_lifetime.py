@@ -154,11 +154,14 @@ def held_values(consumer: str, view: Any) -> np.ndarray | None:
         return None
 
 
-def refusal(exc: BaseException, only: Any, context: str, producer: str) -> Result:
+def refusal(
+    exc: BaseException, only: Any, context: str, producer: str, typestr: str = ""
+) -> Result:
     """The consumer's import raised: a `fail` of DLPACK-STREAM-ZERO-FORBIDDEN when it passed
     stream=0 (which the producer refuses); the producer's when its `__dlpack__` raised on the
-    consumer's request (`_dlpack_exchange.producer_refused`); else `rejected` (a plain array
-    refused)."""
+    consumer's request (`_dlpack_exchange.producer_refused`); a type the consumer need not
+    have refused is DLPACK-PORT-DTYPE (`dlpack_roundtrip.uncommon`); else `rejected` (a plain
+    array refused)."""
     calls = only.calls
     if any(call.get("stream") == 0 for call in calls):
         return _results.failed(
@@ -171,8 +174,11 @@ def refusal(exc: BaseException, only: Any, context: str, producer: str) -> Resul
         from caiconform.checks._dlpack_exchange import producer_refused
 
         return producer_refused(producer, only.refusals[-1], context)
+    from caiconform.checks.dlpack_roundtrip import uncommon
+
+    rule = "DLPACK-PORT-DTYPE" if typestr and uncommon(typestr) else None
     return _results.rejected(
-        "DLPACK-CONSUMER-READS-DESCRIBED", exc, "an import of a plain array", context
+        rule or "DLPACK-CONSUMER-READS-DESCRIBED", exc, "an import of a plain array", context
     )
 
 
@@ -193,12 +199,19 @@ def _collect() -> None:
 
 
 def judge_tracked(
-    exports: list[Any], names: list[bytes | None], calls_held: int, aliased: bool, context: str
+    exports: list[Any],
+    names: list[bytes | None],
+    calls_held: list[int],
+    aliased: bool,
+    context: str,
 ) -> Result | None:
-    """The verdict of the tracked export while the import is held: `names` of the capsules the
-    consumer was handed, `calls_held` the deleter calls counted with the import alive and the
-    producer object collected, `aliased` whether the import is a view of the producer's memory.
-    None when nothing is wrong so far."""
+    """The verdict of the tracked exports while the import is held: `names` of the capsules the
+    consumer was handed, `calls_held` each export's deleter calls counted with the import alive
+    and the producer object collected, `aliased` whether the import is a view of the producer's
+    memory. A consumer may ask for several capsules (numba types a kernel argument with one and
+    launches with another) and release all but the one it holds: only a deleter called twice,
+    or every deleter called while an aliasing import is alive, is wrong. None when nothing is
+    wrong so far."""
     unrenamed = [n for n in names if n is not None and not n.startswith(b"used_")]
     if unrenamed:
         return _results.failed(
@@ -207,11 +220,11 @@ def judge_tracked(
             "'used_...': the consumer takes ownership of the tensor",
             context,
         )
-    if calls_held > 1:
+    if any(n > 1 for n in calls_held):
         return _results.failed(
-            "DLPACK-DELETER-ONCE", f"the deleter called {calls_held}x", "exactly once", context
+            "DLPACK-DELETER-ONCE", f"deleter calls {calls_held}", "exactly once each", context
         )
-    if calls_held and aliased:
+    if calls_held and all(calls_held) and aliased:
         return _results.failed(
             "DLPACK-CONSUMER-CALLS-DELETER",
             "the deleter called while the consumer's array over the memory is alive",
@@ -248,14 +261,14 @@ def _tracked(consumer: str, values: np.ndarray, typestr: str, shape: tuple) -> R
 
         if isinstance(exc, SkipExchange):
             raise
-        return refusal(exc, only, context, "reference")
+        return refusal(exc, only, context, "reference", typestr)
     names = [capsule_name(c) for c in keeping.capsules]
     keeping.capsules.clear()
     ptr = _pointer(view) if is_view else None
     aliased = ptr is not None and base <= ptr < base + size
     del ref, keeping, only
     _collect()
-    calls_held = sum(e.deleter_calls for e in exports)
+    calls_held = [e.deleter_calls for e in exports]
     verdict = judge_tracked(exports, names, calls_held, aliased, context)
     if verdict is not None:
         return verdict
@@ -320,7 +333,7 @@ def _untracked(
 
         if isinstance(exc, SkipExchange):
             raise
-        return refusal(exc, only, context, producer)
+        return refusal(exc, only, context, producer, typestr)
     del only
     del obj
     _collect()
