@@ -33,7 +33,7 @@ timed upstream 40 caiconform findings "$run" --upstream "$run/upstream"
 cp "$work"/*.log "$run/" 2>/dev/null
 plugins="caiconform.reference.emm:ReferenceDirectManager caiconform.reference.emm:ReferencePoolManager"
 timed emm-numba 50 caiconform emm-check numba.cuda.cudadrv.driver:NumbaCUDAMemoryManager $plugins
-timed emm-mlir 50 caiconform emm-check --numba numba-cuda-mlir \
+timed emm-mlir 100 caiconform emm-check --numba numba-cuda-mlir \
   numba_cuda_mlir.numba_cuda.cudadrv.driver:NumbaCUDAMemoryManager $plugins
 { echo "== numba-cuda"; cat "$work/emm-numba.log"; echo "== numba-cuda-mlir"; cat "$work/emm-mlir.log"; } \
   > "$out/emm-check.txt"
