@@ -279,3 +279,24 @@ def test_an_adapters_bookkeeping_reads_past_every_view():
     view = dlpack_only(keeping)
     assert unwrapped(view) is array and unwrapped(array) is array
     assert not keeping.capsules and not view.calls
+
+
+def test_agreement_takes_cuda_cores_lazy_dtype_refusal_as_its_own_matter(monkeypatch) -> None:
+    """cuda.core's StridedMemoryView reads the dtype only when asked: a float8 capsule is
+    refused there, after from_dlpack returned. That is cuda.core's matter, not a rejection
+    of the producer's export (the published run had filed it against no one)."""
+    import sys
+    import types
+
+    from caiconform.checks import agreement
+
+    class View:
+        @property
+        def dtype(self):
+            raise TypeError("Unsupported dtype. dtype code: 12")
+
+    module = types.ModuleType("cuda.core.utils")
+    module.StridedMemoryView = types.SimpleNamespace(from_dlpack=lambda obj, stream_ptr: View())
+    monkeypatch.setitem(sys.modules, "cuda.core.utils", module)
+    result = agreement._check_cuda_core(object(), {}, "c", "reference")
+    assert result.outcome == "pass" and "cuda.core refused" in result.message

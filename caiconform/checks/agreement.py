@@ -379,12 +379,12 @@ def _check_cuda_core(
         return _results.passed(f"{context}: CAI and DLPack agree (cuda.core not installed)")
     try:
         view = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)
+        seen = describe_view(view)  # cuda.core reads the dtype lazily: it may refuse here
     except Exception as exc:  # cuda.core refusing is its own matter, not agreement
         return _results.passed(
             f"{context}: CAI and DLPack agree; cuda.core refused the capsule "
             f"({_results.describe_exception(exc)})"
         )
-    seen = describe_view(view)
     if not flags:
         seen["readonly"] = None
     differs = compare(cai, seen)

@@ -17,10 +17,16 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-__all__ = ["FAMILIES", "NOT_COVERED", "script_for_group", "why_none"]
+__all__ = ["FAMILIES", "NOT_COVERED", "NO_CULPRIT", "script_for_group", "why_none"]
 
+#: why a group of no single library gets no script
+NO_CULPRIT = (
+    "no single culprit: the run could not tell which library is at fault, and a script is "
+    "filed against one library"
+)
 #: what gets no script, and why
 NOT_COVERED = [
+    NO_CULPRIT,
     "caiconform's own defects: the PyCUDA 0-d producer group (its adapter uploads a 0-d "
     "array as shape (1,)) and the JAX DLPack read-only comparison on an unversioned capsule "
     "(a `dltensor` capsule has no read-only flag to compare) are the harness's, not the "
@@ -131,6 +137,8 @@ def why_none(group: dict) -> str | None:
     check = _HARNESS.get((group.get("library"), group.get("role"), group.get("rule")))
     if check is not None and check(params):
         return "caiconform's own defect, not the library's"
+    if group.get("library") is None:
+        return NO_CULPRIT
     return None
 
 
