@@ -58,9 +58,18 @@ from typing import Any
 
 from caiconform.results.expectations import env_versions, is_correct_rejection, lookup_version
 from caiconform.results.filing import filed_rule, implied_rule, input_rule
+from caiconform.results.fold import findings, fold, signature
 from caiconform.results.outcome import CRASH, HANG, PASS, POISONED, REJECTED, SKIP
 from caiconform.results.record import LABELS, cell_key
-from caiconform.results.severity import SEVERITIES, about_input, rank, severity_of
+from caiconform.results.severity import (
+    SEVERITIES,
+    about_input,
+    bound_for,
+    harm_of,
+    rank,
+    severity_of,
+    wrong_exception,
+)
 from caiconform.spec.rules import RULES, level_text
 
 __all__ = [
@@ -580,7 +589,7 @@ def reproduced(
     return any(seen) if seen else None
 
 
-def _main_mode(examples: Sequence[Mapping[str, Any]]) -> tuple[Any, int]:
+def _main_mode(examples: Sequence[Mapping[str, Any]]) -> tuple[Any, int, str]:
     """(a test of whether a record shows the commonest failure mode of `examples`, the number
     of modes): a group's reproducer and message come from its commonest mode, so the script a
     maintainer runs shows what most examples did, not the smallest oddity hypothesis shrank to
@@ -589,10 +598,11 @@ def _main_mode(examples: Sequence[Mapping[str, Any]]) -> tuple[Any, int]:
     from caiconform.results.expectations import detail_pattern, outcome_detail
 
     if len(examples) < 2:
-        return (lambda record: True), len(examples)
+        only = detail_pattern(outcome_detail(examples[0])) if examples else ""
+        return (lambda record: True), len(examples), only
     counts = Counter(detail_pattern(outcome_detail(r)) for r in examples)
     top = counts.most_common(1)[0][0]
-    return (lambda record: detail_pattern(outcome_detail(record)) == top), len(counts)
+    return (lambda record: detail_pattern(outcome_detail(record)) == top), len(counts), top
 
 
 def _lost_on_input(record: Mapping[str, Any], rule: str | None) -> bool:
@@ -642,6 +652,21 @@ def build_catalogue(
             entry = RULES.get(filed or "")
             level = entry.level.value if entry is not None else None
             outcome = outcome_class(r)
+            from_input = how == "input"
+            type_only = wrong_exception(r.get("seen"), r.get("expected"))
+            harm = harm_of(
+                outcome, filed, level, from_input=from_input, exception_type_only=type_only
+            )
+            bound, bound_why = bound_for(outcome, filed, culprit["role"], r.get("check"))
+            severity = severity_of(
+                outcome,
+                filed,
+                level,
+                from_input=from_input,
+                role=culprit["role"],
+                check=r.get("check"),
+                exception_type_only=type_only,
+            )
             groups[key] = {
                 "library": culprit["library"],
                 "role": culprit["role"],
@@ -652,7 +677,11 @@ def build_catalogue(
                 "derived": bool(entry is not None and entry.derived),
                 "level_text": level_text(entry, level),
                 "outcome": outcome,
-                "severity": severity_of(outcome, filed, level, from_input=how == "input"),
+                "severity": severity,
+                # the harm observed, and what bounded the severity below it (docs/severity.md)
+                "harm": harm,
+                "bound": bound_why if severity != harm else None,
+                "bound_severity": bound if severity != harm else None,
                 # what a consumer did with a dict breaking a rule the dict cannot show: listed
                 # apart as information about the input, never the consumer's defect
                 "about_input": (how == "input" or outcome == "accepted-invalid")
@@ -663,7 +692,7 @@ def build_catalogue(
     out = []
     for key, group in groups.items():
         examples = members.get(key) or shrunk[key]
-        mode, modes = _main_mode(examples)
+        mode, modes, pattern = _main_mode(examples)
         minimal = min(
             [r for r in shrunk.get(key, []) if mode(r)] or [r for r in examples if mode(r)],
             key=_size,
@@ -695,6 +724,10 @@ def build_catalogue(
                 # distinct failure modes among the examples (exception and message with the
                 # numbers generalised); the reproducer is one of the commonest
                 "modes": modes,
+                # the failure signature groups of one bug share (`results.fold`)
+                "signature": signature(
+                    group["outcome"], group["rule"] or group["input_rule"], pattern, minimal
+                ),
                 "reproducer": {
                     "cell": cell_key(minimal),
                     "params": minimal.get("params"),
@@ -706,14 +739,18 @@ def build_catalogue(
         )
         out.append(group)
     out.sort(key=group_order)
-    counts = Counter(g["library"] or "(ambiguous)" for g in out if not g["about_input"])
-    severities = Counter(g["severity"] for g in out)
+    fold(out)
+    leads = findings(out)
+    counts = Counter(g["library"] or "(ambiguous)" for g in leads if not g["about_input"])
+    severities = Counter(g["severity"] for g in leads)
     return {
         "schema": SCHEMA,
         "runs": sorted({str(r.get("run_id")) for r in records if r.get("run_id")}),
         "groups": out,
         "summary": {
             "groups": len(out),
+            # one per bug: the groups of one culprit and failure signature folded
+            "findings": len(leads),
             "must_groups": sum(g["level"] == "MUST" for g in out),
             "ambiguous_groups": sum(g["library"] is None for g in out),
             "about_input_groups": sum(g["about_input"] for g in out),

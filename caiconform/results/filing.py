@@ -17,7 +17,16 @@ from typing import Any
 
 from caiconform.spec.rules import RULES
 
-__all__ = ["HARNESS", "input_rule", "implied_rule", "filed_rule", "candidate_rules"]
+__all__ = [
+    "HARNESS",
+    "input_rule",
+    "unprovable_field",
+    "honoured_rule",
+    "reading_rule",
+    "implied_rule",
+    "filed_rule",
+    "candidate_rules",
+]
 
 #: the culprit of a finding whose cause is caiconform's own code (an adapter that made other
 #: memory than its library would, `adapters.selfcheck`): a harness defect, filed against
@@ -32,12 +41,44 @@ def _live_mutation_rules() -> dict[str, str | None]:
     return dict(LIVE)
 
 
+#: the stream values a dict can show valid: None and the two default streams (0 is its own,
+#: dict-visible rule; any other integer names a handle only the producer's process can vouch for)
+_PROVABLE_STREAMS = (None, 1, 2)
+#: the rule an integer stream that is no provable handle breaks (the dict cannot show it)
+STREAM_LIVE = "CAI-STREAM-LIVE"
+
+
+def unprovable_field(params: Mapping[str, Any]) -> str | None:
+    """The rule a synthetic input dict (an adversarial mutant: `params["interface"]`, encoded
+    by `checks._encoding`) breaks where the dict cannot show it, whatever rule its mutation
+    targeted: an integer `stream` other than 0, 1 and 2 names no stream of the consumer's
+    process (the mutants' handles are drawn numbers, never a live stream, at every version:
+    a v0-v2 consumer that synchronizes on one dies on what the input holds), so the input is
+    not valid and whatever a consumer does with it is about the input (CAI-STREAM-LIVE). The
+    mutants' data pointers are moved into real allocations unless the pointer is the mutation,
+    whose rule the dict shows. None when every such field can be shown valid."""
+    interface = params.get("interface")
+    if not isinstance(interface, dict) or "$dict" not in interface:
+        return None
+    for entry in interface["$dict"]:
+        if not isinstance(entry, (list, tuple)) or len(entry) != 2 or entry[0] != "stream":
+            continue
+        value = entry[1]
+        if type(value) is int and value not in _PROVABLE_STREAMS and 0 < value < 2**64:
+            return STREAM_LIVE
+    return None
+
+
 def input_rule(record: Mapping[str, Any]) -> str | None:
-    """For a record without a rule: the rule its input was built to break (an adversarial
-    mutant's `rule`, a live mutation's), else None."""
+    """For a record without a rule: the rule its input breaks. What the input holds decides
+    first (`unprovable_field`: a stream handle no dict can show live), then the rule it was
+    built to break (an adversarial mutant's `rule`, a live mutation's); else None."""
     if record.get("rule"):
         return None
     params = record.get("params") or {}
+    unprovable = unprovable_field(params)
+    if unprovable is not None and record.get("outcome") in _LOST:
+        return unprovable
     if isinstance(params.get("rule"), str) and params["rule"] in RULES:
         return params["rule"]
     mutation = params.get("mutation")
@@ -45,6 +86,8 @@ def input_rule(record: Mapping[str, Any]) -> str | None:
         return _live_mutation_rules().get(mutation)
     return None
 
+
+_LOST = ("crash", "hang", "poisoned")
 
 #: family -> (the consumer's rule, the producer's rule) a finding on valid input without a rule
 #: of its own is filed under: what the side that failed had to honour in that family
@@ -57,6 +100,27 @@ _HONOURED = {
 _READS = ("CAI-CONSUMER-READS-DESCRIBED", "CAI-PRODUCER-DESCRIBES-DATA")
 #: the same over DLPack: the families named `dlpack_*` exchange capsules, not CAI dicts
 _DLPACK_READS = ("DLPACK-CONSUMER-READS-DESCRIBED", "DLPACK-PRODUCER-DESCRIBES-DATA")
+
+
+def honoured_rule(check: str | None, role: str | None) -> str | None:
+    """The rule a side had to honour in family `check`: what the `streams` family asks of a
+    consumer is to synchronize, elsewhere to read (or, for a producer, to export) what the
+    dict, in a DLPack family the capsule, describes. None for a role of neither side."""
+    if role not in ("producer", "consumer"):
+        return None
+    family = str(check)
+    reads = _DLPACK_READS if family.startswith("dlpack_") else _READS
+    consumer_rule, producer_rule = _HONOURED.get(family, reads)
+    return producer_rule if role == "producer" else consumer_rule
+
+
+def reading_rule(check: str | None, role: str | None) -> str | None:
+    """The rule a side breaks by dying on valid input in family `check`: reading (a producer:
+    exporting) what the dict, in a DLPack family the capsule, describes."""
+    if role not in ("producer", "consumer"):
+        return None
+    reads = _DLPACK_READS if str(check).startswith("dlpack_") else _READS
+    return reads[1] if role == "producer" else reads[0]
 
 
 def implied_rule(record: Mapping[str, Any], role: str | None) -> str | None:

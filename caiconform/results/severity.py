@@ -1,74 +1,56 @@
 """How much harm a finding does: its severity, defined once for every report and verdict.
 
-A rule's level says what the specification demands; a severity says what breaking it was seen
-to cost a user. The two differ: torch exporting a v2 dict while its work is still pending
-breaks a PORTABILITY rule (the v2 text cannot name a stream), yet a consumer was seen reading
-unfinished data without an error, so it `corrupts`; numba exporting stream 0 breaks a MUST rule,
-yet the check reads the dict only and no value was misread, so it is `refuses-valid`. Reports
-list a library's defects most severe first, and CI fails on the severities of `DEFAULT_FAIL_ON`
-(docs/reports.md, docs/ci.md).
+A severity is the harm observed, **bounded by the sentence broken** (docs/severity.md holds the
+policy as one table; `HARM_TABLE` and `BOUND_TABLE` below are that table, and a test keeps the
+two equal). Two readings of each finding, then the less severe of the two:
 
-From most to least harmful:
+1. *harm*: what the example was seen to cost a user (`harm_of`): wrong values read or written
+   through the culprit's own call (`corrupts`), the process dead, hung or its context unusable
+   on valid input (`crashes`), a valid input refused or an export a conforming partner cannot
+   use (`refuses-valid`), invalid input taken or dying on input the dict shows invalid
+   (`accepts-invalid`), a refusal the text allows (`portability`). Wrong values that only
+   caiconform saw (a write the check made itself through a read-only view, a v2 export read by
+   caiconform's own reader, which has no stream to wait on: `CHECK_OBSERVED`) are no
+   corruption by the library; a required refusal raised as another exception type
+   (ValueError for BufferError: `EXCEPTION_TYPE_RULES`) loses nothing but an `except` clause.
+2. *bound*: what the sentence the culprit broke lets a finding claim (`bound_of`): a MUST the
+   text states, or a derived MUST whose sentence states a duty for that side, bounds nothing;
+   a SHOULD, or a derived rule whose sentence states no duty for the side (`Rule.duty` False:
+   it only defines a field, lists adopters, describes one library), bounds at `departs` (listed,
+   never failed by default); a MAY or PORTABILITY rule (behaviour its own text calls legal)
+   bounds at `portability`. The sentence the culprit broke is the record's rule when it binds
+   the culprit's side; a rule of the other side (a consumer dying on input that breaks a
+   producer's rule) bounds by what the culprit had to honour in that family
+   (`filing.honoured_rule`: read what the dict describes).
 
-- `corrupts`: a wrong value was read or written without an error, or memory was freed under a
-  view: only the rules of `CORRUPTING_RULES`, whose `fail` is such an observation.
-- `crashes`: the process died, hung, or was left with an unusable CUDA context, on a valid
-  input (or one breaking only a SHOULD or PORTABILITY rule: a legal dict).
-- `refuses-valid`: a valid input refused at MUST level, or an export or behaviour a
-  conforming partner cannot use (an invalid export of a MUST rule with no misread observed, a
-  wrong exception type).
-- `accepts-invalid`: an invalid dict taken without an error, or a crash, hang or poisoned
-  context on a dict whose invalidity the dict itself shows (a float in shape, a null pointer
-  for a non-empty array, a bad typestr: `Rule.dict_visible`): the consumer could have refused it.
-- `portability`: a refusal the specification allows (a PORTABILITY or MAY rule: big-endian,
-  masks, negative strides, ...), or a SHOULD-level refusal.
+Severities, most harmful first: `corrupts`, `crashes`, `refuses-valid` (these fail CI by
+default: `DEFAULT_FAIL_ON`), `departs` (harm seen against a SHOULD or a sentence with no duty),
+`accepts-invalid`, `portability`.
 
 None: no finding, or information about the input (`about_input`): whatever a consumer did with
 a dict breaking a rule the dict cannot show (a host pointer, CAI-DATA-DEVICE-ACCESSIBLE; an
 extent past the allocation, CAI-DATA-EXTENT-IN-ALLOCATION; a handle that is no stream,
-CAI-STREAM-LIVE) is what that input does, the producer's obligation: reports list it apart and
-it never fails the consumer.
+CAI-STREAM-LIVE) is what that input does: reports list it apart and it never fails the
+consumer. Which rule an input is filed under is decided by what the dict holds, not by the rule
+its mutation targeted (`filing.input_rule`).
 
-Each rule a `fail` is filed under, and whether that fail is an observed wrong value (the check
-code in caiconform/checks/ decides):
-
-- corrupts: CAI-CONSUMER-READS-DESCRIBED (the consumer's values differ from those written, or
-  the producer's memory no longer holds them after the consumer read it: roundtrip, zero_size,
-  streams, mask, aliasing, lifetime, adversarial layouts), CAI-PRODUCER-DESCRIBES-DATA (the
-  reference consumer reads other values than the producer wrote; an opaque type exported
-  under another kind's typestr, bfloat16 as <f2, whose bytes read as that kind are other
-  values), CAI-DATA-READONLY-HONOURED (a write through the consumer's view reached memory
-  exported read-only), CAI-MASK-TRUTH (the mask dropped or changed: elements it marked invalid
-  returned as valid data), CAI-DESCR-OBJECT-REFUSED (device bytes made into Python objects),
-  CAI-SYNC-CONSUMER, CAI-SYNC-PRODUCER-SUFFICIENT, CAI-SYNC-PRODUCER-MULTI-STREAM,
-  CAI-SYNC-RACE-FREE and CAI-PORT-V2-PENDING (the sentinel, the value before the producer's
-  pending write, was read), CAI-LIFETIME-DATA-HELD (the allocation freed, or its data changed,
-  under a live view), CAI-ENTRY-ZERO-COPY-SEES-WRITES, CAI-ENTRY-ZERO-COPY-WRITES-THROUGH and
-  CAI-ENTRY-COPY-INDEPENDENT (a write seen, or not, where the entry point's documented copy
-  semantics say otherwise), DLPACK-PRODUCER-DESCRIBES-DATA (the elements a producer's own
-  capsule describes, read by caiconform, are other values than it wrote),
-  DLPACK-STREAM-PRODUCER-SYNC and DLPACK-STREAM-NONE-LEGACY (the sentinel read on the stream
-  the consumer named to `__dlpack__`: the producer's pending write not ordered before it),
-  DLPACK-STREAM-DL-DEVICE-CPU (a host capsule asked with dl_device kDLCPU holding values from
-  before the producer's pending write);
-- ranked by level, no wrong value observed: CAI-STREAM-ZERO-FORBIDDEN and
-  CAI-NUMBA-PRODUCER-STREAM (the exported dict's stream read, no consumer involved),
-  CAI-NUMBA-CONSUMER-SYNC (the import returned while the exported stream's work was pending, or
-  the array took another default stream: timing and state, no value read), CAI-DLPACK-AGREE (two
-  descriptions compared), CAI-DATA-EXTENT-IN-ALLOCATION and CAI-DATA-DEVICE-ACCESSIBLE (a
-  producer's dict against its allocation), CAI-LIFETIME-NO-EFFECT (the dict holds its owner),
-  CAI-LIFETIME-RELEASED (memory still live after the last view: a leak), CAI-SYNC-NONE-NO-SYNC
-  (a wait nobody asked for), CAI-SYNC-PRODUCER-OPT-OUT (a setting that did not change the dict);
-- no check files a `fail` under CAI-STRIDES-NONE-C-CONTIGUOUS (a refusal of a dict without
-  strides), CAI-STREAM-LEGACY, CAI-STREAM-PER-THREAD, CAI-STREAM-LIVE (an input's rule),
-  CAI-NUMBA-STREAM-LIFETIME, CAI-NUMBA-AS-CUDA-ARRAY-OWNER or CAI-NUMBA-FROM-CAI-OWNER: a fail
-  under one would be ranked by its level until a check shows what it observed.
+`CORRUPTING_RULES` are the rules whose `fail` is an observed wrong value or memory freed under a
+view (the check code in caiconform/checks/ decides): reading a dict or capsule other than as
+described (CAI-CONSUMER-READS-DESCRIBED), a description other than the data
+(CAI-PRODUCER-DESCRIBES-DATA, DLPACK-PRODUCER-DESCRIBES-DATA: a misdescription that makes a
+conforming consumer read wrong values is the producer's corruption), the sentinel read before a
+producer's pending write (the CAI-SYNC rules, the DLPack stream rules), memory freed under a
+view, a mask dropped, objects built from device bytes, documented copy semantics not kept. The
+other rules' fails (an exported dict's field, a leak, a wait nobody asked for) are ranked
+`refuses-valid` before their bound.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
+from caiconform.results.filing import honoured_rule, reading_rule
 from caiconform.spec.rules import RULES
 
 __all__ = [
@@ -76,13 +58,22 @@ __all__ = [
     "CORRUPTS",
     "CRASHES",
     "REFUSES_VALID",
+    "DEPARTS",
     "ACCEPTS_INVALID",
     "PORTABILITY",
     "DEFAULT_FAIL_ON",
     "HARM",
+    "HARM_TABLE",
+    "BOUND_TABLE",
     "CORRUPTING_RULES",
+    "CHECK_OBSERVED",
+    "EXCEPTION_TYPE_RULES",
     "about_input",
+    "harm_of",
+    "bound_of",
+    "bound_for",
     "severity_of",
+    "wrong_exception",
     "rank",
     "parse_severities",
 ]
@@ -90,18 +81,18 @@ __all__ = [
 CORRUPTS = "corrupts"
 CRASHES = "crashes"
 REFUSES_VALID = "refuses-valid"
+DEPARTS = "departs"
 ACCEPTS_INVALID = "accepts-invalid"
 PORTABILITY = "portability"
 #: every severity, most harmful first
-SEVERITIES = (CORRUPTS, CRASHES, REFUSES_VALID, ACCEPTS_INVALID, PORTABILITY)
+SEVERITIES = (CORRUPTS, CRASHES, REFUSES_VALID, DEPARTS, ACCEPTS_INVALID, PORTABILITY)
 #: what fails a CI run unless the user says otherwise: a defect that loses data, kills the
-#: process or refuses what the spec says must work. An invalid dict accepted (garbage in,
-#: undefined out: the producer broke the rule first) and a refusal the spec allows are
-#: reported, not failed.
+#: process or refuses what the spec says must work. A SHOULD or a sentence with no duty
+#: departed from, an invalid dict accepted (garbage in, undefined out: the producer broke the
+#: rule first) and a refusal the spec allows are reported, not failed.
 DEFAULT_FAIL_ON = frozenset({CORRUPTS, CRASHES, REFUSES_VALID})
 
 #: rules whose `fail` is an observed wrong value (read or written) or memory freed under a view
-#: (the module docstring says why each is here, and why the others are not)
 CORRUPTING_RULES = frozenset(
     {
         "CAI-CONSUMER-READS-DESCRIBED",
@@ -124,18 +115,65 @@ CORRUPTING_RULES = frozenset(
         "DLPACK-STREAM-DL-DEVICE-CPU",
     }
 )
+#: corrupting rules whose wrong value only caiconform saw: no corruption by the library's own
+#: call (rule -> why, shown with the finding)
+CHECK_OBSERVED = {
+    "CAI-DATA-READONLY-HONOURED": "the write that reached read-only memory is the check's own, "
+    "made through the consumer's writable view",
+    "CAI-PORT-V2-PENDING": "the unfinished values were read by caiconform's reader, which a "
+    "version-2 export gives no stream to wait on",
+}
+#: rules that name the exception type of a refusal the text requires: a refusal of another
+#: type refuses all the same (the array API's `__dlpack__` said ValueError until
+#: data-apis/array-api#831, 2025; its `from_dlpack` still does), so only an `except` clause
+#: written for the new type misses it
+EXCEPTION_TYPE_RULES = frozenset(
+    {
+        "DLPACK-DL-DEVICE-BUFFERERROR",
+        "DLPACK-COPY-FALSE-CPU-BUFFERERROR",
+        "DLPACK-EXPORT-BUFFERERROR",
+    }
+)
 #: severity -> the harm it does, in a sentence for a reader (bug reports, docs)
 HARM = {
     "corrupts": "wrong values are read or written without an error (a value mismatch, a stale "
-    "read or race, memory freed or reused under a view, a misread byte order): the user gets "
-    "wrong results and no sign of it",
+    "read or race, memory freed or reused under a view, a misread byte order) through the "
+    "library's own call: the user gets wrong results and no sign of it",
     "crashes": "the process dies, hangs, or is left with an unusable CUDA context on a valid input",
     "refuses-valid": "a valid input the specification says must work is refused, or the "
     "library exports or behaves in a way a conforming partner cannot use",
+    "departs": "a SHOULD of the text, or caiconform's reading of a sentence that states no duty "
+    "for this side, was not followed; the harm observed is named: listed, not failed by default",
     "accepts-invalid": "an invalid dict is taken without an error, or crashes or faults the "
     "consumer although the dict itself shows it invalid: the consumer could have refused it",
     "portability": "a refusal the specification allows, or a departure that loses nothing: "
     "exchanges with other libraries may not work",
+}
+
+#: the policy's first half: what was observed -> the harm (docs/severity.md, "Harm")
+HARM_TABLE = {
+    "wrong values through the culprit's own call": CORRUPTS,
+    "wrong values seen only by caiconform (CHECK_OBSERVED)": REFUSES_VALID,
+    "crash, hang or poisoned context on valid input": CRASHES,
+    "crash, hang or poisoned context on input the dict shows invalid (MUST)": ACCEPTS_INVALID,
+    "crash, hang or poisoned context on a field the dict cannot show valid": None,
+    "valid input refused": REFUSES_VALID,
+    "input without an optional key refused": REFUSES_VALID,
+    "refusal the input's SHOULD, MAY or PORTABILITY rule allows": PORTABILITY,
+    "required refusal of another exception type (EXCEPTION_TYPE_RULES)": PORTABILITY,
+    "invalid input accepted": ACCEPTS_INVALID,
+    "other fail of a MUST or SHOULD rule (no wrong value observed)": REFUSES_VALID,
+    "other fail of a MAY or PORTABILITY rule": PORTABILITY,
+}
+#: the policy's second half: the sentence the culprit broke -> the most a finding may claim
+#: (None: unbounded) (docs/severity.md, "Bound")
+BOUND_TABLE = {
+    "MUST, stated": None,
+    "MUST, derived, the sentence states a duty for this side": None,
+    "MUST, derived, the sentence states no duty for this side": DEPARTS,
+    "SHOULD": DEPARTS,
+    "MAY": PORTABILITY,
+    "PORTABILITY (behaviour its own text calls legal)": PORTABILITY,
 }
 
 _LOST = ("crash", "hang", "poisoned")
@@ -146,10 +184,9 @@ _RANK = {s: i for i, s in enumerate(SEVERITIES)}
 #: (`checks._results.OPTIONAL_KEY_RULES`): a dict without `stream` is valid at every version,
 #: so refusing it refuses valid input whatever the rule's own level
 _OPTIONAL_ABSENT = frozenset({"CAI-SYNC-NONE-NO-SYNC"})
-
-
 #: "SHOULD" with the refusals the specification allows: a refusal at these levels is portability
 _SOFT_REFUSAL = (*_ALLOWED_REFUSAL, "SHOULD")
+_EXCEPTION = re.compile(r"^\s*[A-Za-z_][\w.]*(Error|Exception|Warning)\b")
 
 
 def about_input(rule: str | None) -> bool:
@@ -160,16 +197,33 @@ def about_input(rule: str | None) -> bool:
     return found is not None and not found.dict_visible and found.side.value == "producer"
 
 
-def severity_of(
-    outcome: str | None, rule: str | None, level: str | None, *, from_input: bool = False
-) -> str | None:
-    """The severity of a finding of class `outcome` (a catalogue class: fail, accepted-invalid,
-    rejected-valid, crash, hang, poisoned) filed under `rule` at `level`; None for no finding
-    and for information about the input (`about_input`).
+def wrong_exception(seen: object, expected: object) -> bool:
+    """Whether a record's `seen` is an exception where `expected` names another exception type:
+    a required refusal made, of another type."""
+    return (
+        isinstance(seen, str)
+        and isinstance(expected, str)
+        and bool(_EXCEPTION.match(seen))
+        and bool(_EXCEPTION.match(expected))
+        and seen.split(":", 1)[0].strip() != expected.split(":", 1)[0].strip()
+    )
 
-    `level` is the level of the rule the group is filed under (the record's, else its input's).
-    `from_input`: the group is filed under the rule its input was built to break (a crash, hang
-    or poison has no rule of its own). An accepted-invalid finding is about its input too."""
+
+def harm_of(
+    outcome: str | None,
+    rule: str | None,
+    level: str | None,
+    *,
+    from_input: bool = False,
+    exception_type_only: bool = False,
+) -> str | None:
+    """The harm observed in a finding of class `outcome` (fail, accepted-invalid,
+    rejected-valid, crash, hang, poisoned) filed under `rule` at `level` (`HARM_TABLE`); None
+    for no finding and for information about the input.
+
+    `from_input`: the group is filed under the rule its input breaks (a crash has no rule of
+    its own). `exception_type_only`: the record's fail is a refusal of another exception type
+    than the rule names (`wrong_exception`)."""
     invalid_input = from_input or outcome == "accepted-invalid"
     if invalid_input and about_input(rule):
         return None
@@ -185,12 +239,78 @@ def severity_of(
             return REFUSES_VALID
         return PORTABILITY if level in _SOFT_REFUSAL else REFUSES_VALID
     if outcome == "fail":
-        if rule in CORRUPTING_RULES:
+        if rule in EXCEPTION_TYPE_RULES and exception_type_only:
+            return PORTABILITY
+        if rule in CORRUPTING_RULES and rule not in CHECK_OBSERVED:
             return CORRUPTS
         return REFUSES_VALID if level in ("MUST", "SHOULD", None) else PORTABILITY
     if outcome is None:
         return None
     return REFUSES_VALID
+
+
+def bound_of(
+    rule: str | None, role: str | None = None, check: str | None = None
+) -> tuple[str | None, str]:
+    """(the most severe severity a finding under `rule` may claim, None for no bound; why) for
+    a culprit in `role` found by family `check` (`BOUND_TABLE`). A rule that binds the other
+    side, and the optional-key MAY rules, bound by the rule the culprit had to honour in that
+    family (`filing.honoured_rule`)."""
+    found = RULES.get(rule or "")
+    if found is None:
+        return None, "no rule of the catalogue: unbounded"
+    side = found.side.value
+    other_side = role in ("producer", "consumer") and side in ("producer", "consumer")
+    if rule in _OPTIONAL_ABSENT or (other_side and side != role):
+        honoured = honoured_rule(check, role or side)
+        if honoured and honoured != rule and honoured in RULES:
+            return bound_of(honoured, role, check)
+    level = found.level.value
+    if level in _ALLOWED_REFUSAL:
+        return PORTABILITY, f"{rule} is {level}: the behaviour is legal by its own text"
+    if level == "SHOULD":
+        return DEPARTS, f"{rule} is SHOULD: a recommendation, not failed by default"
+    if found.derived and not found.duty:
+        return DEPARTS, (
+            f"{rule} is caiconform's reading of a sentence that states no duty for the "
+            f"{side}: '{found.quote}'"
+        )
+    return None, f"{rule} is {level}{', derived' if found.derived else ''}: unbounded"
+
+
+def bound_for(
+    outcome: str | None, rule: str | None, role: str | None, check: str | None
+) -> tuple[str | None, str]:
+    """`bound_of` for a finding of class `outcome`: a crash, hang or poisoned context on valid
+    input breaks the duty to read (a producer: to export) what is described, whatever rule the
+    record was filed under."""
+    if outcome in _LOST and role in ("producer", "consumer"):
+        return bound_of(reading_rule(check, role), role, check)
+    return bound_of(rule, role, check)
+
+
+def severity_of(
+    outcome: str | None,
+    rule: str | None,
+    level: str | None,
+    *,
+    from_input: bool = False,
+    role: str | None = None,
+    check: str | None = None,
+    exception_type_only: bool = False,
+) -> str | None:
+    """The severity of a finding: its harm (`harm_of`) bounded by the sentence the culprit in
+    `role` broke (`bound_of`), the less severe of the two; None for no finding and for
+    information about the input. `level` is the level of the rule the group is filed under."""
+    harm = harm_of(
+        outcome, rule, level, from_input=from_input, exception_type_only=exception_type_only
+    )
+    if harm is None:
+        return None
+    bound, _why = bound_for(outcome, rule, role, check)
+    if bound is None:
+        return harm
+    return harm if rank(harm) >= rank(bound) else bound
 
 
 def _dict_visible(rule: str | None) -> bool:

@@ -129,11 +129,11 @@ RULES = (
          "managed, mapped pinned host or VMM memory alike. The text asks only that 'the data "
          "must be device-accessible', and its Pointer Attributes section names host-accessible "
          "and managed pointers among those a consumer may meet.",
-         quote="The data must be device-accessible.", derived=True),
+         quote="The data must be device-accessible.", derived=True, duty=False),
     make("CAI-DATA-READONLY-HONOURED", "MUST", "0-3", "consumer", PY,
          "A consumer given data whose read-only flag is True does not write to it: it refuses "
          "writable access or exposes the data read-only.",
-         quote="The second element is the read-only flag as a Python bool.", derived=True),
+         quote="The second element is the read-only flag as a Python bool.", derived=True, duty=False),
     # --- copy semantics of consumer entry points (source: each library's own documentation,
     # quoted per entry point in caiconform/adapters/entries.py; the spec lists the adopters
     # and links their documentation under Interoperability) --------------------------------
@@ -143,19 +143,19 @@ RULES = (
          "the data is done') returns a view of the exported memory: a later write through the "
          "producer is visible through it.",
          quote="The following Python libraries have adopted the CUDA Array Interface:",
-         derived=True),
+         derived=True, duty=False),
     make("CAI-ENTRY-ZERO-COPY-WRITES-THROUGH", "MUST", "0-3", "consumer", INTEROP,
          "A write through the result of an entry point documented as zero-copy (a kernel "
          "argument included) reaches the producer's memory.",
          quote="The following Python libraries have adopted the CUDA Array Interface:",
-         derived=True),
+         derived=True, duty=False),
     make("CAI-ENTRY-COPY-INDEPENDENT", "MUST", "0-3", "consumer", INTEROP,
          "A consumer entry point its library documents as copying (e.g. cupy.array(copy=True): "
          "'this function always returns a new array'; torch.tensor: 'by copying data') returns "
          "memory of its own: a later write through the producer is not visible through it, and "
          "a write through it does not reach the producer's memory.",
          quote="The following Python libraries have adopted the CUDA Array Interface:",
-         derived=True),
+         derived=True, duty=False),
     # --- version --------------------------------------------------------------------------
     make("CAI-VERSION-REQUIRED", "MUST", "0-3", "producer", PY,
          "The dict contains the entry 'version'.", **_D,
@@ -222,7 +222,7 @@ RULES = (
     make("CAI-MASK-NUMBA-NOTIMPLEMENTED", "MUST", "1-3", "consumer", PY,
          "Numba raises NotImplementedError when a masked array is passed to a GPU function.",
          quote="Numba does not currently support working with masked CUDA arrays and will raise a "
-               "NotImplementedError exception if one is passed to a GPU function.", derived=True),
+               "NotImplementedError exception if one is passed to a GPU function.", derived=True, duty=False),
     # --- stream ---------------------------------------------------------------------------
     make("CAI-STREAM-TYPE", "MUST", "3", "producer", PY,
          "stream, if given, is None or a Python int.", **_D,

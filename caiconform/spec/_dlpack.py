@@ -210,7 +210,7 @@ RULES = (
          quote="By default the flags should be set to 0.", dict_visible=True),
     make("DLPACK-READONLY-FLAG", "MUST", "", "producer", HEADER,
          "A versioned capsule of read-only memory has DLPACK_FLAG_BITMASK_READ_ONLY set.",
-         quote="bit mask to indicate that the tensor is read only.", derived=True),
+         quote="bit mask to indicate that the tensor is read only.", derived=True, duty=False),
     make("DLPACK-READONLY-CONSUMER", "SHOULD", "", "consumer", API,
          "A consumer that cannot represent read-only arrays ignores the flag rather than "
          "raising.",

@@ -96,7 +96,10 @@ class Rule:
     DLPACK rule, one a capsule alone can show (`caiconform.reference.capsule` judges those).
     `quote` is the sentence of the spec file the rule stands on, as the text renders it (markup
     stripped, whitespace collapsed: `rendered`). `derived` marks a rule whose sentence carries
-    no word of its level for what the rule says: caiconform's reading of the sentence.
+    no word of its level for what the rule says: caiconform's reading of the sentence. `duty`
+    is False for a derived rule whose sentence states no duty for the rule's side at all (it
+    only defines a field, lists adopters or describes what one library does): breaking it is
+    listed, never failed by default, whatever was observed (`results.severity`, docs/severity.md).
     """
 
     id: str
@@ -108,6 +111,7 @@ class Rule:
     dict_visible: bool = False
     quote: str = ""
     derived: bool = False
+    duty: bool = True
 
     @property
     def spec_file(self) -> str:
@@ -125,6 +129,7 @@ class Rule:
             "dict_visible": self.dict_visible,
             "quote": self.quote,
             "derived": self.derived,
+            "duty": self.duty,
             "level_text": level_text(self),
         }
 
@@ -148,7 +153,12 @@ def make(
     quote: str = "",
     derived: bool = False,
     dict_visible: bool = False,
+    duty: bool = True,
 ) -> Rule:
+    if not duty and not derived:
+        raise ValueError(
+            f"{rule_id}: a sentence the rule quotes as stated has a duty (duty=False needs derived)"
+        )
     return Rule(
         rule_id,
         Level(level),
@@ -159,6 +169,7 @@ def make(
         dict_visible,
         " ".join(quote.split()),
         derived,
+        duty,
     )
 
 
