@@ -138,6 +138,7 @@ def test_groups_join_cells_count_examples_and_use_the_shrunk_reproducer():
     assert group["version"] == "2.11.0" and group["level"] == "MUST"
     assert catalogue["summary"] == {
         "groups": 1,
+        "findings": 1,
         "must_groups": 1,
         "ambiguous_groups": 0,
         "about_input_groups": 0,

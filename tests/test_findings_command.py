@@ -16,9 +16,9 @@ from caiconform.spec.rules import RULES, level_text
 CMD = [sys.executable, "-m", "caiconform.cli", "findings"]
 SCRIPT = "import cupy\nprint('accepted')\n"
 #: the levels the rules of the synthetic run have (the rule table decides, not this file)
-#: the levels as reports show them: CAI-MASK-TRUTH's sentence says "should", the reading rule
+#: the levels as reports show them: CAI-SYNC-CONSUMER's sentence says "should", the reading rule
 #: is caiconform's reading of the strides sentence ("MUST, derived")
-MASK = level_text("CAI-MASK-TRUTH", quote=False)
+MASK = level_text("CAI-SYNC-CONSUMER", quote=False)
 READS = level_text("CAI-CONSUMER-READS-DESCRIBED", quote=False)
 
 
@@ -54,12 +54,12 @@ def _run_dir(tmp_path: Path) -> Path:
     records = [
         _record(
             1,
-            "mask",
+            "streams",
             None,
             "cupy",
             "fail",
-            "CAI-MASK-TRUTH",
-            message="cupy read masked elements as valid [CAI-MASK-TRUTH]",
+            "CAI-SYNC-CONSUMER",
+            message="cupy read masked elements as valid [CAI-SYNC-CONSUMER]",
             repro="repro/mask.py",
         ),
         _record(2, "roundtrip", "reference", "numba", "fail", "CAI-CONSUMER-READS-DESCRIBED"),
@@ -93,10 +93,10 @@ def test_an_issue_holds_the_rule_what_happened_the_culprit_versions_and_the_scri
     run = _run_dir(tmp_path)
     assert main(["findings", str(run), "--library", "cupy"]) == 0
     text = capsys.readouterr().out
-    assert text.startswith(f"## cupy (consumer) breaks CAI-MASK-TRUTH ({MASK})")
+    assert text.startswith(f"## cupy (consumer) breaks CAI-SYNC-CONSUMER ({MASK})")
     # the severity and why: the harm, apart from the rule's level
     assert "**Severity**: `corrupts`: wrong values are read or written without an error" in text
-    assert f"> {RULES['CAI-MASK-TRUTH'].text}" in text and "`cuda_array_interface_v3.rst`" in text
+    assert f"> {RULES['CAI-SYNC-CONSUMER'].text}" in text and "`cuda_array_interface_v3.rst`" in text
     assert "cupy read masked elements as valid" in text
     assert "**Why cupy**:" in text
     assert "Python 3.12.3, NVIDIA H100, driver 580.159.04" in text
@@ -111,21 +111,21 @@ def test_level_list_and_out(tmp_path):
     rows = [line.split("\t") for line in listed.stdout.splitlines()]
     # the severity comes first; per library, most severe first
     assert [(r[0], r[1], r[3], r[4]) for r in rows] == [
-        ("corrupts", "cupy", "CAI-MASK-TRUTH", MASK),
+        ("corrupts", "cupy", "CAI-SYNC-CONSUMER", MASK),
         ("corrupts", "numba", "CAI-CONSUMER-READS-DESCRIBED", READS),
         ("portability", "torch", "CAI-PORT-BYTEORDER", "PORTABILITY"),
     ]
     must = _findings(str(run), "--list", "--level", "MUST")
     assert "CAI-PORT-BYTEORDER" not in must.stdout
-    levels = [RULES[r].level.value for r in ("CAI-MASK-TRUTH", "CAI-CONSUMER-READS-DESCRIBED")]
+    levels = [RULES[r].level.value for r in ("CAI-SYNC-CONSUMER", "CAI-CONSUMER-READS-DESCRIBED")]
     assert must.stdout.count("\n") == levels.count("MUST")
     out = tmp_path / "issues"
     written = _findings(str(run), "--out", str(out))
     assert written.returncode == 0 and "wrote 3 finding(s)" in written.stdout
     names = sorted(p.name for p in out.iterdir())
-    assert "index.md" in names and "cupy-consumer-CAI-MASK-TRUTH-fail.md" in names
+    assert "index.md" in names and "cupy-consumer-CAI-SYNC-CONSUMER-fail.md" in names
     index = (out / "index.md").read_text()
-    assert "(cupy-consumer-CAI-MASK-TRUTH-fail.md)" in index
+    assert "(cupy-consumer-CAI-SYNC-CONSUMER-fail.md)" in index
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
@@ -183,7 +183,7 @@ def test_severity_filter_and_order_most_severe_first(tmp_path):
     assert bad.returncode == 2
     assert bad.stderr.strip() == (
         "caiconform: error: --severity: unknown severity 'severe' (choose from corrupts, "
-        "crashes, refuses-valid, accepts-invalid, portability, or 'all' / 'none')"
+        "crashes, refuses-valid, departs, accepts-invalid, portability, or 'all' / 'none')"
     )
 
 
@@ -199,7 +199,7 @@ def test_baseline_writes_the_failing_groups_of_a_library_and_refuses_bad_input(t
     )
     assert done.returncode == 0, done.stderr
     text = out.read_text()
-    assert "CAI-MASK-TRUTH" in text and "CAI-CONSUMER-READS-DESCRIBED" not in text
+    assert "CAI-SYNC-CONSUMER" in text and "CAI-CONSUMER-READS-DESCRIBED" not in text
     assert "CAI-PORT-BYTEORDER" not in text  # portability is below the default --fail-on
     unknown = subprocess.run(
         [*base, "-o", str(out), "--library", "jax"], capture_output=True, text=True

@@ -230,7 +230,7 @@ def test_report_bad_fail_on_is_a_usage_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.strip() == (
         "caiconform: error: --fail-on: unknown severity 'bad' (choose from corrupts, crashes, "
-        "refuses-valid, accepts-invalid, portability, or 'all' / 'none')"
+        "refuses-valid, departs, accepts-invalid, portability, or 'all' / 'none')"
     )
     assert not (run / "matrix.md").exists()
 

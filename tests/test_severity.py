@@ -14,6 +14,7 @@ from caiconform.results.severity import (
     CORRUPTS,
     CRASHES,
     DEFAULT_FAIL_ON,
+    DEPARTS,
     PORTABILITY,
     REFUSES_VALID,
     SEVERITIES,
@@ -24,43 +25,91 @@ from caiconform.results.severity import (
 
 
 @pytest.mark.parametrize(
-    ("outcome", "rule", "level", "expected"),
+    ("outcome", "rule", "level", "harm", "expected"),
     [
-        # wrong values without an error
-        ("fail", "CAI-CONSUMER-READS-DESCRIBED", "MUST", CORRUPTS),
-        ("fail", "CAI-SYNC-CONSUMER", "MUST", CORRUPTS),
-        ("fail", "CAI-LIFETIME-DATA-HELD", "SHOULD", CORRUPTS),
-        ("fail", "CAI-DATA-READONLY-HONOURED", "MUST", CORRUPTS),
-        ("fail", "CAI-MASK-TRUTH", "SHOULD", CORRUPTS),
-        # a PORTABILITY rule by level, data read before the producer's work ends by harm
-        ("fail", "CAI-PORT-V2-PENDING", "PORTABILITY", CORRUPTS),
+        # wrong values through the library's own call, under a MUST with a duty: unbounded
+        ("fail", "CAI-CONSUMER-READS-DESCRIBED", "MUST", CORRUPTS, CORRUPTS),
+        ("fail", "CAI-SYNC-CONSUMER", "MUST", CORRUPTS, CORRUPTS),
+        ("fail", "DLPACK-PRODUCER-DESCRIBES-DATA", "MUST", CORRUPTS, CORRUPTS),
+        # wrong values, but the sentence is a SHOULD: listed, not failed by default
+        ("fail", "CAI-LIFETIME-DATA-HELD", "SHOULD", CORRUPTS, DEPARTS),
+        ("fail", "CAI-MASK-TRUTH", "SHOULD", CORRUPTS, DEPARTS),
+        # the write is the check's own, and the text only defines the flag
+        ("fail", "CAI-DATA-READONLY-HONOURED", "MUST", REFUSES_VALID, DEPARTS),
+        # a v2 export cannot name a stream: caiconform's reader saw the stale values
+        ("fail", "CAI-PORT-V2-PENDING", "PORTABILITY", PORTABILITY, PORTABILITY),
         # an invalid export whose check reads the dict only: no value was misread
-        ("fail", "CAI-STREAM-ZERO-FORBIDDEN", "MUST", REFUSES_VALID),
-        ("fail", "CAI-NUMBA-PRODUCER-STREAM", "MUST", REFUSES_VALID),
-        ("fail", "CAI-DATA-EXTENT-IN-ALLOCATION", "MUST", REFUSES_VALID),
-        ("fail", "CAI-DLPACK-AGREE", "SHOULD", REFUSES_VALID),
+        ("fail", "CAI-STREAM-ZERO-FORBIDDEN", "MUST", REFUSES_VALID, REFUSES_VALID),
+        ("fail", "CAI-NUMBA-PRODUCER-STREAM", "MUST", REFUSES_VALID, REFUSES_VALID),
+        ("fail", "CAI-DATA-EXTENT-IN-ALLOCATION", "MUST", REFUSES_VALID, REFUSES_VALID),
+        ("fail", "CAI-DLPACK-AGREE", "SHOULD", REFUSES_VALID, DEPARTS),
         # a leak, a wait nobody asked for: no value read wrong
-        ("fail", "CAI-LIFETIME-RELEASED", "SHOULD", REFUSES_VALID),
-        ("fail", "CAI-SYNC-NONE-NO-SYNC", "MAY", PORTABILITY),
-        # the process lost, whatever the input
-        ("crash", "CAI-STREAM-LIVE", "MUST", CRASHES),
-        ("hang", None, None, CRASHES),
-        ("poisoned", "CAI-PORT-STRIDES-ITEMSIZE", "PORTABILITY", CRASHES),
+        ("fail", "CAI-LIFETIME-RELEASED", "SHOULD", REFUSES_VALID, DEPARTS),
+        ("fail", "CAI-SYNC-NONE-NO-SYNC", "MAY", PORTABILITY, PORTABILITY),
+        # the process lost, whatever the record's rule: bounded by the duty to read
+        ("crash", "CAI-STREAM-LIVE", "MUST", CRASHES, CRASHES),
+        ("hang", None, None, CRASHES, CRASHES),
+        ("poisoned", "CAI-PORT-STRIDES-ITEMSIZE", "PORTABILITY", CRASHES, CRASHES),
         # refusals: MUST-level valid input, or an optional key the consumer cannot do without
-        ("rejected-valid", "CAI-CONSUMER-READS-DESCRIBED", "MUST", REFUSES_VALID),
-        ("rejected-valid", "CAI-SYNC-NONE-NO-SYNC", "MAY", REFUSES_VALID),
-        ("rejected-valid", "CAI-PORT-BYTEORDER", "PORTABILITY", PORTABILITY),
-        ("rejected-valid", "CAI-KEYS-UNKNOWN", "SHOULD", PORTABILITY),
+        ("rejected-valid", "CAI-CONSUMER-READS-DESCRIBED", "MUST", REFUSES_VALID, REFUSES_VALID),
+        ("rejected-valid", "CAI-SYNC-NONE-NO-SYNC", "MAY", REFUSES_VALID, REFUSES_VALID),
+        ("rejected-valid", "CAI-PORT-BYTEORDER", "PORTABILITY", PORTABILITY, PORTABILITY),
+        ("rejected-valid", "CAI-KEYS-UNKNOWN", "SHOULD", PORTABILITY, PORTABILITY),
         # an export a conforming partner cannot use, that reads no wrong value
-        ("fail", "CAI-ATTR-RAISES-ATTRIBUTEERROR", "SHOULD", REFUSES_VALID),
-        ("fail", "CAI-MASK-NUMBA-NOTIMPLEMENTED", "MUST", REFUSES_VALID),
-        ("fail", "CAI-PORT-ALIGNMENT", "PORTABILITY", PORTABILITY),
-        ("accepted-invalid", "CAI-VERSION-KNOWN", "MUST", ACCEPTS_INVALID),
-        (None, None, None, None),
+        ("fail", "CAI-ATTR-RAISES-ATTRIBUTEERROR", "SHOULD", REFUSES_VALID, DEPARTS),
+        # the text describes what Numba does; it states no duty
+        ("fail", "CAI-MASK-NUMBA-NOTIMPLEMENTED", "MUST", REFUSES_VALID, DEPARTS),
+        ("fail", "CAI-PORT-ALIGNMENT", "PORTABILITY", PORTABILITY, PORTABILITY),
+        ("accepted-invalid", "CAI-VERSION-KNOWN", "MUST", ACCEPTS_INVALID, ACCEPTS_INVALID),
+        (None, None, None, None, None),
     ],
 )
-def test_severity_is_the_harm_not_the_level(outcome, rule, level, expected) -> None:
-    assert severity_of(outcome, rule, level) == expected
+def test_severity_is_the_harm_bounded_by_the_sentence(outcome, rule, level, harm, expected):
+    side = severity.RULES[rule].side.value if rule in severity.RULES else None
+    role = side if side in ("producer", "consumer") else "consumer"
+    assert severity.harm_of(outcome, rule, level) == harm
+    assert severity_of(outcome, rule, level, role=role, check="roundtrip") == expected
+
+
+def test_a_required_refusal_of_another_exception_type_is_portability() -> None:
+    """torch, CuPy and JAX raising ValueError, not BufferError, for a CPU export without a
+    copy: the refusal the text requires is made; only the type differs (the text said
+    ValueError until array-api#831). A missing refusal is still refuses-valid."""
+    rule = "DLPACK-COPY-FALSE-CPU-BUFFERERROR"
+    assert severity.wrong_exception("ValueError: cannot move", "BufferError")
+    assert not severity.wrong_exception("BufferError: no", "BufferError")
+    assert not severity.wrong_exception("a capsule", "BufferError")
+    assert severity_of("fail", rule, "MUST", role="producer", exception_type_only=True) == (
+        PORTABILITY
+    )
+    assert severity_of("fail", rule, "MUST", role="producer") == REFUSES_VALID
+
+
+def test_a_rule_of_the_other_side_bounds_by_what_the_culprit_had_to_honour() -> None:
+    """A consumer refusing a valid dict filed under a producer's derived MUST (a zero-size
+    null pointer) refuses valid input; bounded by the consumer's reading rule, not by the
+    producer's rule."""
+    bound, why = severity.bound_of("CAI-DATA-ZERO-SIZE-NULL", "consumer", "zero_size")
+    assert bound is None and "CAI-CONSUMER-READS-DESCRIBED" in why
+    bound, why = severity.bound_of("CAI-DATA-READONLY-HONOURED", "consumer", "readonly")
+    assert bound == DEPARTS and "states no duty" in why
+    bound, _ = severity.bound_of("CAI-PORT-V2-PENDING", "producer", "streams")
+    assert bound == PORTABILITY
+
+
+def test_the_policy_table_in_the_docs_is_the_code() -> None:
+    """docs/severity.md's two tables are `HARM_TABLE` and `BOUND_TABLE`, row for row."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "severity.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|$", text, re.MULTILINE)
+    table = {k: v for k, v in rows if not set(k) <= {"-"}}
+    for key, value in severity.HARM_TABLE.items():
+        assert table.get(key) == (value or "none: about the input"), key
+    for key, value in severity.BOUND_TABLE.items():
+        assert table.get(key) == (value or "unbounded"), key
+    documented = {k for k in table if k not in ("observation", "the sentence broken")}
+    assert documented == set(severity.HARM_TABLE) | set(severity.BOUND_TABLE)
 
 
 @pytest.mark.parametrize(
@@ -89,26 +138,26 @@ def test_a_group_caused_by_its_input_is_ranked_by_what_the_dict_shows(
 
 
 def test_corrupting_rules_are_those_whose_fail_is_an_observed_wrong_value() -> None:
-    """Each corrupting rule is named in the module docstring with what its check observed; the
-    dict-only rules the old list carried are not corrupting."""
-    doc = severity.__doc__ or ""
-    corrupts_part = doc.split("- corrupts:", 1)[1].split("- ranked by level", 1)[0]
-    for rule in severity.CORRUPTING_RULES:
-        assert rule in corrupts_part, f"{rule}: say in the docstring what its check observed"
+    """Each corrupting rule is named in the module docstring or under a kind it names; the
+    dict-only rules are not corrupting; the wrong values only caiconform saw are no
+    corruption."""
     for rule in ("CAI-STREAM-ZERO-FORBIDDEN", "CAI-NUMBA-PRODUCER-STREAM", "CAI-DLPACK-AGREE"):
         assert rule not in severity.CORRUPTING_RULES
+    for rule in severity.CHECK_OBSERVED:
+        assert rule in severity.CORRUPTING_RULES
+        assert severity.harm_of("fail", rule, "MUST") != CORRUPTS
 
 
 def test_severities_rank_most_harmful_first_and_the_default_threshold() -> None:
     """The order is the harm: wrong values without an error outrank a lost process, which
-    outranks a refused valid input, then an accepted invalid one, then an allowed refusal (the
-    module's "From most to least harmful" list); what fails a run by default outranks all the
+    outranks a refused valid input, then a departure from a SHOULD, an accepted invalid input,
+    an allowed refusal (the module's "Severities, most harmful first" list); what fails a run by default outranks all the
     rest; unknown and None sort last."""
-    most_harmful_first = [CORRUPTS, CRASHES, REFUSES_VALID, ACCEPTS_INVALID, PORTABILITY]
+    most_harmful_first = [CORRUPTS, CRASHES, REFUSES_VALID, DEPARTS, ACCEPTS_INVALID, PORTABILITY]
     assert sorted(reversed(most_harmful_first), key=rank) == most_harmful_first
     assert list(SEVERITIES) == most_harmful_first
-    documented = re.findall(r"^- `([a-z-]+)`:", severity.__doc__ or "", re.MULTILINE)
-    assert documented == most_harmful_first
+    documented = re.findall(r"`([a-z-]+)`", (severity.__doc__ or "").split("Severities,", 1)[1])
+    assert documented[: len(most_harmful_first)] == most_harmful_first
     assert {CORRUPTS, CRASHES, REFUSES_VALID} == DEFAULT_FAIL_ON
     failing = max(rank(s) for s in DEFAULT_FAIL_ON)
     assert all(rank(s) > failing for s in set(SEVERITIES) - DEFAULT_FAIL_ON)

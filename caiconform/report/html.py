@@ -73,7 +73,7 @@ details summary { cursor: pointer; color: var(--muted); }
 #verdict h3 { margin: .8rem 0 .2rem; }
 .sev { display: inline-block; min-width: 7.5rem; font-weight: 600; }
 .sev.corrupts { color: #cf222e; } .sev.crashes { color: #6e2fbf; }
-.sev.refuses-valid { color: #bc4c00; } .sev.accepts-invalid, .sev.portability { color: #57606a; }
+.sev.refuses-valid { color: #bc4c00; } .sev.departs, .sev.accepts-invalid, .sev.portability { color: #57606a; }
 tr.group:target { outline: 3px solid #0969da; }
 """
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from caiconform.report.wording import broken_input, group_level, group_phrase
+from caiconform.report.wording import broken_input, folded_phrase, group_level, group_phrase
 from caiconform.results.severity import HARM
 from caiconform.spec.rules import RULES, level_text
 
@@ -35,12 +35,14 @@ def select_groups(
     level: str | None = None,
     severities: frozenset[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The groups of `library` (None: all, ambiguous ones included) at `level` or above and of
-    one of `severities` (None: any), in the catalogue's order (each library's most severe
-    first)."""
+    """The findings of `library` (None: all, ambiguous ones included) at `level` or above and
+    of one of `severities` (None: any), in the catalogue's order (each library's most severe
+    first); a group folded into another (`results.fold`) is left to its lead."""
     keep = LEVEL_ORDER[: LEVEL_ORDER.index(level) + 1] if level else None
     out = []
     for group in groups:
+        if group.get("folded_into"):
+            continue  # one more rule of a bug its lead's text names
         if library is not None and group.get("library") != library:
             continue
         if severities is not None and group.get("severity") not in severities:
@@ -213,7 +215,19 @@ def _severity(group: dict[str, Any]) -> list[str]:
         if level
         else ""
     )
-    return [f"**Severity**: `{severity}`: {harm}.{apart}", ""]
+    lines = [f"**Severity**: `{severity}`: {harm}.{apart}", ""]
+    if group.get("bound"):
+        lines += [
+            f"**Bounded by the text** (harm seen: `{group.get('harm')}`): {group['bound']}.",
+            "",
+        ]
+    folded = folded_phrase(group)
+    if folded:
+        lines += [f"**One bug, several rules**: {folded}.", ""]
+    triage = group.get("triage")
+    if triage:
+        lines += [f"**Triage** ({triage['verdict']}): {triage['reason']}", ""]
+    return lines
 
 
 def _reproduced(reproduced: bool | None) -> list[str]:

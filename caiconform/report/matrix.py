@@ -331,6 +331,18 @@ def _annotate_standalone(groups: list[dict[str, Any]], run: Run) -> None:
             annotate([g for g in groups if standalone_key(g) in named], verification, directory)
 
 
+def _annotate_known(groups: list[dict[str, Any]], run: Run) -> None:
+    """Each group's known upstream reports and triage (`report.upstream.annotate_known`), so
+    every report shows them; a triage file that cannot be read is a warning of the run."""
+    from caiconform.report.triage import TriageError
+    from caiconform.report.upstream import annotate_known, known_reports
+
+    try:
+        annotate_known(groups, known_reports())
+    except (TriageError, ValueError) as exc:
+        run.warnings.append(str(exc))
+
+
 def build_matrix(
     run: Run,
     out_dir: str | Path,
@@ -359,6 +371,7 @@ def build_matrix(
         reproducer = group["reproducer"]
         reproducer["href"] = _repro_href(run, reproducer, out_dir)
     _annotate_standalone(catalogue["groups"], run)
+    _annotate_known(catalogue["groups"], run)
     coverage = build_coverage(run.records, planned_from_dirs(run.dirs))
     verdict = judge(
         run.records,

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from caiconform.report.wording import known_line
+from caiconform.report.wording import folded_phrase, known_line
 from caiconform.results.filing import HARNESS
 from caiconform.results.severity import HARM
 from caiconform.spec.rules import RULES, level_text
@@ -154,16 +154,23 @@ def reports_for(group: Mapping[str, Any], reports: Iterable[KnownReport]) -> lis
 
 
 def annotate_known(groups: Iterable[dict[str, Any]], reports: Sequence[KnownReport]) -> None:
-    """Set each group's `known_reports` to the reports that cover it (a list of dicts)."""
+    """Set each group's `known_reports` to the reports that cover it (a list of dicts), then
+    its `triage` and the upstream reports its triage names (`report.triage`, matched by the
+    finding's identity)."""
+    from caiconform.report.triage import annotate_triage
+
+    groups = list(groups)
     for group in groups:
         group["known_reports"] = [r.to_dict() for r in reports_for(group, reports)]
+    annotate_triage(groups)
 
 
 def fileable(group: Mapping[str, Any]) -> bool:
     """Whether a group goes to a library's tracker: its culprit is a library, not caiconform's
-    own code and not unknown."""
+    own code and not unknown, and it leads its finding (a group folded into another is one
+    more rule of the same bug: its lead's section lists it)."""
     library = group.get("library")
-    return bool(library) and library != HARNESS
+    return bool(library) and library != HARNESS and not group.get("folded_into")
 
 
 def rule_lines(rule_id: str | None) -> list[str]:
@@ -261,8 +268,19 @@ def _section(group: dict[str, Any], env: Mapping[str, Any], run_dir: Path | None
     if not group.get("rule") and group.get("input_rule"):
         lines += [f"The input breaks `{group['input_rule']}`:", ""]
         lines += rule_lines(group.get("input_rule"))
+    folded = folded_phrase(group)
+    if folded:
+        lines += [f"**One bug, several rules**: {folded}.", ""]
     severity = group.get("severity")
     lines += [f"**Harm** (`{severity}`): {HARM.get(str(severity), '-')}.", ""]
+    if group.get("bound"):
+        lines += [
+            f"**Severity bounded** (harm seen: `{group.get('harm')}`): {group['bound']}.",
+            "",
+        ]
+    triage = group.get("triage")
+    if triage:
+        lines += [f"**Triage** ({triage['verdict']}): {triage['reason']}", ""]
     cells = group.get("cells") or []
     lines += [f"**Seen**: {group.get('count')} example(s) in {len(cells)} cell(s).", ""]
     return lines

@@ -21,6 +21,7 @@ __all__ = [
     "about_input_lines",
     "broken_input",
     "group_level",
+    "folded_phrase",
     "group_phrase",
     "harness_lines",
     "is_harness",
@@ -63,7 +64,25 @@ def severity_word(group: Mapping[str, Any]) -> str:
     """The group's severity, or `ABOUT_INPUT` for information about its input."""
     if group.get("about_input") or not group.get("severity"):
         return ABOUT_INPUT if group.get("about_input") else "-"
+    harm = group.get("harm")
+    if group.get("bound") and harm and harm != group["severity"]:
+        # the harm observed, bounded by what the broken sentence says (docs/severity.md)
+        return f"{group['severity']} (seen: {harm})"
     return str(group["severity"])
+
+
+def folded_phrase(group: Mapping[str, Any]) -> str | None:
+    """ "also filed under R2 (rejected-valid, 6), R3 (...)": the other groups of a finding this
+    group leads (`results.fold`), None when it leads no other."""
+    folded = group.get("folded") or []
+    if not folded:
+        return None
+    parts = [
+        f"{m.get('rule') or 'input:' + str(m.get('input_rule'))} ({m.get('outcome')}, "
+        f"{m.get('count')})"
+        for m in folded
+    ]
+    return "the same bug also filed under " + ", ".join(parts)
 
 
 def group_phrase(group: Mapping[str, Any], *, library: bool = True, count: bool = True) -> str:
@@ -81,7 +100,8 @@ def group_phrase(group: Mapping[str, Any], *, library: bool = True, count: bool 
     filed = group.get("rule") or "(no rule)"
     details = [group_level(group), str(group.get("outcome"))] + ([examples] if count else [])
     head = " ".join(filter(None, [name, role, filed]))
-    return f"{head} ({', '.join(details)})"
+    also = f" + {len(group['folded'])} more rule(s) of the same bug" if group.get("folded") else ""
+    return f"{head} ({', '.join(details)}){also}"
 
 
 def about_input_lines(groups: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -284,7 +284,11 @@ def bound_for(
     """`bound_of` for a finding of class `outcome`: a crash, hang or poisoned context on valid
     input breaks the duty to read (a producer: to export) what is described, whatever rule the
     record was filed under."""
-    if outcome in _LOST and role in ("producer", "consumer"):
+    if role not in ("producer", "consumer") and outcome not in ("fail", None):
+        # what a consumer did with input that breaks a producer's rule is the consumer's
+        found = RULES.get(rule or "")
+        role = "consumer" if found is not None and found.side.value == "producer" else None
+    if outcome in _LOST and role is not None:
         return bound_of(reading_rule(check, role), role, check)
     return bound_of(rule, role, check)
 

@@ -54,7 +54,9 @@ class Judged:
     status: `new` (fails: at/above the threshold, not covered), `expected` (covered by the
     expectations), `below` (under the threshold: reported, not failing), `input` (information
     about the input, no defect: never failing), `harness` (caiconform's own defect, culprit
-    `filing.HARNESS`: listed apart, never failing a library).
+    `filing.HARNESS`: listed apart, never failing a library), `folded` (one more rule or
+    outcome of a finding another group leads, `results.fold`: judged, listed and counted with
+    its lead).
     side: `own`, `ambiguous` or `peer` (see the module docstring).
     """
 
@@ -250,6 +252,7 @@ def judge(
             status = "new"
         reasons = sorted({covered[id(r)].reason for r in examples if id(r) in covered})
         judged.append(Judged(group, status, side, examples, reasons, uncovered))
+    _fold(judged)
     from caiconform.report.verify import lead_rank
 
     # the first line leads with a defect whose standalone script reproduced it (`findings
@@ -271,6 +274,26 @@ def judge(
     verdict = Verdict(library, fail_on, judged, errors, notes, bool(expectations))
     verdict.grown = _grown(application.records)
     return verdict
+
+
+def _fold(judged: list[Judged]) -> None:
+    """One verdict per finding (`results.fold`): a group folded into another takes status
+    `folded` and is counted no more; its examples join its lead's, so a member an entry does
+    not cover makes the lead's finding new (a baseline entry for one rule of a bug does not
+    cover the same bug under another rule the entry does not name)."""
+    leads = {j.group.get("finding"): j for j in judged if not j.group.get("folded_into")}
+    for j in judged:
+        lead = leads.get(j.group.get("folded_into"))
+        if lead is None:
+            continue
+        if j.status == "new" and lead.status in ("expected", "below"):
+            lead.status = "new"
+        lead.records = [*lead.records, *j.records]
+        lead.uncovered = [*lead.uncovered, *j.uncovered]
+        for reason in j.reasons:
+            if reason not in lead.reasons:
+                lead.reasons.append(reason)
+        j.status = "folded"
 
 
 def _grown(verdicts: Iterable[Any]) -> list[tuple[Expectation, int]]:

@@ -1,0 +1,220 @@
+"""One finding per bug (results.fold), what a mutant's dict holds deciding its filing
+(results.filing.unprovable_field), and the triage of every published finding
+(report/triage.toml)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from caiconform.report.triage import TriageError, annotate_triage, parse_triage, triage_entries
+from caiconform.results.catalogue import build_catalogue
+from caiconform.results.fold import findings, group_id
+from caiconform.results.severity import DEFAULT_FAIL_ON, PORTABILITY, rank
+from caiconform.results.verdict import judge
+
+LATEST = Path(__file__).parents[1] / "reports" / "latest" / "findings.json"
+
+
+def _rec(seq, check, producer, consumer, outcome, rule=None, **extra):
+    return {
+        "run_id": "r1",
+        "seq": seq,
+        "check": check,
+        "producer": producer,
+        "consumer": consumer,
+        "outcome": outcome,
+        "rule": rule,
+        "params": extra.pop("params", {"typestr": "<f4", "seed": seq}),
+        "message": extra.pop("message", "m"),
+        **extra,
+    }
+
+
+NULL = "RuntimeError: UnownedMemory requires explicit device ID for a null pointer."
+
+
+def _null_refusals() -> list[dict]:
+    """CuPy's refusal of a zero-size array with a null pointer, seen by two families under
+    two rules, and one unrelated refusal."""
+    return [
+        _rec(1, "zero_size", "reference", "cupy", "rejected", "CAI-DATA-ZERO-SIZE-NULL", seen=NULL),
+        _rec(2, "zero_size", "reference", "cupy", "rejected", "CAI-DATA-ZERO-SIZE-NULL", seen=NULL),
+        _rec(
+            3,
+            "roundtrip",
+            "reference",
+            "cupy",
+            "rejected",
+            "CAI-CONSUMER-READS-DESCRIBED",
+            seen=NULL,
+        ),
+        _rec(
+            4,
+            "roundtrip",
+            "reference",
+            "cupy",
+            "rejected",
+            "CAI-STRIDES-NONE-C-CONTIGUOUS",
+            seen="KeyError: 'strides'",
+        ),
+    ]
+
+
+def test_groups_of_one_culprit_and_signature_fold_into_one_finding() -> None:
+    catalogue = build_catalogue(_null_refusals())
+    groups = {group_id(g): g for g in catalogue["groups"]}
+    lead = groups["cupy/consumer/CAI-DATA-ZERO-SIZE-NULL/rejected-valid"]
+    member = groups["cupy/consumer/CAI-CONSUMER-READS-DESCRIBED/rejected-valid"]
+    other = groups["cupy/consumer/CAI-STRIDES-NONE-C-CONTIGUOUS/rejected-valid"]
+    assert member["folded_into"] == group_id(lead) == member["finding"]
+    assert [m["rule"] for m in lead["folded"]] == ["CAI-CONSUMER-READS-DESCRIBED"]
+    assert not other.get("folded_into") and not other.get("folded")
+    assert catalogue["summary"]["groups"] == 3 and catalogue["summary"]["findings"] == 2
+    assert len(findings(catalogue["groups"])) == 2
+    # the verdict counts findings: two failing, not three
+    verdict = judge(_null_refusals(), catalogue=catalogue)
+    assert len(verdict.failing) == 2
+    assert [j.status for j in verdict.judged if j.group is member] == ["folded"]
+
+
+def test_a_baseline_entry_for_one_rule_of_a_bug_does_not_hide_its_other_rule() -> None:
+    """The lead's rule is baselined; the same bug under another rule is not covered: the
+    finding is new."""
+    from caiconform.results.expectations import parse_expectations
+
+    records = _null_refusals()
+    entries = parse_expectations(
+        {
+            "version": 1,
+            "expectations": [
+                {
+                    "consumer": "cupy",
+                    "rule": "CAI-DATA-ZERO-SIZE-NULL",
+                    "outcome": "rejected",
+                    "reason": "known",
+                }
+            ],
+        },
+        "base.yaml",
+    )
+    verdict = judge(records, expectations=entries)
+    lead = [j for j in verdict.judged if j.group["rule"] == "CAI-DATA-ZERO-SIZE-NULL"][0]
+    assert lead.status == "new" and lead.uncovered
+
+
+def test_a_producer_misdescription_folds_across_its_rules_by_layout() -> None:
+    odd = {"typestr": "<f4", "layout": {"shape": [3, 4], "strides": [21, 5], "kind": "odd"}}
+    neg = {"typestr": "<u2", "layout": {"shape": [4], "strides": [-2], "kind": "negative"}}
+    records = [
+        _rec(
+            1,
+            "dlpack_roundtrip",
+            "cupy",
+            "torch",
+            "fail",
+            "DLPACK-PRODUCER-DESCRIBES-DATA",
+            params=odd,
+        ),
+        _rec(
+            2,
+            "agreement",
+            "cupy",
+            None,
+            "fail",
+            "CAI-DLPACK-AGREE",
+            params=odd,
+            seen="in cupy's own DLPack capsule",
+        ),
+        _rec(3, "dlpack_roundtrip", "cupy", "torch", "fail", "DLPACK-STRIDES-ELEMENTS", params=neg),
+    ]
+    groups = build_catalogue(records)["groups"]
+    leads = findings(groups)
+    assert {g["rule"] for g in leads} == {
+        "DLPACK-PRODUCER-DESCRIBES-DATA",
+        "DLPACK-STRIDES-ELEMENTS",
+    }
+
+
+def test_a_crash_on_a_stream_handle_no_dict_can_show_live_is_about_the_input() -> None:
+    """A v2 mutant built to break CAI-V2-STREAM-UNDEFINED carrying stream 0x7F00: a consumer
+    that synchronizes on it dies on what the input holds (CAI-STREAM-LIVE), not on a legal
+    dict; the same mutant with stream 1 is valid input and its crash is the consumer's."""
+
+    def mutant(stream):
+        entries = [["shape", {"$tuple": [0]}], ["typestr", "|b1"], ["data", {"$tuple": [0, False]}]]
+        entries += [["version", 2], ["stream", stream]]
+        return {
+            "kind": "mutant",
+            "interface": {"$dict": entries},
+            "rule": "CAI-V2-STREAM-UNDEFINED",
+        }
+
+    bogus = _rec(1, "adversarial", None, "numba", "crash", params=mutant(0x7F00))
+    legal = _rec(2, "adversarial", None, "cupy", "crash", params=mutant(1))
+    groups = {g["library"]: g for g in build_catalogue([bogus, legal])["groups"]}
+    assert groups["numba"]["input_rule"] == "CAI-STREAM-LIVE"
+    assert groups["numba"]["about_input"] is True and groups["numba"]["severity"] is None
+    assert groups["cupy"]["input_rule"] == "CAI-V2-STREAM-UNDEFINED"
+    assert groups["cupy"]["severity"] == "crashes"
+
+
+def test_severity_is_bounded_in_the_catalogue_and_says_by_what() -> None:
+    records = [
+        _rec(1, "readonly", "reference", "cupy", "fail", "CAI-DATA-READONLY-HONOURED"),
+        _rec(2, "streams", "torch", "jax", "fail", "CAI-PORT-V2-PENDING"),
+        _rec(3, "mask", "reference", "rmm", "fail", "CAI-MASK-TRUTH"),
+    ]
+    groups = {g["library"]: g for g in build_catalogue(records)["groups"]}
+    assert groups["cupy"]["severity"] == "departs" and "no duty" in groups["cupy"]["bound"]
+    assert groups["torch"]["severity"] == PORTABILITY
+    assert groups["rmm"]["severity"] == "departs" and groups["rmm"]["harm"] == "corrupts"
+    assert all(g["severity"] not in DEFAULT_FAIL_ON for g in groups.values())
+
+
+def test_a_triage_file_is_checked_when_read() -> None:
+    good = (
+        '[[finding]]\nid = "cupy/consumer/R/fail"\nverdict = "real"\nseverity = "corrupts"\n'
+        'reason = "r"\nreports = [{url = "https://x/1", relation = "reports", title = "t"}]\n'
+    )
+    entries = parse_triage(good)
+    group = {"library": "cupy", "role": "consumer", "rule": "R", "outcome": "fail"}
+    annotate_triage([group], entries)
+    assert group["triage"]["verdict"] == "real"
+    assert group["known_reports"][0]["url"] == "https://x/1"
+    with pytest.raises(TriageError, match="verdict 'maybe'"):
+        parse_triage(good.replace('"real"', '"maybe"'))
+    with pytest.raises(TriageError, match="triaged twice"):
+        parse_triage(good + good)
+    with pytest.raises(TriageError, match="missing reason"):
+        parse_triage(good.replace('reason = "r"\n', ""))
+
+
+@pytest.mark.skipif(not LATEST.exists(), reason="reports/latest is not in this copy of the tree")
+def test_every_published_finding_at_or_above_refuses_valid_is_triaged_real() -> None:
+    """The published run (reports/latest): each finding at or above refuses-valid (folded
+    leads; ambiguous ones too) has a triage entry that calls it real at its severity."""
+    groups = json.loads(LATEST.read_text())["groups"]
+    entries = triage_entries()
+    published = [
+        g
+        for g in groups
+        if not g.get("folded_into") and rank(g.get("severity")) <= rank("refuses-valid")
+    ]
+    assert published, "the published run has no finding at or above refuses-valid"
+    missing = [group_id(g) for g in published if group_id(g) not in entries]
+    assert not missing, f"not triaged: {missing}"
+    not_real = [
+        (group_id(g), entries[group_id(g)].reason)
+        for g in published
+        if entries[group_id(g)].verdict != "real"
+    ]
+    assert not not_real, f"published but triaged not real: {not_real}"
+    moved = [
+        (group_id(g), g["severity"], entries[group_id(g)].severity)
+        for g in published
+        if entries[group_id(g)].severity != g["severity"]
+    ]
+    assert not moved, f"triaged at another severity: {moved}"
