@@ -218,3 +218,43 @@ def test_every_published_finding_at_or_above_refuses_valid_is_triaged_real() -> 
         if entries[group_id(g)].severity != g["severity"]
     ]
     assert not moved, f"triaged at another severity: {moved}"
+
+
+def test_a_typestr_describing_other_values_is_the_producers_corruption(monkeypatch) -> None:
+    """A producer exporting float32 data under typestr '<i4' (its descr saying '<f4'): a
+    conforming consumer trusts the typestr and reads other numbers without an error, so the
+    roundtrip files CAI-PRODUCER-DESCRIBES-DATA (corrupts), not only the descr's schema rule;
+    a dict whose typestr is right and whose descr alone is odd stays a schema finding."""
+    import numpy as np
+
+    from caiconform import validate
+    from caiconform.checks import roundtrip
+
+    values = np.array([1.5, -2.25], dtype="<f4")
+
+    class Export:
+        def __init__(self, typestr: str) -> None:
+            self.typestr = typestr
+
+        @property
+        def __cuda_array_interface__(self):
+            d = {"shape": (2,), "typestr": self.typestr, "data": (1 << 40, False), "version": 3}
+            return {**d, "descr": [("", "<f4" if self.typestr == "<i4" else "<i4")]}
+
+    def read(name, obj):  # the reference consumer: the raw bytes, read as the typestr says
+        d = obj.__cuda_array_interface__
+        assert "descr" not in d
+        return values.view(d["typestr"]), None
+
+    monkeypatch.setattr(roundtrip._exchange, "consume_with", read)
+    wrong = Export("<i4")
+    found = roundtrip._misdescribed(
+        wrong, values, validate(wrong.__cuda_array_interface__).errors, "ctx"
+    )
+    assert found is not None and found.rule == "CAI-PRODUCER-DESCRIBES-DATA"
+    assert found.outcome == "fail"
+    right = Export("<f4")
+    assert (
+        roundtrip._misdescribed(right, values, validate(right.__cuda_array_interface__).errors, "c")
+        is None
+    )

@@ -27,10 +27,11 @@ CAI-CONSUMER-READS-DESCRIBED (an interop gap).
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _exchange, _results, _sources, _values
+from caiconform.checks import _encoding, _exchange, _results, _sources, _values
 from caiconform.results.outcome import FAIL, Result
 from caiconform.spec.layout import Layout
 
@@ -137,7 +138,8 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         return ended
     report = validate(obj)
     if not report.ok:
-        return judge(report.errors, f"{context}: invalid export")
+        misread = _misdescribed(obj, values, report.errors, context)
+        return misread or judge(report.errors, f"{context}: invalid export")
     if producer != "reference":
         # what the dict alone cannot show (the extent inside the allocation, a device pointer):
         # an export failing it is the producer's finding, not the consumer's refusal
@@ -174,6 +176,41 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         "CAI-PRODUCER-DESCRIBES-DATA",
         f"the reference consumer also reads a mismatch: {mismatch}",
         "the dict to describe the values written",
+        context,
+    )
+
+
+#: rules whose break leaves the dict readable by its typestr alone: `descr` is secondary ("This
+#: is for describing more complicated types"), a conforming consumer reads the typestr
+_DESCR_RULES = frozenset({"CAI-DESCR-GRAMMAR", "CAI-DESCR-CONSISTENT"})
+
+
+def _misdescribed(obj: Any, values: Any, errors: list, context: str) -> Result | None:
+    """A producer's dict invalid only in its `descr`: what a conforming consumer reads from the
+    rest (typestr, shape, strides, data), by the reference consumer on the dict without descr.
+    Other values than the array holds are the producer's corruption (CAI-PRODUCER-DESCRIBES-DATA:
+    a consumer trusting the typestr reads them without an error); None when it reads the values
+    written, or the dict breaks more than its descr (then the schema finding stands)."""
+    if not errors or any(e.rule not in _DESCR_RULES for e in errors):
+        return None
+    interface = getattr(obj, "__cuda_array_interface__", None)
+    if not isinstance(interface, dict):
+        return None
+    plain = _encoding.InterfaceObject(
+        {k: v for k, v in interface.items() if k != "descr"}, keepalive=obj
+    )
+    read, exc = _exchange.consume_with("reference", plain)
+    if exc is not None:
+        return None
+    mismatch = _values.compare_values(read, values)
+    if mismatch is None:
+        return None
+    broken = ", ".join(sorted({e.rule for e in errors}))
+    return _results.failed(
+        "CAI-PRODUCER-DESCRIBES-DATA",
+        f"the dict's typestr {interface.get('typestr')!r} describes other values than the array "
+        f"holds ({mismatch}); its descr also breaks {broken}",
+        "a typestr describing the values written",
         context,
     )
 
