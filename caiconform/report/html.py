@@ -495,6 +495,8 @@ def render_verdict(matrix: dict[str, Any]) -> tuple[str, str]:
             about_input.append(index)
         elif is_harness(group):
             harness.append(index)
+        elif group.get("folded_into"):
+            continue  # one more rule of its lead's bug, listed with the lead
         else:
             by_library.setdefault(group.get("library"), []).append(index)
     parts = ['<section id="verdict"><h2>What to do</h2>']

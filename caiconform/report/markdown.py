@@ -23,6 +23,7 @@ from urllib.parse import quote
 from caiconform.report.matrix import SEVERITY
 from caiconform.report.wording import (
     about_input_lines,
+    folded_phrase,
     group_level,
     group_phrase,
     harness_lines,
@@ -219,7 +220,8 @@ def _by_library(matrix: dict[str, Any]) -> dict[str | None, list[tuple[int, dict
     out: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
     for index, group in enumerate(catalogue["groups"]):
         # no defect of a library's: `_about_input` and `_harness` list them
-        if not group.get("about_input") and not is_harness(group):
+        # a group folded into another is one more rule of its lead's bug: listed with it
+        if not group.get("about_input") and not is_harness(group) and not group.get("folded_into"):
             out.setdefault(group.get("library"), []).append((index, group))
     return dict(sorted(out.items(), key=lambda kv: (kv[0] is None, kv[0] or "")))
 
@@ -573,6 +575,16 @@ def _group_details(matrix: dict[str, Any], index: int, number: int, group: dict)
         lines.append(f"- **contrast**: {_md(group['contrast'])}")
     who = library or "no single culprit"
     lines.append(f"- **why {_md(who)}**: {_md(group.get('why'))}")
+    if group.get("bound"):
+        lines.append(
+            f"- **severity bounded** (harm seen: {group.get('harm')}): {_md(group['bound'])}"
+        )
+    folded = folded_phrase(group)
+    if folded:
+        lines.append(f"- **one bug**: {_md(folded)}")
+    triage = group.get("triage")
+    if triage:
+        lines.append(f"- **triage** ({triage['verdict']}): {_md(triage['reason'])}")
     if group.get("rule"):
         text = _rule_line(group["rule"])
         if group.get("rule_implied"):
