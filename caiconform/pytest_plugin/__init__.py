@@ -312,6 +312,9 @@ class ExchangeItem(CaiItem):
         )
 
         campaign = self.campaign
+        unjudged = campaign.unjudged(self.family, self.direction)
+        if unjudged:  # said first: with a GPU as without, the family would not judge it
+            self.skip(unjudged)
         if not campaign.gpu[0]:
             self.skip(f"exchanges with other libraries need a GPU: {campaign.gpu[1]}")
         try:
@@ -349,6 +352,7 @@ def _items(session: pytest.Session, campaign: Any) -> list[pytest.Item]:
         for kind in LAYOUT_KINDS:
             items.append(SchemaItem.from_parent(collector, name=f"dict-schema[{kind}]", kind=kind))
     families = family_roles(campaign.options.protocol)
+    campaign.family_protocols.update((family.name, family.protocols) for family in families)
     by_direction: dict[str, list[str]] = {"producer": [], "consumer": []}
     for family in families:
         for direction in directions_of(family.roles or "", target, family.protocols):

@@ -11,6 +11,10 @@ It also writes an *adapter source* per direction (the runner's `adapter_source`:
 `probe(name)`): the real probe, with the produce/consume capabilities narrowed so that the
 runner plans only the cells that involve the user's library in that direction, not every peer
 against every other peer.
+
+The adapter claims only what the user's library does: "dlpack" (its objects export `__dlpack__`)
+only when the factory's sample object has it (`targets.sample_exports`), so the runner plans no
+DLPack producer cell for a factory whose objects export the CUDA Array Interface alone.
 """
 
 from __future__ import annotations
@@ -36,17 +40,21 @@ DIRECTIONS = ("producer", "consumer")
 
 class FunctionAdapter(Adapter):
     """An adapter whose produce/consume call the functions named by `producer_spec` and
-    `consumer_spec` (see `targets.py` for their signatures)."""
+    `consumer_spec` (see `targets.py` for their signatures); `exports_dlpack` says whether the
+    factory's objects have `__dlpack__`."""
 
     producer_spec: str | None = None
     consumer_spec: str | None = None
     dlpack_consumer_spec: str | None = None
+    exports_dlpack: bool = True
 
     @property
     def capabilities(self) -> frozenset[str]:  # type: ignore[override]
         caps = set()
         if self.producer_spec:
-            caps |= {"produce", "streams", "dlpack"}
+            caps |= {"produce", "streams"}
+            if self.exports_dlpack:
+                caps.add("dlpack")
         if self.consumer_spec:
             caps.add("consume")
         if self.dlpack_consumer_spec:
@@ -103,9 +111,13 @@ def _source_module(direction: str, target: Target, peers: list[str]) -> str:
     )
 
 
-def install(directory: Path, target: Target, peers: list[str]) -> dict[str, str]:
+def install(
+    directory: Path, target: Target, peers: list[str], *, exports_dlpack: bool = True
+) -> dict[str, str]:
     """Write the adapter module, its entry point and one adapter source per direction into
     `directory`, put it first on `sys.path`, and return direction -> adapter source module.
+    `exports_dlpack` False: the factory's objects have no `__dlpack__`, so the adapter does not
+    claim "dlpack".
 
     Module names carry a token unique to this call: runner and import caches are per process,
     and two sessions in one process (pytester) must not see each other's modules."""
@@ -120,6 +132,7 @@ def install(directory: Path, target: Target, peers: list[str]) -> dict[str, str]
         f"    producer_spec = {target.producer!r}\n"
         f"    consumer_spec = {target.consumer!r}\n"
         f"    dlpack_consumer_spec = {target.dlpack_consumer!r}\n"
+        f"    exports_dlpack = {exports_dlpack!r}\n"
     )
     dist = directory / f"caiconform_pytest_user_{token}-0.dist-info"
     dist.mkdir()

@@ -5,6 +5,11 @@ A direction (the user's factory against the peers' consumers, or the peers' prod
 the user's consumer) is one `run_matrix` call over the families that have that direction, made
 the first time one of its items runs; the items then read their family's records. Each run
 writes an ordinary run directory, so `--cai-report` merges them into one report.
+
+The DLPack families (those whose PROTOCOLS name "dlpack", agreement included) judge the factory
+only when its objects export `__dlpack__`: the factory is asked for one sample array
+(`targets.sample_exports`) and, when that object has none, those families' producer items skip
+with one reason and are left out of the run (`Campaign.unjudged`).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from caiconform.pytest_plugin.targets import Target
+from caiconform.pytest_plugin.targets import Sample, Target
 from caiconform.results.expectations import (
     Application,
     Expectation,
@@ -81,8 +86,9 @@ def family_roles(protocol: str = "both") -> list[FamilyInfo]:
 
 def directions_of(roles: str, target: Target, protocols: tuple[str, ...] = ("cai",)) -> list[str]:
     """The directions in which a family with `roles` tests the user's library: a DLPack-only
-    family tests its consumer only through `--cai-dlpack-consumer`, its producer only when the
-    factory's objects export `__dlpack__` (the family skips them otherwise, saying so)."""
+    family tests its consumer only through `--cai-dlpack-consumer`. Its producer items are made
+    whatever the factory's objects export; they skip, saying why, when the objects have no
+    `__dlpack__` (`Campaign.unjudged`)."""
     directions = []
     if target.producer and roles in ("pair", "producer"):
         directions.append("producer")
@@ -118,7 +124,10 @@ class Campaign:
     sources: dict[str, str] = field(default_factory=dict)
     #: set at the end of the session: where the baseline was written, and how many entries
     baseline_written: tuple[Path, int] | None = None
+    #: family name -> its PROTOCOLS, for the families the session's items belong to
+    family_protocols: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _verdict: tuple[int, Any] | None = None
+    _sample: Sample | None = None
 
     @classmethod
     def start(cls, options: Options, gpu: tuple[bool, str]) -> Campaign:
@@ -137,6 +146,35 @@ class Campaign:
             return cls(options, gpu, workdir, owns_workdir=False)
         return cls(options, gpu, Path(tempfile.mkdtemp(prefix="caiconform-pytest-")))
 
+    # -- what the library claims ------------------------------------------------------------
+    def producer_sample(self) -> Sample | None:
+        """What the factory's objects export (`targets.sample_exports`), asked of the factory
+        once; None without `--cai-producer` or when it cannot be imported (its items say so)."""
+        if self._sample is None and self.options.target.producer:
+            from caiconform.pytest_plugin.targets import TargetError, resolve, sample_exports
+
+            try:
+                factory = resolve(self.options.target.producer)
+            except TargetError:
+                return None
+            self._sample = sample_exports(factory)
+        return self._sample
+
+    def unjudged(self, family: str, direction: str) -> str | None:
+        """Why `family` does not judge the library in `direction`, or None when it does: a
+        DLPack family (PROTOCOLS naming "dlpack") judges the factory only when its objects have
+        `__dlpack__`. A factory that made no sample keeps its claim: the family judges it."""
+        protocols = self.family_protocols.get(family, ("cai",))
+        if direction != "producer" or "dlpack" not in protocols:
+            return None
+        sample = self.producer_sample()
+        if sample is None or sample.dlpack is not False:
+            return None
+        return (
+            f"{self.options.target.name}'s objects have no __dlpack__ ({sample.description}): "
+            "the DLPack families judge only a producer whose objects export it"
+        )
+
     # -- the runner ----------------------------------------------------------------------
     def peers(self) -> list[str]:
         from caiconform.adapters import registry
@@ -146,7 +184,8 @@ class Campaign:
         return [name for name in registry.names() if name != self.options.target.name]
 
     def run_direction(self, direction: str, families: list[str]) -> Any:
-        """Run (once) the runner over `families` in `direction`; returns its RunResult."""
+        """Run (once) the runner over `families` in `direction`, leaving out those that do not
+        judge the library there (`unjudged`); returns its RunResult."""
         if direction in self.runs:
             return self.runs[direction]
         from caiconform.pytest_plugin.adapter import install
@@ -154,11 +193,17 @@ class Campaign:
         from caiconform.runner.driver import run_matrix
 
         if not self.sources:
-            self.sources = install(self.workdir / "adapter", self.options.target, self.peers())
+            sample = self.producer_sample()
+            self.sources = install(
+                self.workdir / "adapter",
+                self.options.target,
+                self.peers(),
+                exports_dlpack=sample is None or sample.dlpack is not False,
+            )
         out = self.workdir / direction
         config = RunConfig(
             out=out,
-            checks=families,
+            checks=[f for f in families if self.unjudged(f, direction) is None],
             libraries=[self.options.target.name, *self.peers()],
             max_examples=self.options.max_examples,
             seed=self.options.seed,  # the same examples on every CI run unless changed

@@ -2,7 +2,8 @@
 
 For one layout kind, hypothesis draws typestrs, shapes and layouts (`caiconform.strategies`);
 the user's factory makes an object for each and the validator judges its
-`__cuda_array_interface__`, and the dict must describe what was asked for (shape and dtype). If
+`__cuda_array_interface__`, and the dict must describe what was asked for (shape, dtype, and
+strides that are the layout's or a contiguous array's), whatever rules it breaks. If
 the factory itself needs a GPU and there is none, the check is skipped, saying so.
 
 Every example is explored and recorded (no shrinking: a record per example keeps the report's
@@ -12,6 +13,7 @@ derandomized, so a CI run is reproducible.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from math import prod
@@ -60,9 +62,10 @@ def _record(name: str, params: dict[str, Any], outcome: str, **fields: Any) -> d
 
 
 def _judge(obj: Any, layout: Any, typestr: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """(failures as record fields, warning messages) for one exported object."""
-    import numpy as np
-
+    """(failures as record fields, warning messages) for one exported object: the validator's
+    findings and, whatever those were, the factory's contract (`_contract`): a broken rule never
+    hides a dict that describes another array, so a baseline entry for the one never covers the
+    other."""
     from caiconform.spec.rules import Level
     from caiconform.spec.validate import validate
 
@@ -72,20 +75,63 @@ def _judge(obj: Any, layout: Any, typestr: str) -> tuple[list[dict[str, Any]], l
         for f in report.errors
     ]
     warnings = [f.message for f in report.warnings if f.level is not Level.MAY]
-    if failures:
-        return failures, warnings
-    d = obj.__cuda_array_interface__
+    try:
+        contract = _contract(obj.__cuda_array_interface__, layout, typestr)
+    except Exception:  # a dict that cannot be read (or compared): the validator said how
+        contract = []
+    return failures + contract, warnings
+
+
+def _ints(value: Any) -> tuple[int, ...] | None:
+    """`value` as a tuple of ints when it is a tuple or list of integers, else None (the
+    validator says what is wrong with it)."""
+    if not isinstance(value, (tuple, list)) or any(isinstance(v, bool) for v in value):
+        return None
+    try:
+        return tuple(operator.index(v) for v in value)
+    except TypeError:
+        return None
+
+
+def _dtype(typestr: Any) -> Any:
+    """The numpy dtype a typestr string names, else None (the validator says what is wrong)."""
+    import numpy as np
+
+    if not isinstance(typestr, str):
+        return None
+    try:
+        return np.dtype(typestr)
+    except (TypeError, ValueError):
+        return None
+
+
+def _contract(d: Any, layout: Any, typestr: str) -> list[dict[str, Any]]:
+    """Where the dict `d` describes another array than the one asked for (the factory's
+    contract, docs/ci.md): its shape, its typestr's dtype, and the byte strides of every
+    dimension longer than 1, which must be the layout's or a contiguous array's (C or F order;
+    None strides mean C). Each part is compared where it can be read, broken rule or not."""
+    import numpy as np
+
+    from caiconform.spec.layout import c_strides, f_strides
+
+    if not isinstance(d, Mapping):
+        return []
     contract = "the factory's contract: the dict describes the array asked for"
-    if tuple(d["shape"]) != tuple(layout.shape):
+    failures = []
+    asked_shape = tuple(layout.shape)
+    shape = _ints(d.get("shape"))
+    if shape is not None and shape != asked_shape:
         failures.append(
             {
                 "rule": None,
-                "message": f"shape: got {d['shape']!r}, expected {tuple(layout.shape)!r} ({contract})",
+                "message": f"shape: got {d['shape']!r}, expected {asked_shape!r} ({contract})",
                 "seen": repr(d["shape"]),
-                "expected": repr(tuple(layout.shape)),
+                "expected": repr(asked_shape),
             }
         )
-    if np.dtype(d["typestr"]) != np.dtype(typestr):
+    asked = np.dtype(typestr)
+    dtype = _dtype(d.get("typestr"))
+    if dtype is not None and dtype != asked:
         failures.append(
             {
                 "rule": None,
@@ -94,7 +140,30 @@ def _judge(obj: Any, layout: Any, typestr: str) -> tuple[list[dict[str, Any]], l
                 "expected": typestr,
             }
         )
-    return failures, warnings
+    if shape is None or shape != asked_shape or dtype != asked or 0 in shape:
+        return failures  # strides of another array, or of none, say nothing more
+    raw = d.get("strides")
+    strides = c_strides(shape, asked.itemsize) if raw is None else _ints(raw)
+    if strides is None or len(strides) != len(shape):
+        return failures
+    allowed = {
+        layout.effective_strides(asked.itemsize),
+        c_strides(shape, asked.itemsize),
+        f_strides(shape, asked.itemsize),
+    }
+    long = [i for i, n in enumerate(shape) if n > 1]
+    if not any(all(strides[i] == ok[i] for i in long) for ok in allowed):
+        wanted = tuple(layout.effective_strides(asked.itemsize))
+        failures.append(
+            {
+                "rule": None,
+                "message": f"strides: got {raw!r}, expected {wanted!r} (the layout asked "
+                f"for) or a contiguous array's ({contract})",
+                "seen": repr(raw),
+                "expected": repr(wanted),
+            }
+        )
+    return failures
 
 
 def run_schema(

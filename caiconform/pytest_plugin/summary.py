@@ -80,6 +80,11 @@ def summary_lines(campaign: Any) -> list[str]:
         for reason, names in by_reason.items():
             lines.append(f"  {reason}")
             lines.append(f"    {', '.join(names)}")
+    if target.consumer and not target.dlpack_consumer and campaign.options.protocol != "cai":
+        lines.append(
+            f"DLPack families: {target.name}'s consumer is not judged over DLPack (no "
+            f"--cai-dlpack-consumer; {target.consumer} imports over the CUDA Array Interface)"
+        )
     schema = Counter(r["outcome"] for r in campaign.records if r["check"] == FAMILY)
     if schema:
         counts = ", ".join(f"{outcome} {n}" for outcome, n in schema.most_common())

@@ -8,6 +8,10 @@ Signatures (docs/ci.md):
   cannot); raise `caiconform.adapters.base.SkipExchange(reason)` for what it cannot make.
 - consumer function: `function(obj) -> np.ndarray`: import `obj` through the library's own CAI
   path and return its logical values on the host.
+
+What a producer claims is read from what it makes: `sample_exports` asks the factory for one
+small array and looks at the object, so a factory whose objects have no `__dlpack__` is judged
+over the CUDA Array Interface only.
 """
 
 from __future__ import annotations
@@ -18,7 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TargetError", "Target", "parse_spec", "resolve", "default_name"]
+__all__ = [
+    "TargetError",
+    "Target",
+    "Sample",
+    "parse_spec",
+    "resolve",
+    "default_name",
+    "sample_exports",
+]
 
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -68,3 +80,45 @@ class Target:
     consumer: str | None = None
     #: `function(obj) -> np.ndarray` importing `obj` over DLPack (`--cai-dlpack-consumer`)
     dlpack_consumer: str | None = None
+
+
+#: the arrays a factory is asked for, in turn, to learn what its objects export: the first it
+#: makes is the sample (a factory may skip any typestr it has no arrays of)
+SAMPLE_TYPESTRS = ("<f4", "<i4", "|u1", "<f8", "<i8", "<u2")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What the factory's objects export, read from one object it made (`sample_exports`)."""
+
+    #: the object's type and the array asked for, e.g. "fakelib.FakeArray for <f4 (4,)"; or
+    #: why no object could be made
+    description: str
+    #: whether the object has `__dlpack__`; None when no object could be made (not known)
+    dlpack: bool | None
+
+
+def sample_exports(factory: Callable[..., Any]) -> Sample:
+    """Ask `factory` for a 4-element array of each of SAMPLE_TYPESTRS until it makes one, and
+    say whether that object has `__dlpack__`. An attribute that raises anything but
+    AttributeError counts as present: the DLPack families judge what it does. A factory that
+    makes none (it skips or raises for each, e.g. without a GPU) gives `dlpack=None`."""
+    import numpy as np
+
+    from caiconform.spec.layout import Layout
+
+    failures = []
+    for typestr in SAMPLE_TYPESTRS:
+        try:
+            obj = factory(np.arange(4).astype(typestr), Layout((4,)), typestr, "none")
+        except Exception as exc:  # SkipExchange, or anything the user's factory raises
+            failures.append(f"{typestr}: {type(exc).__name__}: {exc}")
+            continue
+        kind = type(obj)
+        description = f"a {kind.__module__}.{kind.__qualname__} made for {typestr} (4,)"
+        try:
+            dlpack = hasattr(obj, "__dlpack__")
+        except Exception:  # present, but raising: the families say what is wrong with it
+            dlpack = True
+        return Sample(description, dlpack)
+    return Sample(f"the factory made no sample array ({'; '.join(failures)})", None)
