@@ -8,8 +8,9 @@ CAI-VERSION-KNOWN, so it cannot know what the entries mean) and may ignore unkno
 (CAI-KEYS-UNKNOWN is a SHOULD on the producer: such a dict is still valid).
 
 Outcomes: valid dicts: `pass`, `fail` (CAI-CONSUMER-READS-DESCRIBED) or `rejected` naming
-CAI-KEYS-UNKNOWN (refused for an extra key) or CAI-VERSION-KNOWN (refused a defined version);
-unknown versions: `rejected` with expected EXPECT_REJECTION (right) or `accepted-invalid`.
+CAI-KEYS-UNKNOWN (refused for an extra key), else the reason the refusal names or the
+portability rule that explains it (a float8 export refused for its type), else
+CAI-CONSUMER-READS-DESCRIBED (a defined version refused); unknown versions: `rejected` with expected EXPECT_REJECTION (right) or `accepted-invalid`.
 """
 
 from __future__ import annotations
@@ -116,7 +117,11 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     label = params["unknown_version"] if params["unknown_version"] is not None else d["version"]
     extra = f" + key {params['extra_key']!r}" if params["extra_key"] else ""
     context = f"reference->{consumer} version {label}{extra} {typestr} {shape}"
-    reject_rule = "CAI-KEYS-UNKNOWN" if params["extra_key"] else "CAI-VERSION-KNOWN"
+    # a refusal of a valid dict of a known version is about what it refuses: an extra key
+    # [CAI-KEYS-UNKNOWN], else the reason it names or the portability rule that explains it
+    # (a float8 export refused for its type is a type refusal), else reading what it describes;
+    # never CAI-VERSION-KNOWN, a rule of the producer's that a known version keeps
+    reject_rule = "CAI-KEYS-UNKNOWN" if params["extra_key"] else None
     return _exchange.judge_exchange(
         consumer,
         _encoding.InterfaceObject(d, keepalive=ref),
