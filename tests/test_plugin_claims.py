@@ -13,6 +13,7 @@ dict is, so one process can run all three). Unlike that copy its factory keeps 0
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
@@ -108,6 +109,17 @@ def _dlpack_producer_items() -> dict[str, str]:
         for f in family_roles()
         if "dlpack" in f.protocols and f.roles in ("pair", "producer")
     }
+
+
+@pytest.fixture(autouse=True)
+def own_fakelib():
+    """Each test imports this file's `fakelib`, not one another test left in `sys.modules`
+    (the plugin imports the factory's module in the test process), and leaves none behind."""
+    saved = sys.modules.pop("fakelib", None)
+    yield
+    sys.modules.pop("fakelib", None)
+    if saved is not None:
+        sys.modules["fakelib"] = saved
 
 
 @pytest.fixture
