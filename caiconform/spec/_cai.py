@@ -143,19 +143,19 @@ RULES = (
          "the data is done') returns a view of the exported memory: a later write through the "
          "producer is visible through it.",
          quote="The following Python libraries have adopted the CUDA Array Interface:",
-         derived=True, duty=False),
+         derived=True),
     make("CAI-ENTRY-ZERO-COPY-WRITES-THROUGH", "MUST", "0-3", "consumer", INTEROP,
          "A write through the result of an entry point documented as zero-copy (a kernel "
          "argument included) reaches the producer's memory.",
          quote="The following Python libraries have adopted the CUDA Array Interface:",
-         derived=True, duty=False),
+         derived=True),
     make("CAI-ENTRY-COPY-INDEPENDENT", "MUST", "0-3", "consumer", INTEROP,
          "A consumer entry point its library documents as copying (e.g. cupy.array(copy=True): "
          "'this function always returns a new array'; torch.tensor: 'by copying data') returns "
          "memory of its own: a later write through the producer is not visible through it, and "
          "a write through it does not reach the producer's memory.",
          quote="The following Python libraries have adopted the CUDA Array Interface:",
-         derived=True, duty=False),
+         derived=True),
     # --- version --------------------------------------------------------------------------
     make("CAI-VERSION-REQUIRED", "MUST", "0-3", "producer", PY,
          "The dict contains the entry 'version'.", **_D,
