@@ -13,12 +13,16 @@ tab-separated line per group instead: severity, library, role, rule, level, outc
 to RUN_DIR/standalone/ and runs it in a fresh process where caiconform cannot be imported,
 `--jobs` at a time, each under `--timeout` seconds (`caiconform.report.verify`); only groups at
 or above refuses-valid (or those of `--severity`). It records in RUN_DIR/verify.json whether each
-reproduces (`BUG:`, exit 1), does not (`OK:`, a timeout, a signal, another exit) or has none,
-and prints a line per group and the headline, reproducing groups first. Every later `caiconform
-findings` reads verify.json: issue texts lead with groups that reproduce and mark the others
-UNCONFIRMED. `--upstream DIR` writes one Markdown file per library, one section per defect, for
-its tracker (`caiconform.report.upstream`); defects of caiconform's own code or with no single
-culprit are left out. A group that a known upstream report covers (the table
+reproduces (a last `BUG:` line, exit 1), does not (`OK:`, exit 0), gave no verdict (no line, or
+one its exit status, a timeout or a signal contradicts), has none, or could not run here (a
+library it imports is missing, or no GPU): such a group keeps its earlier verification. It
+writes each group's verification into RUN_DIR/findings.json (`standalone`, as `caiconform
+report` does), prints a line per group and the headline, reproducing groups first, and, when a
+script could not run here, a last line `NOT VERIFIED: ...`. Every later `caiconform findings`
+reads verify.json: issue texts lead with groups that reproduce and mark the others UNCONFIRMED
+(or not verified). `--upstream DIR` writes one Markdown file per library, one section per
+defect, for its tracker (`caiconform.report.upstream`); defects of caiconform's own code or with
+no single culprit are left out. A group that a known upstream report covers (the table
 `caiconform/report/known_reports.toml`) links it in the issue text, the list, the index and the
 pack.
 
@@ -27,12 +31,15 @@ report` says it).
 
 Exit status: 0 (also when nothing matches: it says so), 2 for unreadable input, an unknown
 library or an unknown severity, a group without examples, an unwritable directory; 3 the run is
-INCOMPLETE (`--allow-incomplete`: 0), 4 NOTHING was TESTED.
+INCOMPLETE (`--allow-incomplete`: 0), 4 NOTHING was TESTED, 5 `--verify` could not run a script
+here: NOT VERIFIED (`--allow-not-run`: 0).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"--verify: seconds one script may run (default {DEFAULT_TIMEOUT_S:g})",
     )
     parser.add_argument(
+        "--allow-not-run",
+        action="store_true",
+        help="--verify: a script that could not run here (a library missing, no GPU) is still "
+        "said NOT VERIFIED, but does not make the exit status 5",
+    )
+    parser.add_argument(
         "--upstream",
         metavar="DIR",
         help="write one Markdown file per library, one section per defect, for its tracker",
@@ -123,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
         return state_exit
     defects = [g for g in chosen if g.get("severity") in (severities or _DEFECTS)]
     if args.verify:
-        _verify(args, defects, run_dir)
+        verified = _verify(args, defects, run_dir)
+        state_exit = state_exit or verified
         if not (args.list or args.out or args.upstream):
             return state_exit
     chosen = verify.lead_order(chosen)
@@ -136,7 +150,9 @@ def run(args: argparse.Namespace) -> int:
 
         for g in chosen:
             rule = g.get("rule") or f"(given a dict that breaks {g.get('input_rule')})"
-            status = (g.get("standalone") or {}).get("standalone") or "-"
+            status = (g.get("standalone") or g.get("standalone_not_run") or {}).get(
+                "standalone"
+            ) or "-"
             known = " ".join(k["url"] for k in g.get("known_reports") or []) or "-"
             print(
                 f"{severity_word(g)}\t{g.get('library') or '?'}\t{g.get('role')}\t{rule}\t"
@@ -179,27 +195,41 @@ def _marks(group: dict[str, Any]) -> str:
     if entry:
         reproduces = entry.get("standalone") == REPRODUCES
         marks.append("reproduces standalone" if reproduces else "UNCONFIRMED")
+    elif group.get("standalone_not_run"):
+        marks.append("not verified (not run here)")
     known = known_line(group)
     if known:
         marks.append(known)
     return "".join(f" — {m}" for m in marks)
 
 
-def _verify(args: argparse.Namespace, defects: list[dict[str, Any]], run_dir: Path) -> None:
+#: the exit status of a verification that could not run a script here (`--allow-not-run`: 0)
+NOT_VERIFIED_EXIT = 5
+
+
+def _verify(args: argparse.Namespace, defects: list[dict[str, Any]], run_dir: Path) -> int:
     """Run the standalone reproducers of `defects`, print a line per group as it ends, the
-    summary and the headline."""
+    totals and the headline, write their verification into findings.json; the exit status:
+    NOT_VERIFIED_EXIT when a script could not run here (unless `--allow-not-run`), else 0."""
     from caiconform.cli import UsageError
     from caiconform.report import verify
     from caiconform.results.verdict import group_line
 
     if not defects:
         print("no finding at or above refuses-valid to verify")
-        return
+        return 0
 
     def progress(done: int, total: int, group: dict[str, Any], entry: dict[str, Any]) -> None:
+        kept = entry.get("kept")
+        keeps = (
+            f"; keeps the verification of {kept.get('at') or 'an earlier run'}: "
+            f"{kept['standalone']}"
+            if kept
+            else ""
+        )
         print(
             f"[{done}/{total}] {entry['standalone']}: {group_line(group)}: {entry.get('detail')}"
-            f" ({entry.get('seconds')} s)",
+            f" ({entry.get('seconds')} s){keeps}",
             flush=True,
         )
 
@@ -212,25 +242,98 @@ def _verify(args: argparse.Namespace, defects: list[dict[str, Any]], run_dir: Pa
     except verify.VerifyInputError as exc:
         raise UsageError(str(exc)) from None
     verify.annotate(defects, verification, run_dir)
-    ours = [g["standalone"] for g in defects]
-    counts = {s: sum(e["standalone"] == s for e in ours) for s in verify.STATUSES}
+    _write_findings(run_dir, verification)
+    entries = verification["groups"]
+    keys = [verify.standalone_key(g) for g in defects]
+    not_run = [k for k in keys if k in verification["not_run_here"]]
+    ran = [entries[k]["standalone"] for k in keys if k not in verification["not_run_here"]]
+    counts = {s: ran.count(s) for s in verify.STATUSES}
     print(
         f"verified {len(defects)} finding(s) in {verification['seconds']} s, {args.jobs} at a "
         f"time: {counts[verify.REPRODUCES]} reproduce, {counts[verify.DOES_NOT]} do not, "
-        f"{counts[verify.NONE]} have no standalone reproducer; {run_dir / verify.VERIFY_FILE}"
+        f"{counts[verify.NO_VERDICT]} gave no verdict, {counts[verify.NONE]} have no standalone "
+        f"reproducer, {len(not_run)} not run here; {run_dir / verify.VERIFY_FILE}"
     )
-    print(_headline(args.library, defects))
+    headline = _headline(args.library, defects)
+    if not not_run:
+        print(headline)
+        return 0
+    if headline.startswith("FIX:"):  # what verify.json records; never an OK it cannot back
+        print(headline)
+    print(_not_verified(args.library, defects, verification))
+    return 0 if args.allow_not_run else NOT_VERIFIED_EXIT
+
+
+#: a status as a count of groups says it
+_PLURAL = {
+    "reproduces": "reproduce",
+    "does not": "do not",
+    "no verdict": "gave no verdict",
+    "none": "have no script",
+}
+
+
+def _not_verified(
+    library: str | None, defects: list[dict[str, Any]], verification: dict[str, Any]
+) -> str:
+    """The line of a verification that could not run some scripts here: how many, why, and how
+    many keep an earlier verification (what verify.json still says of them)."""
+    from caiconform.report.verify import NOT_RUN, STATUSES, standalone_key
+
+    not_run = verification["not_run_here"]
+    ours = [standalone_key(g) for g in defects if standalone_key(g) in not_run]
+    why: dict[str, int] = {}
+    for key in ours:
+        reason = "library missing" if "library missing" in not_run[key] else "no GPU"
+        why[reason] = why.get(reason, 0) + 1
+    kept = [verification["groups"][k]["standalone"] for k in ours]
+    kept = [s for s in kept if s != NOT_RUN]
+    said = ", ".join(f"{kept.count(s)} {_PLURAL.get(s, s)}" for s in STATUSES if kept.count(s))
+    keeps = (
+        f"; verify.json keeps the earlier verification of {len(kept)} of them ({said})"
+        if kept
+        else "; verify.json has no earlier verification of them"
+    )
+    return (
+        f"NOT VERIFIED: {library or 'the matrix'}: {len(ours)} of {len(defects)} finding(s) "
+        f"could not run here ({', '.join(f'{n} {w}' for w, n in sorted(why.items()))}){keeps}; "
+        "run `caiconform findings RUN --verify` where their libraries and a GPU are"
+    )
+
+
+def _write_findings(run_dir: Path, verification: dict[str, Any]) -> None:
+    """Set each group of `run_dir/findings.json` (when there is one) to its verification, as
+    `caiconform report` does (`verify.annotate`): the file agrees with verify.json."""
+    from caiconform.cli import UsageError
+    from caiconform.report.verify import annotate
+
+    path = run_dir / "findings.json"
+    if not path.exists():
+        return
+    try:
+        catalogue = json.loads(path.read_text(encoding="utf-8"))
+        annotate(catalogue["groups"], verification)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_text(
+            json.dumps(catalogue, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        os.replace(temporary, path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{path}: cannot record the verification in it: {exc}") from None
 
 
 def _headline(library: str | None, defects: list[dict[str, Any]]) -> str:
     """What to do, reproducing defects first: FIX the first of those that reproduce standalone,
-    else OK, then how many are unconfirmed and how many are already reported upstream."""
+    else OK, then how many are unconfirmed, how many not verified and how many are already
+    reported upstream."""
     from caiconform.report.verify import REPRODUCES
     from caiconform.results.verdict import group_line
 
     who = library or "the matrix"
-    confirmed = [g for g in defects if (g.get("standalone") or {}).get("standalone") == REPRODUCES]
-    unconfirmed = len(defects) - len(confirmed)
+    statuses = [(g.get("standalone") or {}).get("standalone") for g in defects]
+    confirmed = [g for g, s in zip(defects, statuses, strict=True) if s == REPRODUCES]
+    unverified = statuses.count(None)
+    unconfirmed = len(defects) - len(confirmed) - unverified
     if confirmed:
         more = f" and {len(confirmed) - 1} more" if len(confirmed) > 1 else ""
         parts = [
@@ -241,6 +344,8 @@ def _headline(library: str | None, defects: list[dict[str, Any]]) -> str:
         parts = [f"OK: {who}: no defect reproduces standalone"]
     if unconfirmed:
         parts.append(f"{unconfirmed} unconfirmed (no standalone reproduction)")
+    if unverified:
+        parts.append(f"{unverified} not verified")
     known = sum(bool(g.get("known_reports")) for g in defects)
     if known:
         parts.append(f"{known} already reported upstream")

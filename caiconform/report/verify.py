@@ -4,26 +4,34 @@ imported, and recording whether it reproduces.
 A finding a maintainer accepts carries a script that imports only numpy and the libraries of the
 exchange, prints one `BUG: ...` or `OK: ...` line and exits 1 or 0 (docs/reports.md, "Standalone
 reproducers"). `verify_groups` writes each group's script (from `caiconform.report.standalone.
-script_for_group`) to `RUN_DIR/standalone/<name>.py`, refuses any that imports caiconform (read
-with `ast`), and runs the others, several at a time, each as `python -I -u` in an empty temporary
-directory behind a bootstrap that makes `import caiconform` fail (the caller's PYTHONPATH, which
-`-I` ignores, is put back on `sys.path`: libraries installed with `pip --target` stay
-importable), with a timeout. Each group gets `standalone`:
+script_for_group`), refuses any that imports caiconform (read with `ast`), and runs the others,
+several at a time, each as `python -I -u` in an empty temporary directory behind a bootstrap
+that makes `import caiconform` fail (the caller's PYTHONPATH, which `-I` ignores, is put back on
+`sys.path`: libraries installed with `pip --target` stay importable), with a timeout. The last
+`BUG:`/`OK:` line a script prints is its verdict, and only with the exit status it promises (1,
+0). Each group gets `standalone`:
 
-- `reproduces`: exit 1 and a `BUG:` line;
-- `does not`: exit 0 and an `OK:` line (`result: ok`), or the script broke its contract: it timed
-  out (`timeout`), died by a signal without being able to say BUG (`signal`, named), or exited
-  otherwise (`error`, with its exit status and the last lines of its standard error); or it was
-  not run because a library it imports (itself or in the program it runs as a child) is not
-  installed where it would run (`missing library`);
+- `reproduces`: exit 1 and a last `BUG:` line;
+- `does not`: exit 0 and a last `OK:` line (`result: ok`);
+- `no verdict`: the script ran here and broke its contract: no `BUG:`/`OK:` line, or one its
+  exit status contradicts: it timed out (`timeout`), died by a signal (`signal`, named) or
+  exited otherwise (`error`, with its exit status and the last lines of its standard error);
+- `not run here`: the script could not run on this machine: a library it imports (itself or in
+  the program it runs as a child) is not installed (`library missing`: found before it runs,
+  or its ModuleNotFoundError/ImportError), or the CUDA driver here sees no device (`no GPU`:
+  the script's verdict or error says so, or it gave no verdict on such a machine). Neither
+  reproduced nor not: it never replaces an earlier verification of the group;
 - `none`: no script (the generator wrote none, or failed or wrote one that does not parse: `no
   script`, `generator error`), or one that needs caiconform (`imports caiconform`, seen in the
   source or when the bootstrap blocked it).
 
 The results go to `RUN_DIR/verify.json` (schema `caiconform-verify/1`), keyed by the group's
-stable name (`standalone_key`); `caiconform findings` reads it back with `load_verification`
-and `annotate`, so re-cataloguing the run keeps them. A verification of some
-groups (one library) updates their entries and keeps the others'.
+stable name (`standalone_key`), each dated (`at`, UTC) with the Python that ran it; its script
+is `RUN_DIR/standalone/<name>.py`, the one that gave the entry kept. A verification of some
+groups (one library) updates their entries and keeps the others'; of two entries of one group
+the newer wins (`newer_entry`), except that `not run here` never replaces another.
+`caiconform findings` reads it back with `load_verification` and `annotate`, so re-cataloguing
+the run keeps them; `annotate` shows a group not run here as not verified.
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ import ast
 import contextlib
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,6 +49,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +61,8 @@ __all__ = [
     "STANDALONE_DIR",
     "REPRODUCES",
     "DOES_NOT",
+    "NO_VERDICT",
+    "NOT_RUN",
     "NONE",
     "STATUSES",
     "DEFAULT_JOBS",
@@ -59,9 +72,11 @@ __all__ = [
     "caiconform_imports",
     "imported_modules",
     "missing_modules",
+    "no_gpu",
     "classify",
     "run_script",
     "verify_groups",
+    "newer_entry",
     "load_verification",
     "annotate",
     "lead_order",
@@ -76,9 +91,11 @@ VERIFY_FILE = "verify.json"
 STANDALONE_DIR = "standalone"
 REPRODUCES = "reproduces"
 DOES_NOT = "does not"
+NO_VERDICT = "no verdict"
+NOT_RUN = "not run here"
 NONE = "none"
 #: every value of a group's `standalone`
-STATUSES = (REPRODUCES, DOES_NOT, NONE)
+STATUSES = (REPRODUCES, DOES_NOT, NO_VERDICT, NOT_RUN, NONE)
 #: scripts run at once: each may hold a CUDA context on the one GPU, so a few, not one a core
 DEFAULT_JOBS = 4
 #: seconds one script may run: importing JAX or PyTorch and building a kernel takes seconds
@@ -236,24 +253,92 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+#: words (lower case) in a script's verdict or error that say the CUDA driver or a device is
+#: missing; they count only where this machine's driver sees no device (`no_gpu`)
+_NO_GPU_WORDS = (
+    "cuinit",
+    "nvidia driver",
+    "cuda driver",
+    "libcuda",
+    "cuda-capable device",
+    "cuda_error_no_device",
+    "cudaerrornodevice",
+    "cudaerrorinsufficientdriver",
+    "cuda_error_insufficient_driver",
+    "no cuda gpus are available",
+    "not compiled with cuda",
+    "cudasupporterror",
+    "no platforms that are instances of gpu",
+)
+#: the last line of a traceback: the exception's (qualified) class name and its message
+_EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception)): ?(.*)$")
+_NO_MODULE = re.compile(r"No module named '([^']+)'")
+#: characters of a line quoted as the evidence of a script that could not run here
+_EVIDENCE_CHARS = 200
+
+
+def no_gpu() -> str | None:
+    """Why this machine's CUDA driver sees no device (`caiconform.cuda.gpu_available`), or None
+    when it sees one. Asked only when a script's output suggests it (the answer is cached)."""
+    from caiconform.cuda import gpu_available
+
+    ok, why = gpu_available()
+    return None if ok else why
+
+
+def _short(line: str) -> str:
+    line = " ".join(line.split())
+    return line if len(line) <= _EVIDENCE_CHARS else line[: _EVIDENCE_CHARS - 3] + "..."
+
+
+def _not_run_here(line: str | None, stderr: str, verdict: bool) -> dict[str, Any] | None:
+    """The record of a script that could not run here, from its verdict `line` (when `verdict`:
+    the line agrees with its exit status) or else its standard error; None when it ran."""
+    said = [line] if verdict and line else []
+    if not verdict:
+        said = [s for s in stderr.splitlines() if s.strip()][-_STDERR_LINES:]
+    hint = next((s for s in reversed(said) if any(w in s.lower() for w in _NO_GPU_WORDS)), None)
+    if hint is not None and (why := no_gpu()) is not None:
+        return {
+            "standalone": NOT_RUN,
+            "result": "no GPU",
+            "detail": "not run here (no GPU)",
+            "evidence": f"{_short(why)}; the script said: {_short(hint)}",
+        }
+    if verdict:
+        return None
+    exceptions = [m for s in said if (m := _EXCEPTION_LINE.match(s))]
+    last = exceptions[-1] if exceptions else None
+    if last is not None and last.group(1).endswith(("ModuleNotFoundError", "ImportError")):
+        module = _NO_MODULE.search(last.group(2))
+        missing = module.group(1) if module else _short(last.group(0))
+        return {
+            "standalone": NOT_RUN,
+            "result": "library missing",
+            "detail": f"not run here (library missing: {missing})",
+        }
+    why = no_gpu()
+    if why is not None:
+        return {
+            "standalone": NOT_RUN,
+            "result": "no GPU",
+            "detail": "not run here (no GPU)",
+            "evidence": f"{_short(why)}; the script gave no verdict",
+        }
+    return None
+
+
 def classify(
     returncode: int | None, stdout: str, stderr: str, timed_out: bool = False
 ) -> dict[str, Any]:
     """What one run of a standalone script says: `standalone`, `result`, `line` (its last
-    BUG:/OK: line), `exit`, `signal` and `detail` (a sentence)."""
+    BUG:/OK: line, the one that counts), `exit`, `signal` and `detail` (a sentence).
+
+    The last line counts only with the exit status it promises (BUG: 1, OK: 0) and no timeout;
+    otherwise the script gave no verdict. A script that could not run here (`_not_run_here`:
+    a library missing, no GPU) is `not run here`, whatever else it did."""
     line = _verdict_line(stdout)
     out: dict[str, Any] = {"line": line, "exit": returncode, "signal": None}
-    if timed_out:
-        return {**out, "standalone": DOES_NOT, "result": "timeout", "detail": "timed out"}
-    if returncode is not None and returncode < 0:
-        name = out["signal"] = _signal_name(-returncode)
-        said = f" after printing {line!r}" if line else " without a BUG/OK line"
-        return {
-            **out,
-            "standalone": DOES_NOT,
-            "result": "signal",
-            "detail": f"killed by {name}{said}",
-        }
     if BLOCKED in stderr:
         return {
             **out,
@@ -261,16 +346,36 @@ def classify(
             "result": "imports caiconform",
             "detail": "imported caiconform at run time (blocked)",
         }
-    if returncode == 1 and line and line.startswith("BUG:"):
+    bug = not timed_out and returncode == 1 and line is not None and line.startswith("BUG:")
+    ok = not timed_out and returncode == 0 and line is not None and line.startswith("OK:")
+    not_run = _not_run_here(line, stderr, bug or ok)
+    if not_run is not None:
+        return {**out, **not_run}
+    if bug:
         return {**out, "standalone": REPRODUCES, "result": "bug", "detail": line}
-    if returncode == 0 and line and line.startswith("OK:"):
+    if ok:
         return {**out, "standalone": DOES_NOT, "result": "ok", "detail": line}
-    tail = [s for s in stderr.strip().splitlines() if s.strip()][-_STDERR_LINES:]
     said = f"printed {line!r}" if line else "printed no BUG/OK line"
+    if timed_out:
+        return {
+            **out,
+            "standalone": NO_VERDICT,
+            "result": "timeout",
+            "detail": f"timed out; {said}",
+        }
+    if returncode is not None and returncode < 0:
+        name = out["signal"] = _signal_name(-returncode)
+        return {
+            **out,
+            "standalone": NO_VERDICT,
+            "result": "signal",
+            "detail": f"killed by {name}; {said}",
+        }
+    tail = [s for s in stderr.strip().splitlines() if s.strip()][-_STDERR_LINES:]
     last = f"; stderr ends: {tail[-1].strip()}" if tail else ""
     return {
         **out,
-        "standalone": DOES_NOT,
+        "standalone": NO_VERDICT,
         "result": "error",
         "detail": f"exit status {returncode}, {said}{last}",
         "stderr_tail": "\n".join(tail),
@@ -352,6 +457,22 @@ def _check_examples(groups: Sequence[Mapping[str, Any]]) -> None:
             )
 
 
+def _now() -> str:
+    """The time now, UTC, to the second: what an entry's `at` says."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def newer_entry(kept: Mapping[str, Any] | None, fresh: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Which of two verify.json entries of one group stands: `fresh`, unless it could not run
+    here (`not run here`) and `kept` is any other verification, or `kept` is dated after it
+    (`at`, UTC; an entry without one is older than any dated one)."""
+    if kept is None:
+        return fresh
+    if fresh.get("standalone") == NOT_RUN and kept.get("standalone") != NOT_RUN:
+        return kept
+    return kept if str(kept.get("at") or "") > str(fresh.get("at") or "") else fresh
+
+
 def verify_groups(
     groups: Sequence[dict[str, Any]],
     run_dir: Path,
@@ -361,30 +482,32 @@ def verify_groups(
     progress: Callable[[int, int, dict[str, Any], dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Write, check and run the standalone script of each of `groups`, `jobs` at a time, and
-    write `run_dir/verify.json` (merged with the entries already there for other groups).
+    write `run_dir/verify.json`: each group's entry is the newer of this verification's and
+    the one already there (`newer_entry`: one not run here keeps an earlier one), whose script
+    is kept in `run_dir/standalone/`; the entries of other groups stay.
 
     Parameters: `generate` maps a findings.json group to its script text or None; `progress`
-    is called as each group finishes with (done, total, group, record). Returns the content of
-    verify.json. VerifyInputError for a group without examples (before anything runs) or a run
-    directory that cannot be written.
+    is called as each group finishes with (done, total, group, record): this verification's
+    record, with `kept`, the entry that stands, when that is an earlier one. Returns the
+    content of verify.json, whose `not_run_here` names the groups this verification could not
+    run here (with why). VerifyInputError for a group without examples (before anything runs)
+    or a run directory that cannot be written.
     """
     if jobs < 1:
         raise VerifyInputError(f"--jobs must be at least 1, got {jobs}")
     if timeout_s <= 0:
         raise VerifyInputError(f"--timeout must be positive, got {timeout_s:g}")
     _check_examples(groups)
-    previous = load_verification(run_dir) or {}
+    previous = (load_verification(run_dir) or {}).get("groups") or {}
     directory = run_dir / STANDALONE_DIR
-    start = time.monotonic()
-    try:
-        directory.mkdir(exist_ok=True)
-        written = [(g, *_write_script(g, directory, generate)) for g in groups]
-    except OSError as exc:
-        raise VerifyInputError(f"cannot write {directory}: {exc.strerror or exc}") from None
+    start, at, python = time.monotonic(), _now(), sys.version.split()[0]
     results: dict[str, dict[str, Any]] = {}
-    total = len(written)
+    attempts: dict[str, dict[str, Any]] = {}
+    staged: dict[str, Path] = {}
+    total = len(groups)
 
     def finish(group: dict[str, Any], path: Path | None, record: dict[str, Any]) -> None:
+        key = standalone_key(group)
         entry = {
             "library": group.get("library"),
             "role": group.get("role"),
@@ -393,42 +516,51 @@ def verify_groups(
             "script": f"{STANDALONE_DIR}/{path.name}" if path is not None else None,
             "seconds": 0.0,
             **record,
+            "at": _now(),
+            "python": python,
         }
-        results[standalone_key(group)] = entry
+        attempts[key] = entry
+        stands = newer_entry(previous.get(key), entry)
+        results[key] = dict(stands)
+        if stands is entry and path is not None:
+            staged[key] = path
         if progress is not None:
-            progress(len(results), total, group, entry)
+            kept = {} if stands is entry else {"kept": results[key]}
+            progress(len(attempts), total, group, {**entry, **kept})
 
-    needs = {
-        id(group): imported_modules(path.read_text(encoding="utf-8"))
-        for group, path, refused in written
-        if refused is None and path is not None
-    }
-    missing = missing_modules(name for names in needs.values() for name in names)
-    runnable = []
-    for group, path, refused in written:
-        absent = sorted({n for n in needs.get(id(group), []) if n in missing})
-        if refused is None and absent:
-            refused = {
-                "standalone": DOES_NOT,
-                "result": "missing library",
-                "detail": f"needs {', '.join(absent)}, not installed here: not run",
-            }
-        if refused is not None or path is None:
-            finish(group, path, refused or {})
-        else:
-            runnable.append((group, path))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_script, path, timeout_s): (g, path) for g, path in runnable}
-        for future in as_completed(futures):
-            group, path = futures[future]
-            finish(group, path, future.result())
-    groups_out = {**(previous.get("groups") or {}), **results}
+    with tempfile.TemporaryDirectory(prefix="caiconform-standalone-") as staging:
+        try:
+            directory.mkdir(exist_ok=True)
+            written = [(g, *_write_script(g, Path(staging), generate)) for g in groups]
+        except OSError as exc:
+            raise VerifyInputError(f"cannot write {directory}: {exc.strerror or exc}") from None
+        runnable = []
+        for group, path, refused in _refuse_missing(written):
+            if refused is not None or path is None:
+                finish(group, path, refused or {})
+            else:
+                runnable.append((group, path))
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(run_script, path, timeout_s): (g, path) for g, path in runnable}
+            for future in as_completed(futures):
+                group, path = futures[future]
+                finish(group, path, future.result())
+        try:  # the script of each entry that stands; an earlier entry keeps its own
+            for path in staged.values():
+                shutil.move(path, directory / path.name)
+        except OSError as exc:
+            raise VerifyInputError(f"cannot write {directory}: {exc.strerror or exc}") from None
+    groups_out = {**previous, **results}
     verification = {
         "schema": SCHEMA,
-        "python": sys.version.split()[0],
+        "at": at,
+        "python": python,
         "jobs": jobs,
         "timeout_s": timeout_s,
         "verified": total,
+        "not_run_here": {
+            k: e["detail"] for k, e in sorted(attempts.items()) if e["standalone"] == NOT_RUN
+        },
         "seconds": round(time.monotonic() - start, 2),
         "summary": _summary(groups_out.values()),
         "groups": dict(sorted(groups_out.items())),
@@ -441,15 +573,38 @@ def verify_groups(
     return verification
 
 
+def _refuse_missing(
+    written: list[tuple[dict[str, Any], Path | None, dict[str, Any] | None]],
+) -> list[tuple[dict[str, Any], Path | None, dict[str, Any] | None]]:
+    """`written` (group, script, why it is not run) with the scripts whose imports a fresh
+    `python -I` cannot find (`missing_modules`) refused: not run here, library missing."""
+    needs = {
+        id(group): imported_modules(path.read_text(encoding="utf-8"))
+        for group, path, refused in written
+        if refused is None and path is not None
+    }
+    missing = missing_modules(name for names in needs.values() for name in names)
+    out = []
+    for group, path, refused in written:
+        absent = {n for n in needs.get(id(group), []) if n in missing}
+        absent = sorted(n for n in absent if not any(n.startswith(f"{a}.") for a in absent))
+        if refused is None and absent:
+            refused = {
+                "standalone": NOT_RUN,
+                "result": "library missing",
+                "detail": f"not run here (library missing: {', '.join(absent)})",
+            }
+        out.append((group, path, refused))
+    return out
+
+
 def _summary(entries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     entries = list(entries)
     results: dict[str, int] = {}
     for e in entries:
         results[str(e.get("result"))] = results.get(str(e.get("result")), 0) + 1
     return {
-        REPRODUCES: sum(e.get("standalone") == REPRODUCES for e in entries),
-        DOES_NOT: sum(e.get("standalone") == DOES_NOT for e in entries),
-        NONE: sum(e.get("standalone") == NONE for e in entries),
+        **{status: sum(e.get("standalone") == status for e in entries) for status in STATUSES},
         "results": dict(sorted(results.items())),
     }
 
@@ -475,36 +630,45 @@ def annotate(
     run_dir: str | Path | None = None,
 ) -> None:
     """Set each group's `standalone` to its verify.json entry (None: not verified), with
-    `script_path`, its script's path under `run_dir` (the directory verify.json is in)."""
+    `script_path`, its script's path under `run_dir` (the directory verify.json is in). An
+    entry `not run here` verified nothing: the group's `standalone` is None and
+    `standalone_not_run` holds that entry (`status_line` says why it is not verified)."""
     entries = (verification or {}).get("groups") or {}
     for group in groups:
         entry = entries.get(standalone_key(group))
+        group.pop("standalone_not_run", None)
         if entry is not None:
             entry = dict(entry)
             if entry.get("script") and run_dir is not None:
                 entry["script_path"] = str(Path(run_dir) / entry["script"])
+            if entry.get("standalone") == NOT_RUN:
+                group["standalone_not_run"], entry = entry, None
         group["standalone"] = entry
 
 
 def lead_rank(group: Mapping[str, Any]) -> int:
-    """0 for a group whose standalone script reproduced it, 1 not verified, 2 does not
-    reproduce, 3 no script: the order findings and the verdict lead with."""
+    """0 for a group whose standalone script reproduced it, 1 not verified (or not run here),
+    2 does not reproduce or gave no verdict, 3 no script: the order findings and the verdict
+    lead with."""
     status = (group.get("standalone") or {}).get("standalone")
-    return {REPRODUCES: 0, None: 1, DOES_NOT: 2, NONE: 3}.get(status, 1)
+    return {REPRODUCES: 0, None: 1, NOT_RUN: 1, DOES_NOT: 2, NO_VERDICT: 2, NONE: 3}.get(status, 1)
 
 
 def lead_order(groups: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """`groups` (annotated) with those that reproduce first, then those not verified, those
-    that do not reproduce and those without a script; the catalogue's order within each."""
+    that do not reproduce or gave no verdict and those without a script; the catalogue's order
+    within each."""
     return sorted(groups, key=lead_rank)
 
 
 def status_line(group: Mapping[str, Any]) -> str | None:
     """What the verification says of an annotated group, in one phrase (None: not verified):
-    "reproduces standalone ... (BUG: ..., 3.1 s)", or one starting "UNCONFIRMED:"."""
+    "reproduces standalone ... (BUG: ..., 3.1 s)", "not verified: not run here (...)", or one
+    starting "UNCONFIRMED:"."""
     entry = group.get("standalone")
     if not entry:
-        return None
+        not_run = group.get("standalone_not_run")
+        return f"not verified: {not_run.get('detail')}" if not_run else None
     status = entry.get("standalone")
     if status == REPRODUCES:
         return (
@@ -513,6 +677,8 @@ def status_line(group: Mapping[str, Any]) -> str | None:
         )
     if status == DOES_NOT:
         return f"UNCONFIRMED: the standalone script does not reproduce it ({entry.get('detail')})"
+    if status == NO_VERDICT:
+        return f"UNCONFIRMED: the standalone script gave no verdict ({entry.get('detail')})"
     return f"UNCONFIRMED: no standalone reproducer ({entry.get('detail')})"
 
 
