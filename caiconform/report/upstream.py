@@ -207,7 +207,7 @@ def _script_block(group: Mapping[str, Any], run_dir: Path | None) -> tuple[str |
 
 
 def _what_happened(group: Mapping[str, Any]) -> list[str]:
-    from caiconform.report.verify import DOES_NOT, REPRODUCES
+    from caiconform.report.verify import DOES_NOT, NO_VERDICT, NOT_RUN, REPRODUCES
 
     entry = group.get("standalone") or {}
     status = entry.get("standalone")
@@ -223,6 +223,10 @@ def _what_happened(group: Mapping[str, Any]) -> list[str]:
         ]
     if status == DOES_NOT:
         why = f"the script did not reproduce it: {entry.get('detail')}"
+    elif status == NO_VERDICT:
+        why = f"the script gave no verdict: {entry.get('detail')}"
+    elif status == NOT_RUN:
+        why = f"the script was not run where its libraries are: {entry.get('detail')}"
     elif status:
         why = f"no standalone reproducer: {entry.get('detail')}"
     else:
