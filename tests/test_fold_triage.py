@@ -258,3 +258,37 @@ def test_a_typestr_describing_other_values_is_the_producers_corruption(monkeypat
         roundtrip._misdescribed(right, values, validate(right.__cuda_array_interface__).errors, "c")
         is None
     )
+
+
+def test_a_poison_after_one_sides_own_call_raised_is_pinned_on_that_side() -> None:
+    """Between two third-party libraries a poisoned context has no culprit by the pair alone;
+    when the example had ended with a refusal first, the side whose own call raised is at
+    fault: the producer's `__dlpack__`, else the consumer's import of the export."""
+    ended = "CUDA context unusable after the example: cuCtxSynchronize failed (the example itself ended rejected: "
+    dl = _rec(
+        1,
+        "dlpack_roundtrip",
+        "cupy",
+        "numpy",
+        "poisoned",
+        "DLPACK-EXPORT-BUFFERERROR",
+        message=ended + "cupy->numpy over DLPack <f4 odd (3, 4): got __dlpack__({'copy': None}) "
+        "raised CUDARuntimeError: misaligned)",
+    )
+    cai = _rec(
+        2,
+        "roundtrip",
+        "cupy",
+        "numba-mlir-kernel",
+        "poisoned",
+        "CAI-PORT-NEGATIVE-STRIDES",
+        message=ended + "cupy->numba-mlir-kernel <c8 negative (3, 4): got CudaAPIError: illegal)",
+    )
+    plain = _rec(3, "roundtrip", "cupy", "torch", "poisoned", message="CUDA context unusable")
+    groups = {g["rule"]: g for g in build_catalogue([dl, cai, plain])["groups"]}
+    assert (
+        groups["DLPACK-EXPORT-BUFFERERROR"]["library"],
+        groups["DLPACK-EXPORT-BUFFERERROR"]["role"],
+    ) == ("cupy", "producer")
+    assert groups["CAI-PORT-NEGATIVE-STRIDES"]["library"] == "numba-mlir-kernel"
+    assert groups["CAI-CONSUMER-READS-DESCRIBED"]["library"] is None

@@ -298,6 +298,9 @@ def culprit_of(record: Mapping[str, Any], evidence: Evidence | None = None) -> d
         return blame("consumer", "opposite the reference producer")
     if consumer == REFERENCE:
         return blame("producer", "opposite the reference consumer")
+    raised = _raised_before_poison(record)
+    if raised is not None:
+        return blame(*raised)
     evidence = evidence or Evidence()
     family = record.get("check")
     if cls in _LOST:
@@ -319,6 +322,34 @@ def culprit_of(record: Mapping[str, Any], evidence: Evidence | None = None) -> d
             f"shows it opposite the reference or opposite several partners in {family}"
         )
     return {"library": None, "role": None, "why": f"ambiguous: {why}"}
+
+
+#: how the runner says that a poisoned example had ended with a refusal first
+_ENDED_REJECTED = "(the example itself ended rejected: "
+
+
+def _raised_before_poison(record: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(role, why) for a context poisoned after the example ended in a refusal whose
+    exception one side's own call raised: the producer's `__dlpack__` ("__dlpack__({...})
+    raised ..."), else the consumer's import of an export it was handed (a CAI export is a
+    dict; the consumer's read faulted). None for any other record."""
+    message = str(record.get("message") or "")
+    if record.get("outcome") != POISONED or _ENDED_REJECTED not in message:
+        return None
+    producer, consumer = record.get("producer"), record.get("consumer")
+    inner = message.split(_ENDED_REJECTED, 1)[1]
+    if not producer or not consumer or not inner.startswith(f"{producer}->{consumer}"):
+        return None
+    if "__dlpack__(" in inner and ") raised " in inner:
+        return "producer", (
+            f"{producer}'s own __dlpack__ raised the error that left the context unusable"
+        )
+    if ": got " in inner:
+        return "consumer", (
+            f"{consumer}'s import of {producer}'s export raised the error that left the "
+            "context unusable"
+        )
+    return None
 
 
 def group_key(record: Mapping[str, Any], culprit: Mapping[str, Any]) -> tuple:
