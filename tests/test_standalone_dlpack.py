@@ -24,19 +24,18 @@ import numpy as np
 import pytest
 
 from caiconform.report.standalone import script_for_group
-from caiconform.report.standalone._text import HELPERS
+from caiconform.report.standalone._text import source_of
 from tests.test_standalone import BOOT, FAKE_DRIVER, check_script, group, last_line
 
-
-def helper_source(*names: str) -> str:
-    return "\n\n".join(HELPERS[name][0] for name in names)
+#: what the scripts' capsule builder and reader define, as the stand-ins use them
+DLPACK_NAMES = ("make_capsule", "CapsuleProducer", "read_capsule", "capsule_values", "_FN")
 
 
 def builder() -> dict:
     """The scripts' capsule builder and reader, run in a namespace of their own (the reader's
     device path needs the driver; host capsules never take it)."""
     space: dict = {"np": np, "read_at": None}
-    exec(helper_source("dlpack_structs", "read_capsule", "dlpack_builder"), space)
+    exec(source_of(*DLPACK_NAMES, given=("read_at",)), space)
     return space
 
 
@@ -194,7 +193,7 @@ def stand_ins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "cuda" / "__init__.py").write_text("")
     (root / "cuda" / "bindings" / "__init__.py").write_text("")
     (root / "cuda" / "bindings" / "driver.py").write_text(FAKE_DRIVER)
-    helpers = helper_source("dlpack_structs", "read_capsule", "dlpack_builder")
+    helpers = source_of(*DLPACK_NAMES, given=("read_at",))
     (root / "torch.py").write_text(helpers + "\n\n" + FAKE_TORCH)
     return root
 

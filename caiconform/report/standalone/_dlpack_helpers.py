@@ -2,10 +2,12 @@
 a capsule's fields read without consuming it, and a capsule built over any pointer with a
 deleter that counts its calls.
 
-`HELPERS` has the shape of `_text.HELPERS` (name -> (source, helpers it needs)), which takes
-these in: a script asks for them with `Script.need`. The builder (`dlpack_builder`) is the
-stand-in of caiconform's reference producer over DLPack (`caiconform.reference.dlpack_export`):
-a `DLManagedTensorVersioned` (or a legacy `DLManagedTensor`) in a "dltensor_versioned" (or
+`HELPERS` has the shape of `_text.HELPERS` (name -> source), which takes these in: a script
+carries a helper only where it refers to a name the helper defines. The structs are dlpack.h's
+with the small ones inlined (`DLDevice`, `DLDataType` and `DLPackVersion` are fields of their
+own: the same offsets, fewer lines). The builder (`make_capsule`) is the stand-in of
+caiconform's reference producer over DLPack (`caiconform.reference.dlpack_export`): a
+`DLManagedTensorVersioned` (or a legacy `DLManagedTensor`) in a "dltensor_versioned" (or
 "dltensor") capsule made with `PyCapsule_New` through `ctypes.pythonapi`; the deleter, a ctypes
 CFUNCTYPE, counts its calls per tensor in `DELETER_CALLS`; the capsule's destructor calls the
 deleter only while the capsule keeps its unconsumed name (docs/spec/dlpack/python_spec.md). It
@@ -18,20 +20,11 @@ from __future__ import annotations
 __all__ = ["HELPERS"]
 
 _STRUCTS = """
-import ctypes
-
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+class DLTensor(ctypes.Structure):  # DLDevice (type, id) and DLDataType (code, bits, lanes) inlined
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8),
+                ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
                 ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
 
 
@@ -40,27 +33,28 @@ class DLManagedTensor(ctypes.Structure):  # a legacy "dltensor" capsule's struct
                 ("deleter", ctypes.c_void_p)]
 
 
-class DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
-
-
-class DLManagedTensorVersioned(ctypes.Structure):  # a "dltensor_versioned" capsule's struct
-    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p),
-                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+class DLManagedTensorVersioned(ctypes.Structure):  # "dltensor_versioned"; DLPackVersion inlined
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p),
+                ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
 
 
 STRUCTS = {b"dltensor_versioned": DLManagedTensorVersioned, b"dltensor": DLManagedTensor}
+"""
+
+_FLAGS = """
 READ_ONLY, IS_COPIED = 1, 2  # DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_IS_COPIED
+"""
 
-
+_CAPI = """
 def capi(name, restype, *argtypes):  # a binding of its own of a Python C-API function
     fn = ctypes.pythonapi[name]
     fn.restype, fn.argtypes = restype, list(argtypes)
     return fn
+"""
 
-
+_NAME = """
 _name_of = capi("PyCapsule_GetName", ctypes.c_void_p, ctypes.py_object)
-_pointer_in = capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
 
 
 def capsule_name(capsule):  # its name (b"" when none); None for anything but a PyCapsule
@@ -71,31 +65,26 @@ def capsule_name(capsule):  # its name (b"" when none); None for anything but a 
 """
 
 _READ = """
+_pointer_in = capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+
+
 def read_capsule(capsule):
     # the fields of an unconsumed DLPack capsule, read with ctypes; the capsule keeps its name
     name = capsule_name(capsule)
     if name not in STRUCTS:
         raise ValueError(f"not an unconsumed DLPack capsule: {type(capsule).__name__} {name!r}")
     managed = STRUCTS[name].from_address(_pointer_in(capsule, name))
-    versioned = name == b"dltensor_versioned"
-    t = managed.dl_tensor
-    ndim = int(t.ndim)
-    if not 0 <= ndim <= 64:
-        raise ValueError(f"implausible ndim {ndim}")
-    shape = tuple(int(t.shape[i]) for i in range(ndim))
-    return {
-        "name": name.decode(),
-        "version": (managed.version.major, managed.version.minor) if versioned else None,
-        "flags": int(managed.flags) if versioned else None,
-        "data": int(t.data or 0),
-        "byte_offset": int(t.byte_offset),
-        "device": (int(t.device.device_type), int(t.device.device_id)),
-        "dtype": (int(t.dtype.code), int(t.dtype.bits), int(t.dtype.lanes)),
-        "shape": shape,
-        "strides": tuple(int(t.strides[i]) for i in range(ndim)) if t.strides else None,
-    }
+    versioned, t = name == b"dltensor_versioned", managed.dl_tensor
+    if not 0 <= t.ndim <= 64:
+        raise ValueError(f"implausible ndim {t.ndim}")
+    return {"name": name.decode(), "version": (managed.major, managed.minor) if versioned else None,
+            "flags": managed.flags if versioned else None, "data": t.data or 0,
+            "byte_offset": t.byte_offset, "device": (t.device_type, t.device_id),
+            "dtype": (t.code, t.bits, t.lanes), "shape": tuple(t.shape[:t.ndim]),
+            "strides": tuple(t.strides[:t.ndim]) if t.strides else None}
+"""
 
-
+_BYTE_STRIDES = """
 def byte_strides(fields, itemsize):  # the capsule's strides in bytes (NULL: C-contiguous)
     if fields["strides"] is not None:
         return tuple(s * itemsize for s in fields["strides"])
@@ -104,8 +93,9 @@ def byte_strides(fields, itemsize):  # the capsule's strides in bytes (NULL: C-c
         out.insert(0, step)
         step *= max(extent, 1)
     return tuple(out)
+"""
 
-
+_VALUES = """
 def capsule_values(fields, dtype):
     # the elements a capsule describes, copied to the host: kDLCPU memory through ctypes,
     # CUDA memory (device types 2, 3, 13) with the driver
@@ -164,9 +154,9 @@ def make_capsule(data, shape, dtype, device, *, strides=None, byte_offset=0, ver
     keep = [struct, extents]
     t = struct.dl_tensor
     t.data = int(data) or None
-    t.device = DLDevice(*device)
+    t.device_type, t.device_id = device
     t.ndim = len(shape) if ndim is None else ndim
-    t.dtype = DLDataType(*dtype)
+    t.code, t.bits, t.lanes = dtype
     if shape:
         t.shape = ctypes.cast(extents, ctypes.POINTER(ctypes.c_int64))
     if strides is not None:
@@ -175,7 +165,7 @@ def make_capsule(data, shape, dtype, device, *, strides=None, byte_offset=0, ver
         t.strides = ctypes.cast(steps, ctypes.POINTER(ctypes.c_int64))
     t.byte_offset = byte_offset
     if version is not None:
-        struct.version = DLPackVersion(*version)
+        struct.major, struct.minor = version
         struct.flags = flags
     address = ctypes.addressof(struct)
     struct.manager_ctx = address
@@ -184,8 +174,9 @@ def make_capsule(data, shape, dtype, device, *, strides=None, byte_offset=0, ver
     DELETER_CALLS[address] = 0
     label = _NAMES[name or (b"dltensor" if version is None else b"dltensor_versioned")]
     return _new(address, label, ctypes.cast(DESTRUCTOR, ctypes.c_void_p).value), address
+"""
 
-
+_PRODUCER = """
 class CapsuleProducer:
     # an object whose __dlpack__ hands out a fresh capsule from make(kwargs) at each call, noting
     # the call's keywords, the caller's file and line and the tensor's address; keep=True also
@@ -219,10 +210,16 @@ class DLPackOnly:  # the producer's array seen through DLPack alone: no CAI to f
         return self.array.__dlpack_device__()
 """
 
-#: name -> (source, helpers it needs), as `_text.HELPERS`
-HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "dlpack_structs": (_STRUCTS, ()),
-    "read_capsule": (_READ, ("dlpack_structs", "read_back")),
-    "dlpack_builder": ("import sys\n" + _BUILDER, ("dlpack_structs",)),
-    "dlpack_only": (_ONLY, ()),
+#: name -> source, as `_text.HELPERS` (a helper before those that use it)
+HELPERS: dict[str, str] = {
+    "dlpack_structs": _STRUCTS,
+    "dlpack_flags": _FLAGS,
+    "capi": _CAPI,
+    "capsule_name": _NAME,
+    "read_capsule": _READ,
+    "byte_strides": _BYTE_STRIDES,
+    "capsule_values": _VALUES,
+    "dlpack_builder": _BUILDER,
+    "capsule_producer": _PRODUCER,
+    "dlpack_only": _ONLY,
 }

@@ -11,6 +11,8 @@ encoded dicts are repeated here in a few lines.
 
 from __future__ import annotations
 
+import ast
+import sys
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +22,7 @@ from caiconform.report.standalone._dlpack_helpers import HELPERS as _DLPACK_HELP
 __all__ = [
     "DISTRIBUTIONS",
     "HELPERS",
+    "MODULES",
     "Mask",
     "Unencodable",
     "OPAQUE",
@@ -31,7 +34,9 @@ __all__ = [
     "byte_extent",
     "decode",
     "literal",
+    "import_block",
     "one_line",
+    "source_of",
 ]
 
 #: element types caiconform names that numpy has no typestr code for -> item size
@@ -203,10 +208,11 @@ def literal(value: Any, pointers: dict[int, str] | None = None) -> str:
     return repr(value)
 
 
-#: helper name -> (source, helpers it needs). Each is included once, in this order.
-HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "driver": (
-        """
+#: helper name -> source. A script carries a helper only where it, or a helper it carries,
+#: refers to a name the helper defines; a helper comes before those that use it. Their imports
+#: go to the script's top; the standard library's modules they use come from `MODULES`.
+HELPERS: dict[str, str] = {
+    "driver": """
         from cuda.bindings import driver as cu
 
 
@@ -220,19 +226,13 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
         ck(cu.cuInit(0))  # the device's primary context: the one every library shares
         ck(cu.cuCtxSetCurrent(ck(cu.cuDevicePrimaryCtxRetain(ck(cu.cuDeviceGet(0))))))
         """,
-        (),
-    ),
-    "upload": (
-        """
+    "upload": """
         def upload(image):  # a new device allocation holding the bytes of a uint8 host array
             ptr = int(ck(cu.cuMemAlloc(max(image.nbytes, 1))))
             ck(cu.cuMemcpyHtoD(ptr, image.ctypes.data, image.nbytes))
             return ptr
         """,
-        ("driver",),
-    ),
-    "Exported": (
-        """
+    "Exported": """
         class Exported:  # a producer reduced to its export: a literal __cuda_array_interface__
             def __init__(self, desc, owner=None):
                 self.desc, self.owner = desc, owner
@@ -241,10 +241,7 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
             def __cuda_array_interface__(self):
                 return dict(self.desc)
         """,
-        (),
-    ),
-    "read_back": (
-        """
+    "read_at": """
         def read_at(ptr, shape, dtype, strides=None, stream=None):
             # the elements at ptr (byte strides; None: C order) copied to the host on `stream`
             # (default: a non-blocking stream of our own, which waits for nothing)
@@ -259,8 +256,8 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
             ck(cu.cuMemcpyDtoHAsync(raw.ctypes.data, ptr + lo, hi - lo, stream))
             ck(cu.cuStreamSynchronize(stream))
             return np.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=steps).copy()
-
-
+        """,
+    "read_back": """
         def read_back(desc):  # a conforming consumer: wait on the exported stream, then copy
             if desc.get("stream"):
                 ck(cu.cuStreamSynchronize(cu.CUstream(desc["stream"])))
@@ -269,12 +266,7 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
                 dtype = np.dtype([tuple(field) for field in desc["descr"]])
             return read_at(desc["data"][0], tuple(desc["shape"]), dtype, desc.get("strides"))
         """,
-        ("driver",),
-    ),
-    "sleep_on": (
-        """
-        import ctypes
-
+    "sleep_on": """
         _libcuda = ctypes.CDLL("libcuda.so.1")
         _libcuda.cuLaunchHostFunc.argtypes = [ctypes.c_void_p] * 3
         _USLEEP = ctypes.cast(ctypes.CDLL(None).usleep, ctypes.c_void_p)
@@ -288,10 +280,7 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
                 assert _libcuda.cuLaunchHostFunc(stream, _USLEEP, chunk) == 0, "cuLaunchHostFunc"
                 us -= chunk
         """,
-        (),
-    ),
-    "differ": (
-        """
+    "differ": """
         def differ(got, want):  # None when got holds want's values bit for bit, else what differs
             got = np.asarray(got)
             if got.shape != want.shape:
@@ -309,21 +298,12 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
             return (f"{bad.size} of {want.size} elements differ; first at {tuple(map(int, at))}: "
                     f"got {seen}, expected {wanted}")
         """,
-        (),
-    ),
-    "verdict": (
-        """
-        import sys
-
-
+    "verdict": """
         def verdict(bug, line):  # the reproducer's one line: BUG (exit 1) or OK (exit 0)
             print(("BUG: " if bug else "OK: ") + " ".join(str(line).split()))
             sys.exit(1 if bug else 0)
         """,
-        (),
-    ),
-    "vmm": (
-        """
+    "vmm": """
         def guarded(nbytes, guard):
             # nbytes of device memory followed by `guard` bytes of reserved, unmapped addresses:
             # every read past the end faults
@@ -342,10 +322,106 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
             ck(cu.cuMemSetAccess(base, size, [access], 1))
             return base
         """,
-        ("driver",),
-    ),
     **_DLPACK_HELPERS,  # dlpack.h's structs, a capsule's reader and builder
 }
+#: the modules a script's code refers to by name -> the import line that binds the name
+MODULES = {
+    name: f"import {name}"
+    for name in ("ctypes", "gc", "os", "signal", "subprocess", "sys", "traceback")
+}
+MODULES["np"] = "import numpy as np"
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A helper's source split: its import lines, the rest, the names it binds at module level
+    (its imports' among them) and the names it refers to."""
+
+    imports: tuple[str, ...]
+    code: str
+    defines: frozenset[str]
+    uses: frozenset[str]
+
+
+def _bound(tree: ast.Module) -> set[str]:
+    """The names a module binds at its top level: functions, classes, assignments, imports."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.For)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def _split(source: str) -> Helper:
+    """`source`'s top-level import lines apart from the rest (which keeps its blank lines)."""
+    text = textwrap.dedent(source).strip("\n")
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    cut = {
+        i
+        for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for i in range(node.lineno - 1, node.end_lineno or node.lineno)
+    }
+    imports = tuple(lines[i].strip() for i in sorted(cut))
+    code = "\n".join(line for i, line in enumerate(lines) if i not in cut).strip("\n")
+    uses = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+    return Helper(imports, code, frozenset(_bound(tree)), uses)
+
+
+_PARSED = {name: _split(source) for name, source in HELPERS.items()}
+
+
+def _closure(wanted: set[str], given: set[str]) -> list[str]:
+    """The helpers defining a name in `wanted` (none of `given`) and those they use, in
+    HELPERS' order."""
+    taken: list[str] = []
+    todo = set(wanted) - given
+    while todo:
+        name = todo.pop()
+        for key, helper in _PARSED.items():
+            if name in helper.defines and key not in taken:
+                taken.append(key)
+                todo |= helper.uses - helper.defines - given
+    return [key for key in HELPERS if key in taken]
+
+
+def _module(line: str) -> str:
+    return line.split()[1].lower()
+
+
+def import_block(lines: list[str]) -> str:
+    """The script's top: the standard library's imports, then lines setting the environment
+    (the libraries read it at import), then the other imports, each group sorted, then the
+    remaining lines (a library's settings, after its import)."""
+    unique = list(dict.fromkeys(lines))
+    imports = [line for line in unique if line.split()[0] in ("import", "from")]
+    std = [line for line in imports if _module(line).split(".")[0] in sys.stdlib_module_names]
+    rest = [line for line in unique if line not in imports]
+    groups = [
+        sorted(std, key=lambda line: (_module(line), line)),
+        [line for line in rest if "os.environ" in line],
+        sorted(set(imports) - set(std), key=lambda line: (_module(line), line)),
+        [line for line in rest if "os.environ" not in line],
+    ]
+    return "\n\n".join("\n".join(group) for group in groups if group)
+
+
+def source_of(*names: str, given: tuple[str, ...] = ()) -> str:
+    """Imports and helpers defining `names` (and what they use; `given`: names the caller
+    binds itself): the helpers as a script would carry them, for a namespace of one's own."""
+    keys = _closure(set(names), set(given))
+    code = [_PARSED[key].code for key in keys]
+    used = set().union(*(_PARSED[key].uses for key in keys)) - set(given)
+    lines = [line for key in keys for line in _PARSED[key].imports]
+    lines += [MODULES[name] for name in sorted(used & set(MODULES))]
+    return "\n\n\n".join([import_block(lines), *code]) + "\n"
 
 
 #: import prefix -> the distribution it comes from (longest prefixes first)
@@ -365,25 +441,18 @@ DISTRIBUTIONS = {
 
 
 class Script:
-    """A reproducer under construction: header comments, the helpers it uses, its body."""
+    """A reproducer under construction: header comments, imports, its body. The helpers it
+    carries are those its body refers to (and what they use); every import goes to the top."""
 
     def __init__(self, title: str) -> None:
         self.title = title
         self.comments: list[str] = []
         self.imports: list[str] = ["import numpy as np"]
-        self.helpers: list[str] = []
         self.body: list[str] = []
 
     def comment(self, text: str) -> None:
         for line in textwrap.wrap(one_line(text), width=94) or [""]:
             self.comments.append(f"# {line}")
-
-    def need(self, *names: str) -> None:
-        for name in names:
-            for dep in HELPERS[name][1]:
-                self.need(dep)
-            if name not in self.helpers:
-                self.helpers.append(name)
 
     def imp(self, *lines: str) -> None:
         for line in lines:
@@ -393,18 +462,35 @@ class Script:
     def add(self, source: str) -> None:
         self.body.append(textwrap.dedent(source).strip("\n"))
 
+    def parts(self) -> tuple[list[str], list[str], list[str]]:
+        """(import lines, helpers carried, body pieces without their top-level imports)."""
+        imports, body = list(self.imports), []
+        for piece in self.body:
+            split = _split(piece)
+            imports += split.imports
+            body.append(split.code)
+        tree = ast.parse("\n\n".join(body))
+        uses = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        helpers = _closure(uses, _bound(tree))
+        for name in helpers:
+            imports += _PARSED[name].imports
+            uses |= _PARSED[name].uses
+        bound = _bound(
+            ast.parse("\n".join(i for i in imports if i.split()[0] in ("import", "from")))
+        )
+        imports += [MODULES[name] for name in sorted(uses & set(MODULES) - bound)]
+        return imports, helpers, [piece for piece in body if piece]
+
     def code(self) -> str:
         """Imports, helpers and body: what a child process runs for a crash reproducer."""
-        parts = ["\n".join(self.imports)]
-        order = [name for name in HELPERS if name in self.helpers]
-        parts += [textwrap.dedent(HELPERS[name][0]).strip("\n") for name in order]
-        parts += self.body
-        return "\n\n".join(parts) + "\n"
+        imports, helpers, body = self.parts()
+        parts = [import_block(imports), *(_PARSED[name].code for name in helpers), *body]
+        return "\n\n\n".join(parts) + "\n"
 
     def needs(self) -> str:
         """The header's line naming the distributions the imports come from."""
-        dists = ["numpy", *(["cuda-bindings"] if "driver" in self.helpers else [])]
-        for line in self.imports:
+        dists = ["numpy"]
+        for line in self.parts()[0]:
             words = line.replace(",", " ").split()
             module = words[1] if len(words) > 1 and words[0] in ("import", "from") else ""
             for prefix, dist in DISTRIBUTIONS.items():

@@ -85,7 +85,6 @@ def _mutant(s: Script, params: dict) -> tuple[dict, str] | None:
     rule = params.get("rule", "")
     pointers: dict[int, str] = {}
     lines = _moved(d, rule, pointers, True)
-    s.need("upload", "Exported")
     for line in lines:
         s.add(line)
     s.add(f"desc = {literal(d, pointers)}  # breaks {rule}")
@@ -107,7 +106,6 @@ def _live(s: Script, params: dict) -> bool:
         return False
     ex.values(s, array)
     if mutation == "host-pointer":
-        s.need("Exported")
         s.add(
             f"""
             host = np.ascontiguousarray(values)  # host memory, not device-accessible
@@ -117,7 +115,6 @@ def _live(s: Script, params: dict) -> bool:
         )
         return True
     if mutation == "extent-past-allocation":
-        s.need("vmm", "Exported")
         ex.image(s, array)
         shape = (array.shape[0] + _PAST_END, *array.shape[1:]) if array.shape else None
         if shape is None:
@@ -146,7 +143,6 @@ def _live(s: Script, params: dict) -> bool:
 
         descr = [("value", array.export_typestr), ("object", "|O8")]
         size = np.dtype(descr).itemsize
-        s.need("upload", "Exported")
         s.add(
             f"""
             # items of a {array.export_typestr} field then a PyObject pointer, every byte zero:
@@ -177,7 +173,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     rule = group.get("rule") or group.get("input_rule")
     s = Script(f"adversarial: {consumer} fed {what} [{rule}].")
     ex.header(s, group)
-    s.need("driver")
     if kind == "mutant":
         built = _mutant(s, params)
         if built is None:
@@ -214,7 +209,6 @@ def _object_fields(s: Script, group: dict, consumer: str) -> str:
     rule = group.get("rule") or "CAI-DESCR-OBJECT-REFUSED"
     if group.get("outcome") in ex.CRASH_OUTCOMES:
         return ex.crash_script(s, group, consumer, "items with an object field")
-    s.need("verdict")
     s.add(
         f"""
         print("exported:", desc)

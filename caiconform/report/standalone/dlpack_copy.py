@@ -112,7 +112,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     ex.values(s, array)
     if not array.plain or not ex.library_export(s, producer, array):
         return None
-    s.need("driver", "verdict", "differ", "read_capsule")
     s.add(f"RULE = {_CASE_RULE!r}")
     s.add(_JUDGE)
     s.add(

@@ -106,7 +106,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
         f"import of {context} [{rule}]."
     )
     ex.header(s, group)
-    s.need("driver", "verdict")
     if not dx.producer(s, None, array, keep=True):
         return None
     if consumer in _HOLD:

@@ -51,7 +51,6 @@ def consumer_script(group: dict, array, producer: str | None, consumer: str | No
         f"[{group.get('rule') or group.get('input_rule')}]."
     )
     ex.header(s, group)
-    s.need("driver")
     if not dx.producer(s, producer, array):
         return None
     if not dx.reader(s, consumer, array):

@@ -69,7 +69,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     ex.values(s, array)
     if not array.plain or not ex.library_export(s, producer, array):
         return None
-    s.need("driver", "verdict", "differ", "read_capsule")
     refused = group.get("outcome") in ("rejected-valid", "rejected") or rule in (
         "DLPACK-STREAM-OPTIONAL",
         "DLPACK-EXPORT-BUFFERERROR",

@@ -64,11 +64,10 @@ def header(s: Script, group: dict) -> None:
 
 
 def add(s: Script, snip: libs.Snip | None) -> None:
-    """Use a snippet's imports, helpers and setup in `s` (not its code)."""
+    """Use a snippet's imports and setup in `s` (not its code)."""
     if snip is None:
         return
     s.imp(*snip.imports)
-    s.need(*snip.helpers)
     if snip.setup and snip.setup.strip() not in s.body:
         s.add(snip.setup)
 
@@ -137,7 +136,6 @@ def interface(
 def reference_export(s: Script, array: Array, **kwargs: Any) -> None:
     """`ptr`, `desc`, `obj`: the values uploaded with the driver and exported as a literal
     dict (what caiconform's reference producer exports)."""
-    s.need("upload", "Exported")
     image(s, array)
     s.add(
         f"""
@@ -168,10 +166,8 @@ def reader(s: Script, consumer: str, array: Array | None) -> bool:
     if snip is None:
         return False
     add(s, snip)
-    s.need("Exported")
     s.add("def read(obj):\n" + textwrap.indent(snip.code, "    ") + "\n    return result\n")
     if array is not None:
-        s.need("upload")
         descr = f', "descr": {[tuple(f) for f in array.descr]}' if array.descr else ""
         s.add(
             f"""
@@ -190,7 +186,6 @@ def judge_read(s: Script, group: dict, consumer: str, context: str) -> None:
     """Read `obj` with `read` and print the verdict the group's outcome calls for:
     a misread (`fail`), a refusal of a valid export (`rejected-valid`) or an invalid dict taken
     (`accepted-invalid`, or any outcome with an input rule)."""
-    s.need("verdict", "differ")
     rule = group.get("rule") or group.get("input_rule")
     outcome = group.get("outcome")
     lib = consumer
@@ -240,7 +235,6 @@ def crash_script(
     `read`) in a fresh interpreter and prints BUG when that dies by a signal, hangs, or leaves
     the CUDA context unusable. `shown`: what the child prints of `obj` before the read."""
     rule = group.get("input_rule") or group.get("rule")
-    child.need("driver")
     child.imp("import traceback")
     child.add(f'print("CHILD dict:", {shown}, flush=True)')
     child.add(
@@ -260,7 +254,6 @@ def crash_script(
     parent = Script(child.title)
     parent.comments = child.comments
     parent.imports = ["import signal", "import subprocess"]
-    parent.need("verdict")
     if group.get("input_rule") and group["input_rule"] not in context:
         context = f"{context} (a dict breaking {group['input_rule']})"
     parent.add(f"CHILD = {quoted}")

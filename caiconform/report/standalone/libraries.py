@@ -14,9 +14,9 @@ Each snippet is what a user of that library writes, the same call the library's 
   device-to-device copy of the final bytes over the sentinel, and whether it exports the
   stream it is inside (`with stream:`).
 
-A snippet is a `Snip`: import lines, helpers of `_text.HELPERS` it uses, module-level setup
-and the code. None where the library has no such path (or the reproducers do not know it):
-the caller then writes no script and says why.
+A snippet is a `Snip`: import lines, module-level setup and the code (a script carries the
+helpers of `_text.HELPERS` its code refers to). None where the library has no such path (or
+the reproducers do not know it): the caller then writes no script and says why.
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ __all__ = [
 class Snip:
     code: str
     imports: tuple[str, ...] = ()
-    helpers: tuple[str, ...] = ()
     setup: str = ""
     #: lines run before `code` whose failure is not the library refusing (a write's source)
     prepare: str = ""
@@ -171,7 +170,7 @@ def consume(name: str, array: Array | None = None) -> Snip | None:
     if imports is None:
         return None
     if name == "reference":
-        return Snip("result = read_back(obj.__cuda_array_interface__)", helpers=("read_back",))
+        return Snip("result = read_back(obj.__cuda_array_interface__)")
     if name == "numba":
         return Snip("result = cuda.as_cuda_array(obj).copy_to_host()", imports)
     if name == "numba-from-cai":
@@ -208,7 +207,6 @@ def consume(name: str, array: Array | None = None) -> Snip | None:
             "steps = None if view.strides is None else [s * dtype.itemsize for s in view.strides]\n"
             "result = read_at(int(view.ptr), tuple(view.shape), dtype, steps, int(stream.handle))",
             imports,
-            helpers=("read_back",),
         )
     if name == "cuda.cccl":
         return Snip(
@@ -225,7 +223,6 @@ def consume(name: str, array: Array | None = None) -> Snip | None:
             '    desc["strides"]) == np.empty(shape, dtype, order="F").strides != np.empty(shape, dtype).strides\n'
             'result = read_back(out.desc).reshape(shape, order="F" if fortran else "C")',
             imports,
-            helpers=("read_back", "Exported"),
         )
     if name == "pycuda":
         return Snip(
@@ -261,7 +258,6 @@ def consume(name: str, array: Array | None = None) -> Snip | None:
             '        return self.desc["shape"][0]\n\n\n'
             'result = wp.array(Sized(obj.__cuda_array_interface__, obj), device="cuda:0").numpy()',
             imports,
-            helpers=("Exported",),
         )
     return None
 
@@ -306,7 +302,7 @@ def consume_dlpack(name: str, array: Array | None = None) -> Snip | None:
         return None
     imports = _IMPORTS[name]
     if name == "cuda.core":
-        return Snip(code, imports, helpers=("read_back",))
+        return Snip(code, imports)
     if name == "numba-kernel":
         ndim = len(array.shape) if array is not None else 1
         if ndim > 3:
@@ -371,7 +367,6 @@ def write(name: str, ndim: int) -> Snip | None:
             '    raise PermissionError("cuda.core exposes the view read-only")\n'
             "ck(cu.cuMemcpyHtoD(int(view.ptr), np.ascontiguousarray(new).ctypes.data, new.nbytes))",
             imports,
-            helpers=("driver",),
         )
     return None
 
@@ -447,7 +442,6 @@ class Pending:
     upload_src: str
     view_src: str
     imports: tuple[str, ...]
-    helpers: tuple[str, ...] = ()
 
 
 #: scenarios whose stream the library exports because the array is read inside `with stream:`
@@ -482,7 +476,6 @@ def pending(name: str, scenario: str, array: Array) -> Pending | None:
             "buf = cupy.asarray(image2)\ncupy.cuda.Device().synchronize()",
             f"array = cupy.ndarray({shape}, dtype, memptr=buf.data, strides={strides})",
             _IMPORTS["cupy"],
-            ("driver",),
         )
     if name == "torch":
         stream = {
@@ -504,7 +497,6 @@ def pending(name: str, scenario: str, array: Array) -> Pending | None:
             "buf = torch.from_numpy(image2).cuda()\ntorch.cuda.synchronize()",
             f"array = buf[:n].view(torch.from_numpy(np.empty(0, dtype)).dtype).reshape({shape})",
             _IMPORTS["torch"],
-            ("driver",),
         )
     if name == "numba":
         stream = {
@@ -529,6 +521,5 @@ def pending(name: str, scenario: str, array: Array) -> Pending | None:
             f"stream={exported}, "
             "gpu_data=buf.gpu_data)",
             (*_IMPORTS["numba"], "from numba.cuda.cudadrv.devicearray import DeviceNDArray"),
-            ("driver",),
         )
     return None

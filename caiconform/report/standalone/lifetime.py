@@ -42,7 +42,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
         return roundtrip.script(group, params, None, consumer)
     s = Script(f"lifetime: the producer dropped while {consumer}'s view of it is alive [{rule}].")
     ex.header(s, group)
-    s.need("driver", "upload", "Exported", "verdict")
     ex.add(s, held)
     ex.values(s, array)
     ex.image(s, array)

@@ -25,7 +25,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     context = ex.context_of(array, f", v{version} mask {kind}")
     s = Script(f"mask: {consumer} given a v{version} dict with mask {kind} [{rule}].")
     ex.header(s, group)
-    s.need("driver", "upload", "Exported", "verdict")
     ex.values(s, array)
     mask = None
     if kind != "none":

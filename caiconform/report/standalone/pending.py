@@ -24,7 +24,6 @@ sentinel = image2[:n].view(dtype).reshape(values.shape)
 def reference_pending(s: Script, array, scenario: str) -> None:
     """`obj`: the values behind a pending write on a stream of the scenario's kind, exported
     as a v3 dict naming that stream (the `unsynced` scenario: naming none)."""
-    s.need("upload", "Exported", "sleep_on")
     stream = {
         "legacy": "stream = 1  # the legacy default stream",
         "library-default": "stream = 1  # the legacy default stream",
@@ -72,13 +71,11 @@ def pending_producer(s: Script, producer: str, scenario: str, array) -> bool:
             obj = Exported(array.__cuda_array_interface__, owner=array)
             """
         )
-        s.need("Exported")
         return True
     how = libs.pending(producer, scenario, array)
     if how is None or array.size == 0:
         return False
     s.imp(*how.imports)
-    s.need("sleep_on", "Exported", *how.helpers)
     s.add(_SENTINEL)
     s.add(how.upload_src)
     s.add(

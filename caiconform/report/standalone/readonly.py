@@ -29,7 +29,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     context = ex.context_of(array, ", exported read-only")
     s = Script(f"readonly: {consumer} given a read-only export, then written through [{rule}].")
     ex.header(s, group)
-    s.need("driver", "verdict", "differ", "read_back")
     ex.values(s, array)
     ex.reference_export(s, array, readonly=True)
     ex.add(s, held)

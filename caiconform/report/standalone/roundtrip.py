@@ -30,7 +30,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
         f"[{group.get('rule') or group.get('input_rule')}]."
     )
     ex.header(s, group)
-    s.need("driver")
     ex.values(s, array)
     if producer in (None, "reference"):
         ex.reference_export(s, array)
@@ -38,7 +37,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
         s.add(
             "obj = Exported(obj.__cuda_array_interface__, owner=obj)  # the consumer sees the CAI only"
         )
-        s.need("Exported")
     else:
         return None
     if not ex.reader(s, consumer, array):

@@ -201,9 +201,6 @@ def producer_script(
         what = f"a {params['unexportable']} object, which cannot export"
     s = Script(f"{producer} as producer: the dict it exports for {what} [{rule}].")
     ex.header(s, group)
-    s.need("driver", "verdict")
-    if "differ(" in (check or ""):
-        s.need("differ", "read_back")
     if not _build(s, producer, params):
         return None
     if attr:

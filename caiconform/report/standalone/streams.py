@@ -27,7 +27,6 @@ NUMBA_SCENARIOS = ("numba-sync", "numba-stream-none", "numba-sync-off", "numba-e
 def _read_early(s: Script, group: dict, consumer: str, context: str, expected: str) -> None:
     """Read `obj` at once, wait for everything, then the verdict: BUG when any element is not
     its final value (how many were still the sentinel is said)."""
-    s.need("verdict", "differ")
     rule = group.get("rule") or group.get("input_rule")
     refused = (
         f'verdict(True, f"{consumer} refused a valid export ({context}): '
@@ -89,7 +88,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
         f"{array.typestr} {array.shape} at once [{rule}]."
     )
     ex.header(s, group)
-    s.need("driver")
     ex.values(s, array)
     if not ex.reader(s, reads, array):
         return None

@@ -28,7 +28,6 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
         f"[{group.get('rule') or group.get('input_rule')}]."
     )
     ex.header(s, group)
-    s.need("driver")
     ex.values(s, array)
     ex.reference_export(s, array, version=version)
     if unknown is not None:
