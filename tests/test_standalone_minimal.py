@@ -57,10 +57,14 @@ def programs(text: str) -> list[str]:
     return [text] if child is None else [text, child]
 
 
+#: the corpora this copy of the tree holds (reports/latest may be left out of it)
+CORPORA = tuple(name for name in BOUNDS if name != "latest" or LATEST.is_file())
+
+
 def every_program() -> list[tuple[str, str]]:
     return [
         (key, program)
-        for name in BOUNDS
+        for name in CORPORA
         for key, text in corpus(name).items()
         for program in programs(text)
     ]
@@ -94,7 +98,7 @@ def test_no_function_or_class_is_defined_and_never_used() -> None:
         assert not unused, f"{key}: {unused} defined and never used"
 
 
-@pytest.mark.parametrize("name", sorted(BOUNDS))
+@pytest.mark.parametrize("name", sorted(CORPORA))
 def test_the_median_script_is_short(name: str) -> None:
     counts = [logic_lines(text) for text in corpus(name).values()]
     median, longest = BOUNDS[name]
@@ -104,7 +108,7 @@ def test_the_median_script_is_short(name: str) -> None:
 
 
 if __name__ == "__main__":
-    for name in BOUNDS:
+    for name in CORPORA:
         counts = sorted(logic_lines(text) for text in corpus(name).values())
         print(
             f"{name}: {len(counts)} scripts, logic lines median {statistics.median(counts)}, "
