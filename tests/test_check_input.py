@@ -218,6 +218,18 @@ def hostile(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.fixture(params=[False, True], ids=["no-gpu", "gpu"])
+def gpu_present(request, monkeypatch):
+    """Either answer of `gpu_available()`, whatever this machine's is: where a GPU is present
+    the live checks read the target's attribute a second time (the child process is forked,
+    so it sees the patch)."""
+    import caiconform.cuda
+
+    answer = (True, "") if request.param else (False, "no GPU (faked by the test)")
+    monkeypatch.setattr(caiconform.cuda, "gpu_available", lambda: answer)
+    return request.param
+
+
 @pytest.mark.parametrize(
     ("attr", "seen"),
     [
@@ -229,13 +241,20 @@ def hostile(tmp_path, monkeypatch):
         ("interrupts", "KeyboardInterrupt raised"),
     ],
 )
-def test_a_property_that_ends_or_breaks_the_process_is_a_finding(hostile, capsys, attr, seen):
+def test_a_property_that_ends_or_breaks_the_process_is_a_finding(
+    hostile, capsys, gpu_present, attr, seen
+):
     assert cli_main(["check", "--json", f"cai_hostile_mod:{attr}"]) == 1
     payload = json.loads(capsys.readouterr().out)
-    findings = payload["results"][0]["findings"]
+    result = payload["results"][0]
+    findings = result["findings"]
     dict_findings = [f for f in findings if f["rule"] == "CAI-ATTR-DICT"]
     assert dict_findings and dict_findings[0]["level"] == "MUST", findings
     assert any(f["seen"].startswith(seen) for f in findings), findings
+    if gpu_present and attr not in ("os_exits", "segfaults"):
+        # the live checks read the attribute again: the target's exception skips them
+        skipped = result["live_checks"]["skipped"]
+        assert skipped.startswith(f"the target raised {seen.split()[0]} "), skipped
 
 
 @pytest.mark.parametrize(

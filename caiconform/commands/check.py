@@ -39,7 +39,7 @@ from caiconform.cli import UsageError, parse_cai_version
 from caiconform.cli import console as cli_console
 from caiconform.spec.findings import Finding, Report, finding
 from caiconform.spec.rules import level_text
-from caiconform.spec.validate import ATTR, CURRENT_VERSION, validate
+from caiconform.spec.validate import ATTR, CURRENT_VERSION, producers_failure, validate
 
 __all__ = [
     "add_arguments",
@@ -113,7 +113,10 @@ def live_checks(obj: Any) -> tuple[list[Finding], str | None]:
     stream validity): (findings, None) when they ran, ([], reason) when they were skipped.
 
     Delegates to `caiconform.reference.live.live_check(obj)`, which has the same contract,
-    when that module imports; it is imported only here, for live targets.
+    when that module imports; it is imported only here, for live targets. Where a GPU is
+    present the checker reads the attribute again, so a property raising SystemExit,
+    GeneratorExit or KeyboardInterrupt (no Exception; `validate` already made it a finding)
+    skips the live checks here, as it does where there is no GPU, rather than ending `check`.
     """
     try:
         from caiconform.reference.live import live_check
@@ -123,6 +126,10 @@ def live_checks(obj: Any) -> tuple[list[Finding], str | None]:
         findings, skipped = live_check(obj)
     except Exception as exc:  # a broken checker must not turn a verdict into a traceback
         return [], f"live checker failed: {type(exc).__name__}: {exc}"
+    except BaseException as exc:  # the target's own: raised while its attribute was read
+        if not producers_failure(exc):
+            raise
+        return [], f"the target raised {type(exc).__name__} while the live checks read it"
     if skipped is not None:
         skipped = skipped.removeprefix("live checks skipped: ")
     return findings, skipped
