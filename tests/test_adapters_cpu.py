@@ -171,12 +171,29 @@ def test_broken_entry_point_is_unavailable_with_its_reason(fake_distribution, na
         adapter.consume(object())
 
 
-def test_available_names_skip_broken_and_unavailable_adapters(fake_distribution):
+@pytest.mark.parametrize("pycuda_importable", [False, True], ids=["pycuda-absent", "pycuda-here"])
+def test_available_names_skip_broken_and_unavailable_adapters(
+    fake_distribution, monkeypatch, pycuda_importable
+):
+    # whether pycuda (and a GPU) is here or not, the built-in adapter's module is made to import
+    # (a stub, on a faked GPU) or to fail (None in sys.modules), so both answers are asked for
+    # on every machine
+    import caiconform.cuda.device
+
+    module = registry.get("pycuda").module
+    monkeypatch.setitem(
+        sys.modules, module, types.ModuleType(module) if pycuda_importable else None
+    )
+    monkeypatch.setattr(caiconform.cuda.device, "gpu_available", lambda: (True, ""))
     available = registry.available_names()
     assert "fake" in available and "renamed" in available
-    assert not {"broken", "notadapter", "exploding", "pycuda"} & set(available)
+    assert not {"broken", "notadapter", "exploding"} & set(available)
+    assert ("pycuda" in available) is pycuda_importable, available
     reasons = registry.unavailable()
-    assert "pycuda" in reasons and "not importable" in reasons["pycuda"]
+    if pycuda_importable:
+        assert "pycuda" not in reasons, reasons
+    else:
+        assert "pycuda" in reasons and "not importable" in reasons["pycuda"], reasons
     assert "shadowed by the built-in" in reasons["cupy (entry point)"]
 
 
