@@ -42,14 +42,28 @@ def _run_dir(tmp_path: Path, **meta) -> Path:
     return tmp_path
 
 
-def test_startup_overlaps_env_capture_and_calibration_and_records_the_phases(tmp_path):
+@pytest.mark.parametrize("gpus", ["hidden", "as-here"])
+def test_startup_overlaps_env_capture_and_calibration_and_records_the_phases(
+    tmp_path, monkeypatch, gpus
+):
+    if gpus == "hidden":  # the calibrating worker inherits it: no GPU, on every machine
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+        has_gpu = False
+    else:
+        from caiconform.cuda import gpu_available
+
+        has_gpu = gpu_available()[0]
     out = _run_dir(tmp_path)
     startup = Startup(out, calibrate=True)
     startup.begin()
     infos = startup.probe(SOURCE, ["a", "b"], processes=2)
     assert all(info.available for info in infos.values())
     calibration = startup.calibration()
-    assert calibration["spin_us"] is None and "no GPU" in calibration["reason"]  # CPU here
+    if has_gpu:  # measured: a spin, or none with the reason, after the measures it took
+        assert calibration["measurements"], calibration
+        assert calibration["spin_us"] is not None or calibration["reason"], calibration
+    else:
+        assert calibration["spin_us"] is None and "no GPU" in calibration["reason"], calibration
     startup.finish()
     meta = json.loads((out / "run.json").read_text())
     assert meta["spin_calibration"] == calibration
