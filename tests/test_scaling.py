@@ -13,7 +13,7 @@ import pytest
 
 from caiconform.runner import pool
 from caiconform.runner.config import RunConfig
-from caiconform.runner.driver import run_matrix
+from caiconform.runner.driver import _gpu_ids, run_matrix
 from caiconform.runner.pool import (
     HOST_WORKERS,
     WORKERS_PER_GPU,
@@ -91,7 +91,9 @@ def _crowded_run(out: Path, monkeypatch, gpus: int, workers: int | None) -> list
     crowd.mkdir(parents=True)
     monkeypatch.setenv("CAICONFORM_TEST_CROWD_DIR", str(crowd))
     monkeypatch.setenv("CAICONFORM_TEST_CROWD_K", "2")
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    # no GPU visible, on every machine: `--gpus N` then means N fake GPUs (on a machine with
+    # real ones it would mean the first N of those, and a 1-GPU host gives 2 workers, not 4)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     config = RunConfig(
         out=out,
         checks=[CROWDED],
@@ -130,6 +132,23 @@ def test_the_default_run_spreads_over_every_gpu_within_what_each_takes(tmp_path,
     assert meta["workers"]["chosen"] == "--workers"
     assert {r["seen"]["device"] for r in crowded} == {"0"}  # --gpus 1: pinned to the first GPU
     assert max(r["seen"]["crowd"] for r in crowded) > 2
+
+
+@pytest.mark.parametrize(
+    ("visible", "requested", "ids"),
+    [
+        ("", 2, ["0", "1"]),  # none visible: the GPUs asked for are fake ones
+        ("0", 2, ["0"]),  # a 1-GPU host: no more than it has
+        ("3,5", 1, ["3"]),
+        ("3,5", None, ["3", "5"]),
+        ("3,5", 0, []),
+    ],
+)
+def test_the_gpus_asked_for_are_the_visible_ones_else_fake_ones(
+    monkeypatch, visible, requested, ids
+):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert _gpu_ids(requested)[0] == ids
 
 
 # -- the cells that need every GPU -------------------------------------------------------------
