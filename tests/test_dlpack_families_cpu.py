@@ -96,8 +96,14 @@ def test_ask_reads_a_capsule_and_keeps_a_refusal() -> None:
     answer = _dlpack_calls.ask(array, max_version=(1, 1))
     assert answer.capsule is not None and answer.capsule.version is not None
     assert answer.error is None
+    # numpy refuses a stream on the host; what it raises is its own (RuntimeError up to 2.4,
+    # ValueError from 2.5), so the refusal kept is compared with numpy's own answer
+    with pytest.raises(Exception) as numpy_refusal:
+        array.__dlpack__(stream=1)
     refused = _dlpack_calls.ask(array, stream=1)
-    assert refused.capsule is None and isinstance(refused.error, RuntimeError)
+    assert refused.capsule is None and refused.raw is None
+    assert type(refused.error) is numpy_refusal.type, refused.error
+    assert str(refused.error) == str(numpy_refusal.value)
 
 
 def test_read_of_a_host_capsule_follows_its_strides() -> None:
