@@ -96,7 +96,9 @@ def test_an_issue_holds_the_rule_what_happened_the_culprit_versions_and_the_scri
     assert text.startswith(f"## cupy (consumer) breaks CAI-SYNC-CONSUMER ({MASK})")
     # the severity and why: the harm, apart from the rule's level
     assert "**Severity**: `corrupts`: wrong values are read or written without an error" in text
-    assert f"> {RULES['CAI-SYNC-CONSUMER'].text}" in text and "`cuda_array_interface_v3.rst`" in text
+    assert (
+        f"> {RULES['CAI-SYNC-CONSUMER'].text}" in text and "`cuda_array_interface_v3.rst`" in text
+    )
     assert "cupy read masked elements as valid" in text
     assert "**Why cupy**:" in text
     assert "Python 3.12.3, NVIDIA H100, driver 580.159.04" in text
