@@ -302,7 +302,7 @@ def test_cli_writes_the_report_files(tmp_path, capsys):
     assert len(matrix["runs"]) == 2
     printed = capsys.readouterr().out
     assert printed.startswith("FIX: the matrix: ")
-    assert "62 results; 5 defect group(s) (" in printed
+    assert "62 results; 5 defect(s), one per bug, in 5 group(s) (" in printed
     assert "finding group" not in printed and "non-conformance" not in printed
 
 

@@ -179,8 +179,8 @@ def test_expected_findings_and_expectation_entries_render(rendered):
     # one notion of group (the catalogue's), said once, with the verdict's threshold; the entry
     # about warp, which did not run here, is a note, not an error
     assert (
-        "5 defect group(s) (one library, role, rule and outcome each): 1 corrupts, 2 crashes"
-        in (summary["text"])
+        "5 defect(s), one per bug, in 5 group(s) (one library, role, rule and outcome each); "
+        "by severity: 1 corrupts, 2 crashes" in (summary["text"])
     )
     assert "; 3 failing at --fail-on corrupts,crashes,refuses-valid" in summary["text"]
     assert "finding group" not in summary["text"] and "non-conformance" not in summary["text"]

@@ -78,7 +78,10 @@ def test_the_first_lines_say_what_to_do(tmp_path):
     )
     text = "\n".join(lines)
     # one notion of group, said once
-    assert "3 defect group(s) (one library, role, rule and outcome each): 1 refuses-valid, " in text
+    assert (
+        "3 defect(s), one per bug, in 3 group(s) (one library, role, rule and outcome each); "
+        "by severity: 1 refuses-valid, " in text
+    )
     assert "1 accepts-invalid, 1 portability; 1 failing at --fail-on " in text
     assert "finding group" not in text and "non-conformance" not in text
     # per library, most severe first, linking its page

@@ -308,7 +308,7 @@ def test_every_report_marks_derived_levels_and_lists_groups_about_the_input_apar
         "- given a dict that breaks CAI-DATA-DEVICE-ACCESSIBLE (MUST), the consumer crashed: "
         "pycuda (1)" in summary
     )
-    assert "1 defect group(s)" in summary
+    assert "1 defect(s), one per bug, in 1 group(s)" in summary
     assert not (run / "libraries" / "pycuda.md").exists()
     reading = "MUST, derived: caiconform's reading of 'If strides is not given, or it is None"
     assert reading in (run / "libraries" / "cupy.md").read_text()

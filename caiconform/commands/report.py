@@ -214,7 +214,9 @@ def run(args: argparse.Namespace) -> int:
     summary = written.matrix["summary"]
     severities = ", ".join(f"{n} {s}" for s, n in summary["by_severity"].items())
     print(
-        f"{summary['results']} results; {summary['catalogue_groups']} defect group(s)"
+        f"{summary['results']} results; "
+        f"{summary.get('defect_findings', summary['catalogue_groups'])} defect(s), one per bug, "
+        f"in {summary['catalogue_groups']} group(s)"
         + (f" ({severities})" if severities else "")
         + f"; {summary['not_exercised']} of {summary['required_combinations']} required "
         "combinations not exercised"

@@ -117,8 +117,9 @@ function drawSummary() {
   const failOn = DATA.verdict ? (DATA.verdict.fail_on.join(",") || "none") : null;
   document.getElementById("summary").textContent =
     s.results + " results (" + parts + "); pass fraction " + pct(s.pass_fraction) + "; " +
-    s.catalogue_groups + " defect group(s) (one library, role, rule and outcome each)" +
-    (severities ? ": " + severities : "") +
+    (s.defect_findings ?? s.catalogue_groups) + " defect(s), one per bug, in " +
+    s.catalogue_groups + " group(s) (one library, role, rule and outcome each)" +
+    (severities ? "; by severity: " + severities : "") +
     (failOn !== null ? "; " + s.failing_groups + " failing at --fail-on " + failOn : "") +
     (s.required_combinations ? "; coverage floor: " + s.not_exercised + " of " +
       s.required_combinations + " required combinations not exercised" : "") +

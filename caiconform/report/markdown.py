@@ -361,10 +361,12 @@ def _header(matrix: dict[str, Any], title: str) -> list[str]:
     by_severity = summary.get("by_severity") or {}
     severities = ", ".join(f"{n} {s}" for s, n in by_severity.items())
     groups = summary.get("catalogue_groups", 0)
+    found = summary.get("defect_findings", groups)
     counts = (
         f"{summary['results']} results ({outcomes}); pass fraction "
-        f"{percent(summary['pass_fraction'])}; {groups} defect group(s) (one library, role, "
-        f"rule and outcome each)" + (f": {severities}" if severities else "")
+        f"{percent(summary['pass_fraction'])}; {found} defect(s), one per bug, in {groups} "
+        "group(s) (one library, role, rule and outcome each)"
+        + (f"; by severity: {severities}" if severities else "")
     )
     counts += f"; {summary.get('failing_groups', 0)} failing at --fail-on {_fail_on(matrix)}"
     if summary.get("ambiguous_groups"):

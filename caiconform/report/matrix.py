@@ -32,6 +32,7 @@ from caiconform.results.expectations import (
     is_finding,
     lookup_version,
 )
+from caiconform.results.fold import findings as findings_of
 from caiconform.results.outcome import OUTCOMES, PASS, REJECTED, SKIP
 from caiconform.results.record import cell_key
 from caiconform.results.severity import DEFAULT_FAIL_ON, SEVERITIES
@@ -400,6 +401,10 @@ def build_matrix(
             "catalogue_groups": catalogue["summary"]["groups"]
             - catalogue["summary"].get("about_input_groups", 0),
             "about_input_groups": catalogue["summary"].get("about_input_groups", 0),
+            # one per bug (`results.fold`): what `by_severity` counts
+            "defect_findings": sum(
+                1 for g in findings_of(catalogue["groups"]) if not g.get("about_input")
+            ),
             "by_severity": catalogue["summary"]["by_severity"],
             "failing_groups": len(verdict.failing),
             "ambiguous_groups": catalogue["summary"]["ambiguous_groups"],
