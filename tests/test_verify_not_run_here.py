@@ -208,12 +208,13 @@ def published(tmp_path, monkeypatch):
 def test_the_published_verification_survives_a_machine_without_the_libraries(
     published, no_gpu, monkeypatch, capsys
 ):
-    """Before: every group "does not" reproduce, verify.json went from 62 reproducing to 0,
+    """Before: every group "does not" reproduce, verify.json went from every published reproduction to 0,
     `OK: the matrix: no defect reproduces standalone`, exit 0, and --upstream marked them all
     UNCONFIRMED; findings.json said nothing of the verification."""
     before = json.loads((published / "verify.json").read_text())
     catalogue = json.loads((published / "findings.json").read_text())
-    assert before["summary"]["reproduces"] == 62
+    published_count = before["summary"]["reproduces"]
+    assert published_count >= 20  # the published run's verification, made on a GPU
     monkeypatch.setattr(verify, "missing_modules", lambda names: set(names))
     assert main(["findings", str(published), "--verify"]) == 5
     printed = capsys.readouterr().out.splitlines()
@@ -222,9 +223,10 @@ def test_the_published_verification_survives_a_machine_without_the_libraries(
     for key, entry in before["groups"].items():
         if entry["standalone"] in ("reproduces", "does not") and key in after["not_run_here"]:
             assert after["groups"][key] == entry, f"{key}: its earlier verification was replaced"
-    assert after["summary"]["reproduces"] == 62 and after["summary"]["not run here"] == 0
+    assert after["summary"]["reproduces"] == published_count
+    assert after["summary"]["not run here"] == 0
     not_run = len(after["not_run_here"])
-    assert not_run >= 60 and all(
+    assert not_run >= published_count and all(
         d.startswith("not run here (library missing: ") for d in after["not_run_here"].values()
     )
     verified = sum(line.startswith("[") for line in printed)
@@ -233,7 +235,9 @@ def test_the_published_verification_survives_a_machine_without_the_libraries(
         f"({not_run} library missing); verify.json keeps the earlier verification of {not_run} "
         "of them ("
     )
-    assert printed[-2].startswith("FIX: the matrix: 62 defect(s) reproduce standalone")
+    assert printed[-2].startswith(
+        f"FIX: the matrix: {published_count} defect(s) reproduce standalone"
+    )
     assert f", {not_run} not run here; " in printed[-3]
     # findings.json now says of each group what verify.json says; nothing else changed
     written = json.loads((published / "findings.json").read_text())
@@ -243,10 +247,12 @@ def test_the_published_verification_survives_a_machine_without_the_libraries(
         expected = "not verified" if entry is None else entry["standalone"]
         assert said == expected, f"findings.json says {said!r}, verify.json {expected!r}"
         group.pop("standalone")
+    for group in catalogue["groups"]:
+        group.pop("standalone", None)  # a published findings.json may carry it already
     assert written == catalogue
     assert main(["findings", str(published), "--list"]) == 0
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
-    assert sum(row[7] == "reproduces" for row in rows) == 62
+    assert sum(row[7] == "reproduces" for row in rows) == published_count
     # the upstream pack keeps to the earlier, real verification
     fileable = {verify.standalone_key(g) for g in catalogue["groups"] if upstream.fileable(g)}
     reproduce = sum(
@@ -255,7 +261,7 @@ def test_the_published_verification_survives_a_machine_without_the_libraries(
     assert main(["findings", str(published), "--upstream", str(published / "pack")]) == 0
     said = capsys.readouterr().out
     counts = [int(n) for n in re.findall(r"(\d+) reproduce standalone", said)]
-    assert reproduce >= 60 and sum(counts) == reproduce, said
+    assert reproduce == published_count and sum(counts) == reproduce, said
 
 
 def test_a_real_script_on_a_machine_without_a_gpu_is_not_run_here(published):

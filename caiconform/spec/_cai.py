@@ -129,7 +129,7 @@ RULES = (
          "managed, mapped pinned host or VMM memory alike. The text asks only that 'the data "
          "must be device-accessible', and its Pointer Attributes section names host-accessible "
          "and managed pointers among those a consumer may meet.",
-         quote="The data must be device-accessible.", derived=True, duty=False),
+         quote="The data must be device-accessible.", derived=True),
     make("CAI-DATA-READONLY-HONOURED", "MUST", "0-3", "consumer", PY,
          "A consumer given data whose read-only flag is True does not write to it: it refuses "
          "writable access or exposes the data read-only.",
