@@ -50,6 +50,11 @@ def test_spec_example_reads_and_writes_cai_objects_in_place(add, kind):
     b = ReferenceArray(np.arange(n, dtype="<i4") * 2, layout, "<i4")
     out = ReferenceArray(np.zeros(n, dtype="<i4"), layout, "<i4")
     add[1, 32](cai_only(a), cai_only(b), cai_only(out))
+    # the kernel ran on Numba's default stream, not the one `out` exports: wait for it, as the
+    # spec's example reads its result only after the launch completes
+    from numba import cuda
+
+    cuda.synchronize()
     got = consume(out, sync="host").values
     np.testing.assert_array_equal(got, np.arange(n, dtype="<i4") * 3)
 
