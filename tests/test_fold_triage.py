@@ -292,3 +292,19 @@ def test_a_poison_after_one_sides_own_call_raised_is_pinned_on_that_side() -> No
     ) == ("cupy", "producer")
     assert groups["CAI-PORT-NEGATIVE-STRIDES"]["library"] == "numba-mlir-kernel"
     assert groups["CAI-CONSUMER-READS-DESCRIBED"]["library"] is None
+
+
+def test_a_refusal_naming_odd_strides_of_a_dimension_that_addresses_nothing_is_portability():
+    """cuda.core's StridedMemoryView refuses strides that are no multiple of the item size,
+    by design, in dimensions of length 0 or 1 too, where the validator names no portability
+    rule (they reach no element): the refusal names its reason, CAI-PORT-STRIDES-ITEMSIZE, a
+    refusal the text allows; the same words about item-size strides refuse nothing odd."""
+    from caiconform.checks._results import named_refusal
+
+    said = ValueError("strides must be divisible by itemsize")
+    empty = {"shape": (0,), "typestr": "<i2", "strides": (3,), "data": (0, False), "version": 3}
+    ones = {**empty, "shape": (1, 1), "strides": (7, 5), "typestr": "<f4"}
+    plain = {**empty, "shape": (2,), "strides": (2,)}
+    assert named_refusal(empty, said) == "CAI-PORT-STRIDES-ITEMSIZE"
+    assert named_refusal(ones, said) == "CAI-PORT-STRIDES-ITEMSIZE"
+    assert named_refusal(plain, said) is None

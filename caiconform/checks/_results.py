@@ -138,9 +138,24 @@ def named_refusal(interface: Any, exc: BaseException) -> str | None:
     if interface.get("version") in (0, 1, 2) and _OLDER_VERSION.search(str(exc)):
         return "CAI-PORT-OLDER-VERSION"
     named = _named_in(_portability_rules(interface), exc, interface.get("typestr"))
+    if named is None and _odd_strides(interface):
+        # strides no multiple of the item size in a dimension of length 0 or 1: the validator
+        # leaves them out (they reach no element), but a refusal naming them refuses exactly
+        # what CAI-PORT-STRIDES-ITEMSIZE allows it to (cuda.core's StridedMemoryView)
+        named = _named_in(["CAI-PORT-STRIDES-ITEMSIZE"], exc)
     if named is None and _layout_refused(interface, exc):
         return "CAI-PORT-LAYOUT-SUBSET"
     return named
+
+
+def _odd_strides(interface: dict) -> bool:
+    """Whether any of `interface`'s strides, in any dimension, is no multiple of its item size."""
+    try:
+        itemsize = np.dtype(interface["typestr"]).itemsize
+        strides = interface.get("strides")
+        return bool(strides) and any(int(s) % itemsize for s in strides)
+    except (KeyError, TypeError, ValueError):
+        return False
 
 
 #: how a refusal names the interface version it wants: "version", or "v3" as cuda.core 1.2 says
