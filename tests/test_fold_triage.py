@@ -195,26 +195,30 @@ def test_a_triage_file_is_checked_when_read() -> None:
 @pytest.mark.skipif(not LATEST.exists(), reason="reports/latest is not in this copy of the tree")
 def test_every_published_finding_at_or_above_refuses_valid_is_triaged_real() -> None:
     """The published run (reports/latest): each finding at or above refuses-valid (folded
-    leads; ambiguous ones too) has a triage entry that calls it real at its severity."""
+    leads) has a triage entry at its severity; each that goes upstream (its standalone script
+    did not refute it) is triaged real, and one triaged not real is one its script refuted,
+    which the pack leaves out."""
+    from caiconform.report.upstream import refuted
+
     groups = json.loads(LATEST.read_text())["groups"]
     entries = triage_entries()
-    published = [
+    listed = [
         g
         for g in groups
         if not g.get("folded_into") and rank(g.get("severity")) <= rank("refuses-valid")
     ]
-    assert published, "the published run has no finding at or above refuses-valid"
-    missing = [group_id(g) for g in published if group_id(g) not in entries]
+    assert listed, "the published run has no finding at or above refuses-valid"
+    missing = [group_id(g) for g in listed if group_id(g) not in entries]
     assert not missing, f"not triaged: {missing}"
     not_real = [
         (group_id(g), entries[group_id(g)].reason)
-        for g in published
-        if entries[group_id(g)].verdict != "real"
+        for g in listed
+        if entries[group_id(g)].verdict != "real" and not refuted(g)
     ]
     assert not not_real, f"published but triaged not real: {not_real}"
     moved = [
         (group_id(g), g["severity"], entries[group_id(g)].severity)
-        for g in published
+        for g in listed
         if entries[group_id(g)].severity != g["severity"]
     ]
     assert not moved, f"triaged at another severity: {moved}"
@@ -308,3 +312,15 @@ def test_a_refusal_naming_odd_strides_of_a_dimension_that_addresses_nothing_is_p
     assert named_refusal(empty, said) == "CAI-PORT-STRIDES-ITEMSIZE"
     assert named_refusal(ones, said) == "CAI-PORT-STRIDES-ITEMSIZE"
     assert named_refusal(plain, said) is None
+
+
+def test_a_finding_its_script_did_not_reproduce_goes_to_no_tracker() -> None:
+    """No reproducer, no report: a group whose standalone script ran and printed OK stays in
+    the reports (UNCONFIRMED) but `write_pack` leaves it out; one not yet verified stays in."""
+    from caiconform.report import upstream
+
+    base = {"library": "cupy", "role": "consumer", "rule": "R", "outcome": "fail"}
+    refuted = {**base, "standalone": {"standalone": "does not"}}
+    unverified = dict(base)
+    assert upstream.refuted(refuted) and not upstream.refuted(unverified)
+    assert upstream.fileable(refuted) and upstream.fileable(unverified)

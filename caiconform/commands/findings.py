@@ -357,7 +357,7 @@ def _upstream(args: argparse.Namespace, defects: list[dict[str, Any]], run_data:
     from pathlib import Path
 
     from caiconform.cli import UsageError
-    from caiconform.report.upstream import fileable, write_pack
+    from caiconform.report.upstream import fileable, refuted, write_pack
     from caiconform.report.verify import REPRODUCES
 
     out = Path(args.upstream)
@@ -379,4 +379,10 @@ def _upstream(args: argparse.Namespace, defects: list[dict[str, Any]], run_data:
         if left
         else ""
     )
+    unconfirmed = sum(fileable(g) and refuted(g) for g in defects)
+    if unconfirmed:
+        tail += (
+            f"; {unconfirmed} defect(s) whose standalone script ran and did not reproduce them "
+            "left out (no reproducer, no report)"
+        )
     print(f"wrote the upstream pack to {out}: {', '.join(parts) or 'no library'}{tail}")

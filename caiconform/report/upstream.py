@@ -36,6 +36,7 @@ __all__ = [
     "reports_for",
     "annotate_known",
     "fileable",
+    "refuted",
     "rule_lines",
     "write_pack",
 ]
@@ -163,6 +164,15 @@ def annotate_known(groups: Iterable[dict[str, Any]], reports: Sequence[KnownRepo
     for group in groups:
         group["known_reports"] = [r.to_dict() for r in reports_for(group, reports)]
     annotate_triage(groups)
+
+
+def refuted(group: Mapping[str, Any]) -> bool:
+    """Whether the group's standalone script ran and did not reproduce it (`findings --verify`:
+    "does not"): no reproducer, no report; such a finding is listed by the reports, marked
+    UNCONFIRMED, but goes to no tracker."""
+    from caiconform.report.verify import DOES_NOT
+
+    return (group.get("standalone") or {}).get("standalone") == DOES_NOT
 
 
 def fileable(group: Mapping[str, Any]) -> bool:
@@ -306,12 +316,13 @@ def write_pack(
     out_dir: Path,
 ) -> dict[str, list[dict[str, Any]]]:
     """Write `<library>.md` into `out_dir` for each library among `groups` (annotated with
-    `standalone` and `known_reports`; those `fileable`), groups that reproduce first. Returns
+    `standalone` and `known_reports`; those `fileable` and not `refuted`), groups that
+    reproduce first. Returns
     library -> its groups in the order written. OSError when `out_dir` cannot be written."""
     from caiconform.report.verify import lead_order
 
     by_library: dict[str, list[dict[str, Any]]] = {}
-    for group in lead_order([g for g in groups if fileable(g)]):
+    for group in lead_order([g for g in groups if fileable(g) and not refuted(g)]):
         by_library.setdefault(str(group["library"]), []).append(group)
     out_dir.mkdir(parents=True, exist_ok=True)
     for library, chosen in by_library.items():
