@@ -324,3 +324,22 @@ def test_a_finding_its_script_did_not_reproduce_goes_to_no_tracker() -> None:
     unverified = dict(base)
     assert upstream.refuted(refuted) and not upstream.refuted(unverified)
     assert upstream.fileable(refuted) and upstream.fileable(unverified)
+
+
+def test_a_death_on_invalid_input_is_not_folded_into_a_death_on_valid_input() -> None:
+    """torch aborts (SIGABRT) on a legal negative-stride array and on a dict whose null pointer
+    the dict shows: the signal is the same, the bugs are not."""
+    died = "worker died (SIGABRT): Fatal Python error: Aborted"
+    legal = {"typestr": "|b1", "layout": {"shape": [4], "strides": [-1], "kind": "negative"}}
+    records = [
+        _rec(1, "roundtrip", "reference", "torch", "crash", message=died, params=legal),
+        _rec(2, "dlpack_roundtrip", "reference", "torch", "crash", message=died, params=legal),
+        _rec(
+            3, "adversarial", None, "torch", "crash", message=died, params={"rule": "CAI-SHAPE-INT"}
+        ),
+    ]
+    groups = build_catalogue(records)["groups"]
+    leads = findings(groups)
+    assert len(leads) == 2
+    crash = next(g for g in leads if g["severity"] == "crashes")
+    assert [m["rule"] for m in crash["folded"]] == ["DLPACK-CONSUMER-READS-DESCRIBED"]

@@ -11,8 +11,9 @@ The *signature* of a group (`signature`, set by the catalogue from the group's c
 failure mode) is the generalised exception and message of a refusal, a crash or an exception
 the check saw (`expectations.detail_pattern`), or, for a misdescription a producer's own
 export makes (its capsule's strides other than its data, its two protocols disagreeing), the
-layout it misdescribes. Groups with the same culprit (library and role) and signature fold into
-one *finding*: its lead is the most severe group (then the most examples), which carries
+layout it misdescribes. Groups with the same culprit (library and role) and signature, and alike
+in whether their input was valid (a crash on a dict the dict shows invalid is `accepts-invalid`,
+never one more rule of a crash on valid input), fold into one *finding*: its lead is the most severe group (then the most examples), which carries
 `folded` (every other member: rule, outcome, severity, count) and the finding's severity; each
 other member carries `folded_into`, the lead's `group_id`. A group of no single library, or
 with no signature (a value misread, a stale read: each its own behaviour), is a finding alone.
@@ -29,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from caiconform.results.severity import rank
+from caiconform.results.severity import ACCEPTS_INVALID, rank
 
 __all__ = ["MISDESCRIBES", "group_id", "signature", "fold", "findings"]
 
@@ -89,7 +90,10 @@ def fold(groups: Sequence[dict[str, Any]]) -> None:
         group["finding"] = group_id(group)
         sig = group.get("signature")
         if group.get("library") and sig and not group.get("about_input"):
-            by_key[(group["library"], group.get("role"), sig)].append(group)
+            # a death on input the dict shows invalid is no death on valid input, whatever the
+            # signal said: a signal's message names no cause, so validity keeps them apart
+            invalid = ACCEPTS_INVALID in (group.get("harm"), group.get("severity"))
+            by_key[(group["library"], group.get("role"), sig, invalid)].append(group)
     for members in by_key.values():
         if len(members) < 2:
             continue
