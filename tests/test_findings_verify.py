@@ -261,14 +261,29 @@ def test_issue_texts_lead_with_what_reproduces_and_mark_the_rest_unconfirmed(ver
     assert sum(line.endswith("— not verified (not run here)") for line in index) == 1
 
 
-def test_a_second_verification_of_one_library_keeps_the_others(verified, capsys):
+def test_a_second_verification_of_one_library_keeps_the_others(verified, capsys, monkeypatch):
+    """torch's script now reproduces: the new verification replaces the earlier `does not`
+    (and its script), and the other groups keep theirs."""
     run, _, _ = verified
     before = json.loads((run / "verify.json").read_text())["groups"]
-    assert main(["findings", str(run), "--verify", "--library", "torch"]) == 0
-    assert "verified 1 finding(s)" in capsys.readouterr().out
+    now = "import numpy\nprint('BUG: torch misread a value')\nraise SystemExit(1)\n"
+    monkeypatch.setitem(SCRIPTS, "torch", now)
+    code = main(["findings", str(run), "--verify", "--library", "torch"])
+    printed = capsys.readouterr().out
+    assert "verified 1 finding(s)" in printed
+    assert code == 0, f"got exit {code}, expected 0 (verify exits 0 once it has run)"
+    assert printed.splitlines()[-1].startswith("FIX: torch: 1 defect(s) reproduce standalone")
     after = json.loads((run / "verify.json").read_text())
     assert after["groups"].keys() == before.keys() and after["verified"] == 1
-    assert after["summary"]["reproduces"] == 2
+    torch = next(e for e in after["groups"].values() if e["library"] == "torch")
+    assert (torch["standalone"], torch["line"]) == ("reproduces", "BUG: torch misread a value"), (
+        f"got {torch['standalone']!r} ({torch['line']!r}), expected the new verification"
+    )
+    assert (run / torch["script"]).read_text() == now
+    assert {k: e for k, e in after["groups"].items() if e is not torch} == {
+        k: e for k, e in before.items() if e["library"] != "torch"
+    }
+    assert after["summary"]["reproduces"] == 3 and after["summary"]["does not"] == 0
 
 
 def test_upstream_pack_one_file_per_library_harness_and_ambiguous_left_out(
