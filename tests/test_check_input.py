@@ -281,11 +281,12 @@ def test_an_import_or_call_that_ends_the_process_is_one_line_and_exit_3(
     assert captured.out == ""
 
 
-def test_an_import_raising_keyboard_interrupt_is_a_usage_error_not_an_interrupt(hostile, capsys):
-    assert cli_main(["check", "cai_interrupt_on_import:obj"]) == 2
+def test_an_import_raising_keyboard_interrupt_ends_the_target_not_check(hostile, capsys):
+    assert cli_main(["check", "cai_interrupt_on_import:obj"]) == 3
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        "caiconform: error: importing 'cai_interrupt_on_import' raised KeyboardInterrupt"
+        "caiconform: error: cai_interrupt_on_import:obj: importing 'cai_interrupt_on_import' "
+        "raised KeyboardInterrupt: no verdict"
     ]
 
 

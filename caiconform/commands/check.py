@@ -14,12 +14,18 @@ fields) and are not reported as lists; a recorded mask is a nested dict. The sch
 pure Python; live checks (pointer, allocation, stream) need the live object and a GPU.
 
 A module:attr target is imported, called and read in a child process, never in caiconform's
-own: a property that exits, calls os._exit or crashes the process (a signal) is a CAI-ATTR-DICT
-finding; an import or call that does so is one line and exit status 3.
+own. The export is read more than once (the attribute, or __dlpack__, READS times in all): one
+that changes between reads is a finding naming what changed. What ends a process (an exit,
+os._exit, a signal, or an exception that is no Exception: SystemExit, KeyboardInterrupt,
+GeneratorExit) is judged by where it happens:
+  - in the export (the property, __dlpack__ or __dlpack_device__): a MUST finding of that
+    protocol (CAI-ATTR-DICT, DLPACK-CAPSULE-NAME, DLPACK-DEVICE-TUPLE), exit status 1;
+  - while the target is imported or called: one line, exit status 3, no verdict.
+An import or call raising an Exception is a usage error (exit status 2).
 
-Exit status: 0 no MUST-level violation, 1 at least one, 2 bad usage or a target that gave no
-answer within `--timeout` seconds, 3 the target ended its process while being imported or
-called (one line says how), so there is no verdict.
+Exit status: 0 no MUST-level violation, 1 at least one, 2 bad usage (an import or call that
+raised an Exception) or a target that gave no answer within `--timeout` seconds, 3 the target
+ended its process while being imported or called (one line says how), so there is no verdict.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Any
 
 from caiconform.cli import UsageError, parse_cai_version
 from caiconform.cli import console as cli_console
+from caiconform.commands._check_reads import READS, Watched, difference, shown, snapshot
 from caiconform.spec.findings import Finding, Report, finding
 from caiconform.spec.rules import level_text
 from caiconform.spec.validate import ATTR, CURRENT_VERSION, producers_failure, validate
@@ -143,6 +150,12 @@ class TargetEnded(Exception):
     """The target's import or call ended the child process: no verdict (exit 3, one line)."""
 
 
+class _Ended(Exception):
+    """In the child: the target's import or call raised an exception that is no Exception
+    (SystemExit, KeyboardInterrupt, GeneratorExit, ...), which ends a process as os._exit
+    does; the parent makes it TargetEnded."""
+
+
 def run(args: argparse.Namespace) -> int:
     version = parse_cai_version(args.version)
     timeout = getattr(args, "timeout", DEFAULT_TIMEOUT_S)
@@ -165,21 +178,17 @@ def _judge(
     spec: str, version: int | None, phase: Callable[[str], None] = lambda _: None
 ) -> list[tuple[Target, Report, str | None]]:
     """Load `spec`'s targets and judge each; `phase(name)` is told before each step that runs
-    the target's code ("import", "read", "live")."""
+    the target's code ("import", "read", "__dlpack_device__", "__dlpack__", "live")."""
     results = []
     for target in load_targets(spec, phase):
         phase("read")
         if target.live and _dlpack_only(target.obj):
-            from caiconform.reference.capsule import check_dlpack
-
-            findings, refused = check_dlpack(target.obj)
-            judged = CURRENT_VERSION if version is None else version
-            skipped = DLPACK_SKIP if refused is None else f"{DLPACK_SKIP} ({refused})"
-            kind = f"{type(target.obj).__module__}.{type(target.obj).__qualname__}"
-            results.append((target, Report(kind, judged, findings), skipped))
+            results.append((target, *_judge_dlpack(target.obj, version, phase)))
             continue
+        first = _read(target.obj) if target.live else None
         report = validate(target.obj, version=version)
         if target.live:
+            report.findings.extend(_changed_cai(first, target.obj))
             phase("live")
             extra, skipped = live_checks(target.obj)
             report.findings.extend(extra)
@@ -189,12 +198,117 @@ def _judge(
     return results
 
 
+def _read(obj: Any) -> Any:
+    """A snapshot of what reading the attribute gives: the value, or "<raised NAME>"."""
+    try:
+        value = getattr(obj, ATTR)
+    except BaseException as exc:  # the attribute's own failure: `validate` reports it
+        if not producers_failure(exc):
+            raise
+        return f"<raised {type(exc).__name__}>"
+    try:
+        return snapshot(value)
+    except Exception as exc:  # noqa: BLE001 - a value that cannot be read is shown as such
+        return f"<unreadable: {type(exc).__name__}>"
+
+
+def _changed_cai(first: Any, obj: Any) -> list[Finding]:
+    """A CAI-ATTR-DICT finding naming the entry that changed when the attribute, read again
+    after judging (READS reads in all, `first` before it was judged), gives something else."""
+    for _ in range(READS - 2):
+        changed = difference(first, _read(obj))
+        if changed is not None:
+            entry, was, now = changed
+            return [
+                finding(
+                    "CAI-ATTR-DICT",
+                    f"{ATTR}{entry}",
+                    f"{shown(now)} on a later read (the export changed between reads)",
+                    f"{shown(was)}, as the first read gave (the same dict on every read)",
+                )
+            ]
+    return []
+
+
+def _judge_dlpack(
+    obj: Any, version: int | None, phase: Callable[[str], None]
+) -> tuple[Report, str]:
+    """The verdict on an object judged by its DLPack export: `check_dlpack`'s, with
+    `__dlpack__` called again (READS calls in all) to see that its capsule does not change.
+    An exception that is no Exception (SystemExit, KeyboardInterrupt, ...) from
+    `__dlpack_device__` or `__dlpack__` is that method's MUST finding, as a property raising it
+    is CAI-ATTR-DICT's."""
+    from caiconform.reference.capsule import check_dlpack
+
+    watched = Watched(obj, phase)
+    judged = CURRENT_VERSION if version is None else version
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    try:
+        findings, refused = check_dlpack(watched)
+    except BaseException as exc:  # only what check_dlpack lets through: no Exception
+        if not producers_failure(exc):
+            raise
+        method = watched.calling or "__dlpack__"
+        seen = f"{type(exc).__name__} raised"
+        return Report(kind, judged, [_dlpack_death(method, seen)]), f"{DLPACK_SKIP} ({seen})"
+    if refused is None and watched.asked is not None:
+        findings.extend(_changed_capsule(watched))
+    skipped = DLPACK_SKIP if refused is None else f"{DLPACK_SKIP} ({refused})"
+    return Report(kind, judged, findings), skipped
+
+
+def _dlpack_death(method: str, seen: str) -> Finding:
+    """The MUST finding for `method` (`__dlpack__` or `__dlpack_device__`) having raised an
+    exception that ends a process, or having ended it: `seen` says which."""
+    if method == "__dlpack_device__":
+        return finding(
+            "DLPACK-DEVICE-TUPLE", "__dlpack_device__()", seen, "(device_type, device_id)"
+        )
+    return finding(
+        "DLPACK-CAPSULE-NAME",
+        "__dlpack__()",
+        seen,
+        "a PyCapsule named 'dltensor_versioned' or 'dltensor'",
+    )
+
+
+def _changed_capsule(watched: Watched) -> list[Finding]:
+    """A finding naming what changed when `__dlpack__`, called again with the keywords that
+    gave the judged capsule, gives another: DLPACK-CAPSULE-NAME for the capsule itself (its
+    name, or no capsule), DLPACK-PRODUCER-DESCRIBES-DATA for its tensor's fields."""
+    first = watched.capsules[-1]
+    for _ in range(READS - 1):
+        try:
+            watched.__dlpack__(**(watched.asked or {}))
+            later = watched.capsules[-1]
+        except BaseException as exc:
+            if not producers_failure(exc):
+                raise
+            later = {"capsule": f"<raised {type(exc).__name__}>"}
+        changed = difference(first, later)
+        if changed is None:
+            continue
+        entry, was, now = changed
+        rule = "DLPACK-CAPSULE-NAME" if entry == "['capsule']" else "DLPACK-PRODUCER-DESCRIBES-DATA"
+        return [
+            finding(
+                rule,
+                f"__dlpack__(){entry}",
+                f"{shown(now)} on a later call (the capsule changed between calls)",
+                f"{shown(was)}, as the judged capsule gave (the same tensor on every call)",
+            )
+        ]
+    return []
+
+
 # --- a module:attr target, in a child process ------------------------------------------------
 
 #: what the child was doing when it ended, as the line or finding says it
 _DOING = {
     "import": "importing or calling it",
     "read": f"reading its {ATTR}",
+    "__dlpack_device__": "calling its __dlpack_device__()",
+    "__dlpack__": "calling its __dlpack__()",
     "live": "running the live checks on it",
 }
 
@@ -232,6 +346,8 @@ def judge_in_child(
                 phase = value
             elif kind == "usage":
                 raise UsageError(value)
+            elif kind == "ended":
+                raise TargetEnded(value)
             else:
                 return [
                     (Target(label, None, live), report, skipped)
@@ -243,13 +359,15 @@ def judge_in_child(
         child.join()
         receive.close()
     how = _how_it_ended(child.exitcode)
+    judged = CURRENT_VERSION if version is None else version
+    if phase in ("__dlpack_device__", "__dlpack__"):
+        seen = f"the process ended ({how}) while calling it"
+        report = Report(spec, judged, [_dlpack_death(phase, seen)])
+        skipped = f"{DLPACK_SKIP} (the process ended ({how}) while {_DOING[phase]})"
+        return [(Target(spec, None, True), report, skipped)]
     if phase == "read":
         seen = f"the process ended ({how}) while reading it"
-        report = Report(
-            spec,
-            CURRENT_VERSION if version is None else version,
-            [finding("CAI-ATTR-DICT", "", seen, "a dict")],
-        )
+        report = Report(spec, judged, [finding("CAI-ATTR-DICT", "", seen, "a dict")])
         return [(Target(spec, None, True), report, f"the process ended ({how})")]
     raise TargetEnded(f"{spec}: the process ended ({how}) while {_DOING[phase]}: no verdict")
 
@@ -280,6 +398,8 @@ def _child(spec: str, version: int | None, send: Any) -> None:
         message: tuple[str, Any] = ("results", payload)
     except UsageError as exc:
         message = ("usage", str(exc))
+    except _Ended as exc:
+        message = ("ended", str(exc))
     except BaseException as exc:  # the target's own exception past every guard
         message = ("usage", f"{spec}: raised {_raised(exc)}")
     try:
@@ -362,8 +482,12 @@ def _resolve(
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise UsageError(f"cannot import module {module_name!r}: {exc}") from None
-    except BaseException as exc:  # a script exiting at import is no pass
+    except Exception as exc:  # a module that cannot be imported
         raise UsageError(f"importing {module_name!r} raised {_raised(exc)}") from None
+    except BaseException as exc:  # a script exiting at import: it ended its process
+        raise _Ended(
+            f"{spec}: importing {module_name!r} raised {_raised(exc)}: no verdict"
+        ) from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -378,8 +502,10 @@ def _resolve(
         phase("import")
         try:
             obj = obj()
-        except BaseException as exc:
+        except Exception as exc:
             raise UsageError(f"calling {spec}() raised {_raised(exc)}") from None
+        except BaseException as exc:  # SystemExit and the like: it ended its process
+            raise _Ended(f"{spec}: calling it raised {_raised(exc)}: no verdict") from None
         spec = f"{spec}()"
     return Target(spec, obj, live=not issubclass(type(obj), dict))
 

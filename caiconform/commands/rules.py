@@ -171,7 +171,7 @@ def _coverage(args: argparse.Namespace, wanted: set[str]) -> int:
     run_dir = args.coverage or None
     try:
         entries = cov.coverage(run_dir)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, cov.CorruptJournal) as exc:
         raise UsageError(str(exc)) from None
     gaps = cov.must_should_gaps(entries)
     entries = [e for e in entries if e.rule.id in wanted]

@@ -25,6 +25,7 @@ from caiconform.spec.rules import RULES, Level, Rule, level_text
 
 __all__ = [
     "UNCHECKED",
+    "CorruptJournal",
     "RuleCoverage",
     "exercisers",
     "coverage",
@@ -223,6 +224,10 @@ class RuleCoverage:
         }
 
 
+class CorruptJournal(ValueError):
+    """A journal line that is not a JSON record: the message names the file and the line."""
+
+
 def _journal(run_dir: Path) -> Path:
     for name in ("results.jsonl", "results.jsonl.gz"):
         if (run_dir / name).is_file():
@@ -240,7 +245,8 @@ def count_examples(
     An example that ran (outcome other than `skip`) counts for the rule it names (its finding,
     its mutant's rule, its live mutation's rule) and, unless it is an adversarial example about
     one rule, for every rule its family exercises. A finding is an example naming the rule with
-    an outcome other than `pass`. Lines that do not parse are passed over.
+    an outcome other than `pass`. Blank lines are passed over; a line that is not a JSON object
+    is CorruptJournal naming the file and the line, as `caiconform report` refuses it.
     """
     checks = exercisers() if checks is None else checks
     by_family: dict[str, set[str]] = {}
@@ -255,12 +261,16 @@ def count_examples(
     path = _journal(Path(run_dir))
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
             try:
                 record = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(record, dict) or record.get("outcome") in (None, "skip"):
+            except ValueError as exc:
+                raise CorruptJournal(f"{path}:{number}: not JSON: {exc}") from None
+            if not isinstance(record, dict):
+                raise CorruptJournal(f"{path}:{number}: not a JSON object (a record)")
+            if record.get("outcome") in (None, "skip"):
                 continue
             params = record.get("params") if isinstance(record.get("params"), dict) else {}
             named = {r for r in (record.get("rule"), params.get("rule")) if r in RULES}
