@@ -251,8 +251,6 @@ def test_console_script_runs(workdir):
         (["cai_fixture_mod:ns.nothing"], "no attribute 'nothing'"),
         (["cai_raises_on_import:x"], "raised ValueError: bad import"),
         (["cai_fixture_mod:fails"], "calling cai_fixture_mod:fails() raised RuntimeError"),
-        (["cai_exits_on_import:x"], "importing 'cai_exits_on_import' raised SystemExit: 0"),
-        (["cai_fixture_mod:exits"], "calling cai_fixture_mod:exits() raised SystemExit: 0"),
         (["bad.json"], "bad.json: line 1: invalid JSON"),
         (["bad_line.jsonl"], "bad_line.jsonl: line 2: invalid JSON"),
         (["bad_pretty.json"], "bad_pretty.json: line 3: invalid JSON: Expecting value"),
@@ -268,6 +266,21 @@ def test_console_script_runs(workdir):
 )
 def test_check_usage_errors_are_one_line_exit_2(workdir, args, text):
     assert_usage_error(cli(workdir, "check", *args), text)
+
+
+@pytest.mark.parametrize(
+    "args, text",
+    [
+        (["cai_exits_on_import:x"], "importing 'cai_exits_on_import' raised SystemExit: 0"),
+        (["cai_fixture_mod:exits"], "raised SystemExit: 0"),
+    ],
+)
+def test_check_a_target_that_ends_the_process_while_imported_or_called_exits_3(workdir, args, text):
+    """Not a usage error: the target ended the process (`check --help`: exit 3), one line."""
+    done = cli(workdir, "check", *args)
+    assert done.returncode == 3, done.stderr + done.stdout
+    said = (done.stderr + done.stdout).strip().splitlines()
+    assert len(said) == 1 and text in said[0] and "Traceback" not in said[0]
 
 
 def test_check_bad_stdin_is_a_usage_error(workdir):

@@ -52,7 +52,6 @@ def _journal(tmp_path: Path, records: list[dict]) -> Path:
     with gzip.open(tmp_path / "results.jsonl.gz", "wt") as fh:
         for r in records:
             fh.write(json.dumps(r) + "\n")
-        fh.write("not json\n")
     return tmp_path
 
 
