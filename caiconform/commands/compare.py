@@ -7,9 +7,14 @@ every MUST-level group is in both. Two runs with different seeds on one machine 
 (issue: stability). Exit status: 0 when every MUST-level group is in both runs and the overlap
 reaches `--min-overlap` (default 0.95); 1 otherwise; 2 when a run cannot be read.
 
-`--common-cells` compares only the cells both runs finished (their `cells.jsonl` lines): two
-runs cut short by a time limit, or shards of different sizes, are then judged on the same
-ground; the cells left out are counted in the output.
+`--common-cells` compares only the cells both runs finished and ran (their `cells.jsonl` lines,
+less the cells skipped whole and those whose journal lost lines): two runs cut short by a time
+limit, or shards of different sizes, are then judged on the same ground; the cells left out are
+counted in the output.
+
+A run directory that is INCOMPLETE (`report.runstate`: a killed run) is not compared whole: the
+first line says INCOMPLETE with its `--resume` command, only the cells both runs finished are
+compared (as `--common-cells`), and the exit status is 3.
 """
 
 from __future__ import annotations
@@ -65,6 +70,41 @@ def _catalogue(path: str, cells: set[str] | None = None) -> dict:
     return build_catalogue(records, run.envs, run.confirmations)
 
 
+def _finished_cells(path: str) -> set[str]:
+    """The cells a run directory finished and ran: a `cells.jsonl` entry (its last) that is not a
+    skip of the whole cell, with every example its counts name still in the journal."""
+    from caiconform.report.load import read_cells
+    from caiconform.report.runstate import state_of
+
+    last = {str(entry["cell"]): entry for entry in read_cells(path)}
+    unfinished = {u.cell for u in state_of(path).unfinished}
+    return {
+        cell
+        for cell, entry in last.items()
+        if cell not in unfinished and entry.get("skipped") is None and not _only_skips(entry)
+    }
+
+
+def _only_skips(entry: dict) -> bool:
+    counts = entry.get("counts")
+    return isinstance(counts, dict) and bool(counts) and set(counts) == {"skip"}
+
+
+def _incomplete_lines(paths: tuple[str, str]) -> list[str]:
+    """The INCOMPLETE line (`report.runstate.first_line`) of each run directory that is."""
+    from pathlib import Path
+
+    from caiconform.report.runstate import first_line, state_of, status_of
+
+    lines = []
+    for name, path in zip("AB", paths, strict=True):
+        if Path(path).is_dir():
+            states = [state_of(path)]
+            if status_of(states) == "incomplete":
+                lines.append(f"{name}: {first_line(states)}")
+    return lines
+
+
 def _line(group: dict) -> str:
     from caiconform.spec.rules import level_text
 
@@ -83,17 +123,24 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0.0 <= args.min_overlap <= 1.0:
         raise UsageError(f"--min-overlap must be between 0 and 1, got {args.min_overlap}")
+    from pathlib import Path
+
+    from caiconform.report.runstate import EXIT_INCOMPLETE
+
+    incomplete = _incomplete_lines((args.run_a, args.run_b))
+    both_dirs = all(Path(path).is_dir() for path in (args.run_a, args.run_b))
     common = None
-    if args.common_cells:
-        from pathlib import Path
-
-        from caiconform.report.load import read_cells
-
+    if args.common_cells or (incomplete and both_dirs):
         for path in (args.run_a, args.run_b):
             if not Path(path).is_dir():
                 raise UsageError(f"{path}: --common-cells needs run directories")
-        done_a, done_b = ({c["cell"] for c in read_cells(p)} for p in (args.run_a, args.run_b))
+        done_a, done_b = _finished_cells(args.run_a), _finished_cells(args.run_b)
         common = done_a & done_b
+        if not common and incomplete:
+            for line in incomplete:
+                print(line)
+            print("INCOMPLETE: the two runs finished no cell in common: nothing compared")
+            return EXIT_INCOMPLETE
         if not common:
             raise UsageError("--common-cells: the two runs finished no cell in common")
     a, b = _catalogue(args.run_a, common), _catalogue(args.run_b, common)
@@ -107,9 +154,13 @@ def run(args: argparse.Namespace) -> int:
         }
     ok = result["must_in_both"] and result["overlap"] >= args.min_overlap
     result["ok"] = ok
+    result["incomplete"] = incomplete
+    status = EXIT_INCOMPLETE if incomplete else 0 if ok else 1
     if args.json:
         print(json.dumps(result, indent=1))
-        return 0 if ok else 1
+        return status
+    for line in incomplete:
+        print(line)
     if common is not None:
         cells = result["common_cells"]
         print(
@@ -118,7 +169,8 @@ def run(args: argparse.Namespace) -> int:
         )
     unreproduced = result["must_missing_unreproduced"]
     print(
-        f"{result['in_both']} group(s) in both, {len(result['only_a'])} only in A, "
+        ("INCOMPLETE (only the cells both runs finished): " if incomplete else "")
+        + f"{result['in_both']} group(s) in both, {len(result['only_a'])} only in A, "
         f"{len(result['only_b'])} only in B: overlap {result['overlap']:.1%}; "
         f"MUST-level groups in both: {'yes' if result['must_in_both'] else 'no'} "
         f"({result['must_groups']} MUST-level group(s)"
@@ -130,4 +182,4 @@ def run(args: argparse.Namespace) -> int:
             print(f"{title}:")
             for group in groups:
                 print(_line(group))
-    return 0 if ok else 1
+    return status

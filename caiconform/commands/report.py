@@ -44,6 +44,7 @@ __all__ = [
     "print_defects",
     "add_allow_incomplete",
     "announce_run_state",
+    "headline_in_state",
 ]
 
 #: failing defects printed per library under the headline (the rest are counted)
@@ -85,6 +86,21 @@ def announce_run_state(run: Any, allow_incomplete: bool) -> int | None:
     if line is not None:
         print(line, file=sys.stderr)
     return exit_status(status_of(states), allow_incomplete)
+
+
+def headline_in_state(headline: str, status: str) -> str:
+    """The verdict's headline as a run of `status` (`report.runstate.status_of`) prints it: over
+    an INCOMPLETE run, or one that tested NOTHING, no `OK` line (an OK over half a run, or over
+    nothing, is not an OK): the state's own word instead. FIX and UPDATE THE BASELINE stand."""
+    if not headline.startswith("OK: "):
+        return headline
+    if status == "incomplete":
+        return "INCOMPLETE: " + headline.removeprefix("OK: ").replace(
+            "no failing defect", "no failing defect in the cells that ran (not an OK)", 1
+        )
+    if status == "nothing-tested":
+        return "NOTHING TESTED: no verdict: no example ran"
+    return headline
 
 
 def fail_on_of(args: argparse.Namespace) -> frozenset[str]:
@@ -201,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     run_state = written.matrix["run_state"]
     if run_state["line"]:
         print(run_state["line"])
-    print(verdict["headline"])
+    print(headline_in_state(verdict["headline"], run_state["status"]))
     for error in verdict["entry_errors"]:
         print(f"  {error}")
     groups = written.matrix["catalogue"]["groups"]

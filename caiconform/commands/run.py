@@ -559,6 +559,7 @@ def run(args: argparse.Namespace) -> int:
     from caiconform.commands.report import (
         expectations_of,
         fail_on_of,
+        headline_in_state,
         unmatched_exit,
         verdict_of_run,
     )
@@ -623,7 +624,8 @@ def run(args: argparse.Namespace) -> int:
     if line is not None:
         out_console.print(line, markup=False, soft_wrap=True)
     verdict = verdict_of_run(result.run_dir, result.records, fail_on, expectations)
-    out_console.print(verdict.headline(), markup=False, soft_wrap=True)
+    headline = headline_in_state(verdict.headline(), status_of(states))
+    out_console.print(headline, markup=False, soft_wrap=True)
     unmatched = unmatched_exit([status.describe() for status in verdict.unmatched])
     return unmatched or exit_status(status_of(states)) or (0 if verdict.ok else 1)
 

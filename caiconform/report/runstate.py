@@ -5,7 +5,9 @@ A run directory with a plan or a cells.jsonl is INCOMPLETE when a cell it planne
 cells.jsonl, when a cell has records but no completion entry (killed mid-cell), when a finished
 cell's journal holds fewer examples than its completion entry counts (lost lines). It is
 NOTHING TESTED when no example of any cell ran; a merge of `--shard I/N` runs is INCOMPLETE while
-a shard is missing (every record a skip); and it says "no GPU" when
+a shard is missing, or when its shards were run with different settings (seed, max-examples,
+checks, libraries: their partitions of the matrix differ, so cells fall in no shard); one shard
+judged alone says it is one shard of N; and it says "no GPU" when
 the machine had none (env.json `gpu`) and cells were skipped. The reader acts on these before
 the verdict: an OK over half a run, or over nothing, is not an OK.
 """
@@ -29,6 +31,7 @@ __all__ = [
     "exit_status",
     "as_json",
     "missing_shards",
+    "differing_settings",
     "EXIT_INCOMPLETE",
     "EXIT_NOTHING_TESTED",
 ]
@@ -39,6 +42,9 @@ EXIT_INCOMPLETE = 3
 EXIT_NOTHING_TESTED = 4
 #: cells a line names before it counts the rest
 _NAMED = 3
+#: run.json settings that decide a shard's cells and examples: shards merged must agree on them
+#: (`--protocol` is folded into `checks`)
+MATRIX_SETTINGS = ("checks", "libraries", "max_examples", "seed", "adapter_source", "memory_kinds")
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,8 @@ class RunState:
     skip_reasons: list[tuple[str, int]] = field(default_factory=list)
     #: (I, N) of a `--shard I/N` run (run.json settings), None for a whole run
     shard: tuple[int, int] | None = None
+    #: the run.json settings of MATRIX_SETTINGS (what a merge of shards must agree on)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def incomplete(self) -> bool:
@@ -106,13 +114,41 @@ def missing_shards(states: Sequence[RunState]) -> list[str]:
     ]
 
 
+def differing_settings(states: Sequence[RunState]) -> list[str]:
+    """What the shards of a merge disagree on, one `name (value in shard I/N, ...)` each: the
+    shard count, or a setting of MATRIX_SETTINGS. Shards of different settings split different
+    matrices (the split weighs each cell's examples), so some cells are in none of them."""
+    shards = [s for s in states if s.shard is not None]
+    if len(states) < 2 or not shards:
+        return []
+    differ = []
+    counts = {s.shard[1] for s in shards if s.shard is not None}
+    if len(counts) > 1:
+        differ.append(f"shard count ({', '.join(f'{n}' for n in sorted(counts))})")
+    for name in MATRIX_SETTINGS:
+        values = {json.dumps(s.settings.get(name), sort_keys=True): s for s in shards}
+        if len(values) > 1:
+            seen = ", ".join(
+                f"{_cut(value, 40)} in {_shard_name(state)}" for value, state in values.items()
+            )
+            differ.append(f"{name} ({seen})")
+    return differ
+
+
+def _shard_name(state: RunState) -> str:
+    return f"shard {state.shard[0]}/{state.shard[1]}" if state.shard else str(state.run_dir)
+
+
 def status_of(states: Sequence[RunState]) -> str:
-    """`incomplete`, `nothing-tested`, `no-gpu` (cells skipped on a machine without one) or
+    """`incomplete`, `nothing-tested`, `one-shard` (a `--shard I/N` run judged alone: the
+    verdict is about its cells only), `no-gpu` (cells skipped on a machine without one) or
     `complete`."""
-    if any(s.incomplete for s in states) or missing_shards(states):
+    if any(s.incomplete for s in states) or missing_shards(states) or differing_settings(states):
         return "incomplete"
     if not any(s.ran for s in states):
         return "nothing-tested"
+    if len(states) == 1 and states[0].shard is not None and states[0].shard[1] > 1:
+        return "one-shard"
     if all(s.no_gpu is not None for s in states) and sum(s.ran for s in states) < sum(
         s.cells for s in states
     ):
@@ -125,6 +161,12 @@ def first_line(states: Sequence[RunState]) -> str | None:
     status = status_of(states)
     cells = sum(s.cells for s in states)
     ran = sum(s.ran for s in states)
+    if status == "incomplete" and differing_settings(states):
+        return (
+            "INCOMPLETE: the shards merged were run with different settings, so cells of the "
+            f"matrix are in none of them: {'; '.join(differing_settings(states))}; run every "
+            "shard with the same options (caiconform run --shard I/N), then merge again"
+        )
     if status == "incomplete":
         unfinished = [u for s in states for u in s.unfinished]
         named = "; ".join(u.describe() for u in unfinished[:_NAMED])
@@ -151,6 +193,14 @@ def first_line(states: Sequence[RunState]) -> str | None:
         why = "; ".join(f"{_cut(reason)} ({n} {_cells(n)})" for reason, n in reasons.most_common(2))
         gpu = " (no GPU here)" if any(s.no_gpu is not None for s in states) else ""
         return f"NOTHING TESTED: {cells} {_cells(cells)} skipped, none ran{gpu}: {why}"
+    if status == "one-shard":
+        index, count = states[0].shard or (1, 1)
+        gpu = f"; no GPU: {ran} of {cells} cells ran" if states[0].no_gpu is not None else ""
+        return (
+            f"ONE SHARD: shard {index}/{count} of the matrix, judged alone ({cells} "
+            f"{_cells(cells)}{gpu}); the other shards' cells are not judged here: merge them "
+            f"with caiconform report {states[0].run_dir} --merge DIR ..."
+        )
     if status == "no-gpu":
         return f"no GPU: {ran} of {cells} cells ran; the others were skipped (reasons listed)"
     return None
@@ -164,8 +214,8 @@ def _cells(n: int) -> str:
 _REASON_CHARS = 120
 
 
-def _cut(reason: str) -> str:
-    return reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 3] + "..."
+def _cut(reason: str, chars: int = _REASON_CHARS) -> str:
+    return reason if len(reason) <= chars else reason[: chars - 3] + "..."
 
 
 def exit_status(status: str, allow_incomplete: bool = False) -> int | None:
@@ -204,6 +254,7 @@ def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = 
         records = _journal_records(directory)
     journaled: Counter = Counter()
     drawn: Counter = Counter()
+    floor: Counter = Counter()
     ran: set[str] = set()
     skipped_whole: dict[str, str] = {}
     for record in records:
@@ -213,8 +264,8 @@ def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = 
         if record.get("shrunk"):
             continue
         journaled[key] += 1
-        if record.get("index") is not None and not record.get("floor"):
-            drawn[key] += 1
+        if record.get("index") is not None:
+            (floor if record.get("floor") else drawn)[key] += 1
         if record.get("outcome") != "skip":
             ran.add(key)
         elif record.get("index") is None:
@@ -226,21 +277,30 @@ def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = 
     settings = meta.get("settings") if isinstance(meta.get("settings"), dict) else {}
     max_examples = settings.get("max_examples")
     planned: list[str] = []
+    skipped_planned: set[str] = set()
     if plan is not None:
-        planned = [str(k) for k in [*(plan.get("cells") or []), *(plan.get("skipped") or [])]]
+        skipped_planned = {str(k) for k in plan.get("skipped") or []}
+        planned = [str(k) for k in [*(plan.get("cells") or []), *skipped_planned]]
     keys = list(dict.fromkeys([*planned, *journaled, *finished]))
     shard = settings.get("shard")
     state = RunState(directory, cells=len(keys), ran=len(ran))
     if isinstance(shard, list) and len(shard) == 2 and all(isinstance(n, int) for n in shard):
         state.shard = (shard[0], shard[1])
+    state.settings = {name: settings.get(name) for name in MATRIX_SETTINGS}
     # a journal alone (no plan, no cells.jsonl: written by hand, or by another tool) cannot say
     # which cells it owes
     judged = keys if plan is not None or (directory / "cells.jsonl").is_file() else []
+    owed = _examples_per_cell(finished, drawn, floor, journaled)
     for key in judged:
         entry = finished.get(key)
         if entry is None:
             state.unfinished.append(Unfinished(key, journaled[key]))
-            if isinstance(max_examples, int):
+            if key in skipped_planned:  # a cell that cannot run owes its one skip record
+                state.missing += max(0, 1 - journaled[key])
+            elif key.split("/")[0] in owed:
+                drawn_owed, floor_owed = owed[key.split("/")[0]]
+                state.missing += max(0, drawn_owed - drawn[key]) + max(0, floor_owed - floor[key])
+            elif isinstance(max_examples, int):
                 state.missing += max(0, max_examples - drawn[key])
             continue
         counts = entry.get("counts")
@@ -256,6 +316,33 @@ def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = 
         reason for key, reason in skipped_whole.items() if key not in ran
     ).most_common()
     return state
+
+
+def _examples_per_cell(
+    finished: Mapping[str, Mapping[str, Any]],
+    drawn: Counter,
+    floor: Counter,
+    journaled: Counter,
+) -> dict[str, tuple[int, int]]:
+    """family -> (drawn, floor) examples a cell of it runs, the mean over its cells that finished
+    whole: what an unfinished cell of the family owes. A cell runs fewer drawn examples than
+    max-examples (duplicate draws run once) and its floor besides, so max-examples alone is no
+    estimate; shrunk records are not examples of the cell (they are not counted here)."""
+    runs: dict[str, list[tuple[int, int]]] = {}
+    for key, entry in finished.items():
+        counts = entry.get("counts")
+        if entry.get("skipped") is not None or not isinstance(counts, dict):
+            continue
+        if journaled[key] < sum(n for n in counts.values() if isinstance(n, int)):
+            continue  # lost lines: its journal undercounts it
+        runs.setdefault(key.split("/")[0], []).append((drawn[key], floor[key]))
+    return {
+        family: (
+            round(sum(d for d, _ in cells) / len(cells)),
+            round(sum(f for _, f in cells) / len(cells)),
+        )
+        for family, cells in runs.items()
+    }
 
 
 def states_of(run: Any) -> list[RunState]:
