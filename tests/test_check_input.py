@@ -142,10 +142,27 @@ def test_check_gives_up_on_a_property_that_hangs(tmp_path):
     assert time.monotonic() - started < 30
 
 
-def test_check_has_a_default_timeout():
-    from caiconform.commands.check import DEFAULT_TIMEOUT_S
+def test_check_has_a_default_timeout(monkeypatch, capsys):
+    """Without --timeout, a module:attr target is judged with the default limit (10 s), not
+    without one; the help says so."""
+    from caiconform.commands import check
+    from caiconform.spec.validate import validate
 
-    assert DEFAULT_TIMEOUT_S == 10.0
+    asked: list[float] = []
+
+    def judged(spec, version, seconds):
+        asked.append(seconds)
+        return [(check.Target(spec, None, True), validate(_dict()), None)]
+
+    monkeypatch.setattr(check, "judge_in_child", judged)
+    assert cli_main(["check", "cai_any_module:obj"]) == 0
+    assert asked == [10.0] == [check.DEFAULT_TIMEOUT_S], f"got {asked}, expected [10.0]"
+    assert cli_main(["check", "cai_any_module:obj", "--timeout", "0"]) == 0
+    assert asked[-1] == 0.0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        cli_main(["check", "--help"])
+    assert "(default 10; 0: no limit)" in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.mark.parametrize("raw", ["-1", "nan", "inf", "soon"])
@@ -290,13 +307,26 @@ def test_an_import_raising_keyboard_interrupt_ends_the_target_not_check(hostile,
     ]
 
 
-def test_what_a_target_prints_does_not_break_json_output(hostile, tmp_path, capsys):
+def test_what_a_target_prints_does_not_break_json_output(tmp_path):
+    """The target is imported in a forked child whose prints reach the real standard output
+    (capsys cannot see them), so check runs as its own process here."""
     (tmp_path / "cai_noisy_mod.py").write_text(
+        "import sys\n"
         "print('noise')\n"
+        "sys.stdout.write('more noise\\n')\n"
         "obj = {'shape': (2,), 'typestr': '<f4', 'data': (1024, False), 'version': 3}\n"
     )
-    assert cli_main(["check", "--json", "cai_noisy_mod:obj"]) == 0
-    assert json.loads(capsys.readouterr().out)["ok"] is True
+    done = subprocess.run(
+        [sys.executable, "-m", "caiconform.cli", "check", "--json", "cai_noisy_mod:obj"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": f"{ROOT}:{tmp_path}", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"] is True, f"got stdout {done.stdout[:200]!r}"
+    assert done.stderr.splitlines()[:2] == ["noise", "more noise"]
 
 
 class _Raises:
