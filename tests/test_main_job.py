@@ -70,7 +70,9 @@ def test_a_run_where_nothing_can_run_says_nothing_tested_and_exits_4(synthetic, 
     assert lines[-2].endswith(
         ": missing unavailable: missing not importable: ModuleNotFoundError (1 cell)"
     )
-    assert lines[-1].startswith("OK: ")  # the verdict of nothing: not what the status says
+    # no OK line over a run that tested nothing: the state's own words
+    assert lines[-1] == "NOTHING TESTED: no verdict: no example ran"
+    assert not any(line.startswith("OK:") for line in lines)
 
 
 def test_resume_names_the_options_it_ignores(synthetic, tmp_path, capsys):
