@@ -128,9 +128,20 @@ def test_drawn_examples_of_a_kind_are_skipped_after_three_lost(tmp_path):
     """Three crashes of one kind of drawn example (here a mutation) in a cell are enough: the
     rest of that kind is journaled as skipped, saying why, and the other kinds still run. An
     example that leaves its worker untrusted (the family's `taints`) counts as one lost."""
+    import argparse
+
+    from caiconform.commands.run import add_arguments
     from caiconform.runner.config import DRAWN_CRASH_CAP
 
-    assert DRAWN_CRASH_CAP == 3  # `caiconform run --help` says so
+    # the cap this run falls back on is the one `caiconform run --help` names
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    said = " ".join(parser.format_help().split())
+    cap_help = said[said.index("--drawn-crash-cap N drawn") :][:320]
+    assert f"(default {DRAWN_CRASH_CAP}; 0 runs them all;" in cap_help, (
+        f"got {cap_help!r}, expected it to name the default cap {DRAWN_CRASH_CAP}"
+    )
+    assert DRAWN_CRASH_CAP == RunConfig(out=tmp_path, checks=["kinds"]).drawn_crash_cap == 3
     records = _kinds_run(tmp_path / "capped")
     for mutation in ("m-a", "m-b"):
         mine = [r for r in records if r["params"]["mutation"] == mutation]
