@@ -75,8 +75,28 @@ def test_family_has_the_api(family: str) -> None:
     assert set(module.__all__) >= {"FAMILY", "ROLES", "NEEDS_GPU", "examples", "execute", "repro"}
 
 
-def test_devices_declares_two_gpus() -> None:
-    assert load("devices").MIN_GPUS == 2
+def test_devices_declares_two_gpus(monkeypatch) -> None:
+    """The runner plans a devices cell of a GPU library on two GPUs, skips it on a machine
+    with one, and the family's `execute` skips on one GPU too."""
+    import caiconform.cuda
+    from caiconform.runner.libraries import LibraryInfo
+    from caiconform.runner.plan import load_families, plan_cells
+
+    module = load("devices")
+    assert module.MIN_GPUS == 2
+    families, broken = load_families(["devices"])
+    assert not broken
+    gpu_library = LibraryInfo("g", True, "", "1", frozenset({"produce", "consume"}), True)
+    libraries = {"g": gpu_library}
+    runnable, skipped = plan_cells(families, libraries, 1)
+    assert runnable == [] and [why for _, why in skipped] == ["needs 2 GPUs (1 visible)"], (
+        f"got runnable {runnable}, skipped {skipped}, expected the cell skipped on one GPU"
+    )
+    runnable, skipped = plan_cells(families, libraries, 2)
+    assert [cell.gpus for cell in runnable] == [2] and skipped == []
+    monkeypatch.setattr(caiconform.cuda, "device_count", lambda: 1)
+    result = module.execute({}, None, "g")
+    assert (result.outcome, result.message) == ("skip", "devices needs 2 GPUs; 1 visible")
 
 
 def test_every_rule_id_the_checks_cite_exists() -> None:
