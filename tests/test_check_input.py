@@ -326,7 +326,9 @@ def test_what_a_target_prints_does_not_break_json_output(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ok"] is True, f"got stdout {done.stdout[:200]!r}"
-    assert done.stderr.splitlines()[:2] == ["noise", "more noise"]
+    assert "noise" not in done.stdout
+    # where the prints went is the child's business: on stderr when it flushed before exiting
+    assert set(done.stderr.splitlines()[:2]) <= {"noise", "more noise"}
 
 
 class _Raises:
