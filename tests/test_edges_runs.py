@@ -178,6 +178,12 @@ def test_no_ok_line_over_an_incomplete_or_nothing_tested_run(tmp_path, capsys):
         assert not any(line.startswith("OK") for line in out), out
         word = "INCOMPLETE" if status == 3 else "NOTHING TESTED"
         assert out[0].startswith(word) and out[1].startswith(word), out
+        # the pages say it as the command line does: no OK over half a run or over nothing
+        pages = tmp_path / f"r{status}"
+        matrix = json.loads((pages / "matrix.json").read_text())
+        assert matrix["verdict"]["headline"].startswith(word), matrix["verdict"]["headline"]
+        for page in ("matrix.md", "index.html"):
+            assert "OK: the matrix" not in (pages / page).read_text(), page
     assert (
         cli_main(["report", str(killed), "--allow-incomplete", "--out", str(tmp_path / "a")]) == 0
     )

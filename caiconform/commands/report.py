@@ -34,6 +34,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from caiconform.report.runstate import headline_in_state
+
 __all__ = [
     "add_arguments",
     "run",
@@ -86,21 +88,6 @@ def announce_run_state(run: Any, allow_incomplete: bool) -> int | None:
     if line is not None:
         print(line, file=sys.stderr)
     return exit_status(status_of(states), allow_incomplete)
-
-
-def headline_in_state(headline: str, status: str) -> str:
-    """The verdict's headline as a run of `status` (`report.runstate.status_of`) prints it: over
-    an INCOMPLETE run, or one that tested NOTHING, no `OK` line (an OK over half a run, or over
-    nothing, is not an OK): the state's own word instead. FIX and UPDATE THE BASELINE stand."""
-    if not headline.startswith("OK: "):
-        return headline
-    if status == "incomplete":
-        return "INCOMPLETE: " + headline.removeprefix("OK: ").replace(
-            "no failing defect", "no failing defect in the cells that ran (not an OK)", 1
-        )
-    if status == "nothing-tested":
-        return "NOTHING TESTED: no verdict: no example ran"
-    return headline
 
 
 def fail_on_of(args: argparse.Namespace) -> frozenset[str]:

@@ -19,7 +19,7 @@ from caiconform.report.markdown import LIBRARIES_DIR, render_pages
 from caiconform.report.matrix import build_matrix, version_of
 from caiconform.report.merge import merge_runs
 from caiconform.report.runstate import as_json as run_state_json
-from caiconform.report.runstate import states_of
+from caiconform.report.runstate import headline_in_state, states_of
 from caiconform.results.expectations import Application, Expectation, apply_expectations
 from caiconform.results.severity import DEFAULT_FAIL_ON
 
@@ -84,6 +84,10 @@ def write_report(
     application = apply_to_run(expectations, run) if expectations is not None else None
     matrix = build_matrix(run, out, application, fail_on=fail_on, expectations=expectations)
     matrix["run_state"] = run_state_json(states_of(run))
+    # no OK over half a run or over nothing, in the pages as on the command line
+    verdict = matrix.get("verdict")
+    if verdict and verdict.get("headline"):
+        verdict["headline"] = headline_in_state(verdict["headline"], matrix["run_state"]["status"])
     title = title or "caiconform report: " + ", ".join(sorted(matrix["runs"]))
     pages = render_pages(matrix, title)
     contents = {

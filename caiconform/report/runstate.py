@@ -30,6 +30,7 @@ __all__ = [
     "status_of",
     "exit_status",
     "as_json",
+    "headline_in_state",
     "missing_shards",
     "differing_settings",
     "EXIT_INCOMPLETE",
@@ -372,3 +373,18 @@ def _journal_records(directory: Path) -> list[dict[str, Any]]:
     except ReportInputError:
         return []
     return records
+
+
+def headline_in_state(headline: str, status: str) -> str:
+    """The verdict's headline as a run of `status` (`report.runstate.status_of`) prints it: over
+    an INCOMPLETE run, or one that tested NOTHING, no `OK` line (an OK over half a run, or over
+    nothing, is not an OK): the state's own word instead. FIX and UPDATE THE BASELINE stand."""
+    if not headline.startswith("OK: "):
+        return headline
+    if status == "incomplete":
+        return "INCOMPLETE: " + headline.removeprefix("OK: ").replace(
+            "no failing defect", "no failing defect in the cells that ran (not an OK)", 1
+        )
+    if status == "nothing-tested":
+        return "NOTHING TESTED: no verdict: no example ran"
+    return headline
