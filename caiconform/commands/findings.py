@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--severity",
         metavar="SEVERITIES",
         help="only findings of these severities, comma-separated (corrupts, crashes, "
-        "refuses-valid, accepts-invalid, portability; 'all')",
+        "refuses-valid, departs, accepts-invalid, portability; 'all')",
     )
     parser.add_argument("--out", metavar="DIR", help="write one Markdown file per finding here")
     parser.add_argument("--list", action="store_true", help="one line per finding")

@@ -80,8 +80,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--cai-fail-on",
         metavar="SEVERITIES",
         help="comma-separated severities of the library's own defects that fail an item "
-        "(default: corrupts,crashes,refuses-valid; accepts-invalid and portability are "
-        "reported, not failing; 'all' or 'none'); see docs/reports.md",
+        "(default: corrupts,crashes,refuses-valid; departs, accepts-invalid and portability "
+        "are reported, not failing; 'all' or 'none'); see docs/severity.md",
     )
     group.addoption(
         "--cai-write-baseline",
