@@ -190,3 +190,19 @@ def test_no_ok_line_over_an_incomplete_or_nothing_tested_run(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert not any(line.startswith("OK") for line in out), out
     assert "no failing defect in the cells that ran (not an OK)" in out[1]
+
+
+def test_the_schema_family_compares_a_producer_s_dict_with_the_array_it_asked_for():
+    """Issue 41: a registered adapter's dict naming another shape than the array asked for is a
+    CAI-PRODUCER-DESCRIBES-DATA finding, as the plugin's contract is; the same shape, or a shape
+    the validator already finds malformed, is none."""
+    from caiconform.checks.schema import _shape_asked
+
+    d = {"shape": (3, 2), "typestr": "<f4", "data": (1 << 40, False), "version": 3}
+    found = _shape_asked(d, (2, 3))
+    assert found is not None and found.rule == "CAI-PRODUCER-DESCRIBES-DATA"
+    assert "(2, 3)" in found.message and "(3, 2)" in found.message
+    assert _shape_asked(d, (3, 2)) is None
+    assert _shape_asked({**d, "shape": [3, 2]}, (2, 3)) is None  # CAI-SHAPE-TUPLE's to say
+    assert _shape_asked({**d, "shape": ()}, (1,)) is not None  # 0-d is not (1,)
+    assert _shape_asked(None, (2,)) is None

@@ -315,6 +315,9 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         wrong = judge_setting(interface, setting, version, context)
         if wrong is not None:
             return wrong
+    asked = _shape_asked(interface, layout.shape)
+    if asked is not None:
+        findings.append(asked)
     if owner_reachable(interface, obj):
         findings.append(
             finding(
@@ -330,6 +333,26 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         live, _why = live_check(obj)
         findings.extend(live)
     return judge(findings, context)
+
+
+def _shape_asked(interface: Any, shape: tuple[int, ...]) -> Any:
+    """A CAI-PRODUCER-DESCRIBES-DATA finding when the producer's dict names another shape than
+    the array it was asked for (the plugin's factory contract, here for a registered adapter),
+    else None: a dict of valid form can still describe other elements than the object holds.
+    A shape the validator already finds malformed is left to it."""
+    from caiconform.spec.findings import finding
+
+    got = interface.get("shape") if isinstance(interface, dict) else None
+    if type(got) is not tuple or any(type(n) is not int for n in got):
+        return None
+    if got == tuple(shape):
+        return None
+    return finding(
+        "CAI-PRODUCER-DESCRIBES-DATA",
+        "shape",
+        repr(got),
+        f"{tuple(shape)!r}, the shape of the array asked for",
+    )
 
 
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
