@@ -1,7 +1,10 @@
 """`caiconform check`'s repeated reads: an export read more than once must not change.
 
 A consumer may read `__cuda_array_interface__` (or call `__dlpack__`) again after judging it; an
-export that is valid on the first read and something else on the next is no export to rely on.
+export that is valid on the first read and something else on the next is no export to rely on:
+`check` reports the change as a MUST finding naming the entry (CAI-ATTR-DICT for the dict;
+DLPACK-CAPSULE-NAME or DLPACK-PRODUCER-DESCRIBES-DATA for the capsule), and its producer must
+describe the same memory on every read.
 `snapshot` turns what a read gave into plain builtins (dict, tuple, list, int, str, None) using
 only the builtin types' own methods, so a value whose `__eq__`, `__hash__` or `__repr__` raises
 or is huge is compared and quoted safely; `difference` names the first entry that changed.

@@ -12,6 +12,7 @@ import threading
 from caiconform.cuda.errors import CUDAError, call
 
 __all__ = [
+    "NO_DRIVER_WORDS",
     "gpu_available",
     "missing_driver",
     "device_count",
@@ -51,7 +52,7 @@ def gpu_available() -> tuple[bool, str]:
 
 
 #: words (lower case) in an exception's message that say the CUDA driver or device is missing
-_NO_DRIVER_WORDS = (
+NO_DRIVER_WORDS = (
     "cuinit",
     "nvidia driver",
     "cuda driver",
@@ -75,7 +76,7 @@ def missing_driver(exc: BaseException) -> str | None:
     while chain is not None and id(chain) not in seen:
         seen.add(id(chain))
         text = f"{type(chain).__name__}: {chain}"
-        if any(word in text.lower() for word in _NO_DRIVER_WORDS):
+        if any(word in text.lower() for word in NO_DRIVER_WORDS):
             ok, why = gpu_available()
             if ok:
                 return None

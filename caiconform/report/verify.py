@@ -53,6 +53,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from caiconform.cuda.device import NO_DRIVER_WORDS
 from caiconform.report.wording import issue_filename
 
 __all__ = [
@@ -256,14 +257,7 @@ def _signal_name(number: int) -> str:
 #: words (lower case) in a script's verdict or error that say the CUDA driver or a device is
 #: missing; they count only where this machine's driver sees no device (`no_gpu`)
 _NO_GPU_WORDS = (
-    "cuinit",
-    "nvidia driver",
-    "cuda driver",
-    "libcuda",
-    "cuda-capable device",
-    "cuda_error_no_device",
-    "cudaerrornodevice",
-    "cudaerrorinsufficientdriver",
+    *NO_DRIVER_WORDS,
     "cuda_error_insufficient_driver",
     "no cuda gpus are available",
     "not compiled with cuda",

@@ -65,9 +65,9 @@ from caiconform.results.severity import (
     SEVERITIES,
     about_input,
     bound_for,
+    bounded,
     harm_of,
     rank,
-    severity_of,
     wrong_exception,
 )
 from caiconform.spec.rules import RULES, level_text
@@ -689,15 +689,7 @@ def build_catalogue(
                 outcome, filed, level, from_input=from_input, exception_type_only=type_only
             )
             bound, bound_why = bound_for(outcome, filed, culprit["role"], r.get("check"))
-            severity = severity_of(
-                outcome,
-                filed,
-                level,
-                from_input=from_input,
-                role=culprit["role"],
-                check=r.get("check"),
-                exception_type_only=type_only,
-            )
+            severity = bounded(harm, bound)
             groups[key] = {
                 "library": culprit["library"],
                 "role": culprit["role"],

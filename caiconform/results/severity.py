@@ -72,6 +72,7 @@ __all__ = [
     "harm_of",
     "bound_of",
     "bound_for",
+    "bounded",
     "severity_of",
     "wrong_exception",
     "rank",
@@ -124,9 +125,8 @@ CHECK_OBSERVED = {
     "version-2 export gives no stream to wait on",
 }
 #: rules that name the exception type of a refusal the text requires: a refusal of another
-#: type refuses all the same (the array API's `__dlpack__` said ValueError until
-#: data-apis/array-api#831, 2025; its `from_dlpack` still does), so only an `except` clause
-#: written for the new type misses it
+#: type refuses all the same, so only an `except` clause written for that type misses it
+#: (docs/severity.md, "Harm", says why ValueError for BufferError is no more than that)
 EXCEPTION_TYPE_RULES = frozenset(
     {
         "DLPACK-DL-DEVICE-BUFFERERROR",
@@ -309,10 +309,12 @@ def severity_of(
     harm = harm_of(
         outcome, rule, level, from_input=from_input, exception_type_only=exception_type_only
     )
-    if harm is None:
-        return None
-    bound, _why = bound_for(outcome, rule, role, check)
-    if bound is None:
+    return bounded(harm, bound_for(outcome, rule, role, check)[0])
+
+
+def bounded(harm: str | None, bound: str | None) -> str | None:
+    """The less severe of `harm` and `bound` (None: no harm, or no bound)."""
+    if harm is None or bound is None:
         return harm
     return harm if rank(harm) >= rank(bound) else bound
 

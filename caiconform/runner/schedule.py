@@ -72,7 +72,7 @@ FAMILY_EXAMPLE_S = {
     "schema": 0.012,
     "zero_size": 0.007,
     "agreement": 0.005,
-    # the DLPack families, measured the same way (issue 36's H100 run)
+    # the DLPack families, measured the same way (docs/performance.md)
     "dlpack_adversarial": 0.083,
     "dlpack_lifetime": 0.008,
     "dlpack_roundtrip": 0.008,
