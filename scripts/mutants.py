@@ -28,8 +28,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,9 +85,23 @@ def _plant(tree: Path, mutant: dict, timeout: float) -> tuple[str, float, str]:
     began = time.monotonic()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
-             *mutant["tests"]],
-            cwd=tree, env=env, capture_output=True, text=True, timeout=timeout,
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-x",
+                "-q",
+                "-n",
+                "0",
+                "-p",
+                "no:cacheprovider",
+                *mutant["tests"],
+            ],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         status = "survived" if done.returncode == 0 else "caught"
         if done.returncode in (4, 5):
@@ -116,14 +134,23 @@ def main(argv: list[str] | None = None) -> int:
         _copy_tree(tree)
         for mutant in mutants:
             status, seconds, tail = _plant(tree, mutant, args.timeout)
-            results.append({"id": mutant["id"], "file": mutant["file"], "status": status,
-                            "seconds": round(seconds, 1), "why": mutant.get("why", "")})
+            results.append(
+                {
+                    "id": mutant["id"],
+                    "file": mutant["file"],
+                    "status": status,
+                    "seconds": round(seconds, 1),
+                    "why": mutant.get("why", ""),
+                }
+            )
             print(f"{status:>10}  {mutant['id']}  ({seconds:.1f} s)  {tail}", flush=True)
     planted = [r for r in results if r["status"].startswith(("caught", "survived"))]
     caught = [r for r in planted if r["status"].startswith("caught")]
     rate = len(caught) / len(planted) if planted else 0.0
-    print(f"caught {len(caught)} of {len(planted)} planted mutants ({rate:.0%}); "
-          f"{len(results) - len(planted)} not planted or without a verdict")
+    print(
+        f"caught {len(caught)} of {len(planted)} planted mutants ({rate:.0%}); "
+        f"{len(results) - len(planted)} not planted or without a verdict"
+    )
     if args.json:
         args.json.write_text(json.dumps({"rate": rate, "results": results}, indent=1) + "\n")
     return 1 if rate < args.require or len(planted) < len(results) else 0
