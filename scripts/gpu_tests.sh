@@ -5,7 +5,8 @@
 # checkout on PYTHONPATH), then `python -m pytest -n auto -p no:cacheprovider` from the
 # repository root, capped at CAP_S seconds (default 570; SIGINT, so pytest still reports).
 # Writes OUT/tests.log (the whole output), OUT/junit.xml and OUT/summary.json: passed, failed,
-# skipped and errors, the failing test ids, wall seconds, pytest's exit status, the Python and
+# skipped and errors, the failing test ids, the slowest tests and files, wall seconds, pytest's
+# exit status, the Python and
 # numpy versions, the GPUs' names (nvidia-smi) and the cores. Exits with pytest's status.
 #   bash scripts/gpu_tests.sh OUT [PYTEST_ARGS...]
 set -uo pipefail
@@ -44,11 +45,13 @@ out = Path(os.environ["OUT"])
 log = (out / "tests.log").read_text(errors="replace") if (out / "tests.log").exists() else ""
 counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
 failing: list[str] = []
+times: dict[str, float] = {}
 source = "junit.xml"
 try:
     root = ET.parse(out / "junit.xml").getroot()
     for case in root.iter("testcase"):
         name = f"{case.get('classname', '')}::{case.get('name', '')}"
+        times[name] = float(case.get("time") or 0.0)
         if case.find("error") is not None:
             counts["errors"] += 1
             failing.append(name)
@@ -83,9 +86,22 @@ summary = {
     "numpy": numpy_version,
     "gpus": [g.strip() for g in os.environ["GPUS"].splitlines() if g.strip()],
     "cores": os.cpu_count(),
+    # where the workers' time went: the slowest tests and the test files by their summed time
+    "test_seconds": round(sum(times.values()), 1),
+    "slowest": [[n, round(t, 2)] for n, t in sorted(times.items(), key=lambda x: -x[1])[:40]],
+    "by_file": [
+        [f, round(t, 1)]
+        for f, t in sorted(
+            {
+                f: sum(t for n, t in times.items() if n.rsplit("::", 1)[0] == f)
+                for f in {n.rsplit("::", 1)[0] for n in times}
+            }.items(),
+            key=lambda x: -x[1],
+        )[:30]
+    ],
 }
 (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-print(json.dumps({k: v for k, v in summary.items() if k != "failing"}))
+print(json.dumps({k: v for k, v in summary.items() if k not in ("failing", "slowest", "by_file")}))
 for name in failing:
     print("failing:", name)
 EOF

@@ -37,6 +37,20 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `-n`, tests are stolen by idle workers (`--dist worksteal`) unless `--dist` was
+    given: a few tests take 10-30 s, and xdist's default hands each worker its share up front,
+    so one worker can end long after the others."""
+    if config.getvalue("dist") != "load" or any(
+        str(arg).startswith("--dist") for arg in config.invocation_params.args
+    ):
+        return None
+    from xdist.scheduler import WorkStealingScheduling
+
+    return WorkStealingScheduling(config, log)
+
+
 @pytest.fixture(scope="session")
 def spec_dir() -> Path:
     """The folder holding the spec texts: $CAICONFORM_SPEC_DIR, else the committed docs/spec.

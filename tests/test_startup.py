@@ -233,25 +233,45 @@ def test_a_floor_that_fails_elsewhere_is_built_by_the_parent(tmp_path, monkeypat
     floor_elsewhere.cache.clear()
 
 
-def test_the_adversarial_floor_is_the_same_built_in_parts_elsewhere(tmp_path, monkeypatch):
-    """What workers build in parts and hand over as JSON, merged, is what this process builds
-    whole (the wire to the workers is JSON too): the same params in the same order, so the same
-    findings."""
+def test_the_adversarial_floor_is_the_same_built_in_parts_elsewhere(
+    tmp_path, monkeypatch, _adversarial_floor_data
+):
+    """What workers build in parts and hand over as JSON, merged, is what one process builds
+    whole (`_adversarial_floor_data`: `floor_data()` in one process, built once per pytest run
+    and shared; the wire to the workers is JSON too): the same params in the same order, so
+    the same findings. The parts keep seven of the rules (the layout floor's, a zero-size one,
+    the first and the last; building all of them again costs 15-30 s of CPU) and the live
+    mutations; the whole is compared on the same rows."""
+    from caiconform import strategies as cst
     from caiconform.checks import adversarial
     from caiconform.runner.protocol import canonical
     from caiconform.runner.startup import _in_worker
 
+    names = list(cst.MUTATIONS)
+    any_size = [r for r in names if cst.MUTATIONS[r].size == "any"]
+    rules = sorted(
+        {names[0], names[1], names[-1], *adversarial.LAYOUT_FLOOR_RULES, *any_size[:3]},
+        key=names.index,
+    )
+    assert len(rules) >= 5 and any_size, rules
     parts = [
         _in_worker(
-            "caiconform.checks.adversarial:floor_data", tmp_path / "floor.log", part=i, parts=3
+            "caiconform.checks.adversarial:floor_data",
+            tmp_path / "floor.log",
+            part=i,
+            parts=3,
+            rules=rules,
         )
         for i in range(3)
     ]
-    here = adversarial.floor(None, None)
-    assert len(here) > 300
+    whole = [
+        row
+        for row in _adversarial_floor_data
+        if row[1].get("kind") != "mutant" or row[1]["rule"] in rules
+    ]
+    assert len(_adversarial_floor_data) > 300 and len(whole) > 20
+    assert {row[1]["rule"] for row in whole if row[1].get("kind") == "mutant"} == set(rules)
     merged = []
     monkeypatch.setattr(adversarial, "_floor_cache", merged)
     adversarial.seed_floor(parts)
-    assert [canonical([e.coverage, e.params]) for e in merged] == [
-        canonical([e.coverage, e.params]) for e in here
-    ]
+    assert [canonical([e.coverage, e.params]) for e in merged] == [canonical(row) for row in whole]

@@ -157,12 +157,15 @@ def floor(producer: str | None, consumer: str | None) -> list:
 FLOOR_PARTS = 4
 
 
-def floor_data(part: int = 0, parts: int = 1) -> list:
+def floor_data(part: int = 0, parts: int = 1, rules: list[str] | None = None) -> list:
     """Part `part` of `parts` of the floor as plain JSON, `[[coverage, params], ...]`: every
     `parts`-th mutant rule from `part` on (part 0 also the live mutations). Built in worker
     processes at a run's start (`runner.startup`), not in a thread of the parent, where it
-    would be most of the start (docs/performance.md). The params are what a worker receives anyway: the wire is JSON."""
-    return [[e.coverage, e.params] for e in _build_floor(part, parts)]
+    would be most of the start (docs/performance.md). The params are what a worker receives
+    anyway: the wire is JSON. `rules` keeps only those mutant rules' rows (each built exactly
+    as in the whole floor): a test can compare parts with the whole without building it
+    twice."""
+    return [[e.coverage, e.params] for e in _build_floor(part, parts, rules)]
 
 
 def seed_floor(parts: list) -> None:
@@ -203,7 +206,7 @@ def _variants(rule: str, quiet: Any, shape: tuple | None = None, layout: str | N
     return out
 
 
-def _build_floor(part: int = 0, parts: int = 1) -> list:
+def _build_floor(part: int = 0, parts: int = 1, rules: list[str] | None = None) -> list:
     from hypothesis import HealthCheck, Phase, settings
 
     from caiconform import strategies as cst
@@ -219,7 +222,7 @@ def _build_floor(part: int = 0, parts: int = 1) -> list:
     out = []
     seen: set[str] = set()
     for number, rule in enumerate(cst.MUTATIONS):
-        if number % parts != part:
+        if number % parts != part or (rules is not None and rule not in rules):
             continue
         pinned = _variants(rule, quiet)
         if cst.MUTATIONS[rule].size == "any":
