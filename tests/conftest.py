@@ -36,6 +36,11 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# Runs started by the tests (in this process or in the processes they spawn) measure their start
+# anew: a test changes adapters and libraries in ways the start cache's key cannot see (a
+# monkeypatched probe). tests/test_startcache.py turns it on where it is the subject.
+os.environ.setdefault("CAICONFORM_START_CACHE", "off")
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

@@ -242,6 +242,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "then cannot say whether a finding reproduces)",
     )
     parser.add_argument(
+        "--fresh-start",
+        action="store_true",
+        help="probe the libraries, run their self-checks, calibrate and build the floors anew "
+        "instead of reading what the last run in this environment kept "
+        "(CAICONFORM_START_CACHE: its directory, or off)",
+    )
+    parser.add_argument(
         "--shrink-budget",
         type=_seconds,
         metavar="S",
@@ -592,6 +599,7 @@ def run(args: argparse.Namespace) -> int:
         warm_builds=args.warm_builds,
         shard=args.shard,
         costs_from=args.costs_from,
+        fresh_start=args.fresh_start,
     )
     if args.drawn_crash_cap is not None:
         config.drawn_crash_cap = args.drawn_crash_cap

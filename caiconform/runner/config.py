@@ -80,6 +80,9 @@ class RunConfig:
     spare_workers: bool = True
     #: calibrate the streams spin on this machine when streams cells run on a GPU
     calibrate_spin: bool = True
+    #: measure the start anew (probes, self-checks, calibration, floors) instead of reading
+    #: what the last run in this environment kept (`runner.startcache`); kept either way
+    fresh_start: bool = False
     #: each worker slot is a fork server (`forkserver.py`): libraries imported once, a crashed
     #: worker replaced by a fork (Linux; spare_workers then applies to nothing)
     fork_workers: bool = True

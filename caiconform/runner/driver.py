@@ -49,6 +49,7 @@ from caiconform.runner.schedule import (
     start_order,
     wide_threads,
 )
+from caiconform.runner.startcache import StartCache
 from caiconform.runner.startup import Startup, save_run_meta
 from caiconform.runner.zygote import Zygote
 
@@ -347,6 +348,9 @@ def _begin_startup(
         calibrate=config.calibrate_spin
         and bool(gpu_ids)
         and any(f.name == "streams" and f.needs_gpu for f in families),
+        cache=StartCache.for_run(
+            [config.adapter_source, *requested, *gpu_ids], fresh=config.fresh_start
+        ),
     )
     startup.begin(
         warm=[

@@ -28,6 +28,7 @@ from typing import Any
 
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.pool import Worker, WorkerLost
+from caiconform.runner.startcache import StartCache
 
 __all__ = ["Startup", "PROBE_TIMEOUT_S", "probe_all", "save_run_meta"]
 
@@ -78,10 +79,15 @@ def _in_worker(function: str, log_path: Path | None, **kwargs: Any) -> Any:
         worker.close()
 
 
-def _floor_elsewhere(module: str, log_dir: Path) -> None:
+def _floor_elsewhere(module: str, log_dir: Path, cache: StartCache | None = None) -> None:
     """`module`'s floor in its FLOOR_PARTS parts (1 if it names none), each built in a worker
-    process of its own, side by side, then given to `module.seed_floor`."""
+    process of its own, side by side, then given to `module.seed_floor`; read from `cache`
+    instead when the last run in this environment kept it."""
     family = importlib.import_module(module)
+    kept = None if cache is None else cache.get(f"floor:{module}")
+    if isinstance(kept, list):
+        family.seed_floor(kept)
+        return
     parts = getattr(family, "FLOOR_PARTS", 1)
     tasks = [
         _Task(
@@ -94,7 +100,10 @@ def _floor_elsewhere(module: str, log_dir: Path) -> None:
     ]
     for task in tasks:
         task.start()
-    family.seed_floor([task.result() for task in tasks])
+    built = [task.result() for task in tasks]
+    family.seed_floor(built)
+    if cache is not None:
+        cache.put(f"floor:{module}", built)
 
 
 def probe_all(
@@ -157,11 +166,16 @@ class Startup:
     `begin()` starts the environment capture (unless `out/env.json` exists) and, when
     `calibrate` and run.json holds no calibration yet (a resumed run keeps its own), the spin
     calibration; `probe(...)` probes the libraries meanwhile; `finish()` waits for the rest.
+    With a `cache` (`runner.startcache`), the probes, the calibration and the floors built in
+    workers are read from the last run in this environment when it kept them, and kept when
+    measured.
     """
 
-    def __init__(self, out: Path, *, calibrate: bool) -> None:
+    def __init__(self, out: Path, *, calibrate: bool, cache: StartCache | None = None) -> None:
         self.out = out
         self.calibrate = calibrate
+        self.cache = cache
+        self._kept_calibration: dict[str, Any] | None = None
         self.timings: dict[str, float] = {}
         self._env: _Task | None = None
         self._spin: _Task | None = None
@@ -194,7 +208,10 @@ class Startup:
             self._builds.append(task)
         if floors:
             self._floors = _Task(
-                "floors", lambda: [_quietly(lambda m=m: _floor_elsewhere(m, logs)) for m in floors]
+                "floors",
+                lambda: [
+                    _quietly(lambda m=m: _floor_elsewhere(m, logs, self.cache)) for m in floors
+                ],
             )
             self._floors.start()
         if warm:
@@ -203,7 +220,10 @@ class Startup:
         if not (self.out / "env.json").exists():
             self._env = _Task("capture-env", self._capture_env)
             self._env.start()
-        if self.calibrate and self.saved_calibration() is None:
+        if self.calibrate and self.saved_calibration() is None and self.cache is not None:
+            kept = self.cache.get("calibration")
+            self._kept_calibration = kept if isinstance(kept, dict) else None
+        if self.calibrate and self.saved_calibration() is None and not self._kept_calibration:
             self._spin = _Task(
                 "calibrate-spin",
                 lambda: _in_worker(
@@ -227,10 +247,25 @@ class Startup:
         (self.out / "env.json").write_text(json.dumps(env, indent=1) + "\n")
 
     def probe(self, source: str, names: Sequence[str], processes: int) -> dict[str, LibraryInfo]:
+        """Each library's probe and self-check (`probe_all`), or what the last run in this
+        environment kept of them; kept when none failed."""
         started = time.perf_counter()
-        infos = probe_all(source, names, processes, self.out / "workers")
+        infos = self._kept_probes(names)
+        if infos is None:
+            infos = probe_all(source, names, processes, self.out / "workers")
+            if self.cache is not None and all(map(_keepable, infos.values())):
+                self.cache.put("probes", {n: _info_json(i) for n, i in infos.items()})
         self.timings["probe_s"] = round(time.perf_counter() - started, 3)
         return infos
+
+    def _kept_probes(self, names: Sequence[str]) -> dict[str, LibraryInfo] | None:
+        kept = None if self.cache is None else self.cache.get("probes")
+        if not isinstance(kept, dict) or set(kept) != set(names):
+            return None
+        try:
+            return {name: LibraryInfo.from_dict(kept[name]) for name in dict.fromkeys(names)}
+        except (KeyError, TypeError):
+            return None
 
     def saved_calibration(self) -> dict[str, Any] | None:
         meta = json.loads((self.out / "run.json").read_text())
@@ -240,6 +275,9 @@ class Startup:
         """The run's spin calibration: saved in run.json before (resumed run), or measured
         now (and saved); None when it was not started."""
         saved = self.saved_calibration()
+        if saved is None and self._kept_calibration is not None:
+            self._save(spin_calibration=self._kept_calibration)
+            return self._kept_calibration
         if saved is not None or self._spin is None:
             return saved
         try:
@@ -248,6 +286,8 @@ class Startup:
             calibration = {"spin_us": None, "reason": f"calibration failed: {exc}"}
         self.timings["calibrate_s"] = round(self._spin.seconds, 3)
         self._save(spin_calibration=calibration)
+        if self.cache is not None and calibration.get("spin_us") is not None:
+            self.cache.put("calibration", calibration)
         return calibration
 
     def finish(self) -> None:
@@ -263,7 +303,13 @@ class Startup:
         if self._spin is not None and "calibrate_s" not in self.timings:
             self._spin.join()  # not needed after all: its process is closed, its result dropped
         self.timings["startup_s"] = round(time.perf_counter() - self._started, 3)
-        self._save(startup=self.timings)
+        self._save(startup={**self.timings, **self._cache_state()})
+
+    def _cache_state(self) -> dict[str, Any]:
+        """run.json `startup`'s word on the cache: which parts were read from it."""
+        if self.cache is None:
+            return {"cache": "off"}
+        return {"cache": "fresh" if self.cache.fresh else "on", "cached": list(self.cache.hits)}
 
     def save_builds(self) -> None:
         """Record in run.json `builds` what the builds' calls that ended answered, merged, how
@@ -292,6 +338,26 @@ class Startup:
 
     def _save(self, **entries: Any) -> None:
         save_run_meta(self.out, **entries)
+
+
+def _keepable(info: LibraryInfo) -> bool:
+    """A probe and self-check answer that says something of the environment, not of a stalled
+    or lost worker."""
+    if info.reason.startswith("probing it failed"):
+        return False
+    return not (info.selfcheck or {}).get("error", "").startswith("the self-check failed")
+
+
+def _info_json(info: LibraryInfo) -> dict[str, Any]:
+    return {
+        "name": info.name,
+        "available": info.available,
+        "reason": info.reason,
+        "version": info.version,
+        "capabilities": sorted(info.capabilities),
+        "needs_gpu": info.needs_gpu,
+        "selfcheck": info.selfcheck,
+    }
 
 
 def save_run_meta(out: Path, **entries: Any) -> None:

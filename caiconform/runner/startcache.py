@@ -1,0 +1,154 @@
+"""What a run's start measures that depends only on the environment, kept for the next run in
+the same one.
+
+The library probes with their adapters' self-checks, the streams spin calibration and the
+families' floors built in worker processes are most of a run's first seconds
+(docs/performance.md), and a user who reruns the matrix gets the same answers from all three
+until something they depend on changes. So they are kept on disk under a key that hashes
+everything they can depend on: caiconform's own source, every installed distribution and its
+version, the Python, the NVIDIA driver and the GPUs the kernel lists, and the process's whole
+environment but for the names that change from shell to shell (`VOLATILE`). When anything of
+that differs the key differs: the start measures anew and keeps what it found. An answer that
+says a probe, a self-check or the calibration failed is not kept (a stalled import is not a
+property of the environment).
+
+`CAICONFORM_START_CACHE` names the directory (default `<tempdir>/caiconform-start-<uid>`), or
+`off`; `caiconform run --fresh-start` measures anew (and keeps the new answers). run.json
+`startup.cached` says which parts of a start were read from here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from caiconform.diskcache import DiskBuilds, cache_dir
+
+__all__ = ["ENV", "VOLATILE", "StartCache", "environment_key"]
+
+#: the variable naming the directory, or `off`
+ENV = "CAICONFORM_START_CACHE"
+
+#: variables that differ between two shells of one environment and change no answer
+VOLATILE = frozenset(
+    {
+        ENV,
+        "_",
+        "COLUMNS",
+        "LINES",
+        "OLDPWD",
+        "PS1",
+        "PWD",
+        "SHLVL",
+        "SSH_CLIENT",
+        "SSH_CONNECTION",
+        "SSH_TTY",
+        "TERM",
+        "TMUX",
+        "TMUX_PANE",
+        "PYTEST_CURRENT_TEST",
+        "PYTEST_XDIST_WORKER",
+        "PYTEST_XDIST_WORKER_COUNT",
+        "PYTEST_XDIST_TESTRUNUID",
+    }
+)
+
+
+@cache
+def _source_digest() -> str:
+    """caiconform's own Python source, every module's bytes in path order."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _gpus() -> list[str]:
+    """What the kernel driver lists of each GPU (model, bus): no CUDA call, no context."""
+    root = Path("/proc/driver/nvidia/gpus")
+    try:
+        return sorted(_read(str(p / "information")) for p in root.iterdir())
+    except OSError:
+        return []
+
+
+def environment_key(extra: Sequence[str] = ()) -> str:
+    """The hash of everything a start's answers can depend on, and of `extra` (what the run
+    asks: its adapter source and libraries)."""
+    from importlib import metadata
+
+    parts = [
+        _source_digest(),
+        sys.version,
+        sys.executable,
+        *sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()),
+        _read("/proc/driver/nvidia/version"),
+        *_gpus(),
+        *sorted(f"{k}={v}" for k, v in os.environ.items() if k not in VOLATILE),
+        *extra,
+    ]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+class StartCache:
+    """A start's answers by kind under one environment key; `fresh` reads nothing (and
+    still keeps what it is given)."""
+
+    def __init__(self, directory: Path, key: str, *, fresh: bool = False) -> None:
+        self.builds = DiskBuilds(directory)
+        self.key = key
+        self.fresh = fresh
+        #: the kinds answered from disk, in the order asked
+        self.hits: list[str] = []
+
+    @classmethod
+    def for_run(cls, extra: Sequence[str], *, fresh: bool = False) -> StartCache | None:
+        """The cache a run's start uses: None when `CAICONFORM_START_CACHE=off`."""
+        if os.environ.get(ENV, "").strip().lower() == "off":
+            return None
+        return cls(cache_dir(ENV, "start"), environment_key(extra), fresh=fresh)
+
+    def _name(self, kind: str) -> str:
+        return f"{self.key}-{hashlib.sha256(kind.encode()).hexdigest()[:12]}"
+
+    def get(self, kind: str) -> Any | None:
+        """What was kept for `kind` in this environment, or None (a miss, a fresh start, or
+        a file that does not read as what was kept)."""
+        if self.fresh:
+            return None
+        blob = self.builds.read(self._name(kind))
+        if blob is None:
+            return None
+        try:
+            entry = json.loads(blob)
+        except ValueError:
+            return None
+        if not isinstance(entry, dict) or entry.get("kind") != kind:
+            return None
+        self.hits.append(kind)
+        return entry.get("value")
+
+    def put(self, kind: str, value: Any) -> None:
+        """Keep `value` (plain JSON) for `kind`; a disk that refuses it costs nothing more."""
+        try:
+            blob = json.dumps({"kind": kind, "value": value}).encode()
+        except (TypeError, ValueError):
+            return
+        with contextlib.suppress(OSError):
+            self.builds.write(self._name(kind), blob)
