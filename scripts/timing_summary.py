@@ -104,7 +104,7 @@ def _ioctl_lines(ran: list[dict], first: list[dict]) -> list[str]:
 
 def summary(name: str, path: Path) -> list[str]:
     run = json.loads((path / "run.json").read_text())
-    lines = (path / "results.jsonl").read_text().splitlines()
+    lines = _read_results(path).splitlines()
     ran = [r for r in map(json.loads, lines) if r.get("timing") and r.get("worker")]
     total: collections.Counter = collections.Counter()
     for record in ran:
@@ -181,9 +181,22 @@ def summary(name: str, path: Path) -> list[str]:
     ]
 
 
+def _read_results(path: Path) -> str:
+    """results.jsonl, or the gzipped copy a published run keeps."""
+    if not (path / "results.jsonl").is_file() and (path / "results.jsonl.gz").is_file():
+        import gzip
+
+        return gzip.decompress((path / "results.jsonl.gz").read_bytes()).decode()
+    return (path / "results.jsonl").read_text()
+
+
 def main() -> None:
+    if not sys.argv[1:]:
+        sys.exit("usage: python scripts/timing_summary.py NAME=RUN_DIR ...")
     for argument in sys.argv[1:]:
         name, _, path = argument.partition("=")
+        if not path or not (Path(path) / "run.json").is_file():
+            sys.exit(f"timing_summary: {argument!r}: want NAME=RUN_DIR, a run directory with run.json")
         print("\n".join(summary(name, Path(path))))
 
 

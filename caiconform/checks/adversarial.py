@@ -131,6 +131,8 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
 
 #: drawn mutants per rule in the floor, beside the pinned variants
 MUTANT_VARIANTS = 4
+#: each drawn mutant breaks its own rule: none is left unrun (`config.DEFAULT_SATURATE`)
+SATURATES = False
 #: rules whose mutants the floor also makes on each non-C layout of a (2, 3) array and on a
 #: 1-d broadcast (every stride 0): how a consumer reads a bad pointer depends on the layout
 #: (CuPy rejects a null pointer with C, F, negative or (0, 1) strides but poisons its context

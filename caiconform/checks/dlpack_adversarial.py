@@ -62,6 +62,8 @@ PROTOCOLS = ("dlpack",)
 CONSUMER_NEEDS = "consume-dlpack"
 #: no example needs two streams' work to overlap (`checks` docstring)
 SINGLE_QUEUE = True
+#: each drawn capsule breaks its own rule: none is left unrun (`config.DEFAULT_SATURATE`)
+SATURATES = False
 
 #: kind -> the rule a capsule of that kind breaks (DLPACK-DELETER-NULL: allowed, must be read)
 KINDS = {

@@ -64,6 +64,7 @@ _KEPT_ON_RESUME = {
     "no_confirm": "--no-confirm",
     "adapter_source": "--adapter-source",
     "drawn_crash_cap": "--drawn-crash-cap",
+    "saturate": "--saturate",
     "memory_kinds": "--memory-kinds",
 }
 
@@ -144,6 +145,7 @@ def _memory_kinds(value: str) -> tuple[str, ...]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from caiconform.runner.config import DEFAULT_SATURATE
     from caiconform.runner.pool import HOST_WORKERS, WORKERS_PER_GPU
 
     parser.add_argument(
@@ -240,6 +242,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not run the first example of each non-pass class once more (the catalogue "
         "then cannot say whether a finding reproduces)",
+    )
+    parser.add_argument(
+        "--saturate",
+        type=_count,
+        metavar="N",
+        help="end a cell's drawn examples after N in a row met no new (outcome, rule) class "
+        f"({DEFAULT_SATURATE}; 0: run every drawn example; on --resume, the run's)",
     )
     parser.add_argument(
         "--fresh-start",
@@ -603,6 +612,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.drawn_crash_cap is not None:
         config.drawn_crash_cap = args.drawn_crash_cap
+    if args.saturate is not None:
+        config.saturate = args.saturate
     if args.memory_kinds is not None:
         config.memory_kinds = args.memory_kinds
     if args.batch is not None:

@@ -45,7 +45,15 @@ EXIT_NOTHING_TESTED = 4
 _NAMED = 3
 #: run.json settings that decide a shard's cells and examples: shards merged must agree on them
 #: (`--protocol` is folded into `checks`)
-MATRIX_SETTINGS = ("checks", "libraries", "max_examples", "seed", "adapter_source", "memory_kinds")
+MATRIX_SETTINGS = (
+    "checks",
+    "libraries",
+    "max_examples",
+    "seed",
+    "adapter_source",
+    "memory_kinds",
+    "saturate",
+)
 
 
 @dataclass(frozen=True)

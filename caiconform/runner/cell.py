@@ -212,6 +212,13 @@ class CellRun:
                 kind = crash_kind(record["params"], coverage, self._family_kind)
                 self.ran_lost.setdefault(kind, []).append(-1)
                 self.journal_crashes[kind] += 1
+        #: saturation (`RunConfig.saturate`): the classes met so far in journal order, the
+        #: drawn examples journaled since the last new one, and what was left unrun
+        self.met_classes: set[tuple[str, str | None]] = set()
+        self.quiet = 0
+        self.saturated: dict[str, int] | None = None
+        for record in self.explored:
+            self._count_quiet(record)
         self.draw_error: str | None = None
         #: classes to shrink, queued as their first drawn example is journaled (`_note`)
         self.targets: list[tuple[str, str | None]] = []
@@ -409,6 +416,41 @@ class CellRun:
             self.drawing = False
         self._flush()
 
+    def _count_quiet(self, record: dict) -> None:
+        """Count a journaled record towards saturation: a floor example's class is met; a
+        drawn example's either is new (the count starts again) or adds one to it."""
+        cls = _class_of(record)
+        if record.get("floor"):
+            self.met_classes.add(cls)
+        elif cls in self.met_classes:
+            self.quiet += 1
+        else:
+            self.met_classes.add(cls)
+            self.quiet = 0
+
+    def _saturate(self) -> None:
+        """Leave the cell's unjournaled drawn examples unrun once `config.saturate` drawn ones
+        in a row met no new class (the lock held). The cut is made in journal order, so the
+        journal is the same whoever ran what; examples already running end unjournaled."""
+        limit = self.config.saturate
+        if (
+            not limit
+            or self.quiet < limit
+            or self.drawing
+            or self.saturated is not None
+            or not getattr(self.cell.family.module, "SATURATES", True)
+        ):
+            return
+        left = self.jobs[self.journaled :]
+        if any(job.coverage is not None for job in left):
+            return  # the floor runs whole
+        self.saturated = {"quiet": limit, "unrun": len(left)}
+        del self.jobs[self.journaled :]
+        self.dispatched = min(self.dispatched, len(self.jobs))
+        self.returned = [job for job in self.returned if job.position < len(self.jobs)]
+        for position in [p for p in self.results if p >= len(self.jobs)]:
+            del self.results[position]
+
     def run_jobs(self, jobs: Sequence[_Job], worker: Worker) -> None:
         """Run a batch of the cell's examples on `worker` in one request, each result kept
         (and the finished prefix journaled) as it arrives. Those of a kind the crash caps
@@ -430,8 +472,8 @@ class CellRun:
             if self.stop.is_set():
                 break
         if ran < len(send):
-            with self.lock:
-                self.returned[:0] = send[ran:]
+            with self.lock:  # those a saturation left unrun are not run later either
+                self.returned[:0] = [job for job in send[ran:] if job.position < len(self.jobs)]
             self.changed()
 
     def _lost_before(self, job: _Job) -> int:
@@ -447,7 +489,8 @@ class CellRun:
         with self.lock:
             if self._cap(job) and self._costly(job.params, exchange.result):
                 self.ran_lost.setdefault(job.kind, []).append(job.position)
-            self.results[job.position] = exchange
+            if job.position < len(self.jobs):  # not one a saturation left unrun
+                self.results[job.position] = exchange
         self._flush()
 
     def _exchanges(self, params: Sequence[dict], worker: Worker) -> Iterator[Exchange]:
@@ -467,6 +510,7 @@ class CellRun:
         with self.lock:
             if self.state != "running":
                 return
+            self._saturate()
             while self.journaled < len(self.jobs) and self.journaled in self.results:
                 job = self.jobs[self.journaled]
                 exchange = self.results.pop(self.journaled)
@@ -481,6 +525,8 @@ class CellRun:
                 self.cache[job.key] = record
                 self.explored.append(record)
                 self.journaled += 1
+                self._count_quiet(record)
+                self._saturate()
                 if self.listener is not None:
                     self.listener.example(self.cell, record)
             self._note()
@@ -662,6 +708,7 @@ class CellRun:
             timing=timing,
             **({"confirmed": self.confirmed} if self.confirmed else {}),
             **({"shrinks": self.shrinks} if self.shrinks else {}),
+            **({"saturated": self.saturated} if self.saturated else {}),
         )
         if self.listener is not None:
             self.listener.cell_finished(self.cell, counts)

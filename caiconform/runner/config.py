@@ -35,6 +35,15 @@ DEFAULT_SHRINK_PATIENCE_S = 0.0
 #: (`RunConfig.drawn_crash_cap`, `--drawn-crash-cap`; 0 runs them all)
 DRAWN_CRASH_CAP = 3
 
+#: drawn examples of a cell in a row, in journal order, that met no (outcome, rule) class the
+#: cell had not met (its floor's included) before the cell's other drawn examples are left
+#: unrun: a cell that passes (or fails the one way) for that many examples in a row does not
+#: find another class in the rest often enough to be worth what they cost. Families whose
+#: draws are each a different input (adversarial's mutants: `SATURATES = False`) run all of
+#: theirs. Decided in journal order, so the journal is the same however the cell is split
+#: (`RunConfig.saturate`, `--saturate`; 0 runs every drawn example; docs/performance.md)
+DEFAULT_SATURATE = 20
+
 #: a cell's examples sent to a worker in one request (`Worker.run_many`, `RunConfig.batch`):
 #: the worker runs the next while the parent reads, judges and journals the last, instead of
 #: waiting for the round trip (the transfer and the parent's turnaround take longer than
@@ -76,6 +85,9 @@ class RunConfig:
     #: drawn examples of one kind that may be lost in a cell before the rest of that kind is
     #: skipped (DRAWN_CRASH_CAP; 0: no cap)
     drawn_crash_cap: int = DRAWN_CRASH_CAP
+    #: drawn examples in a row without a new class that end a cell's draws (DEFAULT_SATURATE;
+    #: 0: every drawn example runs)
+    saturate: int = DEFAULT_SATURATE
     #: keep a prepared spare process per worker slot (see `Worker`)
     spare_workers: bool = True
     #: calibrate the streams spin on this machine when streams cells run on a GPU
@@ -134,6 +146,7 @@ class RunConfig:
             "shrink_patience_s": self.shrink_patience_s,
             "shard": list(self.shard) if self.shard is not None else None,
             "drawn_crash_cap": self.drawn_crash_cap,
+            "saturate": self.saturate,
             "memory_kinds": list(self.memory_kinds) if self.memory_kinds is not None else None,
         }
 
@@ -175,6 +188,8 @@ def resumed_run_id(config: RunConfig) -> str:
             setattr(config, key, value)
         if "drawn_crash_cap" not in settings:  # a run from before the cap ran every example
             config.drawn_crash_cap = 0
+        if "saturate" not in settings:  # a run from before saturation ran every example
+            config.saturate = 0
         if "memory_kinds" not in settings:  # a run from before the dimension drew none
             config.memory_kinds = ("device",)
         if config.shard is not None:

@@ -308,6 +308,7 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
             )
         ready.set()
         _wait_for_threads(threads, stop, result, config.timeout_s)
+        result.notes.extend(_saturation_note(runs, config.saturate))
     finally:
         stop.set()  # threads still waiting for a schedule that will not come (an error) leave
         if prefetch is not None:
@@ -320,6 +321,18 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
         _save_parent_times(config.out, times_at_start)
         sys.setswitchinterval(switch_interval)
     return result
+
+
+def _saturation_note(runs: Sequence[CellRun], limit: int) -> list[str]:
+    """What saturation (`RunConfig.saturate`) left unrun, in one line, when it left any."""
+    cut = [r.saturated for r in runs if r.saturated]
+    if not cut:
+        return []
+    unrun = sum(entry["unrun"] for entry in cut)
+    return [
+        f"{len(cut)} cell(s) ended their draws after {limit} drawn examples in a row met no "
+        f"new class: {unrun} drawn examples left unrun (--saturate 0 runs them)"
+    ]
 
 
 def _libraries_asked(config: RunConfig) -> list[str]:

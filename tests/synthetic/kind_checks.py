@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # workers import the family to run examples; only the parent 
 FAMILY = "synthetic-kinds"
 ROLES = "producer"
 NEEDS_GPU = False
+#: each drawn example is a mutation of its own kind, as adversarial's are: all of them run
+SATURATES = False
 
 
 def examples(producer: str, consumer: str | None) -> st.SearchStrategy[dict]:

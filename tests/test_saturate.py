@@ -1,0 +1,103 @@
+"""Saturation (`RunConfig.saturate`, `runner.cell`): a cell's drawn examples end once that many
+in a row met no (outcome, rule) class the cell had not met; decided in journal order, so the
+journal is the same however the cell is split; families whose draws are each their own input
+(`SATURATES = False`) and `--saturate 0` run every drawn example."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from caiconform.runner.config import RunConfig
+from caiconform.runner.driver import run_matrix
+from tests.test_speed import HOOK, SOURCE, SYNTHETIC, _outcomes
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _importable_synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))
+
+
+#: what the last `_run` said in its notes
+NOTES: list[str] = []
+
+
+def _run(out: Path, workers: int, saturate: int, libraries=("good", "wrong")) -> Path:
+    result = run_matrix(
+        RunConfig(
+            out=out,
+            checks=[SYNTHETIC],
+            libraries=list(libraries),
+            max_examples=40,
+            seed=5,
+            workers=workers,
+            timeout_s=5.0,
+            gpus=0,
+            shrink=False,
+            confirm=False,
+            health_hooks=[HOOK],
+            adapter_source=SOURCE,
+            saturate=saturate,
+            batch=3,
+        )
+    )
+    NOTES[:] = result.notes
+    return out
+
+
+def _cells(out: Path) -> dict[str, dict]:
+    lines = (out / "cells.jsonl").read_text().splitlines()
+    return {entry["cell"]: entry for entry in map(json.loads, lines)}
+
+
+def _drawn(out: Path, producer: str) -> list[dict]:
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return [
+        r
+        for r in records
+        if r.get("producer") == producer and r.get("index") is not None and not r.get("floor")
+    ]
+
+
+def test_a_cell_that_meets_nothing_new_ends_its_draws_the_same_however_split(tmp_path):
+    one = _run(tmp_path / "one", 1, saturate=5)
+    drawn = _drawn(one, "good")
+    # the first drawn example's class (pass) is new; five more in a row end the draws
+    assert [r["outcome"] for r in drawn] == ["pass"] * 6, [r["outcome"] for r in drawn]
+    cells = _cells(one)
+    good = cells["synthetic/good/-"]
+    assert good["saturated"] == {"quiet": 5, "unrun": good["saturated"]["unrun"]}
+    assert good["saturated"]["unrun"] > 20 and sum(good["counts"].values()) == 6
+    # wrong fails from n = 100 on: both classes met early, then five in a row without a new one
+    wrong = _drawn(one, "wrong")
+    classes = [(r["outcome"], r["rule"]) for r in wrong]
+    assert len(set(classes)) == 2 and len(wrong) < 40, classes
+    tail = classes[-5:]
+    assert all(c in classes[: len(classes) - 5] for c in tail), classes
+    unrun = sum(entry.get("saturated", {}).get("unrun", 0) for entry in cells.values())
+    said = [n for n in NOTES if "left unrun" in n]
+    assert said == [
+        f"2 cell(s) ended their draws after 5 drawn examples in a row met no new class: "
+        f"{unrun} drawn examples left unrun (--saturate 0 runs them)"
+    ], NOTES
+    three = _run(tmp_path / "three", 3, saturate=5)
+    assert _outcomes(three) == _outcomes(one), "three workers journaled other examples"
+    assert _cells(three)["synthetic/good/-"]["saturated"] == good["saturated"]
+
+
+def test_saturate_zero_and_a_family_that_does_not_saturate_run_every_draw(tmp_path, monkeypatch):
+    every = _run(tmp_path / "zero", 2, saturate=0, libraries=("good",))
+    assert len(_drawn(every, "good")) == 40
+    assert "saturated" not in _cells(every)["synthetic/good/-"]
+    assert not [n for n in NOTES if "left unrun" in n], NOTES
+    import tests.synthetic.checks as family
+
+    monkeypatch.setattr(family, "SATURATES", False, raising=False)
+    mutants = _run(tmp_path / "mutants", 2, saturate=5, libraries=("good",))
+    assert len(_drawn(mutants, "good")) == 40, "a family with SATURATES = False was cut"
+    settings = json.loads((mutants / "run.json").read_text())["settings"]
+    assert settings["saturate"] == 5
