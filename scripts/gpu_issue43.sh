@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 43's GPU call: the default matrix twice on one seed on a fresh machine's GPU, first as
+# before the issue's levers (`--saturate 0 --fresh-start`: every drawn example, the start
+# measured; it keeps its start for the next run), then as now (saturation, the start read from
+# the first run's cache), then `caiconform compare` of the two and both timing summaries. Carry
+# .whl (and the numba-cuda-mlir parts as scripts/mlir_parts.sh says, or an earlier call's
+# .mlir_site on the same warm machine):
+#   bash scripts/gpu_issue43.sh OUT [SEED]
+# Writes under OUT: summary.txt, gpu.txt, compare.txt, compare.json, timing.txt and runs.tar.gz
+# (each run's run.json, cells.jsonl, matrix.json and findings.json).
+set -uo pipefail
+out=${1:?usage: gpu_issue43.sh OUT [SEED]}
+seed=${2:-2802562769}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+source scripts/gpu_env.sh
+work=$(mktemp -d /tmp/i43.XXXX)
+summary="$out/summary.txt"
+: > "$summary"
+export CAICONFORM_START_CACHE=$work/start-cache
+python3 -c "import importlib.metadata as m; print('numba-cuda-mlir', m.version('numba-cuda-mlir'))" \
+  2>&1 | tail -1 | tee -a "$summary"
+fresh_builds
+timed before 240 caiconform run --seed "$seed" --saturate 0 --fresh-start --out "$work/before"
+fresh_builds
+timed after 240 caiconform run --seed "$seed" --out "$work/after"
+caiconform compare "$work/before" "$work/after" > "$out/compare.txt" 2>&1
+echo "compare: exit $?" | tee -a "$summary"
+caiconform compare --json "$work/before" "$work/after" > "$out/compare.json" 2>/dev/null
+python3 scripts/timing_summary.py before="$work/before" after="$work/after" > "$out/timing.txt" 2>&1
+for run in before after; do
+  caiconform findings "$work/$run" --list --out "$work/$run/findings" > /dev/null 2>&1
+  python3 - "$work/$run" <<'PY' | tee -a "$summary"
+import json, sys
+from pathlib import Path
+run = Path(sys.argv[1])
+meta = json.loads((run / "run.json").read_text())
+cells = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
+cut = [c["saturated"] for c in cells if c.get("saturated")]
+print(run.name, "wall", meta.get("parent", {}).get("wall_s"), "startup", meta.get("startup"),
+      "saturated cells", len(cut), "unrun", sum(c["unrun"] for c in cut))
+PY
+done
+tar -czf "$out/runs.tar.gz" -C "$work" \
+  $(cd "$work" && ls -d {before,after}/{run.json,cells.jsonl,matrix.json,findings.json} 2>/dev/null)
+cat "$summary"
