@@ -247,8 +247,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--saturate",
         type=_count,
         metavar="N",
-        help="end a cell's drawn examples after N in a row met no new (outcome, rule) class "
-        f"({DEFAULT_SATURATE}; 0: run every drawn example; on --resume, the run's)",
+        help="end the drawn examples of a cell that met nothing but pass and skip after N in "
+        f"a row met no new class ({DEFAULT_SATURATE}; 0: run every drawn example; on "
+        "--resume, the run's)",
     )
     parser.add_argument(
         "--fresh-start",

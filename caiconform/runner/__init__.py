@@ -12,6 +12,8 @@ them, and every result is journaled at once.
   threads share;
 - `startup`: a run's start side by side (environment, library probes, spin calibration, floors,
   builds);
+- `startcache`: what a start measured (probes, self-checks, calibration, floors), kept per
+  environment for the next run;
 - `calibrate`: the streams spin measured once per run;
 - `draws`: hypothesis draws that depend on the seed alone, so resume and shrink can replay them;
 - `prefetch`: cells' examples drawn in spawned processes ahead of the cells;

@@ -216,6 +216,8 @@ class CellRun:
         #: drawn examples journaled since the last new one, and what was left unrun
         self.met_classes: set[tuple[str, str | None]] = set()
         self.quiet = 0
+        #: a class other than pass and skip met: the cell runs every drawn example
+        self.found = False
         self.saturated: dict[str, int] | None = None
         for record in self.explored:
             self._count_quiet(record)
@@ -418,8 +420,14 @@ class CellRun:
 
     def _count_quiet(self, record: dict) -> None:
         """Count a journaled record towards saturation: a floor example's class is met; a
-        drawn example's either is new (the count starts again) or adds one to it."""
+        drawn example's either is new (the count starts again) or adds one to it. A class
+        other than pass and skip, floor or drawn, and the cell runs all its draws: its
+        failures' other variants and rarer failures are met in the rest (measured on a
+        published run: a cell cut after its first failure lost two MUST-level groups of one
+        example each; docs/performance.md)."""
         cls = _class_of(record)
+        if cls[0] not in (PASS, SKIP):
+            self.found = True
         if record.get("floor"):
             self.met_classes.add(cls)
         elif cls in self.met_classes:
@@ -430,12 +438,14 @@ class CellRun:
 
     def _saturate(self) -> None:
         """Leave the cell's unjournaled drawn examples unrun once `config.saturate` drawn ones
-        in a row met no new class (the lock held). The cut is made in journal order, so the
+        in a row met no new class, in a cell that met no class but pass and skip (the lock
+        held). The cut is made in journal order, so the
         journal is the same whoever ran what; examples already running end unjournaled."""
         limit = self.config.saturate
         if (
             not limit
             or self.quiet < limit
+            or self.found
             or self.drawing
             or self.saturated is not None
             or not getattr(self.cell.family.module, "SATURATES", True)

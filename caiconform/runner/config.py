@@ -36,12 +36,14 @@ DEFAULT_SHRINK_PATIENCE_S = 0.0
 DRAWN_CRASH_CAP = 3
 
 #: drawn examples of a cell in a row, in journal order, that met no (outcome, rule) class the
-#: cell had not met (its floor's included) before the cell's other drawn examples are left
-#: unrun: a cell that passes (or fails the one way) for that many examples in a row does not
-#: find another class in the rest often enough to be worth what they cost. Families whose
-#: draws are each a different input (adversarial's mutants: `SATURATES = False`) run all of
-#: theirs. Decided in journal order, so the journal is the same however the cell is split
-#: (`RunConfig.saturate`, `--saturate`; 0 runs every drawn example; docs/performance.md)
+#: cell had not met (its floor's included), in a cell that met nothing but pass and skip, before
+#: the cell's other drawn examples are left unrun: a cell that has only passed for that many
+#: examples in a row rarely fails in the rest, while a cell that failed once finds its
+#: failure's variants and rarer failures in the rest (cutting those too lost MUST-level groups
+#: on a published run). Families whose draws are each a different input (adversarial's
+#: mutants: `SATURATES = False`) run all of theirs. Decided in journal order, so the journal
+#: is the same however the cell is split (`RunConfig.saturate`, `--saturate`; 0 runs every
+#: drawn example; docs/performance.md)
 DEFAULT_SATURATE = 20
 
 #: a cell's examples sent to a worker in one request (`Worker.run_many`, `RunConfig.batch`):

@@ -330,8 +330,8 @@ def _saturation_note(runs: Sequence[CellRun], limit: int) -> list[str]:
         return []
     unrun = sum(entry["unrun"] for entry in cut)
     return [
-        f"{len(cut)} cell(s) ended their draws after {limit} drawn examples in a row met no "
-        f"new class: {unrun} drawn examples left unrun (--saturate 0 runs them)"
+        f"{len(cut)} cell(s) that met nothing but pass and skip ended their draws after {limit} "
+        f"in a row met no new class: {unrun} drawn examples left unrun (--saturate 0 runs them)"
     ]
 
 
