@@ -56,27 +56,38 @@ def _plugin(tmp: Path, module: str, *extra: str, log: str) -> tuple[int, list[st
     return done.returncode, lines[marks[0] + 1 :]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def clean_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The baseline the plugin writes from a run of the clean library."""
+    """The baseline the plugin writes from a run of the clean library: one run for the whole
+    pytest run, whichever xdist worker asks first (the others wait for it)."""
+    from tests.conftest import _built_once
+
     ok, why = gpu_available()
     if not ok:
         pytest.skip(f"needs a GPU: {why}")
-    tmp = tmp_path_factory.mktemp("clean")
-    baseline = tmp / "cai-expectations.yaml"
-    _, first = _plugin(tmp, "cleanlib", "--cai-write-baseline", str(baseline), log="1-first")
-    assert baseline.is_file(), first[:5]
-    return baseline
+
+    def write(baseline: Path) -> None:
+        tmp = baseline.parent / "clean-run"
+        tmp.mkdir(exist_ok=True)
+        _, first = _plugin(tmp, "cleanlib", "--cai-write-baseline", str(baseline), log="1-first")
+        assert baseline.is_file(), first[:5]
+
+    return _built_once(tmp_path_factory, "cai-expectations.yaml", write)
 
 
-def test_a_baseline_keeps_the_pass_through_green_and_the_planted_bug_red(tmp_path, clean_baseline):
+@pytest.mark.parametrize("run", [2, 3, 4])
+def test_a_baseline_keeps_the_pass_through_green(tmp_path, clean_baseline, run):
+    """Each of three runs of the clean library after the one that wrote the baseline is green
+    (separate tests: xdist runs them side by side, as three CI jobs would)."""
+    code, summary = _plugin(
+        tmp_path, "cleanlib", "--cai-expectations", str(clean_baseline), log=f"{run}-baselined"
+    )
+    assert code == 0, "\n".join(summary[:20])
+    assert summary[0].startswith("OK: cleanlib: no failing defect; 0 new since baseline")
+
+
+def test_the_planted_bug_is_red_and_alone(tmp_path, clean_baseline):
     baseline = clean_baseline
-    for n in range(3):
-        code, summary = _plugin(
-            tmp_path, "cleanlib", "--cai-expectations", str(baseline), log=f"{n + 2}-baselined"
-        )
-        assert code == 0, "\n".join(summary[:20])
-        assert summary[0].startswith("OK: cleanlib: no failing defect; 0 new since baseline")
     code, planted = _plugin(
         tmp_path, "cleanlib_planted", "--cai-expectations", str(baseline), log="5-planted"
     )
