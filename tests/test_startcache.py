@@ -24,9 +24,13 @@ def test_the_key_follows_the_environment_and_what_the_run_asks(monkeypatch):
     monkeypatch.setenv("NUMBA_CUDA_SOME_SETTING", "1")
     assert environment_key(["src", "a"]) != base, "a variable a library reads: another key"
     monkeypatch.delenv("NUMBA_CUDA_SOME_SETTING")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")
+    assert environment_key(["src", "a"]) != base, "another GPU: another key"
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     monkeypatch.setenv("PWD", "/elsewhere")
-    monkeypatch.setenv("PYTEST_CURRENT_TEST", "x")
-    assert environment_key(["src", "a"]) == base, "a shell's own variables change nothing"
+    monkeypatch.setenv("GITHUB_RUN_ID", "12345")
+    monkeypatch.setenv(ENV, "/somewhere/else")
+    assert environment_key(["src", "a"]) == base, "a shell's or CI job's own variables"
 
 
 def test_kept_answers_read_back_and_nothing_else_does(tmp_path):

@@ -6,14 +6,16 @@ families' floors built in worker processes are most of a run's first seconds
 (docs/performance.md), and a user who reruns the matrix gets the same answers from all three
 until something they depend on changes. So they are kept on disk under a key that hashes
 everything they can depend on: caiconform's own source, every installed distribution and its
-version, the Python, the NVIDIA driver and the GPUs the kernel lists, and the process's whole
-environment but for the names that change from shell to shell (`VOLATILE`). When anything of
+version, the Python, the NVIDIA driver and the GPUs the kernel lists, and the environment
+variables the CUDA stack, the libraries, the loader and Python read (`PREFIXES`, and `PATH`):
+not a CI job's own variables, so a CI cache of the directory serves the next job. When anything of
 that differs the key differs: the start measures anew and keeps what it found. An answer that
 says a probe, a self-check or the calibration failed is not kept (a stalled import is not a
 property of the environment).
 
 `CAICONFORM_START_CACHE` names the directory (default `<tempdir>/caiconform-start-<uid>`), or
-`off`; `caiconform run --fresh-start` measures anew (and keeps the new answers). run.json
+`off`; `caiconform run --fresh-start` measures anew (and keeps the new answers): an adapter of
+one's own that reads a variable of another name is measured anew only then. run.json
 `startup.cached` says which parts of a start were read from here.
 """
 
@@ -31,34 +33,34 @@ from typing import Any
 
 from caiconform.diskcache import DiskBuilds, cache_dir
 
-__all__ = ["ENV", "VOLATILE", "StartCache", "environment_key"]
+__all__ = ["ENV", "PREFIXES", "StartCache", "environment_key"]
 
 #: the variable naming the directory, or `off`
 ENV = "CAICONFORM_START_CACHE"
 
-#: variables that differ between two shells of one environment and change no answer
-VOLATILE = frozenset(
-    {
-        ENV,
-        "_",
-        "COLUMNS",
-        "LINES",
-        "OLDPWD",
-        "PS1",
-        "PWD",
-        "SHLVL",
-        "SSH_CLIENT",
-        "SSH_CONNECTION",
-        "SSH_TTY",
-        "TERM",
-        "TMUX",
-        "TMUX_PANE",
-        "PYTEST_CURRENT_TEST",
-        "PYTEST_XDIST_WORKER",
-        "PYTEST_XDIST_WORKER_COUNT",
-        "PYTEST_XDIST_TESTRUNUID",
-    }
+#: the variables a start's answers can depend on: those the CUDA stack, the array libraries,
+#: the dynamic loader, Python and caiconform read, by prefix. Others (a CI job's run number, a
+#: shell's working directory) change no answer and would make every CI job's key its own
+PREFIXES = (
+    "CAICONFORM",
+    "CCCL",
+    "CUDA",
+    "CUPY",
+    "JAX",
+    "LD_",
+    "NCCL",
+    "NUMBA",
+    "NV",
+    "PYTHON",
+    "PYTORCH",
+    "RMM",
+    "TORCH",
+    "XLA",
 )
+
+
+def _relevant(name: str) -> bool:
+    return name != ENV and (name == "PATH" or name.startswith(PREFIXES))
 
 
 @cache
@@ -100,7 +102,7 @@ def environment_key(extra: Sequence[str] = ()) -> str:
         *sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()),
         _read("/proc/driver/nvidia/version"),
         *_gpus(),
-        *sorted(f"{k}={v}" for k, v in os.environ.items() if k not in VOLATILE),
+        *sorted(f"{k}={v}" for k, v in os.environ.items() if _relevant(k)),
         *extra,
     ]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
