@@ -99,3 +99,21 @@ def test_saturate_zero_and_a_family_that_does_not_saturate_run_every_draw(tmp_pa
     assert len(_drawn(mutants, "good")) == 40, "a family with SATURATES = False was cut"
     settings = json.loads((mutants / "run.json").read_text())["settings"]
     assert settings["saturate"] == 5
+
+
+def test_the_report_says_what_saturation_left_unrun(tmp_path):
+    from caiconform.cli import main as cli_main
+
+    out = _run(tmp_path / "run", 2, saturate=5, libraries=("good",))
+    unrun = _cells(out)["synthetic/good/-"]["saturated"]["unrun"]
+    assert cli_main(["report", str(out)]) in (0, 1)
+    summary = json.loads((out / "matrix.json").read_text())["summary"]
+    assert (summary["saturated_cells"], summary["unrun_examples"]) == (1, unrun)
+    page = (out / "matrix.md").read_text()
+    expected = (
+        "1 cell(s) that met nothing but pass and skip ended their draws early (`--saturate`): "
+        f"{unrun} drawn example(s) not run."
+    )
+    assert expected in page, page[:2000]
+    html = (out / "index.html").read_text()
+    assert "pass-only cell(s) ended their draws " in html and "early (--saturate): " in html

@@ -17,7 +17,7 @@ from typing import Any
 from caiconform.results.outcome import PASS, SKIP
 from caiconform.results.record import LABELS, cell_key
 
-__all__ = ["build_coverage", "combination", "planned_from_dirs"]
+__all__ = ["build_coverage", "combination", "planned_from_dirs", "saturation_from_dirs"]
 
 
 def combination(coverage: Mapping[str, Any]) -> str:
@@ -104,3 +104,19 @@ def planned_from_dirs(dirs: Mapping[str, Any]) -> dict[str, int]:
             if isinstance(entry.get("floor_planned"), int):
                 planned[str(entry["cell"])] = entry["floor_planned"]
     return planned
+
+
+def saturation_from_dirs(dirs: Mapping[str, Any]) -> tuple[int, int]:
+    """(cells, drawn examples left unrun) of the cells whose draws ended early
+    (`cells.jsonl` `saturated`, `RunConfig.saturate`): what a report says the run did not
+    draw, beside what its floor did not exercise."""
+    from caiconform.report.load import read_cells
+
+    cells = unrun = 0
+    for directory in dict.fromkeys(dirs.values()):
+        for entry in read_cells(directory):
+            saturated = entry.get("saturated")
+            if isinstance(saturated, dict) and isinstance(saturated.get("unrun"), int):
+                cells += 1
+                unrun += saturated["unrun"]
+    return cells, unrun

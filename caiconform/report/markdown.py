@@ -390,6 +390,7 @@ def _header(matrix: dict[str, Any], title: str) -> list[str]:
     ]
     details = [f"[{name}]({DETAILS_DIR}/{name}.md)" for name in DETAIL_PAGES]
     lines += [counts + ".", ""]
+    lines += _saturation_line(summary)
     if pages:
         lines += ["Details per library: " + " · ".join(pages) + "; " + ", ".join(details) + ".", ""]
     else:
@@ -437,6 +438,19 @@ def _coverage_summary(matrix: dict[str, Any]) -> list[str]:
         f"why: [{DETAILS_DIR}/coverage.md]({DETAILS_DIR}/coverage.md).",
         "",
         *_table([*header, "cells short"], rows),
+    ]
+
+
+def _saturation_line(summary: dict[str, Any]) -> list[str]:
+    """What the run did not draw: cells that met nothing but pass and skip end their draws
+    early (`caiconform run --saturate`)."""
+    cells = summary.get("saturated_cells") or 0
+    if not cells:
+        return []
+    return [
+        f"{cells} cell(s) that met nothing but pass and skip ended their draws early "
+        f"(`--saturate`): {summary.get('unrun_examples') or 0} drawn example(s) not run.",
+        "",
     ]
 
 

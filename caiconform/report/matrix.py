@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from caiconform.checks import FAMILIES
-from caiconform.report.coverage import build_coverage, planned_from_dirs
+from caiconform.report.coverage import build_coverage, planned_from_dirs, saturation_from_dirs
 from caiconform.report.load import Run
 from caiconform.report.migration import migration_rows
 from caiconform.results.catalogue import build_catalogue
@@ -382,6 +382,7 @@ def build_matrix(
         catalogue=catalogue,
     )
     skips = _skips(run.records)
+    saturated_cells, unrun = saturation_from_dirs(run.dirs)
     matrix: dict[str, Any] = {
         "schema": SCHEMA,
         "summary": {
@@ -410,6 +411,9 @@ def build_matrix(
             "ambiguous_groups": catalogue["summary"]["ambiguous_groups"],
             "required_combinations": coverage["summary"]["required"],
             "not_exercised": coverage["summary"]["not_exercised"],
+            # cells that met nothing but pass and skip and ended their draws early
+            "saturated_cells": saturated_cells,
+            "unrun_examples": unrun,
         },
         "runs": {
             run_id: {"results": runs[run_id], "env": run.envs.get(run_id, {})}
