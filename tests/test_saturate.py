@@ -27,11 +27,13 @@ def _importable_synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
 NOTES: list[str] = []
 
 
-def _run(out: Path, workers: int, saturate: int, libraries=("good", "wrong")) -> Path:
+def _run(
+    out: Path, workers: int, saturate: int, libraries=("good", "wrong"), checks=(SYNTHETIC,)
+) -> Path:
     result = run_matrix(
         RunConfig(
             out=out,
-            checks=[SYNTHETIC],
+            checks=list(checks),
             libraries=list(libraries),
             max_examples=40,
             seed=5,
@@ -101,17 +103,49 @@ def test_saturate_zero_and_a_family_that_does_not_saturate_run_every_draw(tmp_pa
     assert settings["saturate"] == 5
 
 
+def test_the_floor_meets_classes_but_only_drawn_examples_count_in_a_row(tmp_path):
+    """The floor's twelve passes make pass a class the cell has met: the first drawn pass is
+    the first of the five in a row, and the floor's own examples count none of them."""
+    out = _run(
+        tmp_path / "floor", 1, saturate=5, libraries=("good",),
+        checks=("tests.synthetic.floor_checks",),
+    )  # fmt: skip
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    floor = [r for r in records if r.get("floor")]
+    assert len(floor) == 12 and all(r["outcome"] == "pass" for r in floor)
+    assert len(_drawn(out, "good")) == 5
+
+
+def test_a_run_from_before_saturation_resumes_without_it(tmp_path):
+    from caiconform.runner.config import resumed_run_id
+
+    (tmp_path / "run.json").write_text(
+        json.dumps({"run_id": "old", "settings": {"checks": [SYNTHETIC], "max_examples": 40}})
+    )
+    config = RunConfig(out=tmp_path, checks=[SYNTHETIC], resume=True)
+    assert config.saturate == 20
+    assert resumed_run_id(config) == "old" and config.saturate == 0
+
+
+def test_a_cell_that_only_skips_saturates_too(tmp_path):
+    """A skip is no failure: a cell whose library skips every example ends its draws too."""
+    out = _run(tmp_path / "skips", 2, saturate=5, libraries=("skip",))
+    assert [r["outcome"] for r in _drawn(out, "skip")] == ["skip"] * 6
+    assert _cells(out)["synthetic/skip/-"]["saturated"]["quiet"] == 5
+
+
 def test_the_report_says_what_saturation_left_unrun(tmp_path):
     from caiconform.cli import main as cli_main
 
-    out = _run(tmp_path / "run", 2, saturate=5, libraries=("good",))
-    unrun = _cells(out)["synthetic/good/-"]["saturated"]["unrun"]
+    out = _run(tmp_path / "run", 2, saturate=5, libraries=("good", "pid"))
+    cells = _cells(out)
+    unrun = sum(cells[f"synthetic/{name}/-"]["saturated"]["unrun"] for name in ("good", "pid"))
     assert cli_main(["report", str(out)]) in (0, 1)
     summary = json.loads((out / "matrix.json").read_text())["summary"]
-    assert (summary["saturated_cells"], summary["unrun_examples"]) == (1, unrun)
+    assert (summary["saturated_cells"], summary["unrun_examples"]) == (2, unrun)
     page = (out / "matrix.md").read_text()
     expected = (
-        "1 cell(s) that met nothing but pass and skip ended their draws early (`--saturate`): "
+        "2 cell(s) that met nothing but pass and skip ended their draws early (`--saturate`): "
         f"{unrun} drawn example(s) not run."
     )
     assert expected in page, page[:2000]

@@ -24,6 +24,10 @@ def test_the_key_follows_the_environment_and_what_the_run_asks(monkeypatch):
     monkeypatch.setenv("NUMBA_CUDA_SOME_SETTING", "1")
     assert environment_key(["src", "a"]) != base, "a variable a library reads: another key"
     monkeypatch.delenv("NUMBA_CUDA_SOME_SETTING")
+    monkeypatch.setenv("PATH", os.environ.get("PATH", "") + ":/opt/elsewhere/bin")
+    assert environment_key(["src", "a"]) != base, "another PATH finds other libraries"
+    monkeypatch.undo()
+    assert environment_key(["src", "a"]) == base
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")
     assert environment_key(["src", "a"]) != base, "another GPU: another key"
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
@@ -130,6 +134,18 @@ def test_a_kept_calibration_starts_no_spin_and_is_the_runs(tmp_path, monkeypatch
     assert run_start.calibration() == {"spin_us": 7.5}
     assert not any("calibrate" in str(a) for a in started), started
     assert json.loads((out / "run.json").read_text())["spin_calibration"] == {"spin_us": 7.5}
+
+
+def test_a_failed_calibration_is_the_runs_and_not_kept(tmp_path, monkeypatch):
+    failed = {"spin_us": None, "reason": "calibration failed: no GPU"}
+    monkeypatch.setattr(startup, "_in_worker", lambda *a, **k: dict(failed))
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text("{}")
+    run_start = startup.Startup(out, calibrate=True, cache=StartCache(tmp_path / "c", "k"))
+    run_start.begin()
+    assert run_start.calibration() == failed
+    assert StartCache(tmp_path / "c", "k").get("calibration") is None, "a failure was kept"
 
 
 def _run(out: Path, cache_dir: Path, *extra: str) -> dict:
