@@ -75,13 +75,6 @@ def corpora(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str
     return json.loads(path.read_text())
 
 
-@cache
-def parsed(program: str) -> ast.Module:
-    """`ast.parse(program)`, once per process (the tests here read the trees, never change
-    them)."""
-    return ast.parse(program)
-
-
 def every_program(corpora: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
     return [
         (key, program)
@@ -94,7 +87,7 @@ def every_program(corpora: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
 def test_every_script_compiles_with_its_imports_at_the_top_once_each(corpora) -> None:
     for key, program in every_program(corpora):
         compile(program, key, "exec")
-        body = parsed(program).body
+        body = ast.parse(program).body
         defs = [i for i, n in enumerate(body) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
         imports = [i for i, n in enumerate(body) if isinstance(n, (ast.Import, ast.ImportFrom))]
         assert not defs or not imports or max(imports) < min(defs), f"{key}: an import after a def"
@@ -112,7 +105,7 @@ def test_every_script_compiles_with_its_imports_at_the_top_once_each(corpora) ->
 
 def test_no_function_or_class_is_defined_and_never_used(corpora) -> None:
     for key, program in every_program(corpora):
-        tree = parsed(program)
+        tree = ast.parse(program)
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         defined = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
         unused = [name for name in defined if name not in used]
