@@ -5,6 +5,7 @@ one path, call no `initialize`, or free memory themselves."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import pickle
 from types import SimpleNamespace
 
@@ -12,6 +13,18 @@ import numpy as np
 import pytest
 
 from caiconform.emm.paths import PATHS, PathChecks, Recorder
+
+
+@pytest.fixture(autouse=True)
+def _collect_only_what_the_test_makes() -> None:
+    """`PathChecks.run` calls `gc.collect()` a dozen times, to see what the paths free: what
+    the process held before the test (the session's, the earlier tests') is set aside from
+    the collector first, for the rest of the session (`gc.freeze`, as tests/conftest.py does
+    after collection), so each pass walks what the test makes, where the allocations it
+    checks are. Late in an xdist worker the passes over everything else took most of a
+    second per test."""
+    gc.collect()
+    gc.freeze()
 
 
 class FakeDriver:

@@ -507,8 +507,11 @@ def test_resume_after_sigkill_finishes_without_duplicates(tmp_path):
     cells_before = (out / "cells.jsonl").read_text().count("\n")
     assert cells_before < 4, "the kill came too late to test a resume"
 
-    # the killed run's workers (and their spares) die with it, even one in an example
-    time.sleep(1.0)
+    # the killed run's workers (and their spares) die with it, even one in an example: within
+    # the second they were always given, polled rather than slept through
+    deadline = time.monotonic() + 1.0
+    while _workers_of(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert _workers_of(proc.pid) == []
 
     with open(journal, "ab") as fh:  # as if killed in the middle of a write

@@ -12,6 +12,7 @@ from caiconform.cli import main as cli_main
 from caiconform.runner.config import RunConfig
 from caiconform.runner.driver import run_matrix
 from caiconform.runner.schedule import estimate_cost, parse_shard, shard_cells
+from tests.conftest import _built_once
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = "tests.synthetic.adapters"
@@ -43,6 +44,14 @@ def _run(out: Path, shard: tuple[int, int] | None = None, workers: int = 2) -> P
     return out
 
 
+@pytest.fixture(scope="session")
+def shard_run(tmp_path_factory: pytest.TempPathFactory):
+    """`shard_run(i)`: the run directory of shard i/3 (`_run(out, (i, 3))`), run once per pytest
+    run and shared by the tests here, which only read it (`caiconform report` writes to its
+    `--out`)."""
+    return lambda i: _built_once(tmp_path_factory, f"shard-{i}-of-3", lambda out: _run(out, (i, 3)))
+
+
 def _comparable(matrix: dict) -> dict:
     """The parts of a report that must not depend on how the matrix was split: per-cell
     outcome counts, finding groups (without reproducer paths), skips, the summary."""
@@ -56,9 +65,9 @@ def _comparable(matrix: dict) -> dict:
     }
 
 
-def test_merged_shards_give_the_report_of_a_single_run(tmp_path):
+def test_merged_shards_give_the_report_of_a_single_run(tmp_path, shard_run):
     single = _run(tmp_path / "single")
-    shards = [_run(tmp_path / f"shard{i}", (i, 3)) for i in (1, 2, 3)]
+    shards = [shard_run(i) for i in (1, 2, 3)]
     cells = [
         {json.loads(line)["cell"] for line in (d / "cells.jsonl").read_text().splitlines()}
         for d in shards
@@ -137,10 +146,10 @@ def test_cells_that_cannot_be_split_start_first():
     assert [c.key for c in start_order(cells)] == ["own-long", "own", "long", "short"]
 
 
-def test_a_merge_missing_a_shard_is_incomplete(tmp_path, capsys):
+def test_a_merge_missing_a_shard_is_incomplete(tmp_path, capsys, shard_run):
     """Two of three shards merged judge two thirds of the matrix: INCOMPLETE (exit 3) naming
     the shard that is not there; one shard judged alone is its own whole run [issue 34]."""
-    shards = [_run(tmp_path / f"shard{i}", (i, 3)) for i in (1, 3)]
+    shards = [shard_run(i) for i in (1, 3)]
     merge = ["report", str(shards[0]), "--merge", str(shards[1]), "--out", str(tmp_path / "r")]
     assert cli_main(merge) == 3
     first = capsys.readouterr().out.splitlines()[0]

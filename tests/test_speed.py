@@ -576,7 +576,7 @@ def test_workers_start_while_the_floors_are_still_being_built(tmp_path, monkeypa
         return original(producer, consumer)
 
     monkeypatch.setattr(floor_checks, "floor", floor)
-    _run(out, 2, fork=True, preload=True)
+    _run(out, 2, fork=True, preload=True, checks=(SYNTHETIC, floor_checks.__name__))
     assert seen == [True]
 
 
@@ -588,7 +588,7 @@ def test_preloading_fork_servers_start_while_the_libraries_are_probed(tmp_path, 
 
     out = tmp_path / "early"
     monkeypatch.setenv(PROBE_WAITS_ENV, str(out / "workers"))
-    _run(out, 2, fork=True, preload=True)
+    _run(out, 2, fork=True, preload=True, checks=(SYNTHETIC,))
     versions = {i["version"] for i in json.loads((out / "adapters.json").read_text()).values()}
     assert versions == {"0.0-synthetic+saw-a-preloaded-server"}, versions
 

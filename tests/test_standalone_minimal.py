@@ -18,6 +18,7 @@ import pytest
 
 from caiconform.report.standalone import script_for_group
 from tests import test_standalone_dlpack as dl
+from tests.conftest import _built_once
 from tests.test_standalone import LATEST, SYNTHETIC, child_code
 
 #: the bounds reached (issue 40 asks ~60 for most scripts): the synthetic set holds the long
@@ -51,27 +52,40 @@ def corpus(name: str) -> dict[str, str]:
     return {key: text for key, text in scripts.items() if text is not None}
 
 
-def programs(text: str) -> list[str]:
+@cache
+def programs(text: str) -> tuple[str, ...]:
     """The script and, for a crash script, the code its child runs."""
     child = child_code(text)
-    return [text] if child is None else [text, child]
+    return (text,) if child is None else (text, child)
 
 
 #: the corpora this copy of the tree holds (reports/latest may be left out of it)
 CORPORA = tuple(name for name in BOUNDS if name != "latest" or LATEST.is_file())
 
 
-def every_program() -> list[tuple[str, str]]:
+@pytest.fixture(scope="session")
+def corpora(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+    """Every corpus this tree holds, name -> `corpus(name)`: built once per pytest run (a few
+    seconds of CPU) and shared by the xdist workers as JSON."""
+    path = _built_once(
+        tmp_path_factory,
+        "standalone-corpora.json",
+        lambda path: path.write_text(json.dumps({name: corpus(name) for name in CORPORA})),
+    )
+    return json.loads(path.read_text())
+
+
+def every_program(corpora: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
     return [
         (key, program)
         for name in CORPORA
-        for key, text in corpus(name).items()
+        for key, text in corpora[name].items()
         for program in programs(text)
     ]
 
 
-def test_every_script_compiles_with_its_imports_at_the_top_once_each() -> None:
-    for key, program in every_program():
+def test_every_script_compiles_with_its_imports_at_the_top_once_each(corpora) -> None:
+    for key, program in every_program(corpora):
         compile(program, key, "exec")
         body = ast.parse(program).body
         defs = [i for i, n in enumerate(body) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
@@ -89,8 +103,8 @@ def test_every_script_compiles_with_its_imports_at_the_top_once_each() -> None:
         assert len(lines) == len(set(lines)), f"{key}: an import twice: {lines}"
 
 
-def test_no_function_or_class_is_defined_and_never_used() -> None:
-    for key, program in every_program():
+def test_no_function_or_class_is_defined_and_never_used(corpora) -> None:
+    for key, program in every_program(corpora):
         tree = ast.parse(program)
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         defined = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
@@ -99,8 +113,8 @@ def test_no_function_or_class_is_defined_and_never_used() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CORPORA))
-def test_the_median_script_is_short(name: str) -> None:
-    counts = [logic_lines(text) for text in corpus(name).values()]
+def test_the_median_script_is_short(name: str, corpora) -> None:
+    counts = [logic_lines(text) for text in corpora[name].values()]
     median, longest = BOUNDS[name]
     assert counts, f"no script in the {name} corpus"
     assert statistics.median(counts) <= median, f"median {statistics.median(counts)} ({name})"

@@ -111,14 +111,26 @@ def test_without_a_zygote_a_slot_starts_cold(zygote, tmp_path):
         worker.close()
 
 
+#: the matrix of the runs compared below: cells that lose processes (crashes, poisoned
+#: processes, the floor's crash cap, shrinking) beside cells that lose none, and slow-good
+MATRIX = {
+    "checks": (SYNTHETIC, "tests.synthetic.floor_checks"),
+    "libraries": ("good", "abort", "poison"),
+    "extra": ("slow-good",),
+}
+
+
 def test_a_run_with_the_zygote_journals_what_one_without_does(tmp_path):
+    """Over MATRIX, 3 preloading fork-server workers whose servers the zygote forks journal
+    what servers started one by one journal, and slow-good is imported once, in the zygote.
+    MATRIX is the synthetic matrix less the cells of `wrong` and `raises` (they lose no
+    process) and the kinds family (the workers it retires are replaced as the poisoned ones
+    are): about half the CPU of the whole one."""
     started = time.monotonic()
-    with_zygote = _run(
-        tmp_path / "z", 3, fork=True, preload=True, zygote=True, extra=("slow-good",)
-    )
+    with_zygote = _run(tmp_path / "z", 3, fork=True, preload=True, zygote=True, **MATRIX)
     assert time.monotonic() - started < 120
     assert _outcomes(with_zygote) == _outcomes(
-        _run(tmp_path / "plain", 3, fork=True, preload=True, extra=("slow-good",))
+        _run(tmp_path / "plain", 3, fork=True, preload=True, **MATRIX)
     )
     log = (with_zygote / "workers" / "zygote.log").read_text(errors="replace")
     assert "fork server: preloaded" in log and "slow-good" in log  # imported once, there
