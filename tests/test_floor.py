@@ -17,6 +17,7 @@ from caiconform.results.record import EXPECT_REJECTION, coverage_of_params
 from caiconform.runner.config import RunConfig
 from caiconform.runner.driver import run_matrix
 from caiconform.spec import dtypes
+from caiconform.spec.families import LIVE
 from caiconform.spec.layout import LAYOUT_KINDS
 
 SOURCE = "tests.synthetic.adapters"
@@ -330,7 +331,7 @@ def test_adversarial_floor_has_every_mutant_rule_and_live_mutation_once(adversar
     live = [e.params["mutation"] for e in floor if e.params["kind"] == "live"]
     assert sorted({p["rule"] for p in mutants}) == sorted(cst.MUTATIONS)
     assert len(mutants) > len(cst.MUTATIONS)  # drawn variants beside the minimal mutant
-    assert sorted(live) == sorted(adversarial.LIVE)
+    assert sorted(live) == sorted(LIVE)
     for params in mutants:  # each mutant breaks exactly the rule it names
         report = caiconform.validate(_encoding.decode(params["interface"]))
         assert params["rule"] in {f.rule for f in report.findings}, params

@@ -22,6 +22,7 @@ from caiconform.results.outcome import FAIL, PASS, REJECTED, SKIP
 from caiconform.results.record import EXPECT_REJECTION
 from caiconform.results.severity import CORRUPTS, DEPARTS, harm_of, severity_of
 from caiconform.spec.dtypes import STRUCTURED_DESCR, numpy_dtype
+from caiconform.spec.families import LIVE
 from caiconform.spec.layout import Layout
 from caiconform.spec.rules import RULES, Level
 
@@ -222,7 +223,7 @@ def _object_fields_dict(typestr: str = "<f4") -> dict:
 def test_an_object_field_descr_is_a_valid_dict():
     report = validate(_object_fields_dict())
     assert report.ok, report.errors
-    assert adversarial.LIVE["object-fields"] is None  # legal input
+    assert LIVE["object-fields"] is None  # legal input
     assert RULES[adversarial.OBJECT_FIELDS_RULE].level is Level.SHOULD
     # objects made of device bytes are wrong values without an error
     # objects from device bytes are wrong values; the sentence is a SHOULD: listed, not failed

@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from caiconform.checks import FAMILIES
 from caiconform.results.outcome import (
     ACCEPTED_INVALID,
     CRASH,
@@ -48,6 +47,7 @@ from caiconform.results.outcome import (
     SKIP,
 )
 from caiconform.results.record import EXPECT_REJECTION
+from caiconform.spec.families import FAMILIES
 from caiconform.spec.rules import RULES
 
 __all__ = [
