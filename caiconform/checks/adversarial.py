@@ -40,6 +40,7 @@ from caiconform.results.outcome import REJECTED, SKIP, Result
 from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.families import LIVE
 from caiconform.spec.layout import Layout, c_strides
+from caiconform.spec.values import compare_values, make_values
 
 __all__ = [
     "FAMILY",
@@ -354,7 +355,7 @@ def build_live(params: dict) -> tuple[Any, np.ndarray, Any]:
 
     mutation, typestr = params["mutation"], params["typestr"]
     layout = Layout.from_dict(params["layout"])
-    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    values = make_values(typestr, layout.shape, params["seed"], layout.strides)
     if mutation == "host-pointer":
         host = np.ascontiguousarray(values)
         d = {
@@ -413,7 +414,7 @@ def judge_object_fields(consumer: str, obj: Any, values: np.ndarray, context: st
         return _results.failed(
             rule, f"an array of dtype {dtype} holding objects", "a refusal or opaque bytes", context
         )
-    mismatch = _values.compare_values(got, values)
+    mismatch = compare_values(got, values)
     if mismatch is not None:
         return _results.failed(
             "CAI-CONSUMER-READS-DESCRIBED", mismatch, "the zero bytes written", context

@@ -242,7 +242,7 @@ _BRACKETED_NUMBERS = re.compile(r"[(\[][^()\[\]]*\d[^()\[\]]*[)\]]")
 _TOKEN_WITH_DIGIT = re.compile(r"[\w.+-]*\d[\w.+-]*")
 _EMPTY_BRACKETS = re.compile(r"\(\)|\[\]")
 _STAR_RUN = re.compile(r"\*(?:[\s,]*\*)+")
-#: the element values of a mismatch (`checks._values.compare_values`), its bytes' mark kept
+#: the element values of a mismatch (`spec.values.compare_values`), its bytes' mark kept
 _ELEMENT_VALUES = re.compile(r"(first at \*: got ).+?(, expected ).+?((?: \(bytes\))?)$")
 
 
