@@ -165,7 +165,7 @@ def _family_examples(family: str, producer: str | None, consumer: str | None, k:
     """(execute, `k` examples) of a check family, drawn as a run draws them (fixed seed)."""
     from hypothesis import Phase, given, seed
 
-    from caiconform.runner.draws import hypothesis_settings
+    from caiconform.draws import hypothesis_settings
     from caiconform.runner.plan import load_families
 
     families, broken = load_families([family])

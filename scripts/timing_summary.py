@@ -29,7 +29,8 @@ def _stamp(record: dict, start: float) -> float:
 def _kind_changes(ran: list[dict], start: float) -> int:
     """Changes between one-queue families' cells and the others', summed over slots, in the
     order the records were journaled."""
-    from caiconform.checks import FAMILIES, load
+    from caiconform.checks import load
+    from caiconform.spec.families import FAMILIES
 
     single = {f for f in FAMILIES if getattr(load(f), "SINGLE_QUEUE", False)}
     last: dict[str, bool] = {}
@@ -196,7 +197,9 @@ def main() -> None:
     for argument in sys.argv[1:]:
         name, _, path = argument.partition("=")
         if not path or not (Path(path) / "run.json").is_file():
-            sys.exit(f"timing_summary: {argument!r}: want NAME=RUN_DIR, a run directory with run.json")
+            sys.exit(
+                f"timing_summary: {argument!r}: want NAME=RUN_DIR, a run directory with run.json"
+            )
         print("\n".join(summary(name, Path(path))))
 
 

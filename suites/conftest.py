@@ -260,8 +260,8 @@ def suite(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     chosen = request.config.getoption("suite_out")
     out = Path(chosen) if chosen else tmp_path_factory.mktemp("suites")
     families = {getattr(item.module, "FAMILY", None) for item in request.session.items}
-    from caiconform.checks import FAMILIES
     from caiconform.results.severity import parse_severities
+    from caiconform.spec.families import FAMILIES
 
     try:
         fail_on = parse_severities(request.config.getoption("suite_fail_on"), "--suite-fail-on")

@@ -21,11 +21,9 @@ from caiconform import strategies as cst
 from caiconform import validate
 from caiconform.adapters.base import SkipExchange
 from caiconform.checks import (
-    FAMILIES,
     _encoding,
     _exchange,
     _results,
-    _values,
     adversarial,
     agreement,
     load,
@@ -36,7 +34,9 @@ from caiconform.checks import (
 )
 from caiconform.results.outcome import OUTCOMES
 from caiconform.results.record import EXPECT_REJECTION
+from caiconform.spec.families import FAMILIES, LIVE
 from caiconform.spec.rules import RULES, Level
+from caiconform.spec.values import compare_values, make_values, values_source
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS_DIR = ROOT / "caiconform" / "checks"
@@ -165,17 +165,17 @@ def test_synthetic_schema_repro_runs_and_prints_the_verdict(tmp_path: Path) -> N
 
 @given(st.sampled_from(["|b1", "|i1", "<u2", "<i4", "<f2", "<f4", "<f8", "<c8", "<c16"]))
 def test_make_values_is_deterministic_and_typed(typestr: str) -> None:
-    a = _values.make_values(typestr, (3, 4), 7)
-    b = _values.make_values(typestr, (3, 4), 7)
+    a = make_values(typestr, (3, 4), 7)
+    b = make_values(typestr, (3, 4), 7)
     assert a.shape == (3, 4) and a.dtype == np.dtype(typestr)
     assert a.tobytes() == b.tobytes()
-    assert _values.make_values(typestr, (3, 4), 8).tobytes() != a.tobytes()
+    assert make_values(typestr, (3, 4), 8).tobytes() != a.tobytes()
     if typestr == "|b1":
         assert set(a.view(np.uint8).ravel()) <= {0, 1}
 
 
 def test_make_values_of_a_zero_size_shape() -> None:
-    assert _values.make_values("<f4", (2, 0, 3), 1).shape == (2, 0, 3)
+    assert make_values("<f4", (2, 0, 3), 1).shape == (2, 0, 3)
 
 
 @FEW
@@ -190,17 +190,17 @@ def test_make_values_can_be_stored_at_every_layout(typestr_layout) -> None:
     from caiconform.reference.producer import check_layout
 
     typestr, layout = typestr_layout
-    values = _values.make_values(typestr, layout.shape, 3, layout.strides)
+    values = make_values(typestr, layout.shape, 3, layout.strides)
     assert values.shape == layout.shape and values.flags.c_contiguous
     check_layout(layout, values.dtype.itemsize, values)  # raises if broadcast values differ
 
 
 def test_values_source_rebuilds_the_same_values() -> None:
     namespace: dict = {}
-    exec(_values.values_source("<f8", (5, 2), 11), namespace)
-    assert namespace["values"].tobytes() == _values.make_values("<f8", (5, 2), 11).tobytes()
-    exec(_values.values_source("<i2", (3, 2), 11, (0, 2)), namespace)
-    assert namespace["values"].tobytes() == _values.make_values("<i2", (3, 2), 11, (0, 2)).tobytes()
+    exec(values_source("<f8", (5, 2), 11), namespace)
+    assert namespace["values"].tobytes() == make_values("<f8", (5, 2), 11).tobytes()
+    exec(values_source("<i2", (3, 2), 11, (0, 2)), namespace)
+    assert namespace["values"].tobytes() == make_values("<i2", (3, 2), 11, (0, 2)).tobytes()
     assert (namespace["values"] == namespace["values"][0]).all()
 
 
@@ -208,34 +208,34 @@ def test_compare_values_is_bitwise_and_nan_aware() -> None:
     expected = np.array([1.0, np.nan, 0.0], dtype="<f4")
     other_nan = expected.copy()
     other_nan.view(np.uint32)[1] = 0x7FC00001  # another NaN payload
-    assert _values.compare_values(other_nan, expected) is None
+    assert compare_values(other_nan, expected) is None
     negative_zero = expected.copy()
     negative_zero[2] = -0.0
-    message = _values.compare_values(negative_zero, expected)
+    message = compare_values(negative_zero, expected)
     assert message is not None and "1 of 3 elements differ; first at (2,)" in message
-    assert "shape (2,)" in _values.compare_values(expected[:2], expected)
-    assert "dtype <f8" in _values.compare_values(expected.astype("<f8"), expected)
-    assert "not a numpy array" in _values.compare_values([1.0], expected)
+    assert "shape (2,)" in compare_values(expected[:2], expected)
+    assert "dtype <f8" in compare_values(expected.astype("<f8"), expected)
+    assert "not a numpy array" in compare_values([1.0], expected)
 
 
 def test_compare_values_reports_a_misread_0d_array() -> None:
     """A 0-d big-endian array read back with its bytes swapped is a mismatch at (), not an
     IndexError of the comparison (which the runner journaled as the consumer's refusal)."""
-    expected = _values.make_values(">i4", (), 0)
+    expected = make_values(">i4", (), 0)
     misread = np.asarray(expected.astype("<i4").view(">i4").astype("<i4"))
-    message = _values.compare_values(misread, expected)
+    message = compare_values(misread, expected)
     assert message is not None and message.startswith("1 of 1 elements differ; first at ()")
-    assert _values.compare_values(np.asarray(expected.astype("<i4")), expected) is None
+    assert compare_values(np.asarray(expected.astype("<i4")), expected) is None
 
 
 def test_compare_values_complex_nan_and_byte_order() -> None:
     expected = np.array([complex(np.nan, 1.0), 2 + 3j], dtype="<c8")
     seen = np.array([complex(np.nan, 1.0), 2 + 3j], dtype="<c8")
-    assert _values.compare_values(seen, expected) is None
+    assert compare_values(seen, expected) is None
     seen[0] = complex(np.nan, 2.0)
-    assert _values.compare_values(seen, expected) is not None
+    assert compare_values(seen, expected) is not None
     big = np.array([1, 2, 3], dtype=">i4")
-    assert _values.compare_values(big.astype("<i4"), big) is None
+    assert compare_values(big.astype("<i4"), big) is None
 
 
 # --- encoding interface dicts ----------------------------------------------------------------
@@ -560,7 +560,7 @@ def test_rebase_moves_pointers_into_real_memory(fake_memory) -> None:
 
 
 def test_live_mutations_name_catalogue_rules() -> None:
-    for mutation, rule in adversarial.LIVE.items():
+    for mutation, rule in LIVE.items():
         assert rule is None or RULES[rule].level is Level.MUST, mutation
 
 
@@ -589,7 +589,7 @@ def test_adversarial_taints_after_a_bogus_stream_not_refused() -> None:
 
 
 def test_sentinel_count_counts_complemented_elements() -> None:
-    values = _values.make_values("<i4", (6,), 3)
+    values = make_values("<i4", (6,), 3)
     read = values.copy()
     read[:2] = ~values[:2]
     assert streams.sentinel_count(read, values) == 2
@@ -792,7 +792,7 @@ def test_suite_failure_message_names_rule_seen_expected_and_reproducer(tmp_path:
 
 
 def test_compare_values_shows_bytes_when_the_values_print_alike() -> None:
-    from caiconform.checks._values import compare_values
+    from caiconform.spec.values import compare_values
 
     stored_as_two = np.frombuffer(b"\x02\x00", dtype="?").reshape(1, 2).copy()
     message = compare_values(stored_as_two, np.array([[True, False]]))
@@ -830,7 +830,8 @@ def test_only_families_without_overlapping_streams_ask_for_one_queue():
     does not order its work before the consumer's. The devices family's exchanges have no
     pending work (each of its replacements makes a context on two GPUs, cheaper with one
     queue)."""
-    from caiconform.checks import FAMILIES, load
+    from caiconform.checks import load
+    from caiconform.spec.families import FAMILIES
 
     single = {f for f in FAMILIES if getattr(load(f), "SINGLE_QUEUE", False)}
     assert single == set(FAMILIES) - {"streams", "dlpack_streams", "dlpack_copy"}

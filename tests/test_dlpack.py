@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from caiconform import dlpack
-from caiconform.checks import _exchange, _results, _values, agreement
+from caiconform.checks import _exchange, _results, agreement
 from caiconform.results.outcome import FAIL, PASS
+from caiconform.spec.values import make_values
 
 
 @pytest.mark.parametrize(
@@ -315,7 +316,7 @@ def _memory():
     """An allocation of 6 x 4 float32 with the example's values in its even rows (zeros in the
     odd ones): `base[::2]` holds what was written."""
     base = np.zeros((6, 4), dtype="<f4")
-    base[::2] = _values.make_values("<f4", (3, 4), 0)
+    base[::2] = make_values("<f4", (3, 4), 0)
     return base
 
 
@@ -363,7 +364,7 @@ def test_a_producer_whose_capsule_disagrees_with_its_cai_is_the_culprit(
     cai_array, capsule = _disagreeing(field)
     if field == "wrapped":  # the CAI's negative stride is right: hand it the reversed rows
         base = np.zeros((6, 4), dtype="<f4")
-        base[::-1][1::2] = _values.make_values("<f4", (3, 4), 0)
+        base[::-1][1::2] = make_values("<f4", (3, 4), 0)
         cai_array = base[::-1][1::2]
         capsule = _capsule_of(cai_array, strides=(2**62 - 8, 1))
         allocation = base
@@ -379,7 +380,7 @@ def test_a_producer_whose_capsule_disagrees_with_its_cai_is_the_culprit(
 
 def test_the_wrapped_stride_names_both_values(monkeypatch):
     base = np.zeros((6, 4), dtype="<f4")
-    base[::-1][1::2] = _values.make_values("<f4", (3, 4), 0)
+    base[::-1][1::2] = make_values("<f4", (3, 4), 0)
     cai_array = base[::-1][1::2]
     capsule = _capsule_of(cai_array, strides=(2**62 - 8, 1))
     result = _run(monkeypatch, _Producer(cai_array, capsule), base)

@@ -9,8 +9,8 @@ import types
 from pathlib import Path
 
 from caiconform.report.issues import select_groups
-from caiconform.report.wording import issue_filename
 from caiconform.results.record import cell_key
+from caiconform.results.wording import issue_filename
 from caiconform.spec.rules import RULES, level_text
 
 CMD = [sys.executable, "-m", "caiconform.cli", "findings"]

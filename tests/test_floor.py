@@ -11,13 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import caiconform
-from caiconform.checks import _encoding, _exchange, _floor, _results, _values
+from caiconform.checks import _encoding, _exchange, _floor, _results
 from caiconform.results.outcome import FAIL, PASS, REJECTED
 from caiconform.results.record import EXPECT_REJECTION, coverage_of_params
 from caiconform.runner.config import RunConfig
 from caiconform.runner.driver import run_matrix
 from caiconform.spec import dtypes
+from caiconform.spec.families import LIVE
 from caiconform.spec.layout import LAYOUT_KINDS
+from caiconform.spec.values import compare_values, make_values
 
 SOURCE = "tests.synthetic.adapters"
 FLOOR_FAMILY = "tests.synthetic.floor_checks"
@@ -221,12 +223,12 @@ def test_ordinary_typestrs_are_not_judged_here():
 
 def test_values_of_named_types_compare_as_bytes():
     for name in ("bfloat16", "float8_e5m2", "structured"):
-        values = _values.make_values(name, (3, 2), 7)
+        values = make_values(name, (3, 2), 7)
         raw = values.view(np.dtype(f"V{values.dtype.itemsize}"))
-        assert _values.compare_values(raw, values) is None
+        assert compare_values(raw, values) is None
         other = raw.copy()
         other.view(np.uint8)[0] ^= 1
-        assert _values.compare_values(other, values) is not None
+        assert compare_values(other, values) is not None
 
 
 # -- the runner runs the floor first, with a crash cap --------------------------------------
@@ -300,7 +302,7 @@ def test_a_race_between_two_libraries_is_pinned_by_the_reference_control(
     from caiconform.checks import streams
     from caiconform.reference.producer import sentinel_of
 
-    values = _values.make_values("<f4", (8,), 3)
+    values = make_values("<f4", (8,), 3)
     monkeypatch.setattr(streams, "_produce", lambda producer, params, v: object())
     monkeypatch.setattr(streams, "_finish", lambda: None)
     monkeypatch.setattr(streams, "_free_garbage", lambda: None)
@@ -330,7 +332,7 @@ def test_adversarial_floor_has_every_mutant_rule_and_live_mutation_once(adversar
     live = [e.params["mutation"] for e in floor if e.params["kind"] == "live"]
     assert sorted({p["rule"] for p in mutants}) == sorted(cst.MUTATIONS)
     assert len(mutants) > len(cst.MUTATIONS)  # drawn variants beside the minimal mutant
-    assert sorted(live) == sorted(adversarial.LIVE)
+    assert sorted(live) == sorted(LIVE)
     for params in mutants:  # each mutant breaks exactly the rule it names
         report = caiconform.validate(_encoding.decode(params["interface"]))
         assert params["rule"] in {f.rule for f in report.findings}, params
@@ -347,13 +349,13 @@ def test_adversarial_floor_has_every_mutant_rule_and_live_mutation_once(adversar
 
 
 def test_structured_padding_is_not_data():
-    values = _values.make_values("structured", (4,), 5)
+    values = make_values("structured", (4,), 5)
     seen = values.copy()
     raw = seen.view(np.uint8).reshape(4, -1)
     raw[:, 7] ^= 0xFF  # the padding byte of STRUCTURED_DESCR
-    assert _values.compare_values(seen, values) is None
+    assert compare_values(seen, values) is None
     raw[:, 0] ^= 1  # field "a"
-    assert "4 of 4 elements differ" in _values.compare_values(seen, values)
+    assert "4 of 4 elements differ" in compare_values(seen, values)
 
 
 def _floor_mutants(rule: str) -> list[dict]:

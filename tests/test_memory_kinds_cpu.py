@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from caiconform.checks import _encoding, _exchange, _memory, adversarial
 from caiconform.cuda import memkinds
 from caiconform.cuda.memkinds import MEMORY_KINDS, current_kind, use_kind, using_kind
+from caiconform.draws import draw_examples
 from caiconform.results.catalogue import build_catalogue
 from caiconform.results.record import coverage_of_params
-from caiconform.runner.draws import draw_examples
 from caiconform.runner.repro import script_for
+from caiconform.spec.families import LIVE
 from caiconform.spec.layout import Layout
 from caiconform.spec.rules import RULES, Level
 
@@ -268,7 +269,7 @@ def test_the_memory_rule_is_a_consumer_must_traced_to_the_text():
 
 
 def test_the_read_past_an_allocation_uses_vmm_memory_with_a_guard_as_far_as_it_reads():
-    for example in adversarial._build_floor(0, len(adversarial.LIVE) * 100):
+    for example in adversarial._build_floor(0, len(LIVE) * 100):
         if example.params.get("mutation") == "extent-past-allocation":
             assert example.params["memory"] == "vmm" and example.coverage["memory"] == "vmm"
             break

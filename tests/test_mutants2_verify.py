@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from caiconform.report import verify
+from caiconform.results import verification
 
 GROUP = {
     "library": "cupy",
@@ -89,10 +90,10 @@ def test_an_empty_script_is_no_script_and_never_runs(tmp_path: Path):
 
 def test_a_group_not_run_here_ranks_with_the_unverified_ones():
     ranks = {
-        status: verify.lead_rank({"standalone": {"standalone": status}})
-        for status in verify.STATUSES
+        status: verification.lead_rank({"standalone": {"standalone": status}})
+        for status in verification.STATUSES
     }
-    ranks["unverified"] = verify.lead_rank({"standalone": None})
+    ranks["unverified"] = verification.lead_rank({"standalone": None})
     expected = {
         "reproduces": 0,
         "not run here": 1,

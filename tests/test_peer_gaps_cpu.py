@@ -16,14 +16,16 @@ import pytest
 from caiconform import validate
 from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.adapters.registry import get
-from caiconform.checks import _encoding, _exchange, _values, adversarial, roundtrip, schema
+from caiconform.checks import _encoding, _exchange, adversarial, roundtrip, schema
 from caiconform.reference.consumer import ConsumerRefused, inspect_dict
 from caiconform.results.outcome import FAIL, PASS, REJECTED, SKIP
 from caiconform.results.record import EXPECT_REJECTION
 from caiconform.results.severity import CORRUPTS, DEPARTS, harm_of, severity_of
 from caiconform.spec.dtypes import STRUCTURED_DESCR, numpy_dtype
+from caiconform.spec.families import LIVE
 from caiconform.spec.layout import Layout
 from caiconform.spec.rules import RULES, Level
+from caiconform.spec.values import compare_values, fields_dropped, make_values
 
 # --- objects that cannot export -------------------------------------------------------------
 
@@ -222,7 +224,7 @@ def _object_fields_dict(typestr: str = "<f4") -> dict:
 def test_an_object_field_descr_is_a_valid_dict():
     report = validate(_object_fields_dict())
     assert report.ok, report.errors
-    assert adversarial.LIVE["object-fields"] is None  # legal input
+    assert LIVE["object-fields"] is None  # legal input
     assert RULES[adversarial.OBJECT_FIELDS_RULE].level is Level.SHOULD
     # objects made of device bytes are wrong values without an error
     # objects from device bytes are wrong values; the sentence is a SHOULD: listed, not failed
@@ -290,14 +292,14 @@ def test_the_reference_consumer_refuses_object_fields_and_keeps_structured_field
 
 @pytest.mark.parametrize("drops", [True, False])
 def test_a_consumer_dropping_descr_passes_with_a_portability_warning(monkeypatch, drops):
-    expected = _values.make_values("structured", (3,), 7)
+    expected = make_values("structured", (3,), 7)
     assert expected.dtype.names is not None
     seen = expected.view("V16").copy() if drops else expected.copy()
     monkeypatch.setattr(_exchange, "adapter", lambda name: _Consumer(seen))
     result = _exchange.judge_exchange("x", _encoding.InterfaceObject({}), expected, None, "c")
     assert result.outcome == PASS
     assert (result.seen == ["CAI-PORT-DESCR-FIELDS"]) is drops, result.message
-    assert _values.fields_dropped(seen, expected) is drops
+    assert fields_dropped(seen, expected) is drops
 
 
 # --- datetime units and an extent past 4 GiB in the roundtrip floor -------------------------
@@ -338,11 +340,11 @@ def test_the_big_extent_is_skipped_before_anything_is_made_when_memory_is_short(
 
 
 def test_datetime_units_are_values_of_their_own():
-    values = _values.make_values("<M8[s]", (3, 4), 0)
+    values = make_values("<M8[s]", (3, 4), 0)
     assert values.dtype == np.dtype("<M8[s]")
     # the same bits read in ns are other values (a view: converting these seconds to ns
     # overflows, which numpy 2.5 raises as OverflowError where 2.4 wrapped around silently)
-    mismatch = _values.compare_values(values.view("<M8[ns]"), values)
+    mismatch = compare_values(values.view("<M8[ns]"), values)
     assert mismatch == "dtype <M8[ns], expected <M8[s]", mismatch
 
 
@@ -397,19 +399,19 @@ def test_rmm_consumes_through_copy_from_device(monkeypatch):
     monkeypatch.setitem(sys.modules, "rmm", _fake_rmm())
     adapter = get("rmm")
     assert "consume" in adapter.capabilities
-    values = _values.make_values("<f8", (5,), 3)
+    values = make_values("<f8", (5,), 3)
     got = adapter.consume(_host_export(values))
-    assert _values.compare_values(got, values) is None
-    structured = np.ascontiguousarray(_values.make_values("structured", (4,), 3))
+    assert compare_values(got, values) is None
+    structured = np.ascontiguousarray(make_values("structured", (4,), 3))
     read = adapter.consume(_host_export(structured))
     assert read.dtype.names == numpy_dtype("structured").names  # descr's fields kept
     with pytest.raises(ValueError, match="Only 1-D"):
-        adapter.consume(_host_export(_values.make_values("<f4", (2, 3), 0)))
+        adapter.consume(_host_export(make_values("<f4", (2, 3), 0)))
     compile(adapter.repro_consume(), "repro.py", "exec")
 
 
 def test_an_rmm_that_copies_too_little_fails_the_exchange(monkeypatch):
     monkeypatch.setitem(sys.modules, "rmm", _fake_rmm(copy_fraction=0.5))
-    values = _values.make_values("<i4", (8,), 5) | 1  # no zero, so a missing half shows
+    values = make_values("<i4", (8,), 5) | 1  # no zero, so a missing half shows
     result = _exchange.judge_exchange("rmm", _host_export(values), values, None, "c")
     assert (result.outcome, result.rule) == (FAIL, "CAI-CONSUMER-READS-DESCRIBED")

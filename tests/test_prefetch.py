@@ -7,8 +7,8 @@ import os
 
 import pytest
 
+from caiconform.draws import draw_examples
 from caiconform.runner.config import RunConfig
-from caiconform.runner.draws import draw_examples
 from caiconform.runner.driver import run_matrix
 from caiconform.runner.prefetch import Prefetch, draw_cell, processes_for
 from caiconform.runner.protocol import canonical

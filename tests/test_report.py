@@ -156,7 +156,7 @@ def test_cells_count_outcomes_per_check_and_pair(matrix):
 
 
 def test_families_come_in_the_runs_order(matrix):
-    # caiconform.checks.FAMILIES order (cheap dict-only checks first), not alphabetical
+    # caiconform.spec.families.FAMILIES order (cheap dict-only checks first), not alphabetical
     assert list(matrix["families"]) == ["schema", "roundtrip", "streams"]
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from caiconform.checks import FAMILIES, load
+from caiconform.checks import load
 from caiconform.report import protocols
+from caiconform.spec.families import FAMILIES
 
 
 @pytest.mark.parametrize("family", FAMILIES)

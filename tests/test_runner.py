@@ -22,12 +22,12 @@ import pytest
 from hypothesis import Phase, given, seed
 
 from caiconform.cli import main as cli_main
+from caiconform.draws import hypothesis_settings, seed_only_draws
 from caiconform.env import capture, library_versions, visible_gpus
 from caiconform.errors import UsageError
 from caiconform.results.outcome import OUTCOMES, Result
 from caiconform.runner.cell import cell_seed
 from caiconform.runner.config import RunConfig
-from caiconform.runner.draws import hypothesis_settings, seed_only_draws
 from caiconform.runner.driver import run_matrix, summarize
 from caiconform.runner.journal import Journal
 from caiconform.runner.libraries import LibraryInfo
@@ -303,7 +303,7 @@ def test_seed_only_draws_ignore_modules_imported_since(tmp_path, monkeypatch):
     """The bug behind a resume that journaled other examples than the killed run: hypothesis
     draws constants from every local module imported so far, so one seed drew differently once
     more modules were loaded. Inside `seed_only_draws()` (in any thread) it must not."""
-    from caiconform.runner import draws
+    from caiconform import draws
 
     if draws._COLLECT is None:
         pytest.skip("this hypothesis draws no constants from local modules")

@@ -20,6 +20,7 @@ import pytest
 
 from caiconform.cli import main
 from caiconform.report import upstream, verify
+from caiconform.results import verification
 
 LATEST = Path(__file__).resolve().parent.parent / "reports" / "latest"
 NO_DEVICE = "no CUDA device: cuDeviceGetCount returned 0"
@@ -293,6 +294,6 @@ def test_annotate_shows_a_group_not_run_here_as_not_verified():
     verify.annotate([group], {"groups": {verify.standalone_key(group): entry}})
     assert group["standalone"] is None and group["standalone_not_run"]["detail"] == entry["detail"]
     assert verify.status_line(group) == "not verified: not run here (no GPU)"
-    assert verify.lead_rank(group) == 1
+    assert verification.lead_rank(group) == 1
     verify.annotate([group], {"groups": {}})
     assert "standalone_not_run" not in group and verify.status_line(group) is None

@@ -232,7 +232,7 @@ def _check(adapter: Adapter, role: str, case: Case, status: str, **more: str) ->
 
 
 def _values(case: Case) -> np.ndarray:
-    from caiconform.checks._values import make_values
+    from caiconform.spec.values import make_values
 
     return make_values(case.typestr, case.layout.shape, 0, case.layout.strides)
 
@@ -294,7 +294,7 @@ def compare_exports(
 
 
 def _values_differ(seen: Any, expected: np.ndarray) -> tuple[str, str, str] | None:
-    from caiconform.checks._values import compare_values
+    from caiconform.spec.values import compare_values
 
     wrong = compare_values(np.asarray(seen) if seen is not None else seen, expected)
     if wrong is None:

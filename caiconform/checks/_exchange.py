@@ -22,13 +22,13 @@ from caiconform.checks._results import (
     refusal_portability_rule,
     rejected,
 )
-from caiconform.checks._values import compare_values, fields_dropped
 from caiconform.results.outcome import (
     REJECTED,
     Result,
 )
 from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, fields_dropped
 
 
 def adapter(name: str):

@@ -14,6 +14,8 @@ accepts a dict reads an allocation rather than a random address:
   device memory: a refusal is right, bytes read as opaque items pass, an array of objects is a
   `fail` of CAI-DESCR-OBJECT-REFUSED, whose objects are no data); and legal-but-unusual
   layouts (odd strides, negative strides, broadcast zero strides) that must be read correctly or refused for a portability reason.
+  Their names and the rule each breaks are `caiconform.spec.families.LIVE`, where filing and
+  rule coverage read them.
 
 The exchange itself is classified by `judge_exchange`: input breaking a MUST rule cleanly
 refused is `rejected` with expected EXPECT_REJECTION (the right answer), taken is
@@ -36,13 +38,14 @@ from hypothesis import strategies as st
 from caiconform.checks import _encoding, _exchange, _results, _sources, _values
 from caiconform.results.outcome import REJECTED, SKIP, Result
 from caiconform.results.record import EXPECT_REJECTION
+from caiconform.spec.families import LIVE
 from caiconform.spec.layout import Layout, c_strides
+from caiconform.spec.values import compare_values, make_values
 
 __all__ = [
     "FAMILY",
     "ROLES",
     "NEEDS_GPU",
-    "LIVE",
     "OBJECT_FIELDS_RULE",
     "Export",
     "object_fields_descr",
@@ -61,17 +64,6 @@ NEEDS_GPU = True
 SINGLE_QUEUE = True
 Export = _encoding.InterfaceObject
 
-#: live mutation -> the rule it breaks (None: legal, a consumer must read it or refuse it for a
-#: portability reason)
-LIVE: dict[str, str | None] = {
-    "host-pointer": "CAI-DATA-DEVICE-ACCESSIBLE",
-    "extent-past-allocation": "CAI-DATA-EXTENT-IN-ALLOCATION",
-    "stream-bogus": "CAI-STREAM-LIVE",
-    "object-fields": None,
-    "odd-strides": None,
-    "negative-strides": None,
-    "broadcast": None,
-}
 #: what the object-fields mutation judges (its dict is legal, so LIVE names no rule for it)
 OBJECT_FIELDS_RULE = "CAI-DESCR-OBJECT-REFUSED"
 _LAYOUT_KIND = {"odd-strides": "odd", "negative-strides": "negative", "broadcast": "broadcast"}
@@ -194,7 +186,7 @@ def _variants(rule: str, quiet: Any, shape: tuple | None = None, layout: str | N
     from hypothesis import strategies as st
 
     from caiconform import strategies as cst
-    from caiconform.runner.draws import seed_only_draws
+    from caiconform.draws import seed_only_draws
 
     out, index, count = [], 0, 1
     while index < count:
@@ -213,7 +205,7 @@ def _build_floor(part: int = 0, parts: int = 1, rules: list[str] | None = None) 
 
     from caiconform import strategies as cst
     from caiconform.checks import _floor
-    from caiconform.runner.draws import draw_examples
+    from caiconform.draws import draw_examples
 
     quiet = settings(
         database=None,
@@ -363,7 +355,7 @@ def build_live(params: dict) -> tuple[Any, np.ndarray, Any]:
 
     mutation, typestr = params["mutation"], params["typestr"]
     layout = Layout.from_dict(params["layout"])
-    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    values = make_values(typestr, layout.shape, params["seed"], layout.strides)
     if mutation == "host-pointer":
         host = np.ascontiguousarray(values)
         d = {
@@ -422,7 +414,7 @@ def judge_object_fields(consumer: str, obj: Any, values: np.ndarray, context: st
         return _results.failed(
             rule, f"an array of dtype {dtype} holding objects", "a refusal or opaque bytes", context
         )
-    mismatch = _values.compare_values(got, values)
+    mismatch = compare_values(got, values)
     if mismatch is not None:
         return _results.failed(
             "CAI-CONSUMER-READS-DESCRIBED", mismatch, "the zero bytes written", context

@@ -42,6 +42,7 @@ from hypothesis import strategies as st
 from caiconform.checks import _encoding, _exchange, _results, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout, c_strides
+from caiconform.spec.values import compare_values, make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -215,7 +216,7 @@ def _reads_values(obj: Any, values: np.ndarray) -> tuple[bool | None, str]:
     got, exc = _exchange.consume_with("reference", obj)
     if exc is not None:
         return None, f"the reference consumer refused it: {_results.describe_exception(exc)}"
-    wrong = _values.compare_values(np.asarray(got), values)
+    wrong = compare_values(np.asarray(got), values)
     return (True, "") if wrong is None else (False, wrong)
 
 
@@ -301,7 +302,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    values = make_values(typestr, layout.shape, params["seed"], layout.strides)
     obj = _exchange.produce(producer, values, layout, typestr, "none")
     if not hasattr(obj, "__dlpack__"):
         return _results.skipped(f"{producer} objects do not export __dlpack__")
@@ -450,7 +451,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"here with ctypes, no other library in between) should describe the same pointer, "
         f"shape, strides, dtype and read-only flag [CAI-DLPACK-AGREE]; cuda.core's reading of "
         f"the capsule is printed beside them.",
-        _values.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
+        values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
         _sources.producer_source(producer, layout, params["typestr"]),
         _reader_source(),
         _REPRO_BODY,

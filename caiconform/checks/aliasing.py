@@ -50,8 +50,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 from caiconform.adapters.base import SkipExchange
-from caiconform.checks import _results, _sources, _values
+from caiconform.checks import _results, _sources
 from caiconform.results.outcome import Result
+from caiconform.spec.values import compare_values
 
 __all__ = [
     "FAMILY",
@@ -216,7 +217,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     if direction == CONSUMER_WRITES and taken.write is None:
         return _results.skipped(f"{entry.name}: its result cannot be written through (immutable)")
     if entry.holds_result:
-        mismatch = _values.compare_values(taken.read(), values)
+        mismatch = compare_values(taken.read(), values)
         if mismatch is not None:
             return _results.failed(READS, mismatch, "the exported values", f"{context}: first read")
     if direction == PRODUCER_WRITES:
@@ -247,12 +248,12 @@ def judge(
     export), the old ones (it is a copy), or neither (a finding whatever was documented)."""
     from caiconform.adapters.entries import COPY, MAY_COPY, ZERO_COPY
 
-    aliased = _values.compare_values(seen, new) is None
-    copied = _values.compare_values(seen, old) is None
+    aliased = compare_values(seen, new) is None
+    copied = compare_values(seen, old) is None
     zero_copy_rule = ZERO_COPY_SEES if direction == PRODUCER_WRITES else ZERO_COPY_WRITES
     if not (aliased or copied):
         rule = COPY_INDEPENDENT if entry.semantics == COPY else zero_copy_rule
-        mismatch = _values.compare_values(seen, new)
+        mismatch = compare_values(seen, new)
         return _results.failed(
             rule,
             f"{where} holds neither the old nor the written values ({mismatch})",

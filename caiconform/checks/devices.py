@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from caiconform.checks import _exchange, _results, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -74,7 +75,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     if count < MIN_GPUS:
         return _results.skipped(f"devices needs {MIN_GPUS} GPUs; {count} visible")
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = _values.make_values(typestr, shape, params["seed"])
+    values = make_values(typestr, shape, params["seed"])
     ref = ReferenceArray(values, Layout(shape), typestr, device=1)
     ensure_context(0)
     return _exchange.judge_exchange(
@@ -91,7 +92,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     shape = tuple(params["shape"])
     return _sources.repro_script(
         f"devices: an array on device 1 read by {consumer} while device 0 is current.",
-        _values.values_source(params["typestr"], shape, params["seed"]),
+        values_source(params["typestr"], shape, params["seed"]),
         "from caiconform.cuda import ensure_context\n"
         "from caiconform.reference.producer import ReferenceArray\n"
         "from caiconform.spec.layout import Layout\n\n"

@@ -182,7 +182,7 @@ def _deleter_verdict(kind: str, exports: list[Any], context: str) -> Result | No
 def judge(kind: str, got: Any, exc: BaseException | None, exports: list[Any], context: str):
     """The verdict on one consumer import of a `kind` capsule: `got` the host values it read
     (None when it raised `exc`), `exports` the capsules' records, collected already."""
-    from caiconform.checks._values import compare_values
+    from caiconform.spec.values import compare_values
 
     rule = KINDS[kind]
     if kind in LEGAL:

@@ -46,6 +46,7 @@ from hypothesis import strategies as st
 from caiconform.checks import _dlpack_calls, _results, _sources, _values
 from caiconform.results.outcome import PASS, Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -395,7 +396,7 @@ def facts_of(
     except Exception as exc:  # noqa: BLE001 - an unreadable description is other values
         facts.mismatch = f"unreadable ({_results.describe_exception(exc)})"
     else:
-        facts.mismatch = _values.compare_values(got, values)
+        facts.mismatch = compare_values(got, values)
     return facts
 
 
@@ -406,7 +407,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
 def _execute(params: dict, producer: str | None) -> Result:
     case, typestr, shape = params["case"], params["typestr"], tuple(params["shape"])
-    values = _values.make_values(typestr, shape, params["seed"])
+    values = make_values(typestr, shape, params["seed"])
     pending = case in _PENDING
     if pending and _scenario_of(case, producer) == "none":
         from caiconform.adapters.base import SkipExchange
@@ -465,7 +466,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     return _sources.repro_script(
         f"dlpack_copy: {producer}'s __dlpack__ asked {case} ({kwargs_source}); the capsule's "
         f"device, memory and flags are printed, parsed with ctypes [{_CASE_RULE[case]}].",
-        _values.values_source(params["typestr"], shape, params["seed"]),
+        values_source(params["typestr"], shape, params["seed"]),
         _sources.producer_source(
             producer, Layout(shape), params["typestr"], _scenario_of(case, producer)
         ),

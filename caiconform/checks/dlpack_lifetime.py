@@ -38,6 +38,7 @@ import numpy as np
 from caiconform.checks import _results, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -282,7 +283,7 @@ def _tracked(consumer: str, values: np.ndarray, typestr: str, shape: tuple) -> R
         )
     if is_view:
         now = held_values(consumer, view)
-        wrong = None if now is None else _values.compare_values(now, values)
+        wrong = None if now is None else compare_values(now, values)
         if wrong is not None:
             return _results.failed(
                 "DLPACK-DELETER-ONCE",
@@ -338,7 +339,7 @@ def _untracked(
     del obj
     _collect()
     now = held_values(consumer, view) if is_view else np.asarray(view)
-    wrong = None if now is None else _values.compare_values(now, values)
+    wrong = None if now is None else compare_values(now, values)
     if wrong is not None:
         return _results.failed(
             "DLPACK-DELETER-ONCE",
@@ -354,7 +355,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     typestr, shape = params["typestr"], tuple(params["shape"])
     if not _expressible(typestr):
         return _results.skipped(f"DLPack has no data type for {typestr}")
-    values = _values.make_values(typestr, shape, params["seed"])
+    values = make_values(typestr, shape, params["seed"])
     if producer == "reference":
         return _tracked(consumer or "", values, typestr, shape)
     return _untracked(producer or "", consumer or "", values, typestr, shape)
@@ -366,7 +367,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"dlpack_lifetime: {consumer} imports a {producer} array over DLPack and holds it; the "
         f"producer object is dropped and collected (the import must still read the values), "
         f"then the import (the deleter must have run exactly once).",
-        _values.values_source(params["typestr"], shape, params["seed"]),
+        values_source(params["typestr"], shape, params["seed"]),
         "import gc\n\n"
         "from caiconform.adapters._staging import dlpack_only\n"
         "from caiconform.checks._exchange import produce\n"

@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from caiconform.checks import _dlpack_exchange, _exchange, _results, _sources, _values
 from caiconform.results.outcome import FAIL, PASS, REJECTED, Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -191,7 +192,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    values = _values.make_values(typestr, layout.shape, params.get("seed", 0), layout.strides)
+    values = make_values(typestr, layout.shape, params.get("seed", 0), layout.strides)
     obj = _exchange.produce(producer, values, layout, typestr, "none")
     if not hasattr(obj, "__dlpack__"):  # a library without DLPack (the plugin's factory)
         return _results.skipped(f"{producer}'s {type(obj).__name__} does not export __dlpack__")
@@ -223,7 +224,7 @@ def _exchange_values(
         if uncommon(typestr):
             rule = "DLPACK-PORT-DTYPE"  # a type the consumer need not have
         return _results.rejected(rule, exc, "the values the capsule describes", context)
-    mismatch = _values.compare_values(read, values)
+    mismatch = compare_values(read, values)
     if mismatch is None:
         return _results.passed(f"{context}: read back exactly")
     result = _results.failed(rule, mismatch, "the values the capsule describes", context)
@@ -232,7 +233,7 @@ def _exchange_values(
     baseline, how = _dlpack_exchange.reference_read(obj)
     if baseline is None:
         return result
-    if _values.compare_values(baseline, values) is None:
+    if compare_values(baseline, values) is None:
         return result
     return _blame_producer(result, typestr, f"{how} reads a mismatch too: {mismatch}", context)
 
@@ -264,7 +265,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"dlpack_roundtrip: a {typestr} array, layout {layout.kind} {layout.shape} strides "
         f"{layout.strides}, produced by {producer} and imported over DLPack by {consumer}, "
         f"should read back bit for bit.",
-        _values.values_source(typestr, layout.shape, params.get("seed", 0), layout.strides),
+        values_source(typestr, layout.shape, params.get("seed", 0), layout.strides),
         _sources.producer_source(producer, layout, typestr),
         consume,
         _sources.COMPARE_SOURCE,

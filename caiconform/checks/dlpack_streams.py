@@ -41,6 +41,7 @@ from caiconform.checks import _dlpack_calls, _results, _sources, _values
 from caiconform.results.outcome import PASS, REJECTED, Result
 from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -211,7 +212,7 @@ def judge(
         )
     if read is None:
         return _results.passed(f"{context}: a capsule (not read)")
-    mismatch = _values.compare_values(read, values)
+    mismatch = compare_values(read, values)
     if mismatch is None:
         return _results.passed(f"{context}: final values read on stream {value!r}")
     from caiconform.checks.streams import sentinel_count
@@ -257,7 +258,7 @@ def _execute(params: dict, producer: str | None) -> Result:
 
     value, scenario = params["stream"], params["scenario"]
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = _values.make_values(typestr, shape, params["seed"])
+    values = make_values(typestr, shape, params["seed"])
     own = None
     if scenario != "none":
         streams._warm_up("reference", typestr)
@@ -338,7 +339,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"is asked __dlpack__(stream={value!r}); a consumer reading on that stream must see "
         f"the final values [{value_rule(value)}, DLPACK-STREAM-PRODUCER-SYNC]. The capsule is "
         f"parsed with ctypes and its memory copied to the host on that stream.",
-        _values.values_source(params["typestr"], shape, params["seed"]),
+        values_source(params["typestr"], shape, params["seed"]),
         _sources.producer_source(producer, Layout(shape), params["typestr"], params["scenario"]),
         _reader_source(),
         _REPRO_BODY.format(value=value),

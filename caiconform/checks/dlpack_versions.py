@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 from caiconform.checks import _dlpack_calls, _results, _sources, _values
 from caiconform.results.outcome import PASS, Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -218,7 +219,7 @@ def _execute(params: dict, producer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr, max_version = params["typestr"], params["max_version"]
-    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    values = make_values(typestr, layout.shape, params["seed"], layout.strides)
     obj = _dlpack_calls.produce(producer, values, layout, typestr, "none")
     context = f"{producer} {typestr} {layout.kind} {layout.shape} max_version={max_version}"
     answer = _dlpack_calls.ask(obj, **call_kwargs(max_version))
@@ -249,7 +250,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"{params['max_version']}: the capsule it returns, parsed with ctypes (no other library "
         f"in between); asked with (1, x) it should be 'dltensor_versioned' "
         f"[DLPACK-VERSIONED-STRUCT], asked without, 'dltensor'.",
-        _values.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
+        values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
         _sources.producer_source(producer, layout, params["typestr"]),
         _reader_source(),
         _REPRO_BODY.format(kwargs=call_kwargs(params["max_version"])),

@@ -22,6 +22,7 @@ from caiconform.adapters.base import SkipExchange
 from caiconform.checks import _encoding, _results, _sources, _values, _views
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, make_values, values_source
 
 __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "examples", "execute", "repro"]
 
@@ -62,7 +63,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
             "user keeps is numba's as_cuda_array (consumer numba)"
         )
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = _values.make_values(typestr, shape, params["seed"])
+    values = make_values(typestr, shape, params["seed"])
     log = AllocationLog()
     ref = ReferenceArray(values, Layout(shape), typestr, manager=TrackingMemoryManager(log))
     base, size = ref.allocation.ptr, ref.allocation.size
@@ -92,7 +93,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         del view
         return _results.passed(f"{context}: the consumer copied on import; the producer was freed")
     held = consume(_encoding.InterfaceObject(interface), sync="host").values
-    mismatch = _values.compare_values(held, values)
+    mismatch = compare_values(held, values)
     if mismatch is not None:
         return _results.failed(
             "CAI-LIFETIME-DATA-HELD",
@@ -117,7 +118,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     return _sources.repro_script(
         f"lifetime: {consumer} holds a view of a reference array; the producer is dropped and "
         f"collected (memory must stay), then the view (memory must be freed).",
-        _values.values_source(params["typestr"], shape, params["seed"]),
+        values_source(params["typestr"], shape, params["seed"]),
         "import gc\n\n"
         "from caiconform.checks._views import hold\n"
         "from caiconform.reference.producer import ReferenceArray\n"

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from caiconform.checks import _exchange, _results, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, make_values, values_source
 
 __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "MASKS", "examples", "mask_values", "execute", "repro"]
 
@@ -82,7 +83,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform.reference.producer import ReferenceArray
 
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = _values.make_values(typestr, shape, params["seed"])
+    values = make_values(typestr, shape, params["seed"])
     mask = mask_values(params["mask"], shape, params["seed"])
     ref = ReferenceArray(values, Layout(shape), typestr, version=params["version"], mask=mask)
     context = f"reference->{consumer} v{params['version']} mask {params['mask']} {typestr} {shape}"
@@ -109,7 +110,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
             )
         got_mask = ~np.ma.getmaskarray(got) if isinstance(got, np.ma.MaskedArray) else None
         got = np.ma.getdata(got)
-    mismatch = _values.compare_values(np.asarray(got), values)
+    mismatch = compare_values(np.asarray(got), values)
     if mismatch is not None:
         return _results.failed("CAI-CONSUMER-READS-DESCRIBED", mismatch, "the values", context)
     invalid = int((~mask).sum())
@@ -132,7 +133,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     return _sources.repro_script(
         f"mask: a CAI v{params['version']} export with mask '{params['mask']}' read by "
         f"{consumer}: invalid elements must not come back as valid data [CAI-MASK-TRUTH].",
-        _values.values_source(params["typestr"], shape, params["seed"]),
+        values_source(params["typestr"], shape, params["seed"]),
         "from caiconform.checks.mask import mask_values\n"
         "from caiconform.reference.producer import ReferenceArray\n"
         "from caiconform.spec.layout import Layout\n\n"

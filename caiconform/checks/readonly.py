@@ -20,6 +20,7 @@ from caiconform.adapters.base import SkipExchange
 from caiconform.checks import _results, _sources, _values, _views
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, make_values, values_source
 
 __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "examples", "execute", "repro"]
 
@@ -47,7 +48,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform.reference.producer import ReferenceArray, sentinel_of
 
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = _values.make_values(typestr, shape, params["seed"])
+    values = make_values(typestr, shape, params["seed"])
     ref = ReferenceArray(values, Layout(shape), typestr, readonly=True)
     context = f"reference->{consumer} read-only {typestr} {shape}"
     try:
@@ -75,7 +76,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
             f"{context}: the write was refused ({_results.describe_exception(exc)})"
         )
     after = consume(ref, sync="host").values
-    mismatch = _values.compare_values(after, values)
+    mismatch = compare_values(after, values)
     if mismatch is not None:
         return _results.failed(
             "CAI-DATA-READONLY-HONOURED",
@@ -93,7 +94,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     return _sources.repro_script(
         f"readonly: {consumer} imports a read-only CAI export and is asked to write through it; "
         f"the read-only memory must not change [CAI-DATA-READONLY-HONOURED].",
-        _values.values_source(params["typestr"], shape, params["seed"]),
+        values_source(params["typestr"], shape, params["seed"]),
         "from caiconform.checks._views import hold, writer\n"
         "from caiconform.reference.consumer import consume\n"
         "from caiconform.reference.producer import ReferenceArray, sentinel_of\n"

@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from caiconform.checks import _encoding, _exchange, _results, _sources, _values
 from caiconform.results.outcome import FAIL, Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -125,7 +126,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    values = make_values(typestr, layout.shape, params["seed"], layout.strides)
     nbytes = layout.allocation_bytes(values.dtype.itemsize)
     if nbytes > 2**32:
         short = _room_for(nbytes)
@@ -159,7 +160,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     baseline, exc = _exchange.consume_with("reference", obj)
     if exc is not None:
         return result
-    mismatch = _values.compare_values(baseline, values)
+    mismatch = compare_values(baseline, values)
     if mismatch is None:
         return result
     if producer == "reference":
@@ -202,7 +203,7 @@ def _misdescribed(obj: Any, values: Any, errors: list, context: str) -> Result |
     read, exc = _exchange.consume_with("reference", plain)
     if exc is not None:
         return None
-    mismatch = _values.compare_values(read, values)
+    mismatch = compare_values(read, values)
     if mismatch is None:
         return None
     broken = ", ".join(sorted({e.rule for e in errors}))
@@ -222,7 +223,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"roundtrip: a {typestr} array, layout {layout.kind} {layout.shape} strides "
         f"{layout.strides}, produced by {producer} and read by {consumer}, should read back "
         f"bit for bit.",
-        _values.values_source(typestr, layout.shape, params["seed"], layout.strides),
+        values_source(typestr, layout.shape, params["seed"], layout.strides),
         _sources.producer_source(producer, layout, typestr),
         _sources.consumer_source(consumer),
         _sources.COMPARE_SOURCE,

@@ -42,6 +42,7 @@ from caiconform.checks import _encoding, _exchange, _results, _sources, _values
 from caiconform.results.outcome import FAIL, Result
 from caiconform.spec.layout import Layout
 from caiconform.spec.validate import ATTR
+from caiconform.spec.values import make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -293,7 +294,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr, scenario = params["typestr"], params["stream_scenario"]
-    values = _values.make_values(typestr, layout.shape, params["seed"], layout.strides)
+    values = make_values(typestr, layout.shape, params["seed"], layout.strides)
     setting = params.get("export_setting")
     if setting is None:
         obj = _exchange.produce(producer, values, layout, typestr, scenario)
@@ -392,7 +393,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         return _sources.repro_script(
             f"schema: the __cuda_array_interface__ {producer} exports with {setting} "
             f"[CAI-SYNC-PRODUCER-OPT-OUT].",
-            _values.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
+            values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
             "from caiconform.adapters.registry import get\n"
             "from caiconform.spec.layout import Layout\n\n"
             f"layout = Layout.from_dict({params['layout']!r})\n"
@@ -404,7 +405,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     return _sources.repro_script(
         f"schema: the __cuda_array_interface__ {producer} exports for a {params['typestr']} "
         f"array, layout {layout.kind}, stream scenario {params['stream_scenario']}.",
-        _values.values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
+        values_source(params["typestr"], layout.shape, params["seed"], layout.strides),
         _sources.producer_source(producer, layout, params["typestr"], params["stream_scenario"]),
         "print(obj.__cuda_array_interface__)\n",
         judge_lines,

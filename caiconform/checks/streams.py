@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 from caiconform.checks import _exchange, _results, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -266,7 +267,7 @@ def _warm_up(consumer: str, typestr: str) -> None:
     _warmed.add((consumer, typestr))
     from caiconform.reference.producer import ReferenceArray
 
-    values = _values.make_values(typestr, (4,), 0)
+    values = make_values(typestr, (4,), 0)
     _exchange.consume_with(consumer, ReferenceArray(values, Layout((4,)), typestr))
     _finish()
 
@@ -324,7 +325,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
         return _numba(params, producer, consumer)
     typestr, shape = params["typestr"], tuple(params["shape"])
     scenario = params["stream_scenario"]
-    values = _values.make_values(typestr, shape, params["seed"])
+    values = make_values(typestr, shape, params["seed"])
     _warm_up(consumer, typestr)
     _free_garbage()
     obj = _produce(producer, params, values)
@@ -349,7 +350,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
             refusal_rule(exported, exc), exc, "the values after the pending work", context
         )
     got = np.asarray(got)
-    mismatch = _values.compare_values(got, values)
+    mismatch = compare_values(got, values)
     if mismatch is None:
         return _results.passed(f"{context}: read after the pending work")
     early = sentinel_count(got, values)
@@ -394,7 +395,7 @@ def _attribute_race(
         got, exc = _exchange.consume_with("reference", again)
     finally:
         _finish()
-    if exc is None and _values.compare_values(np.asarray(got), values) is None:
+    if exc is None and compare_values(np.asarray(got), values) is None:
         return _results.failed(
             "CAI-SYNC-CONSUMER",
             f"{seen} (sentinel), while the reference consumer, waiting on the exported "
@@ -430,7 +431,7 @@ def race_visible(delay_us: int | None = None) -> dict[str, int]:
     if delay_us is None:
         delay_us = spin_of(RACE_CONTROL_US)
 
-    values = _values.make_values("<f4", (4096,), 0)
+    values = make_values("<f4", (4096,), 0)
     _warm_up("reference", "<f4")
 
     def sentinels_read(scenario: str, sync: str) -> int:
@@ -488,7 +489,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"streams: {producer} leaves its final write pending ({scenario}) and {consumer} reads "
         f"at once; every element must have its final value "
         f"[{race_rule(producer, consumer, scenario)}].",
-        _values.values_source(params["typestr"], shape, params["seed"]),
+        values_source(params["typestr"], shape, params["seed"]),
         build,
         "print(obj.__cuda_array_interface__)\n",
         _sources.consumer_source(consumer),

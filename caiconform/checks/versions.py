@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from caiconform.checks import _encoding, _exchange, _sources, _values
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import make_values, values_source
 
 __all__ = [
     "FAMILY",
@@ -109,7 +110,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform.reference.producer import ReferenceArray
 
     typestr, shape = params["typestr"], tuple(params["shape"])
-    values = _values.make_values(typestr, shape, params["seed"])
+    values = make_values(typestr, shape, params["seed"])
     ref = ReferenceArray(values, Layout(shape), typestr, version=params["version"])
     d = build(params, ref)
     report = validate(d)
@@ -148,7 +149,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         )
         + (f", extra key {params['extra_key']!r}" if params["extra_key"] else "")
         + f", read by {consumer}.",
-        _values.values_source(params["typestr"], shape, params["seed"]),
+        values_source(params["typestr"], shape, params["seed"]),
         "from caiconform.reference.producer import ReferenceArray\n"
         "from caiconform.spec.layout import Layout\n\n"
         f"ref = ReferenceArray(values, Layout({shape!r}), {params['typestr']!r}, "

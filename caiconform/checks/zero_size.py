@@ -17,9 +17,10 @@ import functools
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _exchange, _results, _sources, _values
+from caiconform.checks import _exchange, _results, _sources
 from caiconform.results.outcome import Result
 from caiconform.spec.layout import Layout
+from caiconform.spec.values import make_values, values_source
 
 __all__ = ["FAMILY", "ROLES", "NEEDS_GPU", "KINDS", "zero_shapes", "examples", "execute", "repro"]
 
@@ -77,7 +78,7 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
 
     layout = Layout.from_dict(params["layout"])
     typestr = params["typestr"]
-    values = _values.make_values(typestr, layout.shape, 0)
+    values = make_values(typestr, layout.shape, 0)
     obj = _exchange.produce(producer, values, layout, typestr, "none")
     context = f"{producer}->{consumer} {typestr} shape {layout.shape} {layout.kind}"
     ended, _warnings = _results.named_export(obj, typestr, context)
@@ -98,7 +99,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         f"zero_size: an empty {typestr} array of shape {layout.shape} ({layout.kind}) from "
         f"{producer}, read by {consumer}: the export must have data pointer 0 and the consumer "
         f"must read an empty array of the same shape.",
-        _values.values_source(typestr, layout.shape, 0),
+        values_source(typestr, layout.shape, 0),
         _sources.producer_source(producer, layout, typestr),
         "print(obj.__cuda_array_interface__)\n",
         _sources.consumer_source(consumer),

@@ -112,8 +112,9 @@ def run(args: argparse.Namespace) -> int:
     from caiconform.commands.report import announce_run_state
     from caiconform.report import upstream, verify
     from caiconform.report.issues import render_issue, select_groups
-    from caiconform.report.wording import issue_filename
     from caiconform.results.severity import parse_severities
+    from caiconform.results.verification import lead_order
+    from caiconform.results.wording import issue_filename
 
     try:
         severities = (
@@ -140,13 +141,13 @@ def run(args: argparse.Namespace) -> int:
         state_exit = state_exit or verified
         if not (args.list or args.out or args.upstream):
             return state_exit
-    chosen = verify.lead_order(chosen)
+    chosen = lead_order(chosen)
     if args.upstream:
         _upstream(args, defects, run_data)
         if not (args.list or args.out):
             return state_exit
     if args.list:
-        from caiconform.report.wording import group_level, severity_word
+        from caiconform.results.wording import group_level, severity_word
 
         for g in chosen:
             rule = g.get("rule") or f"(given a dict that breaks {g.get('input_rule')})"
@@ -187,8 +188,8 @@ _DEFECTS = frozenset({"corrupts", "crashes", "refuses-valid"})
 def _marks(group: dict[str, Any]) -> str:
     """What an index or summary line adds about a group: reproduces or UNCONFIRMED, and a known
     upstream report."""
-    from caiconform.report.verify import REPRODUCES
-    from caiconform.report.wording import known_line
+    from caiconform.results.verification import REPRODUCES
+    from caiconform.results.wording import known_line
 
     marks = []
     entry = group.get("standalone")
@@ -214,6 +215,7 @@ def _verify(args: argparse.Namespace, defects: list[dict[str, Any]], run_dir: Pa
     from caiconform.cli import UsageError
     from caiconform.report import verify
     from caiconform.results.verdict import group_line
+    from caiconform.results.verification import DOES_NOT, NO_VERDICT, NONE, REPRODUCES, STATUSES
 
     if not defects:
         print("no finding at or above refuses-valid to verify")
@@ -247,11 +249,11 @@ def _verify(args: argparse.Namespace, defects: list[dict[str, Any]], run_dir: Pa
     keys = [verify.standalone_key(g) for g in defects]
     not_run = [k for k in keys if k in verification["not_run_here"]]
     ran = [entries[k]["standalone"] for k in keys if k not in verification["not_run_here"]]
-    counts = {s: ran.count(s) for s in verify.STATUSES}
+    counts = {s: ran.count(s) for s in STATUSES}
     print(
         f"verified {len(defects)} finding(s) in {verification['seconds']} s, {args.jobs} at a "
-        f"time: {counts[verify.REPRODUCES]} reproduce, {counts[verify.DOES_NOT]} do not, "
-        f"{counts[verify.NO_VERDICT]} gave no verdict, {counts[verify.NONE]} have no standalone "
+        f"time: {counts[REPRODUCES]} reproduce, {counts[DOES_NOT]} do not, "
+        f"{counts[NO_VERDICT]} gave no verdict, {counts[NONE]} have no standalone "
         f"reproducer, {len(not_run)} not run here; {run_dir / verify.VERIFY_FILE}"
     )
     headline = _headline(args.library, defects)
@@ -278,7 +280,8 @@ def _not_verified(
 ) -> str:
     """The line of a verification that could not run some scripts here: how many, why, and how
     many keep an earlier verification (what verify.json still says of them)."""
-    from caiconform.report.verify import NOT_RUN, STATUSES, standalone_key
+    from caiconform.report.verify import standalone_key
+    from caiconform.results.verification import NOT_RUN, STATUSES
 
     not_run = verification["not_run_here"]
     ours = [standalone_key(g) for g in defects if standalone_key(g) in not_run]
@@ -326,8 +329,8 @@ def _headline(library: str | None, defects: list[dict[str, Any]]) -> str:
     """What to do, reproducing defects first: FIX the first of those that reproduce standalone,
     else OK, then how many are unconfirmed, how many not verified and how many are already
     reported upstream."""
-    from caiconform.report.verify import REPRODUCES
     from caiconform.results.verdict import group_line
+    from caiconform.results.verification import REPRODUCES
 
     who = library or "the matrix"
     statuses = [(g.get("standalone") or {}).get("standalone") for g in defects]
@@ -358,7 +361,7 @@ def _upstream(args: argparse.Namespace, defects: list[dict[str, Any]], run_data:
 
     from caiconform.cli import UsageError
     from caiconform.report.upstream import fileable, refuted, write_pack
-    from caiconform.report.verify import REPRODUCES
+    from caiconform.results.verification import REPRODUCES
 
     out = Path(args.upstream)
     try:

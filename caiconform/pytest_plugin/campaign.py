@@ -69,7 +69,8 @@ class FamilyInfo:
 def family_roles(protocol: str = "both") -> list[FamilyInfo]:
     """Every built-in family of `protocol` ("cai", "dlpack", "both") with its ROLES (importing
     a family module is cheap: families import GPU libraries only inside `execute`)."""
-    from caiconform.checks import FAMILIES, load
+    from caiconform.checks import load
+    from caiconform.spec.families import FAMILIES
 
     infos = []
     for name in FAMILIES:

@@ -182,7 +182,8 @@ def run_schema(
     from caiconform import strategies as cst
     from caiconform.adapters.base import SETUP_PREFIX, SkipExchange
     from caiconform.checks._results import describe_exception
-    from caiconform.checks._values import make_values, seeds
+    from caiconform.checks._values import seeds
+    from caiconform.spec.values import make_values
 
     outcome = SchemaOutcome()
     version_of: Callable[[str], str | None] = installed_version

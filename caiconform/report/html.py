@@ -451,7 +451,7 @@ MAX_LINES_PER_LIBRARY = 12
 
 
 def _group_item(group: dict[str, Any], index: int, status: str | None) -> str:
-    from caiconform.report.wording import group_phrase, severity_word
+    from caiconform.results.wording import group_phrase, severity_word
 
     severity = html.escape(severity_word(group))
     css = html.escape(str(group.get("severity") or "input"))
@@ -479,7 +479,7 @@ def render_verdict(matrix: dict[str, Any]) -> tuple[str, str]:
     one line each, linked to their catalogue rows; the rest counted), and a link to the
     library's Markdown page."""
     from caiconform.report.markdown import library_page
-    from caiconform.report.wording import harness_lines, is_harness
+    from caiconform.results.wording import harness_lines, is_harness
 
     verdict = matrix.get("verdict") or {}
     headline = verdict.get("headline") or ""
@@ -557,7 +557,7 @@ def render_verdict(matrix: dict[str, Any]) -> tuple[str, str]:
             "dict, a handle that is no stream): what a consumer did with them fails no one.</p>"
             "<ul>"
         )
-        from caiconform.report.wording import about_input_lines
+        from caiconform.results.wording import about_input_lines
 
         lines = about_input_lines(groups[i] for i in about_input)
         parts += [f"<li>{html.escape(line)}</li>" for line in lines]

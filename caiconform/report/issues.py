@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from caiconform.report.wording import broken_input, folded_phrase, group_level, group_phrase
 from caiconform.results.severity import HARM
+from caiconform.results.wording import broken_input, folded_phrase, group_level, group_phrase
 from caiconform.spec.rules import RULES, level_text
 
 __all__ = ["render_issue", "select_groups", "LEVEL_ORDER"]
@@ -61,7 +61,7 @@ def _input_level(group: dict[str, Any]) -> str | None:
 
 
 def _title(group: dict[str, Any]) -> str:
-    if broken_input(group):  # said alike for every outcome (report.wording)
+    if broken_input(group):  # said alike for every outcome (results.wording)
         return group_phrase(group, count=False)
     library = group.get("library") or "(no single library)"
     rule = group.get("rule")
@@ -153,7 +153,7 @@ def _verified(group: dict[str, Any]) -> list[str]:
     """Whether the standalone reproducer reproduced the finding, and whether it is already
     reported upstream (the group as `caiconform findings` annotates it)."""
     from caiconform.report.verify import status_line
-    from caiconform.report.wording import known_line
+    from caiconform.results.wording import known_line
 
     lines = []
     status = status_line(group)

@@ -21,7 +21,9 @@ from typing import Any
 from urllib.parse import quote
 
 from caiconform.report.matrix import SEVERITY
-from caiconform.report.wording import (
+from caiconform.results.record import cell_key
+from caiconform.results.severity import SEVERITIES
+from caiconform.results.wording import (
     about_input_lines,
     folded_phrase,
     group_level,
@@ -31,8 +33,6 @@ from caiconform.report.wording import (
     severity_word,
     standalone_word,
 )
-from caiconform.results.record import cell_key
-from caiconform.results.severity import SEVERITIES
 from caiconform.spec.rules import RULES, level_text
 
 __all__ = [
@@ -229,7 +229,7 @@ def _by_library(matrix: dict[str, Any]) -> dict[str | None, list[tuple[int, dict
 def _what(group: dict[str, Any]) -> str:
     """`**severity** role rule (level, outcome, N example(s))`, or for a group whose input
     broke a rule `**severity** given a dict that breaks RULE (level), the consumer crashed (N
-    example(s))` (`report.wording`), Markdown-safe."""
+    example(s))` (`results.wording`), Markdown-safe."""
     return f"**{severity_word(group)}** {_md(group_phrase(group, library=False))}"
 
 

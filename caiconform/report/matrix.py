@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from caiconform.checks import FAMILIES
 from caiconform.report.coverage import build_coverage, planned_from_dirs, saturation_from_dirs
 from caiconform.report.load import Run
 from caiconform.report.migration import migration_rows
@@ -37,6 +36,7 @@ from caiconform.results.outcome import OUTCOMES, PASS, REJECTED, SKIP
 from caiconform.results.record import cell_key
 from caiconform.results.severity import DEFAULT_FAIL_ON, SEVERITIES
 from caiconform.results.verdict import Verdict, judge
+from caiconform.spec.families import FAMILIES
 from caiconform.spec.rules import RULES
 
 __all__ = [

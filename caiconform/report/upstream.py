@@ -23,9 +23,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from caiconform.report.wording import folded_phrase, known_line
 from caiconform.results.filing import HARNESS
 from caiconform.results.severity import HARM
+from caiconform.results.wording import folded_phrase, known_line
 from caiconform.spec.rules import RULES, level_text
 
 __all__ = [
@@ -170,7 +170,7 @@ def refuted(group: Mapping[str, Any]) -> bool:
     """Whether the group's standalone script ran and did not reproduce it (`findings --verify`:
     "does not"): no reproducer, no report; such a finding is listed by the reports, marked
     UNCONFIRMED, but goes to no tracker."""
-    from caiconform.report.verify import DOES_NOT
+    from caiconform.results.verification import DOES_NOT
 
     return (group.get("standalone") or {}).get("standalone") == DOES_NOT
 
@@ -217,7 +217,7 @@ def _script_block(group: Mapping[str, Any], run_dir: Path | None) -> tuple[str |
 
 
 def _what_happened(group: Mapping[str, Any]) -> list[str]:
-    from caiconform.report.verify import DOES_NOT, NO_VERDICT, NOT_RUN, REPRODUCES
+    from caiconform.results.verification import DOES_NOT, NO_VERDICT, NOT_RUN, REPRODUCES
 
     entry = group.get("standalone") or {}
     status = entry.get("standalone")
@@ -319,7 +319,7 @@ def write_pack(
     `standalone` and `known_reports`; those `fileable` and not `refuted`), groups that
     reproduce first. Returns
     library -> its groups in the order written. OSError when `out_dir` cannot be written."""
-    from caiconform.report.verify import lead_order
+    from caiconform.results.verification import lead_order
 
     by_library: dict[str, list[dict[str, Any]]] = {}
     for group in lead_order([g for g in groups if fileable(g) and not refuted(g)]):

@@ -31,7 +31,9 @@ is `RUN_DIR/standalone/<name>.py`, the one that gave the entry kept. A verificat
 groups (one library) updates their entries and keeps the others'; of two entries of one group
 the newer wins (`newer_entry`), except that `not run here` never replaces another.
 `caiconform findings` reads it back with `load_verification` and `annotate`, so re-cataloguing
-the run keeps them; `annotate` shows a group not run here as not verified.
+the run keeps them; `annotate` shows a group not run here as not verified. The statuses and the
+order findings and the verdict lead with (`lead_order`) are `caiconform.results.verification`,
+below the verdict that reads them.
 """
 
 from __future__ import annotations
@@ -54,18 +56,20 @@ from pathlib import Path
 from typing import Any
 
 from caiconform.cuda.device import NO_DRIVER_WORDS
-from caiconform.report.wording import issue_filename
+from caiconform.results.verification import (
+    DOES_NOT,
+    NO_VERDICT,
+    NONE,
+    NOT_RUN,
+    REPRODUCES,
+    STATUSES,
+)
+from caiconform.results.wording import issue_filename
 
 __all__ = [
     "SCHEMA",
     "VERIFY_FILE",
     "STANDALONE_DIR",
-    "REPRODUCES",
-    "DOES_NOT",
-    "NO_VERDICT",
-    "NOT_RUN",
-    "NONE",
-    "STATUSES",
     "DEFAULT_JOBS",
     "DEFAULT_TIMEOUT_S",
     "VerifyInputError",
@@ -80,8 +84,6 @@ __all__ = [
     "newer_entry",
     "load_verification",
     "annotate",
-    "lead_order",
-    "lead_rank",
     "status_line",
     "generator",
     "standalone_script",
@@ -90,13 +92,6 @@ __all__ = [
 SCHEMA = "caiconform-verify/1"
 VERIFY_FILE = "verify.json"
 STANDALONE_DIR = "standalone"
-REPRODUCES = "reproduces"
-DOES_NOT = "does not"
-NO_VERDICT = "no verdict"
-NOT_RUN = "not run here"
-NONE = "none"
-#: every value of a group's `standalone`
-STATUSES = (REPRODUCES, DOES_NOT, NO_VERDICT, NOT_RUN, NONE)
 #: scripts run at once: each may hold a CUDA context on the one GPU, so a few, not one a core
 DEFAULT_JOBS = 4
 #: seconds one script may run: importing JAX or PyTorch and building a kernel takes seconds
@@ -638,21 +633,6 @@ def annotate(
             if entry.get("standalone") == NOT_RUN:
                 group["standalone_not_run"], entry = entry, None
         group["standalone"] = entry
-
-
-def lead_rank(group: Mapping[str, Any]) -> int:
-    """0 for a group whose standalone script reproduced it, 1 not verified (or not run here),
-    2 does not reproduce or gave no verdict, 3 no script: the order findings and the verdict
-    lead with."""
-    status = (group.get("standalone") or {}).get("standalone")
-    return {REPRODUCES: 0, None: 1, NOT_RUN: 1, DOES_NOT: 2, NO_VERDICT: 2, NONE: 3}.get(status, 1)
-
-
-def lead_order(groups: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`groups` (annotated) with those that reproduce first, then those not verified, those
-    that do not reproduce or gave no verdict and those without a script; the catalogue's order
-    within each."""
-    return sorted(groups, key=lead_rank)
 
 
 def status_line(group: Mapping[str, Any]) -> str | None:

@@ -9,7 +9,10 @@ It sits on `caiconform.spec` and below everything that runs an exchange or rende
 - `filing`: the rule a record is filed under; `severity`: how much harm it did;
 - `catalogue`: records grouped into defects with their culprit;
 - `expectations`: what a library declares it does; `baseline`: what it already knows about;
-- `verdict`: what fails a library's CI and what is listed.
+- `verdict`: what fails a library's CI and what is listed;
+- `wording`: how a finding group reads, the same in the verdict and every report;
+- `verification`: the standalone-verification statuses a group carries (`report.verify` records
+  them) and the order findings and the verdict lead with.
 
 Nothing is imported here, so `import caiconform.results.outcome` stays cheap for the workers.
 """

@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from caiconform.checks import FAMILIES
 from caiconform.results.outcome import (
     ACCEPTED_INVALID,
     CRASH,
@@ -48,6 +47,7 @@ from caiconform.results.outcome import (
     SKIP,
 )
 from caiconform.results.record import EXPECT_REJECTION
+from caiconform.spec.families import FAMILIES
 from caiconform.spec.rules import RULES
 
 __all__ = [
@@ -242,7 +242,7 @@ _BRACKETED_NUMBERS = re.compile(r"[(\[][^()\[\]]*\d[^()\[\]]*[)\]]")
 _TOKEN_WITH_DIGIT = re.compile(r"[\w.+-]*\d[\w.+-]*")
 _EMPTY_BRACKETS = re.compile(r"\(\)|\[\]")
 _STAR_RUN = re.compile(r"\*(?:[\s,]*\*)+")
-#: the element values of a mismatch (`checks._values.compare_values`), its bytes' mark kept
+#: the element values of a mismatch (`spec.values.compare_values`), its bytes' mark kept
 _ELEMENT_VALUES = re.compile(r"(first at \*: got ).+?(, expected ).+?((?: \(bytes\))?)$")
 
 

@@ -11,10 +11,10 @@ entries match it, so a crash is never filed as "None".
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
+from caiconform.spec.families import LIVE
 from caiconform.spec.rules import RULES
 
 __all__ = [
@@ -32,13 +32,6 @@ __all__ = [
 #: memory than its library would, `adapters.selfcheck`): a harness defect, filed against
 #: caiconform, never charged to a library
 HARNESS = "caiconform"
-
-
-@functools.cache
-def _live_mutation_rules() -> dict[str, str | None]:
-    from caiconform.checks.adversarial import LIVE  # imports hypothesis: only when needed
-
-    return dict(LIVE)
 
 
 #: the stream values a dict can show valid: None and the two default streams (0 is its own,
@@ -83,7 +76,7 @@ def input_rule(record: Mapping[str, Any]) -> str | None:
         return params["rule"]
     mutation = params.get("mutation")
     if isinstance(mutation, str) and record.get("check") == "adversarial":
-        return _live_mutation_rules().get(mutation)
+        return LIVE.get(mutation)
     return None
 
 

@@ -40,6 +40,8 @@ from caiconform.results.expectations import (
 )
 from caiconform.results.filing import HARNESS
 from caiconform.results.severity import DEFAULT_FAIL_ON, SEVERITIES, rank
+from caiconform.results.verification import lead_rank
+from caiconform.results.wording import group_phrase, severity_word, standalone_word
 
 __all__ = ["Judged", "Verdict", "judge", "group_examples", "group_line", "involves"]
 
@@ -124,8 +126,6 @@ class Verdict:
             first = group_line(worst.group)
             if worst.new_mode:
                 first += f"; a new failure mode: {worst.new_mode}"
-            from caiconform.report.wording import standalone_word
-
             standalone = standalone_word(worst.group)
             if standalone:
                 first += f" [{standalone}]"
@@ -177,9 +177,7 @@ def _severity_counts(groups: Iterable[Mapping[str, Any]]) -> str:
 def group_line(group: Mapping[str, Any]) -> str:
     """One line for a group: `severity: library role rule (level, outcome, N example(s))`, or
     for a group whose input broke a rule `severity: given a dict that breaks RULE (level), the
-    consumer LIBRARY crashed (N example(s))` (`report.wording.group_phrase`)."""
-    from caiconform.report.wording import group_phrase, severity_word
-
+    consumer LIBRARY crashed (N example(s))` (`results.wording.group_phrase`)."""
     return f"{severity_word(group)}: {group_phrase(group)}"
 
 
@@ -253,7 +251,6 @@ def judge(
         reasons = sorted({covered[id(r)].reason for r in examples if id(r) in covered})
         judged.append(Judged(group, status, side, examples, reasons, uncovered))
     _fold(judged)
-    from caiconform.report.verify import lead_rank
 
     # the first line leads with a defect whose standalone script reproduced it (`findings
     # --verify`), then the unverified, then the unconfirmed; most severe first within each

@@ -15,7 +15,6 @@ them, and every result is journaled at once.
 - `startcache`: what a start measured (probes, self-checks, calibration, floors), kept per
   environment for the next run;
 - `calibrate`: the streams spin measured once per run;
-- `draws`: hypothesis draws that depend on the seed alone, so resume and shrink can replay them;
 - `prefetch`: cells' examples drawn in spawned processes ahead of the cells;
 - `pool`: the parent's side of the workers (crash and hang detection, replacement, spares, GPU
   pinning, how many slots);
@@ -30,7 +29,9 @@ them, and every result is journaled at once.
 - `libraries`: the default adapter source (the adapter registry);
 - `protocol`, `resolve`: the wire format, and functions named by "module:function".
 
-What an exchange ended in (`Result`, the outcome classes) is `caiconform.results.outcome`.
+What an exchange ended in (`Result`, the outcome classes) is `caiconform.results.outcome`; the
+hypothesis draws that depend on the seed alone, so resume and shrink can replay them, are
+`caiconform.draws` (below the check families, which draw with them too).
 
 Nothing is imported here, so a process that imports one runner module (a worker its `worker`)
 pays for no other.

@@ -32,10 +32,10 @@ from typing import Any
 import hypothesis
 from hypothesis import Phase, given, seed
 
+from caiconform.draws import hypothesis_settings, seed_only_draws
 from caiconform.results.expectations import is_correct_rejection
 from caiconform.results.outcome import CRASH, HANG, OUTCOMES, PASS, POISONED, SKIP, Result
 from caiconform.runner.config import BATCH_SHARE, DEFAULT_SHRINK_BUDGET_S, Listener, RunConfig
-from caiconform.runner.draws import hypothesis_settings, seed_only_draws
 from caiconform.runner.forkserver import queues_for
 from caiconform.runner.journal import Journal
 from caiconform.runner.plan import Cell

@@ -86,14 +86,14 @@ class Cell:
 
 
 def default_checks() -> list[str]:
-    """Every built-in family, in the order `caiconform.checks.FAMILIES` gives."""
-    from caiconform.checks import FAMILIES
+    """Every built-in family, in the order `caiconform.spec.families.FAMILIES` gives."""
+    from caiconform.spec.families import FAMILIES
 
     return list(FAMILIES)
 
 
 def _import_family(spec: str) -> ModuleType:
-    from caiconform.checks import FAMILIES
+    from caiconform.spec.families import FAMILIES
 
     if spec in FAMILIES:
         try:

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
-from caiconform.runner.draws import draw_examples
+from caiconform.draws import draw_examples
 
 __all__ = ["Prefetch", "draw_cell", "processes_for"]
 

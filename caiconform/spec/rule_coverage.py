@@ -4,9 +4,10 @@ did, and why a rule no check exercises cannot be checked.
 What checks what is read from the code's own declarations, never kept by hand: the rule IDs each
 check-family module names (and those of the helpers in `_SUPPORT`, for the families that use them),
 every rule the validator judges (the schema family validates every export), the mutations of
-`strategies.MUTATIONS` and `adversarial.LIVE` (the adversarial family), and the rule IDs the EMM
-checker's modules name (`emm/static.py`, `emm/checks.py`, `emm/paths.py`,
-`emm/lifecycle.py`, `emm/gpu/*.py`). The sources are parsed, not imported, so this stays cheap.
+`strategies.MUTATIONS` and `spec.families.LIVE` (the adversarial family), and the rule IDs the
+EMM checker's modules name (`emm/static.py`, `emm/checks.py`, `emm/paths.py`,
+`emm/lifecycle.py`, `emm/gpu/*.py`). The sources are parsed, not imported, so this stays cheap;
+the family names and live mutations are plain data beside this module (`spec.families`).
 
 A rule no check names must have a sentence in `UNCHECKED` saying why it cannot be checked;
 `tests/test_rule_coverage.py` keeps every MUST and SHOULD rule either exercised or reasoned.
@@ -21,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from caiconform.spec.families import FAMILIES, LIVE
 from caiconform.spec.rules import RULES, Level, Rule, level_text
 
 __all__ = [
@@ -59,22 +61,11 @@ def _literals(path: Path) -> set[str]:
     }
 
 
-def _families() -> tuple[str, ...]:
-    tree = ast.parse((_PKG / "checks" / "__init__.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        target = getattr(node, "target", None) or (getattr(node, "targets", None) or [None])[0]
-        if isinstance(target, ast.Name) and target.id == "FAMILIES":
-            return tuple(ast.literal_eval(node.value))
-    raise RuntimeError("caiconform/checks/__init__.py defines no FAMILIES")
-
-
 def _dlpack_families() -> list[Path]:
     """The DLPack family modules (`checks/dlpack_*.py` in FAMILIES) and, with dlpack_roundtrip,
     the capsule validator it judges every export with (`reference/capsule.py`)."""
-    paths = [_PKG / "checks" / f"{f}.py" for f in _families() if f.startswith("dlpack_")]
-    return (
-        [*paths, _PKG / "reference" / "capsule.py"] if "dlpack_roundtrip" in _families() else paths
-    )
+    paths = [_PKG / "checks" / f"{f}.py" for f in FAMILIES if f.startswith("dlpack_")]
+    return [*paths, _PKG / "reference" / "capsule.py"] if "dlpack_roundtrip" in FAMILIES else paths
 
 
 def _dlpack_unnamed() -> list[str]:
@@ -162,7 +153,7 @@ UNCHECKED: dict[str, str] = {
 
 
 def _dict_keys(path: Path, name: str) -> set[str]:
-    """The string keys of the module-level dict assigned to `name` (MUTATIONS, LIVE)."""
+    """The string keys of the module-level dict assigned to `name` (MUTATIONS)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in tree.body:
         target = getattr(node, "target", None) or (getattr(node, "targets", None) or [None])[0]
@@ -180,15 +171,16 @@ def exercisers() -> dict[str, list[str]]:
             found.setdefault(rule, set()).add(who)
 
     support = set().union(*(_literals(_PKG / "checks" / f"{m}.py") for m in _SUPPORT))
-    for family in _families():
+    for family in FAMILIES:
         path = _PKG / "checks" / f"{family}.py"
         add(_literals(path), f"family:{family}")
         if _USES_SUPPORT.search(path.read_text(encoding="utf-8")):
             add(support, f"family:{family}")
     add(_literals(_PKG / "spec" / "validate.py"), "family:schema")
-    if "dlpack_roundtrip" in _families():
+    if "dlpack_roundtrip" in FAMILIES:
         add(_literals(_PKG / "reference" / "capsule.py"), "family:dlpack_roundtrip")
     add(_dict_keys(_PKG / "strategies.py", "MUTATIONS"), "family:adversarial")
+    add({rule for rule in LIVE.values() if rule}, "family:adversarial")
     for module in _EMM_MODULES:
         add(_literals(_PKG / "emm" / f"{module}.py"), f"emm-check:{module}")
     return {rule: sorted(found[rule]) for rule in RULES if rule in found}
@@ -254,8 +246,6 @@ def count_examples(
         for w in who:
             if w.startswith("family:"):
                 by_family.setdefault(w.split(":", 1)[1], set()).add(rule)
-    live = _dict_keys(_PKG / "checks" / "adversarial.py", "LIVE")
-    live_rules = _live_rules()
     examples: dict[str, int] = {}
     findings: dict[str, int] = {}
     path = _journal(Path(run_dir))
@@ -275,10 +265,10 @@ def count_examples(
             params = record.get("params") if isinstance(record.get("params"), dict) else {}
             named = {r for r in (record.get("rule"), params.get("rule")) if r in RULES}
             mutation = params.get("mutation")
-            if mutation in live and live_rules.get(mutation):
-                named.add(live_rules[mutation])
+            if mutation in LIVE and LIVE[mutation]:
+                named.add(LIVE[mutation])
             family = record.get("check")
-            about_one = family == "adversarial" and (params.get("rule") or mutation in live)
+            about_one = family == "adversarial" and (params.get("rule") or mutation in LIVE)
             rules = set(named) if about_one else named | by_family.get(family, set())
             for rule in rules:
                 examples[rule] = examples.get(rule, 0) + 1
@@ -286,23 +276,6 @@ def count_examples(
                 for rule in {record.get("rule")} & set(RULES):
                     findings[rule] = findings.get(rule, 0) + 1
     return examples, findings
-
-
-def _live_rules() -> dict[str, str]:
-    tree = ast.parse((_PKG / "checks" / "adversarial.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        target = getattr(node, "target", None) or (getattr(node, "targets", None) or [None])[0]
-        if (
-            isinstance(target, ast.Name)
-            and target.id == "LIVE"
-            and isinstance(node.value, ast.Dict)
-        ):
-            return {
-                k.value: v.value
-                for k, v in zip(node.value.keys, node.value.values, strict=True)
-                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant) and v.value
-            }
-    return {}
 
 
 def coverage(run_dir: str | Path | None = None) -> list[RuleCoverage]:

@@ -17,6 +17,11 @@ to turn it off; a hypothesis without it has nothing to pin, and the context is t
 `draw_examples` draws a cell's explore examples up front, so the runner can hand them to several
 workers: the test function never fails and its result does not steer generation, so the list
 is exactly what an explore that ran each example as it was drawn would have seen.
+
+It lives beside `caiconform.strategies`, below the check families and the runner, because both
+draw with it: the runner its cells' examples, and the adversarial family the minimal mutants of
+its floor (`checks.adversarial`), drawn exactly as the runner draws them. It needs nothing of
+caiconform.
 """
 
 from __future__ import annotations

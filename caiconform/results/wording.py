@@ -5,6 +5,10 @@ breaks CAI-SHAPE-INT (MUST, derived), the consumer cuda.cccl crashed" (or hung, 
 context, accepted it). Any other group reads "cupy consumer CAI-CONSUMER-READS-DESCRIBED (MUST,
 derived, fail, 3 example(s))". Levels show through `spec.rules.level_text`, so a derived rule is
 marked wherever its level appears.
+
+It lives in `caiconform.results`, not with the reports that use it most, because the verdict
+(`results.verdict`) words its headline and group lines exactly as the reports do, and a result's
+meaning sits below everything that shows one.
 """
 
 from __future__ import annotations
