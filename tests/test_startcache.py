@@ -52,6 +52,21 @@ def test_kept_answers_read_back_and_nothing_else_does(tmp_path):
     assert StartCache(tmp_path, "k1").get("probes") is None
 
 
+def test_two_runs_asking_other_libraries_share_the_environments_answers(monkeypatch, tmp_path):
+    """The pytest plugin's two directions ask other adapter sources: the calibration and the
+    floors one kept, the other reads; the probes are each run's own."""
+    monkeypatch.setenv(ENV, str(tmp_path))
+    producer = StartCache.for_run(["producer-source", "mylib", "cupy"])
+    producer.put("calibration", {"spin_us": 3.0})
+    producer.put("floor:caiconform.checks.adversarial", [[{}, {}]])
+    producer.put("probes", {"mylib": {}})
+    consumer = StartCache.for_run(["consumer-source", "mylib", "cupy"])
+    assert consumer.get("calibration") == {"spin_us": 3.0}
+    assert consumer.get("floor:caiconform.checks.adversarial") == [[{}, {}]]
+    assert consumer.get("probes") is None, "another run's libraries answered its probes"
+    assert consumer.key != producer.key and consumer.shared_key == producer.shared_key
+
+
 def test_off_turns_it_off(monkeypatch, tmp_path):
     monkeypatch.setenv(ENV, "off")
     assert StartCache.for_run(["x"]) is None

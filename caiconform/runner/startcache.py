@@ -33,7 +33,7 @@ from typing import Any
 
 from caiconform.diskcache import DiskBuilds, cache_dir
 
-__all__ = ["ENV", "PREFIXES", "StartCache", "environment_key"]
+__all__ = ["ASKED", "ENV", "PREFIXES", "StartCache", "environment_key"]
 
 #: the variable naming the directory, or `off`
 ENV = "CAICONFORM_START_CACHE"
@@ -93,6 +93,10 @@ def _gpus() -> list[str]:
 def environment_key(extra: Sequence[str] = ()) -> str:
     """The hash of everything a start's answers can depend on, and of `extra` (what the run
     asks: its adapter source and libraries)."""
+    return _with_extra(_environment_digest(), extra)
+
+
+def _environment_digest() -> str:
     from importlib import metadata
 
     parts = [
@@ -103,18 +107,31 @@ def environment_key(extra: Sequence[str] = ()) -> str:
         _read("/proc/driver/nvidia/version"),
         *_gpus(),
         *sorted(f"{k}={v}" for k, v in os.environ.items() if _relevant(k)),
-        *extra,
     ]
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _with_extra(digest: str, extra: Sequence[str]) -> str:
+    return hashlib.sha256("\0".join([digest, *extra]).encode()).hexdigest()[:32]
+
+
+#: kinds whose answers depend on what the run asks (its adapter source and libraries); the
+#: others (the calibration, the floors) are the environment's alone, so two runs asking other
+#: libraries (the pytest plugin's two directions) share them
+ASKED = frozenset({"probes"})
 
 
 class StartCache:
     """A start's answers by kind under one environment key; `fresh` reads nothing (and
     still keeps what it is given)."""
 
-    def __init__(self, directory: Path, key: str, *, fresh: bool = False) -> None:
+    def __init__(
+        self, directory: Path, key: str, *, fresh: bool = False, shared_key: str | None = None
+    ) -> None:
         self.builds = DiskBuilds(directory)
         self.key = key
+        #: the key of the kinds not in ASKED (None: `key` for every kind)
+        self.shared_key = shared_key
         self.fresh = fresh
         #: the kinds answered from disk, in the order asked
         self.hits: list[str] = []
@@ -124,10 +141,17 @@ class StartCache:
         """The cache a run's start uses: None when `CAICONFORM_START_CACHE=off`."""
         if os.environ.get(ENV, "").strip().lower() == "off":
             return None
-        return cls(cache_dir(ENV, "start"), environment_key(extra), fresh=fresh)
+        digest = _environment_digest()
+        return cls(
+            cache_dir(ENV, "start"),
+            _with_extra(digest, extra),
+            fresh=fresh,
+            shared_key=_with_extra(digest, ()),
+        )
 
     def _name(self, kind: str) -> str:
-        return f"{self.key}-{hashlib.sha256(kind.encode()).hexdigest()[:12]}"
+        key = self.key if kind in ASKED or self.shared_key is None else self.shared_key
+        return f"{key}-{hashlib.sha256(kind.encode()).hexdigest()[:12]}"
 
     def get(self, kind: str) -> Any | None:
         """What was kept for `kind` in this environment, or None (a miss, a fresh start, or
