@@ -439,8 +439,8 @@ class CellRun:
     def _saturate(self) -> None:
         """Leave the cell's unjournaled drawn examples unrun once `config.saturate` drawn ones
         in a row met no new class, in a cell that met no class but pass and skip (the lock
-        held). The cut is made in journal order, so the
-        journal is the same whoever ran what; examples already running end unjournaled."""
+        held). The cut is made in journal order, so the journal is the same whoever ran what;
+        examples already running end unjournaled."""
         limit = self.config.saturate
         if (
             not limit

@@ -220,10 +220,11 @@ class Startup:
         if not (self.out / "env.json").exists():
             self._env = _Task("capture-env", self._capture_env)
             self._env.start()
-        if self.calibrate and self.saved_calibration() is None and self.cache is not None:
+        wanted = self.calibrate and self.saved_calibration() is None
+        if wanted and self.cache is not None:
             kept = self.cache.get("calibration")
             self._kept_calibration = kept if isinstance(kept, dict) else None
-        if self.calibrate and self.saved_calibration() is None and not self._kept_calibration:
+        if wanted and not self._kept_calibration:
             self._spin = _Task(
                 "calibrate-spin",
                 lambda: _in_worker(
