@@ -1,4 +1,5 @@
-"""The conformance suites: one pytest item per check family and library cell (`cupy->torch`).
+"""The conformance suites: one pytest item per check family and library cell
+(`test_family[roundtrip:cupy->torch]`), every family of the family catalogue.
 
 Each family runs once per session through caiconform's runner (`run_matrix`): hypothesis draws
 the examples here, isolated worker processes do the exchanges, crashes, hangs and poisoned
@@ -141,15 +142,26 @@ def cell_id(cell: tuple[str | None, str | None]) -> str:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize `cell` over the module's FAMILY (and `synthetic_cell` for schema on CPU)."""
-    family = getattr(metafunc.module, "FAMILY", None)
-    if family is None:
-        return
-    if "cell" in metafunc.fixturenames:
-        cells = cells_for(family, _libraries(metafunc.config))
-        metafunc.parametrize("cell", cells, ids=[cell_id(c) for c in cells])
+    """Parametrize `family_cell` over every family of the catalogue and its cells, and
+    `synthetic_cell` for schema on CPU."""
+    if "family_cell" in metafunc.fixturenames:
+        from caiconform.spec.families import FAMILIES
+
+        libraries = _libraries(metafunc.config)
+        params = [(family, cell) for family in FAMILIES for cell in cells_for(family, libraries)]
+        metafunc.parametrize(
+            "family_cell", params, ids=[f"{family}:{cell_id(cell)}" for family, cell in params]
+        )
     if "synthetic_cell" in metafunc.fixturenames:
         metafunc.parametrize("synthetic_cell", [(SYNTHETIC, None)], ids=[SYNTHETIC])
+
+
+def _family_of(item: pytest.Item) -> str | None:
+    """The family an item judges: its `family_cell` parameter's, else its module's FAMILY."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "family_cell" in callspec.params:
+        return callspec.params["family_cell"][0]
+    return getattr(getattr(item, "module", None), "FAMILY", None)
 
 
 def judge_cell(verdict: Any, records: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
@@ -242,14 +254,17 @@ class Suite:
             pytest.skip(f"{family} {cell_id(cell)}: {'; '.join(reasons)[:300]}")
         from caiconform.pytest_plugin.verdicts import describe_failures
         from caiconform.results.verdict import group_line
+        from caiconform.spec.families import entry
 
         failing, listed = judge_cell(self.verdict(synthetic), records)
         for judged in listed:
             warnings.warn(f"{judged.status}: {group_line(judged.group)}", stacklevel=1)
         if failing:
+            judges = entry(family)
             pytest.fail(
                 f"{family} {cell_id(cell)}: {len(ran)} examples "
                 f"(journal {result.run_dir / 'results.jsonl'}):\n"
+                + (f"  it judges {judges.judges}\n" if judges else "")
                 + describe_failures(failing, result.run_dir, cell_id(cell)),
                 pytrace=False,
             )
@@ -259,7 +274,7 @@ class Suite:
 def suite(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Suite:
     chosen = request.config.getoption("suite_out")
     out = Path(chosen) if chosen else tmp_path_factory.mktemp("suites")
-    families = {getattr(item.module, "FAMILY", None) for item in request.session.items}
+    families = {_family_of(item) for item in request.session.items}
     from caiconform.results.severity import parse_severities
     from caiconform.spec.families import FAMILIES
 

@@ -1,4 +1,5 @@
-"""streams suite: pending work on the exported stream.
+"""streams suite's control: pending work on the exported stream is visible to a read that does
+not wait (the family's cells are items of `test_families.py`).
 
 reference -> consumer: the consumer must synchronize on the exported stream
 [CAI-SYNC-CONSUMER]; producer -> reference: the stream the producer exports must cover its
@@ -10,8 +11,6 @@ unsynchronized read does see the sentinel.
 from __future__ import annotations
 
 import pytest
-
-FAMILY = "streams"
 
 
 @pytest.mark.gpu
@@ -29,8 +28,3 @@ def test_race_is_visible() -> None:
         worker.close()
     assert seen["ignore_stream"] > 0, f"no sentinel read without synchronizing: {seen}"
     assert seen["unsynced_export"] > 0, f"no sentinel read from an unsynced export: {seen}"
-
-
-@pytest.mark.gpu
-def test_streams(suite, cell) -> None:
-    suite.check(FAMILY, cell)

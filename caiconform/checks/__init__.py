@@ -10,8 +10,11 @@ The family contract is every name the runner reads from a family module (docs/in
 Optional, with the runner's value when absent:
 - `NEEDS_GPU` (True), `MIN_GPUS` (1; 2 or more: its cells see every GPU);
 - `DICT_PRODUCERS` (False): also judges pseudo-producers that only hand out dicts (`synthetic`);
-- `PROTOCOLS` (("cai",)): "cai" and/or "dlpack"; `PRODUCER_NEEDS` ("produce") and
-  `CONSUMER_NEEDS` ("consume"): the capability each role needs;
+- `PROTOCOLS` (("cai",)), for a family of the user's own only: the names of the protocols it
+  exchanges over (`caiconform.spec.protocols`); a built-in family's are the family catalogue's
+  (`caiconform.spec.families.CATALOGUE`), declared nowhere else;
+- `PRODUCER_NEEDS` and `CONSUMER_NEEDS` (its first protocol's `producer_needs` and
+  `consumer_needs`): the capability each role needs, where the family asks for another;
 - `SINGLE_QUEUE` (False): no example needs two streams' work to overlap, so its forked workers
   make their CUDA contexts with one hardware queue, much cheaper to make beside others
   (`runner.forkserver.queues_for`); the streams family, whose spin exposes a consumer that does
@@ -30,8 +33,9 @@ Optional, with the runner's value when absent:
   start in worker processes and merged in the parent;
 - `repro(params, producer, consumer) -> str`: a standalone reproducer script (else a generic one).
 
-Their names, in the order a run goes through them, are `caiconform.spec.families.FAMILIES`
-(kept below, where results and rule coverage read them too). Modules are imported only when asked
+Their names, in the order a run goes through them, with the protocol each exchanges over, are
+the family catalogue `caiconform.spec.families.CATALOGUE` (kept below, where results and rule
+coverage read it too). Modules are imported only when asked
 for, so listing the families stays cheap.
 """
 

@@ -61,7 +61,6 @@ __all__ = [
 
 FAMILY = "agreement"
 #: compares the CAI with the DLPack export: it runs under either `run --protocol`
-PROTOCOLS = ("cai", "dlpack")
 ROLES = "producer"
 NEEDS_GPU = True
 #: no example needs two streams' work to overlap (`checks` docstring)

@@ -42,8 +42,6 @@ __all__ = [
     "FAMILY",
     "ROLES",
     "NEEDS_GPU",
-    "PROTOCOLS",
-    "CONSUMER_NEEDS",
     "KINDS",
     "BadProducer",
     "bad_capsule",
@@ -58,8 +56,6 @@ __all__ = [
 FAMILY = "dlpack_adversarial"
 ROLES = "consumer"
 NEEDS_GPU = True
-PROTOCOLS = ("dlpack",)
-CONSUMER_NEEDS = "consume-dlpack"
 #: no example needs two streams' work to overlap (`checks` docstring)
 SINGLE_QUEUE = True
 #: each drawn capsule breaks its own rule: none is left unrun (`config.DEFAULT_SATURATE`)

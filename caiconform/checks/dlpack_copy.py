@@ -52,8 +52,6 @@ __all__ = [
     "FAMILY",
     "ROLES",
     "NEEDS_GPU",
-    "PROTOCOLS",
-    "PRODUCER_NEEDS",
     "CASES",
     "UNKNOWN_DEVICE",
     "Facts",
@@ -69,8 +67,6 @@ __all__ = [
 FAMILY = "dlpack_copy"
 ROLES = "producer"
 NEEDS_GPU = True
-PROTOCOLS = ("dlpack",)
-PRODUCER_NEEDS = "dlpack"
 #: a DLDeviceType value dlpack.h does not define
 UNKNOWN_DEVICE = (4242, 0)
 CASES = (

@@ -6,8 +6,8 @@ the deleter is called exactly once [DLPACK-DELETER-ONCE], by the consumer once i
 needs the tensor [DLPACK-CONSUMER-CALLS-DELETER]; until then the memory stays the producer's
 to keep alive, whatever the producer's own Python object does.
 
-ROLES is "pair": the producer is any library whose objects export `__dlpack__` (PRODUCER_NEEDS
-"dlpack"), the consumer any that imports DLPack (CONSUMER_NEEDS "consume-dlpack"). The deleter
+ROLES is "pair": the producer is any library whose objects export `__dlpack__` (the DLPack
+protocol's producer capability), the consumer any that imports DLPack. The deleter
 is observable only on caiconform's own export, so the two kinds of producer are judged apart:
 - the reference producer (`ReferenceArray.__dlpack__`, its deleter tracked by
   `caiconform.reference.dlpack_export`): the consumer holds its import (`hold`); every capsule
@@ -44,9 +44,6 @@ __all__ = [
     "FAMILY",
     "ROLES",
     "NEEDS_GPU",
-    "PROTOCOLS",
-    "PRODUCER_NEEDS",
-    "CONSUMER_NEEDS",
     "Keeping",
     "hold",
     "held_values",
@@ -61,9 +58,6 @@ __all__ = [
 FAMILY = "dlpack_lifetime"
 ROLES = "pair"
 NEEDS_GPU = True
-PROTOCOLS = ("dlpack",)
-PRODUCER_NEEDS = "dlpack"
-CONSUMER_NEEDS = "consume-dlpack"
 #: no example needs two streams' work to overlap (`checks` docstring)
 SINGLE_QUEUE = True
 

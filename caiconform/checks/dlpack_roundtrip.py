@@ -39,9 +39,6 @@ __all__ = [
     "FAMILY",
     "ROLES",
     "NEEDS_GPU",
-    "PROTOCOLS",
-    "PRODUCER_NEEDS",
-    "CONSUMER_NEEDS",
     "NO_CODE_TYPESTRS",
     "examples",
     "floor",
@@ -53,9 +50,6 @@ __all__ = [
 
 FAMILY = "dlpack_roundtrip"
 ROLES = "pair"
-PROTOCOLS = ("dlpack",)
-PRODUCER_NEEDS = "dlpack"
-CONSUMER_NEEDS = "consume-dlpack"
 NEEDS_GPU = True
 SINGLE_QUEUE = True
 #: floor types DLPack has no type code for (dlpack.h `DLDataTypeCode`)

@@ -47,8 +47,6 @@ __all__ = [
     "FAMILY",
     "ROLES",
     "NEEDS_GPU",
-    "PROTOCOLS",
-    "PRODUCER_NEEDS",
     "STREAM_VALUES",
     "crash_kind",
     "examples",
@@ -62,8 +60,6 @@ __all__ = [
 FAMILY = "dlpack_streams"
 ROLES = "producer"
 NEEDS_GPU = True
-PROTOCOLS = ("dlpack",)
-PRODUCER_NEEDS = "dlpack"
 #: the `stream` values a consumer passes; "handle" is a non-blocking stream of caiconform's
 STREAM_VALUES: tuple[Any, ...] = (None, 1, 2, "handle", -1, 0)
 #: the floor's dtype classes (C layout: the pending write is a byte copy)

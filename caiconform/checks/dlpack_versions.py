@@ -44,8 +44,6 @@ __all__ = [
     "FAMILY",
     "ROLES",
     "NEEDS_GPU",
-    "PROTOCOLS",
-    "PRODUCER_NEEDS",
     "MAX_VERSIONS",
     "crash_kind",
     "examples",
@@ -60,8 +58,6 @@ __all__ = [
 FAMILY = "dlpack_versions"
 ROLES = "producer"
 NEEDS_GPU = True
-PROTOCOLS = ("dlpack",)
-PRODUCER_NEEDS = "dlpack"
 #: no example needs two streams' work to overlap (`checks` docstring)
 SINGLE_QUEUE = True
 #: the max_version a consumer passes: "omitted" (no keyword: a consumer from before 2023.12),

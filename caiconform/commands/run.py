@@ -147,6 +147,7 @@ def _memory_kinds(value: str) -> tuple[str, ...]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from caiconform.runner.config import DEFAULT_SATURATE
     from caiconform.runner.pool import HOST_WORKERS, WORKERS_PER_GPU
+    from caiconform.spec.protocols import NAMES as PROTOCOL_NAMES
 
     parser.add_argument(
         "--libraries", type=_names, metavar="A,B,...", help="adapters to run (default: all)"
@@ -159,9 +160,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--protocol",
-        choices=("cai", "dlpack", "both"),
-        help="the interchange protocol the families exchange over: cai, dlpack, or both "
-        "(the default; agreement, which compares the two, runs with either)",
+        choices=(*PROTOCOL_NAMES, "all", "both"),
+        help=f"the interchange protocol the families exchange over: {', '.join(PROTOCOL_NAMES)}, "
+        "or all of them (all, both: the default; a family comparing protocols, agreement, runs "
+        "with any of its own)",
     )
     parser.add_argument(
         "--max-examples",
@@ -549,8 +551,9 @@ def checks_for(names: list[str], protocol: str) -> list[str]:
     """`names` less the families that do not exchange over `protocol` (`plan.select_protocols`);
     a UsageError when none is left."""
     from caiconform.runner.plan import load_families, select_protocols
+    from caiconform.spec.protocols import PROTOCOLS, parse
 
-    if protocol == "both":
+    if parse(protocol) == PROTOCOLS:
         return names
     out = []
     for name in names:

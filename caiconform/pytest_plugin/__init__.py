@@ -28,6 +28,8 @@ _KEY = pytest.StashKey[Any]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from caiconform.spec.protocols import NAMES
+
     group = parser.getgroup("caiconform", "CUDA Array Interface conformance (caiconform)")
     group.addoption(
         "--cai-producer",
@@ -48,10 +50,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--cai-protocol",
-        choices=("cai", "dlpack", "both"),
+        choices=(*NAMES, "all", "both"),
         default="both",
-        help="the protocol whose check families run: cai, dlpack or both (default); a "
-        "producer whose objects lack __dlpack__ is skipped by the DLPack families",
+        help=f"the protocol whose check families run: {', '.join(NAMES)}, or all of them "
+        "(all, both: the default); a producer whose objects lack a protocol's export "
+        "(__dlpack__) is skipped by that protocol's families",
     )
     group.addoption(
         "--cai-against",

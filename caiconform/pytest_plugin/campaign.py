@@ -6,10 +6,12 @@ the user's consumer) is one `run_matrix` call over the families that have that d
 the first time one of its items runs; the items then read their family's records. Each run
 writes an ordinary run directory, so `--cai-report` merges them into one report.
 
-The DLPack families (those whose PROTOCOLS name "dlpack", agreement included) judge the factory
-only when its objects export `__dlpack__`: the factory is asked for one sample array
-(`targets.sample_exports`) and, when that object has none, those families' producer items skip
-with one reason and are left out of the run (`Campaign.unjudged`).
+The factory is a CAI producer (`--cai-producer`); the families of another protocol (the family
+catalogue's, `caiconform.spec.protocols`: DLPack's, agreement included) judge it only when its
+objects expose that protocol's export (`__dlpack__`): the factory is asked for one sample array
+(`targets.sample_exports`) and, when that object lacks it, those families' producer items skip
+with one reason and are left out of the run (`Campaign.unjudged`). A family's consumer items
+call the user's consumer over the family's protocol (`Protocol.plugin_consumer`).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class Options:
     write_baseline: Path | None = None
     #: the examples' seed: the same examples on every run unless changed
     seed: int = 0
-    #: the protocols whose families run: "cai", "dlpack" or "both" (`--cai-protocol`)
+    #: the protocols whose families run (`--cai-protocol`, read by `spec.protocols.parse`)
     protocol: str = "both"
 
 
@@ -67,33 +69,39 @@ class FamilyInfo:
 
 
 def family_roles(protocol: str = "both") -> list[FamilyInfo]:
-    """Every built-in family of `protocol` ("cai", "dlpack", "both") with its ROLES (importing
-    a family module is cheap: families import GPU libraries only inside `execute`)."""
+    """Every built-in family of the protocols `protocol` chooses (`spec.protocols.parse`) with
+    its ROLES (importing a family module is cheap: families import GPU libraries only inside
+    `execute`)."""
     from caiconform.checks import load
-    from caiconform.spec.families import FAMILIES
+    from caiconform.spec.families import CATALOGUE
+    from caiconform.spec.protocols import parse
 
+    chosen = {p.name for p in parse(protocol)}
     infos = []
-    for name in FAMILIES:
-        try:
-            module = load(name)
-        except Exception as exc:  # a family that does not import is reported, not fatal
-            infos.append(FamilyInfo(name, None, f"{type(exc).__name__}: {exc}"))
+    for entry in CATALOGUE:
+        if not chosen & set(entry.protocols):
             continue
-        protocols = tuple(getattr(module, "PROTOCOLS", ("cai",)))
-        if protocol == "both" or protocol in protocols:
-            infos.append(FamilyInfo(module.FAMILY, module.ROLES, protocols=protocols))
+        try:
+            module = load(entry.name)
+        except Exception as exc:  # a family that does not import is reported, not fatal
+            infos.append(FamilyInfo(entry.name, None, f"{type(exc).__name__}: {exc}"))
+            continue
+        infos.append(FamilyInfo(module.FAMILY, module.ROLES, protocols=entry.protocols))
     return infos
 
 
 def directions_of(roles: str, target: Target, protocols: tuple[str, ...] = ("cai",)) -> list[str]:
-    """The directions in which a family with `roles` tests the user's library: a DLPack-only
-    family tests its consumer only through `--cai-dlpack-consumer`. Its producer items are made
-    whatever the factory's objects export; they skip, saying why, when the objects have no
-    `__dlpack__` (`Campaign.unjudged`)."""
+    """The directions in which a family with `roles` over `protocols` tests the user's library:
+    its consumer items call the user's consumer over the family's (first) protocol
+    (`Protocol.plugin_consumer`: `--cai-dlpack-consumer` for a DLPack-only family). Its producer
+    items are made whatever the factory's objects export; they skip, saying why, when the
+    objects lack the export of one of its protocols (`Campaign.unjudged`)."""
+    from caiconform.spec.protocols import get
+
     directions = []
     if target.producer and roles in ("pair", "producer"):
         directions.append("producer")
-    consumer = target.dlpack_consumer if "cai" not in protocols else target.consumer
+    consumer = getattr(target, get(protocols[0]).plugin_consumer)
     if consumer and roles in ("pair", "consumer"):
         directions.append("consumer")
     return directions
@@ -125,7 +133,7 @@ class Campaign:
     sources: dict[str, str] = field(default_factory=dict)
     #: set at the end of the session: where the baseline was written, and how many entries
     baseline_written: tuple[Path, int] | None = None
-    #: family name -> its PROTOCOLS, for the families the session's items belong to
+    #: family name -> the names of its protocols, for the families the session's items belong to
     family_protocols: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _verdict: tuple[int, Any] | None = None
     _sample: Sample | None = None
@@ -162,19 +170,25 @@ class Campaign:
         return self._sample
 
     def unjudged(self, family: str, direction: str) -> str | None:
-        """Why `family` does not judge the library in `direction`, or None when it does: a
-        DLPack family (PROTOCOLS naming "dlpack") judges the factory only when its objects have
-        `__dlpack__`. A factory that made no sample keeps its claim: the family judges it."""
-        protocols = self.family_protocols.get(family, ("cai",))
-        if direction != "producer" or "dlpack" not in protocols:
+        """Why `family` does not judge the library in `direction`, or None when it does: the
+        families of a protocol other than the CAI, the factory's own, judge the factory only
+        when its objects have that protocol's export (`__dlpack__`). A factory that made no
+        sample keeps its claim: the family judges it."""
+        from caiconform.spec.protocols import CAI, get
+
+        if direction != "producer":
             return None
         sample = self.producer_sample()
-        if sample is None or sample.dlpack is not False:
+        if sample is None or sample.exports is None:
             return None
-        return (
-            f"{self.options.target.name}'s objects have no __dlpack__ ({sample.description}): "
-            "the DLPack families judge only a producer whose objects export it"
-        )
+        for protocol in map(get, self.family_protocols.get(family, (CAI.name,))):
+            if protocol is not CAI and protocol.export not in sample.exports:
+                return (
+                    f"{self.options.target.name}'s objects have no {protocol.export} "
+                    f"({sample.description}): the {protocol.title} families judge only a "
+                    "producer whose objects export it"
+                )
+        return None
 
     # -- the runner ----------------------------------------------------------------------
     def peers(self) -> list[str]:
@@ -194,12 +208,15 @@ class Campaign:
         from caiconform.runner.driver import run_matrix
 
         if not self.sources:
+            from caiconform.spec.protocols import DLPACK
+
             sample = self.producer_sample()
+            known = sample is not None and sample.exports is not None
             self.sources = install(
                 self.workdir / "adapter",
                 self.options.target,
                 self.peers(),
-                exports_dlpack=sample is None or sample.dlpack is not False,
+                exports_dlpack=not known or DLPACK.export in sample.exports,
             )
         out = self.workdir / direction
         config = RunConfig(

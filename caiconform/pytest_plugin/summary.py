@@ -59,6 +59,7 @@ def _verdict_lines(campaign: Any) -> list[str]:
 
 def summary_lines(campaign: Any) -> list[str]:
     from caiconform.pytest_plugin.schema import FAMILY
+    from caiconform.spec.protocols import CAI, parse
 
     target = campaign.options.target
     lines = [campaign.incomplete] if campaign.incomplete else []
@@ -80,11 +81,14 @@ def summary_lines(campaign: Any) -> list[str]:
         for reason, names in by_reason.items():
             lines.append(f"  {reason}")
             lines.append(f"    {', '.join(names)}")
-    if target.consumer and not target.dlpack_consumer and campaign.options.protocol != "cai":
-        lines.append(
-            f"DLPack families: {target.name}'s consumer is not judged over DLPack (no "
-            f"--cai-dlpack-consumer; {target.consumer} imports over the CUDA Array Interface)"
-        )
+    for protocol in parse(campaign.options.protocol):
+        option = protocol.plugin_consumer
+        if target.consumer and option != CAI.plugin_consumer and not getattr(target, option):
+            lines.append(
+                f"{protocol.title} families: {target.name}'s consumer is not judged over "
+                f"{protocol.title} (no --cai-{option.replace('_', '-')}; {target.consumer} "
+                f"imports over {CAI.title})"
+            )
     schema = Counter(r["outcome"] for r in campaign.records if r["check"] == FAMILY)
     if schema:
         counts = ", ".join(f"{outcome} {n}" for outcome, n in schema.most_common())

@@ -94,18 +94,20 @@ class Sample:
     #: the object's type and the array asked for, e.g. "fakelib.FakeArray for <f4 (4,)"; or
     #: why no object could be made
     description: str
-    #: whether the object has `__dlpack__`; None when no object could be made (not known)
-    dlpack: bool | None
+    #: which protocols' exports (`Protocol.export`: `__dlpack__`, ...) the object has; None
+    #: when no object could be made (not known)
+    exports: frozenset[str] | None
 
 
 def sample_exports(factory: Callable[..., Any]) -> Sample:
     """Ask `factory` for a 4-element array of each of SAMPLE_TYPESTRS until it makes one, and
-    say whether that object has `__dlpack__`. An attribute that raises anything but
-    AttributeError counts as present: the DLPack families judge what it does. A factory that
-    makes none (it skips or raises for each, e.g. without a GPU) gives `dlpack=None`."""
+    say which protocols' exports that object has. An attribute that raises anything but
+    AttributeError counts as present: that protocol's families judge what it does. A factory
+    that makes none (it skips or raises for each, e.g. without a GPU) gives `exports=None`."""
     import numpy as np
 
     from caiconform.spec.layout import Layout
+    from caiconform.spec.protocols import PROTOCOLS
 
     failures = []
     for typestr in SAMPLE_TYPESTRS:
@@ -116,9 +118,14 @@ def sample_exports(factory: Callable[..., Any]) -> Sample:
             continue
         kind = type(obj)
         description = f"a {kind.__module__}.{kind.__qualname__} made for {typestr} (4,)"
-        try:
-            dlpack = hasattr(obj, "__dlpack__")
-        except Exception:  # present, but raising: the families say what is wrong with it
-            dlpack = True
-        return Sample(description, dlpack)
+        return Sample(description, frozenset(p.export for p in PROTOCOLS if _has(obj, p.export)))
     return Sample(f"the factory made no sample array ({'; '.join(failures)})", None)
+
+
+def _has(obj: Any, name: str) -> bool:
+    """Whether `obj` has attribute `name`; one that raises anything but AttributeError is
+    present, and its protocol's families say what is wrong with it."""
+    try:
+        return hasattr(obj, name)
+    except Exception:
+        return True

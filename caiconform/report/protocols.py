@@ -1,10 +1,9 @@
-"""What each interchange protocol of a run found: cells, examples and defect groups of the CAI
-families beside those of the DLPack families.
+"""What each interchange protocol of a run found: cells, examples and defect groups of each
+protocol's families, side by side.
 
-A family's protocol is read from its name, the convention `caiconform.checks` keeps (DLPack
-families are named `dlpack_*`; agreement compares the two and counts under both; every other
-family exchanges over the CAI): the report reads finished runs and imports no family module.
-`tests/test_report_protocols.py` holds the convention to each family's own `PROTOCOLS`.
+A family's protocols are the family catalogue's (`caiconform.spec.protocols.of_family`; a family
+comparing protocols, agreement, counts under each): the report reads finished runs and imports
+no family module.
 """
 
 from __future__ import annotations
@@ -12,24 +11,21 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-__all__ = ["PROTOCOLS", "protocols_of", "protocol_rows", "render"]
+from caiconform.spec.protocols import NAMES, PROTOCOLS, get, of_family
 
-PROTOCOLS = ("cai", "dlpack")
-_BOTH = frozenset({"agreement"})
+__all__ = ["protocols_of", "protocol_rows", "render"]
 
 
 def protocols_of(check: str) -> tuple[str, ...]:
-    """The protocols family `check` exchanges over, by the naming convention."""
-    if check in _BOTH:
-        return PROTOCOLS
-    return ("dlpack",) if check.startswith("dlpack_") else ("cai",)
+    """The names of the protocols family `check` exchanges over."""
+    return tuple(p.name for p in of_family(check))
 
 
 def protocol_rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per protocol with cells that ran: cells, examples tested and passed, and the
     defect groups (library defects, harness and about-input groups left out) by severity."""
     rows = []
-    for protocol in PROTOCOLS:
+    for protocol in (p.name for p in PROTOCOLS):
         cells = [c for c in matrix.get("cells") or [] if protocol in protocols_of(c["check"])]
         tested = sum(c.get("tested") or 0 for c in cells)
         if not tested:
@@ -55,15 +51,17 @@ def protocol_rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def render(matrix: dict[str, Any]) -> list[str]:
-    """The "Protocols" section of matrix.md; [] unless a DLPack family ran."""
+    """The "Protocols" section of matrix.md; [] unless families of more than one protocol ran."""
     rows = protocol_rows(matrix)
-    if not any(row["protocol"] == "dlpack" for row in rows):
+    if len(rows) < 2:
         return []
+    titles = [get(row["protocol"]).title for row in rows]
     lines = [
         "## Protocols",
         "",
-        "The same libraries exchanging over the CUDA Array Interface and over DLPack "
-        "(`caiconform run --protocol cai|dlpack` runs one; agreement counts under both).",
+        f"The same libraries exchanging over {', '.join(titles[:-1])} and over {titles[-1]} "
+        f"(`caiconform run --protocol {'|'.join(NAMES)}` runs one; a family comparing "
+        "protocols counts under each).",
         "",
         "| protocol | cells | examples tested | passed | defect groups |",
         "|---|---|---|---|---|",

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from caiconform.spec.families import LIVE
+from caiconform.spec.protocols import of_family
 from caiconform.spec.rules import RULES
 
 __all__ = [
@@ -90,9 +91,12 @@ _HONOURED = {
     "mask": ("CAI-MASK-TRUTH", "CAI-PRODUCER-DESCRIBES-DATA"),
     "lifetime": ("CAI-LIFETIME-DATA-HELD", "CAI-LIFETIME-NO-EFFECT"),
 }
-_READS = ("CAI-CONSUMER-READS-DESCRIBED", "CAI-PRODUCER-DESCRIBES-DATA")
-#: the same over DLPack: the families named `dlpack_*` exchange capsules, not CAI dicts
-_DLPACK_READS = ("DLPACK-CONSUMER-READS-DESCRIBED", "DLPACK-PRODUCER-DESCRIBES-DATA")
+
+
+def _reads(check: str) -> tuple[str, str]:
+    """(consumer's, producer's) reading rule of family `check`: its protocol's (`Protocol.reads`;
+    a family comparing protocols reads as its first, the CAI)."""
+    return of_family(check)[0].reads
 
 
 def honoured_rule(check: str | None, role: str | None) -> str | None:
@@ -102,8 +106,7 @@ def honoured_rule(check: str | None, role: str | None) -> str | None:
     if role not in ("producer", "consumer"):
         return None
     family = str(check)
-    reads = _DLPACK_READS if family.startswith("dlpack_") else _READS
-    consumer_rule, producer_rule = _HONOURED.get(family, reads)
+    consumer_rule, producer_rule = _HONOURED.get(family, _reads(family))
     return producer_rule if role == "producer" else consumer_rule
 
 
@@ -112,7 +115,7 @@ def reading_rule(check: str | None, role: str | None) -> str | None:
     exporting) what the dict, in a DLPack family the capsule, describes."""
     if role not in ("producer", "consumer"):
         return None
-    reads = _DLPACK_READS if str(check).startswith("dlpack_") else _READS
+    reads = _reads(str(check))
     return reads[1] if role == "producer" else reads[0]
 
 
@@ -124,8 +127,7 @@ def implied_rule(record: Mapping[str, Any], role: str | None) -> str | None:
     if record.get("rule") or input_rule(record):
         return None
     check = str(record.get("check"))
-    reads = _DLPACK_READS if check.startswith("dlpack_") else _READS
-    consumer_rule, producer_rule = _HONOURED.get(check, reads)
+    consumer_rule, producer_rule = _HONOURED.get(check, _reads(check))
     return producer_rule if role == "producer" else consumer_rule
 
 

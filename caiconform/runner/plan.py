@@ -16,6 +16,7 @@ from types import ModuleType
 
 from caiconform.errors import UsageError
 from caiconform.runner.libraries import LibraryInfo
+from caiconform.spec.protocols import of_family, parse
 
 __all__ = [
     "BrokenFamily",
@@ -24,13 +25,10 @@ __all__ = [
     "load_families",
     "plan_cells",
     "default_checks",
-    "PROTOCOLS",
     "select_protocols",
 ]
 
 ROLES = ("pair", "producer", "consumer")
-#: the interchange protocols a family can exchange over
-PROTOCOLS = ("cai", "dlpack")
 
 
 class BrokenFamily(Exception):
@@ -54,10 +52,12 @@ class Family:
     #: the family also judges pseudo-producers that only hand out interface dicts (capability
     #: "produce-dicts", e.g. `synthetic`); every other family needs real objects
     dict_producers: bool = False
-    #: the protocols the family exchanges over (`PROTOCOLS`): "cai", "dlpack", or both
-    #: (agreement compares the two); `run --protocol` keeps the families of the chosen ones
+    #: the names of the protocols the family exchanges over (`caiconform.spec.protocols`; the
+    #: catalogue's for a built-in family): one, or several for a family comparing them
+    #: (agreement); `run --protocol` keeps the families of the chosen ones
     protocols: frozenset[str] = frozenset({"cai"})
-    #: the capability a library needs to play producer / consumer in its cells
+    #: the capability a library needs to play producer / consumer in its cells: the module's
+    #: PRODUCER_NEEDS / CONSUMER_NEEDS, else its (first) protocol's
     producer_needs: str = "produce"
     consumer_needs: str = "consume"
 
@@ -125,11 +125,10 @@ def load_families(specs: Sequence[str]) -> tuple[list[Family], list[BrokenFamily
         if module.ROLES not in ROLES:
             raise UsageError(f"check module {module.__name__}: ROLES must be one of {ROLES}")
         needs_gpu = bool(getattr(module, "NEEDS_GPU", True))
-        protocols = frozenset(getattr(module, "PROTOCOLS", ("cai",)))
-        if not protocols or not protocols <= set(PROTOCOLS):
-            raise UsageError(
-                f"check module {module.__name__}: PROTOCOLS must name some of {PROTOCOLS}"
-            )
+        try:
+            protocols = of_family(module.FAMILY, module)
+        except ValueError as exc:
+            raise UsageError(f"check module {module.__name__}: PROTOCOLS: {exc}") from None
         families.append(
             Family(
                 name=module.FAMILY,
@@ -138,9 +137,9 @@ def load_families(specs: Sequence[str]) -> tuple[list[Family], list[BrokenFamily
                 needs_gpu=needs_gpu,
                 min_gpus=int(getattr(module, "MIN_GPUS", 1 if needs_gpu else 0)),
                 dict_producers=bool(getattr(module, "DICT_PRODUCERS", False)),
-                protocols=protocols,
-                producer_needs=str(getattr(module, "PRODUCER_NEEDS", "produce")),
-                consumer_needs=str(getattr(module, "CONSUMER_NEEDS", "consume")),
+                protocols=frozenset(p.name for p in protocols),
+                producer_needs=str(getattr(module, "PRODUCER_NEEDS", protocols[0].producer_needs)),
+                consumer_needs=str(getattr(module, "CONSUMER_NEEDS", protocols[0].consumer_needs)),
             )
         )
     return families, broken
@@ -193,10 +192,11 @@ def plan_cells(
 
 
 def select_protocols(families: Sequence[Family], protocol: str) -> list[Family]:
-    """The families that exchange over `protocol` ("cai", "dlpack" or "both"): a family of
-    both protocols (agreement) stays with either."""
-    if protocol == "both":
-        return list(families)
-    if protocol not in PROTOCOLS:
-        raise UsageError(f"unknown protocol {protocol!r} (known: cai, dlpack, both)")
-    return [family for family in families if protocol in family.protocols]
+    """The families that exchange over the protocols `protocol` chooses (`spec.protocols.parse`:
+    a name, names joined by commas, or "all"/"both"): a family of several protocols
+    (agreement) stays with any of them."""
+    try:
+        chosen = {p.name for p in parse(protocol)}
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return [family for family in families if chosen & family.protocols]

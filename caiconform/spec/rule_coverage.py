@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from caiconform.spec.families import FAMILIES, LIVE
+from caiconform.spec.protocols import DLPACK, of_family
 from caiconform.spec.rules import RULES, Level, Rule, level_text
 
 __all__ = [
@@ -62,16 +63,17 @@ def _literals(path: Path) -> set[str]:
 
 
 def _dlpack_families() -> list[Path]:
-    """The DLPack family modules (`checks/dlpack_*.py` in FAMILIES) and, with dlpack_roundtrip,
-    the capsule validator it judges every export with (`reference/capsule.py`)."""
-    paths = [_PKG / "checks" / f"{f}.py" for f in FAMILIES if f.startswith("dlpack_")]
+    """The modules of the families of DLPack alone (the catalogue's; agreement, comparing it
+    with the CAI, names CAI rules) and, with dlpack_roundtrip, the capsule validator it judges
+    every export with (`reference/capsule.py`)."""
+    paths = [_PKG / "checks" / f"{f}.py" for f in DLPACK.families if of_family(f) == (DLPACK,)]
     return [*paths, _PKG / "reference" / "capsule.py"] if "dlpack_roundtrip" in FAMILIES else paths
 
 
 def _dlpack_unnamed() -> list[str]:
     """The DLPACK rules no DLPack family names (parsed, as `exercisers` does)."""
     named = set().union(*(_literals(path) for path in _dlpack_families()))
-    return [r for r in RULES if r.startswith("DLPACK-") and r not in named]
+    return [r for r in RULES if r.startswith(DLPACK.rule_prefix) and r not in named]
 
 
 #: Why a rule has no check: one sentence each. A rule here must have no exerciser (the test
