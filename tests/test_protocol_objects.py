@@ -37,12 +37,20 @@ def test_every_family_of_the_catalogue_belongs_to_known_protocols() -> None:
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.name)
 def test_a_protocol_names_only_what_exists(protocol) -> None:
     assert {protocol.producer_needs, protocol.consumer_needs} <= CAPABILITIES
-    assert all(rule in RULES and rule.startswith(protocol.rule_prefix) for rule in protocol.reads)
-    assert any(rule.startswith(protocol.rule_prefix) for rule in RULES)
+    assert all(rule in RULES for rule in protocol.reads), protocol.reads
+    assert protocols.of_rule(protocol.reads[1]) is protocol, "its producer's reading rule"
+    assert any(protocols.of_rule(rule) is protocol for rule in RULES)
     from caiconform.pytest_plugin.targets import Target
 
     assert hasattr(Target("x"), protocol.plugin_consumer)
     assert protocol.export.startswith("__") and protocol.export.endswith("__")
+
+
+def test_a_rule_belongs_to_the_protocol_of_its_longest_prefix() -> None:
+    assert protocols.of_rule("DLPACK-CAPI-ON-TYPE") is protocols.DLPACK_C
+    assert protocols.of_rule("DLPACK-CAPSULE-NAME") is DLPACK
+    assert protocols.of_rule("CAI-SYNC-CONSUMER") is CAI
+    assert protocols.of_rule("EMM-POINTER-FINALIZER") is None
 
 
 def test_parse_chooses_protocols_by_name_or_all() -> None:

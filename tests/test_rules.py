@@ -69,9 +69,9 @@ def test_ids_are_well_formed_and_match_their_keys():
 
 
 def test_ids_are_unique_across_the_source_modules():
-    from caiconform.spec import _cai, _dlpack, _emm
+    from caiconform.spec import _cai, _dlpack, _dlpack_capi, _emm
 
-    ids = [r.id for r in (*_cai.RULES, *_emm.RULES, *_dlpack.RULES)]
+    ids = [r.id for r in (*_cai.RULES, *_emm.RULES, *_dlpack.RULES, *_dlpack_capi.RULES)]
     duplicates = {i for i in ids if ids.count(i) > 1}
     assert not duplicates, f"duplicate rule IDs: {sorted(duplicates)}"
     assert len(ids) == len(RULES)

@@ -22,7 +22,8 @@ __all__ = [
 #: export read-only; mask: can export a mask; dlpack: its objects also export __dlpack__;
 #: write: its consume path can write (so the readonly family can check it is honoured);
 #: kernel: can launch a kernel reading the array; consume-dlpack: `consume_dlpack` imports
-#: through the library's own DLPack path (the DLPack families' consumers).
+#: through the library's own DLPack path (the DLPack families' consumers); dlpack-c: the type of
+#: its objects carries DLPack's C exchange API table (`__dlpack_c_exchange_api__`).
 CAPABILITIES = frozenset(
     {
         "produce",
@@ -35,6 +36,7 @@ CAPABILITIES = frozenset(
         "kernel",
         "multigpu",
         "consume-dlpack",
+        "dlpack-c",
     }
 )
 

@@ -139,6 +139,13 @@ CATALOGUE: tuple[Entry, ...] = (
         "the producer's pending work ordered before the stream a DLPack consumer names "
         "[DLPACK-STREAM-PRODUCER-SYNC]",
     ),
+    Entry(
+        "dlpack_capi",
+        ("dlpack-c",),
+        "the `__dlpack_c_exchange_api__` table of the producer's type: its header, entries and "
+        "functions; the tensors it exports equal to `__dlpack__`'s, without waiting "
+        "[DLPACK-CAPI-SAME-TENSOR, DLPACK-CAPI-NO-SYNC, DLPACK-CAPI-WORK-STREAM]",
+    ),
 )
 
 #: every family's name, in catalogue order

@@ -17,7 +17,18 @@ from typing import Any
 
 from caiconform.spec.families import CATALOGUE, entry
 
-__all__ = ["Protocol", "CAI", "DLPACK", "PROTOCOLS", "NAMES", "get", "of_family", "parse"]
+__all__ = [
+    "Protocol",
+    "CAI",
+    "DLPACK",
+    "DLPACK_C",
+    "PROTOCOLS",
+    "NAMES",
+    "get",
+    "of_family",
+    "of_rule",
+    "parse",
+]
 
 
 @dataclass(frozen=True)
@@ -69,8 +80,18 @@ DLPACK = Protocol(
     plugin_consumer="dlpack_consumer",
     reads=("DLPACK-CONSUMER-READS-DESCRIBED", "DLPACK-PRODUCER-DESCRIBES-DATA"),
 )
+DLPACK_C = Protocol(
+    name="dlpack-c",
+    title="DLPack's C exchange API",
+    rule_prefix="DLPACK-CAPI-",
+    producer_needs="dlpack-c",
+    consumer_needs="consume-dlpack",
+    export="__dlpack_c_exchange_api__",
+    plugin_consumer="dlpack_consumer",
+    reads=("DLPACK-CONSUMER-READS-DESCRIBED", "DLPACK-CAPI-SAME-TENSOR"),
+)
 #: every protocol, the CAI first: a family of several is read as its first
-PROTOCOLS: tuple[Protocol, ...] = (CAI, DLPACK)
+PROTOCOLS: tuple[Protocol, ...] = (CAI, DLPACK, DLPACK_C)
 NAMES: tuple[str, ...] = tuple(p.name for p in PROTOCOLS)
 _BY_NAME = {p.name: p for p in PROTOCOLS}
 #: `--protocol` words that choose every protocol ("both" from when there were two)
@@ -94,6 +115,13 @@ def of_family(family: str | None, module: Any = None) -> tuple[Protocol, ...]:
     if not protocols:
         raise ValueError(f"family {family!r} names no protocol (known: {', '.join(NAMES)})")
     return protocols
+
+
+def of_rule(rule_id: str) -> Protocol | None:
+    """The protocol rule `rule_id` belongs to: the one of the longest prefix it carries
+    (DLPACK-CAPI- rules are the C exchange API's, not DLPack's), None for an EMM rule."""
+    owners = [p for p in PROTOCOLS if rule_id.startswith(p.rule_prefix)]
+    return max(owners, key=lambda p: len(p.rule_prefix), default=None)
 
 
 def parse(choice: str) -> tuple[Protocol, ...]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from caiconform.spec.families import FAMILIES, LIVE
-from caiconform.spec.protocols import DLPACK, of_family
+from caiconform.spec.protocols import DLPACK, of_family, of_rule
 from caiconform.spec.rules import RULES, Level, Rule, level_text
 
 __all__ = [
@@ -73,7 +73,7 @@ def _dlpack_families() -> list[Path]:
 def _dlpack_unnamed() -> list[str]:
     """The DLPACK rules no DLPack family names (parsed, as `exercisers` does)."""
     named = set().union(*(_literals(path) for path in _dlpack_families()))
-    return [r for r in RULES if r.startswith(DLPACK.rule_prefix) and r not in named]
+    return [r for r in RULES if of_rule(r) is DLPACK and r not in named]
 
 
 #: Why a rule has no check: one sentence each. A rule here must have no exerciser (the test

@@ -3,7 +3,7 @@
 Findings, test IDs, reports and expectation files all name rules by `Rule.id`; IDs are stable
 and never reused. The CAI statements live in `_cai.py`, the EMM statements in `_emm.py`, the
 DLPack statements (array API standard, DLPack's Python specification, dlpack.h; docs/spec/dlpack/)
-in `_dlpack.py`; this
+in `_dlpack.py`, those of DLPack's C exchange API (dlpack.h 1.3) in `_dlpack_capi.py`; this
 module defines the record, assembles the catalogue, and says how a level is read from the text.
 
 A rule's level is the normative word of the sentence it quotes (`Rule.quote`), read once through
@@ -73,6 +73,7 @@ SPEC_FILES = {
     "dlpack-api": "dlpack/array_api_dlpack.md",
     "dlpack-py": "dlpack/python_spec.md",
     "dlpack-h": "dlpack/dlpack_h.md",
+    "dlpack-capi": "dlpack/dlpack_h_exchange_api.md",
 }
 
 #: level -> the words of the texts that state it (whole words, any case); a sentence with none
@@ -174,10 +175,10 @@ def make(
 
 
 def _build() -> dict[str, Rule]:
-    from caiconform.spec import _cai, _dlpack, _emm
+    from caiconform.spec import _cai, _dlpack, _dlpack_capi, _emm
 
     catalogue: dict[str, Rule] = {}
-    for rule in (*_cai.RULES, *_emm.RULES, *_dlpack.RULES):
+    for rule in (*_cai.RULES, *_emm.RULES, *_dlpack.RULES, *_dlpack_capi.RULES):
         if rule.id in catalogue:
             raise RuntimeError(f"duplicate rule ID {rule.id} in the catalogue")
         catalogue[rule.id] = rule

@@ -1,0 +1,168 @@
+"""Calling a producer's DLPack C exchange API table, as a consumer written in C would.
+
+The table (`caiconform.dlpack.exchange_api.read_exchange_api`: its header, entries and chain)
+is a struct of C function pointers; each is called here through ctypes with the GIL held
+(`PYFUNCTYPE`: the functions set Python exceptions, and a producer may rely on the caller
+holding the GIL as a C extension calling them would), so a function that returns -1 with an
+exception set shows the exception, and one that returns 0 with one set shows that too. Nothing
+here judges: every call returns what happened (`Call`), the `dlpack_capi` family decides what
+that means. A tensor the table exported is read as a `caiconform.dlpack.Capsule` (the same
+reader as a `__dlpack__` capsule's) and released through its own deleter exactly once, unless
+`managed_tensor_to_py_object_no_sync` took its ownership.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+from typing import Any
+
+from caiconform import dlpack
+
+__all__ = [
+    "Call",
+    "SetErrorLog",
+    "tensor_from_object",
+    "dltensor_from_object",
+    "tensor_to_object",
+    "work_stream",
+    "allocate",
+    "release",
+    "read_tensor",
+]
+
+_VOID_PP = ctypes.POINTER(ctypes.c_void_p)
+_FROM_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, _VOID_PP)
+_DLTENSOR_FROM_OBJECT = ctypes.PYFUNCTYPE(
+    ctypes.c_int, ctypes.py_object, ctypes.POINTER(dlpack._Tensor)
+)
+_TO_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _VOID_PP)
+_WORK_STREAM = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, _VOID_PP)
+_SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+_ALLOCATOR = ctypes.PYFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(dlpack._Tensor), _VOID_PP, ctypes.c_void_p, _SET_ERROR
+)
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+@dataclass
+class Call:
+    """What one call of a table function did: its return code (None when it raised before
+    returning one), its output (an address, a stream handle, an object, a DLTensor), and the
+    Python exception it left set (ctypes raises it after the call)."""
+
+    rc: int | None
+    out: Any = None
+    error: BaseException | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        """The function's own word: 0 and no exception."""
+        return self.rc == 0 and self.error is None
+
+
+@dataclass
+class SetErrorLog:
+    """The calls the allocator made of the `SetError` it was given: (kind, message) each."""
+
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _call(function: Any, *args: Any) -> tuple[int | None, BaseException | None]:
+    try:
+        return int(function(*args)), None
+    except Exception as exc:  # noqa: BLE001 - the exception the function set: judged by the family
+        return None, exc
+
+
+def tensor_from_object(entry: int, obj: Any) -> Call:
+    """`managed_tensor_from_py_object_no_sync(obj, &out)`; `out` the owning tensor's address
+    (0 for NULL)."""
+    out = ctypes.c_void_p()
+    rc, error = _call(_FROM_OBJECT(entry), obj, ctypes.byref(out))
+    return Call(rc, int(out.value or 0), error)
+
+
+def dltensor_from_object(entry: int, obj: Any) -> Call:
+    """`dltensor_from_py_object_no_sync(obj, &out)` into a DLTensor on this side; `out` the
+    struct (valid only while `obj` is left alone: the producer owns what it points to)."""
+    out = dlpack._Tensor()
+    rc, error = _call(_DLTENSOR_FROM_OBJECT(entry), obj, ctypes.byref(out))
+    return Call(rc, out, error)
+
+
+def tensor_to_object(entry: int, address: int) -> Call:
+    """`managed_tensor_to_py_object_no_sync(tensor, &out)`, which takes the tensor's ownership;
+    `out` the object it made (its new reference handed to Python), or None."""
+    out = ctypes.c_void_p()
+    rc, error = _call(_TO_OBJECT(entry), address, ctypes.byref(out))
+    made = None
+    if out.value:
+        made = ctypes.cast(out.value, ctypes.py_object).value
+        ctypes.pythonapi.Py_DecRef(ctypes.py_object(made))  # the reference `out` carried
+    return Call(rc, made, error)
+
+
+def work_stream(entry: int, device: tuple[int, int]) -> Call:
+    """`current_work_stream(device_type, device_id, &out)`; `out` the stream handle (0: NULL,
+    the legacy default stream)."""
+    out = ctypes.c_void_p()
+    rc, error = _call(_WORK_STREAM(entry), int(device[0]), int(device[1]), ctypes.byref(out))
+    return Call(rc, int(out.value or 0), error)
+
+
+def allocate(
+    entry: int, shape: tuple[int, ...], dtype: tuple[int, int, int], device: tuple[int, int]
+) -> tuple[Call, SetErrorLog]:
+    """`managed_tensor_allocator(prototype, &out, ctx, SetError)` for a prototype of `shape`,
+    `dtype` (code, bits, lanes) and `device`; `out` the tensor's address, and what SetError was
+    told."""
+    log = SetErrorLog()
+
+    def set_error(_ctx: Any, kind: bytes | None, message: bytes | None) -> None:
+        log.calls.append(((kind or b"").decode(errors="replace"), (message or b"").decode()))
+
+    callback = _SET_ERROR(set_error)
+    extents = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    prototype = dlpack._Tensor()
+    prototype.ndim = len(shape)
+    prototype.shape = ctypes.cast(extents, ctypes.POINTER(ctypes.c_int64))
+    prototype.dtype.code, prototype.dtype.bits, prototype.dtype.lanes = dtype
+    prototype.device.device_type, prototype.device.device_id = device
+    out = ctypes.c_void_p()
+    rc, error = _call(
+        _ALLOCATOR(entry), ctypes.byref(prototype), ctypes.byref(out), None, callback
+    )
+    return Call(rc, int(out.value or 0), error), log
+
+
+def read_tensor(address: int) -> dlpack.Capsule:
+    """What the DLManagedTensorVersioned at `address` says, read as a versioned capsule's
+    would be; DLPackError for a NULL address, a major version other than 1 or an implausible
+    tensor."""
+    if not address:
+        raise dlpack.DLPackError("a NULL tensor")
+    holder = ctypes.pythonapi.PyCapsule_New
+    holder.restype = ctypes.py_object
+    holder.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return dlpack.read_capsule(holder(address, b"dltensor_versioned", None))
+
+
+def read_dltensor(tensor: Any, version: tuple[int, int]) -> dlpack.Capsule:
+    """What a DLTensor filled by `dltensor_from_py_object_no_sync` says, as a capsule of the
+    table's `version` would."""
+    box = dlpack._ManagedVersioned()
+    box.version.major, box.version.minor = version
+    box.dl_tensor = tensor
+    return read_tensor(ctypes.addressof(box))
+
+
+def release(address: int) -> bool:
+    """Call the deleter of the owning tensor at `address`, once; False when it is NULL."""
+    if not address:
+        return False
+    deleter = dlpack._ManagedVersioned.from_address(address).deleter
+    if not deleter:
+        return False
+    _DELETER(deleter)(address)
+    return True
