@@ -4,7 +4,7 @@ Each mutant is a change a developer could make (an operator, a bound, a branch, 
 recorded in a TOML file as `[[mutant]]` tables:
 
     id = "capsule-lanes-zero"                   # unique
-    file = "caiconform/reference/capsule.py"    # relative to the repository root
+    file = "caiconform/dlpack/validate.py"      # relative to the repository root
     old = "lanes < 1"                           # occurs exactly once in the file
     new = "lanes < 0"
     tests = ["tests/test_dlpack.py"]            # the files that should catch it

@@ -10,6 +10,8 @@ import pytest
 
 from caiconform import dlpack
 from caiconform.checks import _exchange, _results, agreement
+from caiconform.dlpack import header
+from caiconform.dlpack.dtypes import typestr_of
 from caiconform.results.outcome import FAIL, PASS
 from caiconform.spec.values import make_values
 
@@ -32,7 +34,7 @@ def test_numpy_capsules_parse_to_the_array_they_export(array):
     assert capsule.pointer == array.ctypes.data and capsule.shape == array.shape
     if array.size:
         assert capsule.byte_strides == array.strides
-    assert dlpack.typestr_of(capsule) == (
+    assert typestr_of(capsule) == (
         array.dtype.str if array.dtype.itemsize > 1 else "|" + array.dtype.str[1:]
     )
     assert capsule.device == (1, 0) and not capsule.readonly
@@ -72,11 +74,11 @@ class _Capsules:
         self.shape = (ctypes.c_int64 * n)(*shape)
         self.strides = (ctypes.c_int64 * n)(*strides) if strides is not None else None
         int64p = ctypes.POINTER(ctypes.c_int64)
-        tensor = dlpack._Tensor(
+        tensor = header.DLTensor(
             data=buffer.ctypes.data,
-            device=dlpack._Device(*device),
+            device=header.DLDevice(*device),
             ndim=n,
-            dtype=dlpack._DataType(code, bits, 1),
+            dtype=header.DLDataType(code, bits, 1),
             shape=None if null_shape else ctypes.cast(self.shape, int64p),
             strides=ctypes.cast(self.strides, int64p) if self.strides is not None else None,
             byte_offset=byte_offset,
@@ -85,12 +87,15 @@ class _Capsules:
         # finding of its own, DLPACK-DELETER-NULL
         deleter = None if null_deleter else _NO_OP_ADDRESS
         if versioned:
-            self.managed = dlpack._ManagedVersioned(
-                version=dlpack._Version(*version), flags=flags, dl_tensor=tensor, deleter=deleter
+            self.managed = header.DLManagedTensorVersioned(
+                version=header.DLPackVersion(*version),
+                flags=flags,
+                dl_tensor=tensor,
+                deleter=deleter,
             )
             default = b"dltensor_versioned"
         else:
-            self.managed = dlpack._Managed(dl_tensor=tensor, deleter=deleter)
+            self.managed = header.DLManagedTensor(dl_tensor=tensor, deleter=deleter)
             default = b"dltensor"
         new = ctypes.pythonapi.PyCapsule_New
         new.restype = ctypes.py_object
@@ -127,7 +132,7 @@ def test_hand_built_capsules_with_negative_strides_and_bfloat16(versioned):
     capsule = dlpack.read_capsule(made.capsule)
     assert capsule.strides == (-4, 1) and capsule.byte_strides == (-8, 2)
     assert capsule.pointer == buffer.ctypes.data + 8
-    assert dlpack.typestr_of(capsule) == "bfloat16" and capsule.device == (2, 0)
+    assert typestr_of(capsule) == "bfloat16" and capsule.device == (2, 0)
     assert capsule.readonly == versioned and capsule.version == ((1, 1) if versioned else None)
     assert capsule.name == made.name.decode()
 
@@ -144,7 +149,7 @@ def test_float8_codes_and_missing_strides():
     buffer = np.zeros(16, dtype=np.uint8)
     made = _Capsules(buffer, (2, 3), None, code=12, bits=8, versioned=True)
     capsule = dlpack.read_capsule(made.capsule)
-    assert dlpack.typestr_of(capsule) == "float8_e5m2" == capsule.typestr
+    assert typestr_of(capsule) == "float8_e5m2" == capsule.typestr
     assert capsule.strides is None and capsule.byte_strides == (3, 1)
     made = _Capsules(buffer, (4,), None, 10, 8, versioned=False)
     e4m3 = dlpack.read_capsule(made.capsule)
@@ -163,7 +168,7 @@ def test_types_without_a_typestr_are_named_by_dlpack():
 
 def test_the_copied_flag_and_a_0d_capsule():
     buffer = np.zeros(16, dtype=np.uint8)
-    made = _Capsules(buffer, (), None, 2, 64, versioned=True, flags=dlpack.IS_COPIED)
+    made = _Capsules(buffer, (), None, 2, 64, versioned=True, flags=header.IS_COPIED)
     capsule = dlpack.read_capsule(made.capsule)
     assert capsule.copied and not capsule.readonly
     assert capsule.shape == () and capsule.strides == () and capsule.byte_strides == ()
@@ -341,7 +346,7 @@ def _disagreeing(field):
     if field == "device":
         return right, _capsule_of(right, device=(1, 0))
     if field == "readonly":
-        return right, _capsule_of(right, flags=dlpack.READ_ONLY)
+        return right, _capsule_of(right, flags=header.READ_ONLY)
     raise AssertionError(field)
 
 
@@ -407,7 +412,7 @@ def test_agreeing_exports_pass(monkeypatch):
 def test_a_copy_flagged_as_such_may_live_elsewhere(monkeypatch):
     base = _memory()
     copy = np.ascontiguousarray(base[::2])
-    made = _capsule_of(copy, flags=dlpack.IS_COPIED)
+    made = _capsule_of(copy, flags=header.IS_COPIED)
     result = _run(monkeypatch, _Producer(base[::2], made), base)
     assert result.outcome == PASS, result.message
 
@@ -525,7 +530,7 @@ def test_an_unversioned_capsule_is_still_held_to_what_it_says(monkeypatch):
 
 def test_only_a_versioned_capsule_says_read_only_and_copied():
     buffer = np.zeros(16, dtype=np.uint8)
-    flags = dlpack.READ_ONLY | dlpack.IS_COPIED
+    flags = header.READ_ONLY | header.IS_COPIED
     for versioned in (True, False):
         made = _Capsules(buffer, (2,), None, 2, 32, versioned=versioned, flags=flags)
         described = agreement.describe_capsule(dlpack.read_capsule(made.capsule))
@@ -555,7 +560,7 @@ def test_cuda_core_is_not_held_to_a_flag_the_capsule_did_not_carry(monkeypatch):
     assert agreement._check_cuda_core(object(), cai, "ctx", "jax", flags=True).outcome == FAIL
 
 
-# --- the capsule validator (caiconform.reference.capsule) ------------------------------------
+# --- the capsule validator (caiconform.dlpack.validate) --------------------------------------
 
 #: a capsule destructor (and tensor deleter) that does nothing: the hand-built capsules own no
 #: memory to free
@@ -564,7 +569,7 @@ _NO_OP_ADDRESS = ctypes.cast(_NO_OP, ctypes.c_void_p).value
 
 
 def _judged(made, *, asked_versioned=False) -> set[str]:
-    from caiconform.reference.capsule import check_capsule
+    from caiconform.dlpack.validate import check_capsule
 
     return {f.rule for f in check_capsule(made.capsule, asked_versioned=asked_versioned)}
 
@@ -597,7 +602,7 @@ def _good(**overrides):
     ],
 )
 def test_numpy_exports_break_no_capsule_rule(array):
-    from caiconform.reference.capsule import check_capsule, check_dlpack
+    from caiconform.dlpack.validate import check_capsule, check_dlpack
 
     assert check_dlpack(array) == ([], None)
     assert check_capsule(array.__dlpack__(max_version=(1, 0))) == []
@@ -651,7 +656,7 @@ def test_each_bad_capsule_gives_its_rule(rule, overrides, change):
 
 
 def test_what_is_not_a_capsule_and_an_unversioned_answer_to_max_version():
-    from caiconform.reference.capsule import check_capsule
+    from caiconform.dlpack.validate import check_capsule
 
     for thing in (3, None, object(), np.zeros(2)):
         (only,) = check_capsule(thing)
@@ -695,7 +700,7 @@ class _DLPackOnly:
     ],
 )
 def test_an_object_is_asked_for_a_versioned_capsule_then_judged(producer, rules, refused):
-    from caiconform.reference.capsule import check_dlpack
+    from caiconform.dlpack.validate import check_dlpack
 
     made = producer()
     findings, why = check_dlpack(made)
@@ -705,7 +710,7 @@ def test_an_object_is_asked_for_a_versioned_capsule_then_judged(producer, rules,
 
 
 def test_a_cpu_producer_is_asked_without_a_stream_and_non_native_order_is_refused():
-    from caiconform.reference.capsule import check_dlpack
+    from caiconform.dlpack.validate import check_dlpack
 
     cpu = _DLPackOnly(_good(device=(1, 0)), device=(1, 0))
     assert check_dlpack(cpu) == ([], None) and cpu.calls == [{"max_version": (1, 0)}]

@@ -18,6 +18,7 @@ import pytest
 from caiconform.adapters.base import SkipExchange
 from caiconform.checks import (
     _dlpack_calls,
+    _dlpack_refusals,
     _exchange,
     dlpack_copy,
     dlpack_streams,
@@ -471,7 +472,7 @@ def test_a_refusal_in_a_producer_cell_is_laid_on_the_producer(producer) -> None:
 
 
 def dlpack_calls_culprit(result):
-    return _dlpack_calls.producer_refused(result, "host").culprit
+    return _dlpack_refusals.producer_refused(result, "host").culprit
 
 
 def test_stale_reads_over_dlpack_rank_as_corrupting() -> None:

@@ -15,8 +15,10 @@ from caiconform import dlpack
 from caiconform.adapters._staging import dlpack_only
 from caiconform.checks import dlpack_adversarial as adv
 from caiconform.checks import dlpack_lifetime as life
+from caiconform.dlpack import header
+from caiconform.dlpack.capsule import capsule_name
+from caiconform.dlpack.validate import check_capsule
 from caiconform.reference import dlpack_export as dx
-from caiconform.reference.capsule import check_capsule
 from caiconform.reference.consumer import ConsumerRefused
 from caiconform.reference.dlpack_import import import_dlpack
 from caiconform.reference.dlpack_producer import request
@@ -48,7 +50,7 @@ class HostArray:
         return capsule
 
     def __dlpack_device__(self):
-        return (dx.KDLCPU, 0)
+        return (header.kDLCPU, 0)
 
 
 ARRAYS = [
@@ -83,7 +85,7 @@ def test_both_kinds_round_trip_through_numpy_with_the_deleter_called_once(versio
 def test_an_unconsumed_capsule_s_destructor_calls_the_deleter_once(versioned):
     owner = np.arange(4, dtype=np.float32)
     capsule, export = dx.host_capsule(owner, versioned=versioned)
-    assert dx.capsule_name(capsule) == (dx.VERSIONED if versioned else dx.LEGACY)
+    assert capsule_name(capsule) == (header.VERSIONED if versioned else header.LEGACY)
     del capsule
     _collect()
     assert export.deleter_calls == 1 and export.by_destructor == 1 and export.owner is None
@@ -92,7 +94,7 @@ def test_an_unconsumed_capsule_s_destructor_calls_the_deleter_once(versioned):
 def test_a_consumed_capsule_s_destructor_leaves_the_deleter_to_the_consumer():
     capsule, export = dx.host_capsule(np.arange(4, dtype=np.float32))
     address = dx.consume_name(capsule)
-    assert dx.capsule_name(capsule) == dx.USED_VERSIONED
+    assert capsule_name(capsule) == header.USED_VERSIONED
     del capsule
     _collect()
     assert export.deleter_calls == 0 and export.owner is not None
@@ -134,7 +136,7 @@ def test_flags_say_read_only_and_copied():
     capsule, export = dx.host_capsule(array, copied=True)
     parsed = dlpack.read_capsule(capsule)
     assert parsed.readonly and parsed.copied
-    assert export.flags == dlpack.READ_ONLY | dlpack.IS_COPIED
+    assert export.flags == header.READ_ONLY | header.IS_COPIED
 
 
 def test_dl_dtype_refuses_what_dlpack_cannot_say():
@@ -152,7 +154,7 @@ def test_dl_dtype_refuses_what_dlpack_cannot_say():
 
 # --- __dlpack__'s keywords (array API standard) -------------------------------------------------
 
-CUDA = (dx.KDLCUDA, 0)
+CUDA = (header.kDLCUDA, 0)
 
 
 @pytest.mark.parametrize(
@@ -181,21 +183,21 @@ def test_max_version_chooses_the_capsule_kind():
 
 def test_dl_device_and_copy():
     assert not request(CUDA, dl_device=CUDA).to_host
-    host = request(CUDA, dl_device=(dx.KDLCPU, 0))
+    host = request(CUDA, dl_device=(header.kDLCPU, 0))
     assert host.to_host and host.copy and host.host_wait and host.stream is None
     with pytest.raises(BufferError):
-        request(CUDA, dl_device=(dx.KDLCPU, 0), copy=False)
+        request(CUDA, dl_device=(header.kDLCPU, 0), copy=False)
     with pytest.raises(ValueError):  # kDLCPU takes stream None only
-        request(CUDA, dl_device=(dx.KDLCPU, 0), stream=5)
-    aliased = request((dx.KDLCUDAHOST, 0), dl_device=(dx.KDLCPU, 0), host_memory=True)
+        request(CUDA, dl_device=(header.kDLCPU, 0), stream=5)
+    aliased = request((header.kDLCUDAHost, 0), dl_device=(header.kDLCPU, 0), host_memory=True)
     assert aliased.to_host and not aliased.copy
-    for other in ((dx.KDLCUDA, 1), (10, 0), "cpu"):
+    for other in ((header.kDLCUDA, 1), (10, 0), "cpu"):
         with pytest.raises(BufferError):
             request(CUDA, dl_device=other)
     assert request(CUDA, copy=True).copy and not request(CUDA, copy=False).copy
     assert not request(CUDA).copy
     with pytest.raises(ValueError):  # pinned host memory has no stream
-        request((dx.KDLCUDAHOST, 0), stream=1)
+        request((header.kDLCUDAHost, 0), stream=1)
 
 
 # --- the reference consumer ---------------------------------------------------------------------
@@ -232,7 +234,7 @@ def test_the_reference_consumer_falls_back_to_the_legacy_call():
 
 def _bad(kind: str):
     owner = adv.VALUES.copy()
-    return adv.BadProducer(kind, owner.ctypes.data, (dx.KDLCPU, 0), owner)
+    return adv.BadProducer(kind, owner.ctypes.data, (header.kDLCPU, 0), owner)
 
 
 @pytest.mark.parametrize("kind", sorted(adv.KINDS))
@@ -334,7 +336,7 @@ def test_numpy_holds_a_host_import_the_way_the_family_expects():
     keeping = life.Keeping(producer)
     view, is_view = life.hold("numpy", dlpack_only(keeping))
     assert is_view
-    names = [dx.capsule_name(c) for c in keeping.capsules]
+    names = [capsule_name(c) for c in keeping.capsules]
     keeping.capsules.clear()
     exports = producer.exports
     assert life.judge_tracked(exports, names, [0] * len(exports), True, "numpy") is None
@@ -407,7 +409,7 @@ class PinnedStandIn:
 def test_the_producer_exports_host_memory_to_kdlcpu_without_a_copy():
     values = np.arange(6, dtype=np.int32).reshape(2, 3)
     stand_in = PinnedStandIn(values)
-    assert stand_in.__dlpack_device__() == (dx.KDLCUDAHOST, 0)
+    assert stand_in.__dlpack_device__() == (header.kDLCUDAHost, 0)
     with pytest.raises(ValueError, match="DLPACK-STREAM-CPU-NONE"):
         stand_in.__dlpack__(stream=1)
     got = np.from_dlpack(stand_in, device="cpu")  # asks dl_device=(kDLCPU, 0)
@@ -496,7 +498,7 @@ def test_the_tracked_path_end_to_end_on_a_host_stand_in(monkeypatch):
     monkeypatch.setattr(producer, "ReferenceArray", StandIn)
     monkeypatch.setattr(tracking, "AllocationLog", Log)
     monkeypatch.setattr(tracking, "TrackingMemoryManager", lambda log: log)
-    monkeypatch.setattr(dlpack_producer, "device_of", lambda memory, device: (dx.KDLCPU, 0))
+    monkeypatch.setattr(dlpack_producer, "device_of", lambda memory, device: (header.kDLCPU, 0))
     values = np.arange(6, dtype=np.float32).reshape(2, 3)
     result = life._tracked("numpy", values, "<f4", (2, 3))
     assert result.outcome == PASS and "kept" in result.message, result.message

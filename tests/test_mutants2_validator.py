@@ -1,4 +1,4 @@
-"""Planted single-point mutants of the DLPack validator (`caiconform.reference.capsule`) that
+"""Planted single-point mutants of the DLPack validator (`caiconform.dlpack.validate`) that
 the suite let live (issue 41, tests/mutants/validator_check_plugin.toml): dlpack.h's device
 types and the ones whose device_id is 0, the float6 bits, a 0.x version, another major's fields,
 bool lanes, a 0-d NULL shape, the exact 64-bit bounds of byte_offset and of the strides' span
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from caiconform.reference.capsule import check_dlpack
+from caiconform.dlpack.validate import check_dlpack
 from tests.test_dlpack import _DLPackOnly, _good, _judged, _set_tensor
 
 #: dlpack.h's DLDeviceType values (DLPack 1.1), written out here rather than read from the

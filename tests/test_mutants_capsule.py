@@ -1,4 +1,4 @@
-"""Planted single-point mutants of `caiconform.reference.capsule` that the suite let live
+"""Planted single-point mutants of `caiconform.dlpack.validate` that the suite let live
 (issue 41, item 3): the sub-byte-padded flag, lanes 0, an ndim of exactly `MAX_NDIM`, and a
 `__dlpack__` that raises TypeError for every call.
 
@@ -12,8 +12,8 @@ import ctypes
 
 import numpy as np
 
-from caiconform import dlpack
-from caiconform.reference.capsule import MAX_NDIM, check_capsule, check_dlpack
+from caiconform.dlpack import header
+from caiconform.dlpack.validate import MAX_NDIM, check_capsule, check_dlpack
 
 #: a deleter and capsule destructor that do nothing: the capsules here own no memory
 _NO_OP = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _pointer: None)
@@ -27,17 +27,20 @@ class _Capsule:
     def __init__(self, shape: tuple[int, ...], *, flags: int = 0, lanes: int = 1) -> None:
         self.buffer = np.zeros(4, dtype="<f4")
         self.shape = (ctypes.c_int64 * len(shape))(*shape)
-        tensor = dlpack._Tensor(
+        tensor = header.DLTensor(
             data=self.buffer.ctypes.data,
-            device=dlpack._Device(2, 0),
+            device=header.DLDevice(2, 0),
             ndim=len(shape),
-            dtype=dlpack._DataType(2, 32, lanes),
+            dtype=header.DLDataType(2, 32, lanes),
             shape=ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64)),
             strides=None,
             byte_offset=0,
         )
-        self.managed = dlpack._ManagedVersioned(
-            version=dlpack._Version(1, 1), flags=flags, dl_tensor=tensor, deleter=_NO_OP_ADDRESS
+        self.managed = header.DLManagedTensorVersioned(
+            version=header.DLPackVersion(1, 1),
+            flags=flags,
+            dl_tensor=tensor,
+            deleter=_NO_OP_ADDRESS,
         )
         new = ctypes.pythonapi.PyCapsule_New
         new.restype = ctypes.py_object

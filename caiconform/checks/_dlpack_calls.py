@@ -10,9 +10,9 @@ stream:` block (`adapters._scenarios.UnderStream`) is asked inside that block to
 producers order their work on the stream that is current when `__dlpack__` is called, as
 user code does when it exports inside `with stream:`.
 
-`read` reads a capsule of host memory (kDLCPU) with ctypes, and one of CUDA memory with the
-reference consumer (`caiconform.reference.consumer`, which checks every byte lies in one
-allocation before it reads), on the stream the capsule was asked for: the consumer's own
+`read` is the reference consumer's read (`caiconform.reference.dlpack_read`): host memory
+(kDLCPU) with ctypes, CUDA memory with the reference CAI consumer (which checks every byte lies
+in one allocation before it reads), on the stream the capsule was asked for: the consumer's own
 stream waits on an event recorded on that stream after `__dlpack__` returned, so what the
 producer ordered before that stream is finished, and nothing else is waited for.
 """
@@ -20,24 +20,21 @@ producer ordered before that stream is finished, and nothing else is waited for.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from caiconform import dlpack
+from caiconform.dlpack.capsule import Capsule, read_capsule
+from caiconform.dlpack.devices import dlpack_device
+from caiconform.dlpack.errors import DLPackError
 
 __all__ = [
-    "export_refused",
     "produce",
     "adapter",
     "capabilities",
     "pending_scenarios",
-    "producer_refused",
     "undescribable",
-    "KDLCPU",
-    "CUDA_DEVICE_TYPES",
     "Answer",
     "ask",
     "device_of",
@@ -47,10 +44,6 @@ __all__ = [
     "LEGACY",
 ]
 
-#: dlpack.h DLDeviceType kDLCPU
-KDLCPU = 1
-#: kDLCUDA, kDLCUDAHost, kDLCUDAManaged: memory the reference consumer can read
-CUDA_DEVICE_TYPES = (2, 3, 13)
 #: the CUDA legacy default stream, which `stream=None` names (the producer "must assume the
 #: legacy default stream")
 LEGACY = 1
@@ -60,9 +53,9 @@ LEGACY = 1
 class Answer:
     """What one `__dlpack__` call gave: `capsule` (parsed) and `raw` (the capsule object: keep
     it alive while its memory is read), or `error` (what the call raised), or `unreadable` (a
-    return value `caiconform.dlpack.read_capsule` could not parse, and why)."""
+    return value `caiconform.dlpack.capsule.read_capsule` could not parse, and why)."""
 
-    capsule: dlpack.Capsule | None = None
+    capsule: Capsule | None = None
     raw: Any = None
     error: BaseException | None = None
     unreadable: str | None = None
@@ -106,22 +99,6 @@ def pending_scenarios(name: str | None) -> tuple[str, ...]:
     return ()
 
 
-def producer_refused(result: Any, producer: str | None) -> Any:
-    """`result`, with the producer named as the library at fault when it is a refusal of what
-    the producer was asked (`rejected`, not the right answer to invalid input): the catalogue
-    lays a refusal of valid input on the consumer, and a producer cell has none."""
-    from caiconform.results.outcome import REJECTED
-    from caiconform.results.record import EXPECT_REJECTION
-
-    if result.outcome == REJECTED and result.expected != EXPECT_REJECTION and producer:
-        result.culprit = {
-            "library": producer,
-            "role": "producer",
-            "why": "the producer's __dlpack__ refused what the consumer asked",
-        }
-    return result
-
-
 def undescribable(typestr: str, layout: Any = None) -> str | None:
     """Why DLPack cannot describe an array of `typestr` at `layout` (a `Layout`; None: C
     contiguous), so that a BufferError is the right answer: no type code or a non-native byte
@@ -163,17 +140,17 @@ def ask(obj: Any, **kwargs: Any) -> Answer:
     except Exception as exc:  # noqa: BLE001 - the producer's answer, judged by the family
         return Answer(error=exc)
     try:
-        return Answer(capsule=dlpack.read_capsule(raw), raw=raw)
-    except dlpack.DLPackError as exc:
+        return Answer(capsule=read_capsule(raw), raw=raw)
+    except DLPackError as exc:
         return Answer(raw=raw, unreadable=str(exc))
 
 
 def device_of(obj: Any) -> tuple[int, int] | None:
-    """`obj.__dlpack_device__()` as (device_type, device_id), None when it cannot be had."""
+    """`obj.__dlpack_device__()` as (device_type, device_id) (`dlpack_device`, any pair read),
+    None when it cannot be had."""
     target, _enter = _target(obj)
     try:
-        kind, ident = target.__dlpack_device__()
-        return int(kind), int(ident)
+        return dlpack_device(target, exact=False)
     except Exception:  # noqa: BLE001 - judged by the capsule validator, not here
         return None
 
@@ -201,7 +178,7 @@ def keyword_refused(exc: BaseException | None) -> bool:
     return any(word in said for word in ("keyword", "argument", "max_version", "dl_device", "copy"))
 
 
-def read(capsule: dlpack.Capsule, typestr: str, stream: int | None = None) -> np.ndarray:
+def read(capsule: Capsule, typestr: str, stream: int | None = None) -> np.ndarray:
     """The elements `capsule` describes, as a host array of `typestr`'s numpy dtype.
 
     stream: the CUDA stream the read is ordered after (None: the legacy default stream); not
@@ -209,6 +186,7 @@ def read(capsule: dlpack.Capsule, typestr: str, stream: int | None = None) -> np
     device is neither the host nor CUDA; the reference consumer's ConsumerRefused when the
     memory it describes cannot be read safely.
     """
+    from caiconform.reference.dlpack_read import read_elements
     from caiconform.spec.dtypes import numpy_dtype
 
     dtype = numpy_dtype(typestr)
@@ -217,62 +195,4 @@ def read(capsule: dlpack.Capsule, typestr: str, stream: int | None = None) -> np
             f"the capsule's element type {capsule.type_name} is {capsule.itemsize} bytes, "
             f"{typestr} is {dtype.itemsize}"
         )
-    size = 1
-    for extent in capsule.shape:
-        size *= extent
-    if size == 0:
-        return np.empty(capsule.shape, dtype)
-    if capsule.device[0] == KDLCPU:
-        return _host_read(capsule, dtype)
-    if capsule.device[0] in CUDA_DEVICE_TYPES:
-        return _device_read(capsule, typestr, dtype, LEGACY if stream is None else stream)
-    raise ValueError(f"no reader for device type {capsule.device[0]}")
-
-
-def _host_read(capsule: dlpack.Capsule, dtype: np.dtype) -> np.ndarray:
-    """Copy the elements of a host capsule through a numpy view of exactly the bytes its
-    layout reaches."""
-    from caiconform.spec.layout import byte_extent
-
-    strides = capsule.byte_strides
-    lo, hi = byte_extent(capsule.shape, strides, dtype.itemsize)
-    raw = (ctypes.c_char * (hi - lo)).from_address(capsule.pointer + lo)
-    flat = np.frombuffer(raw, np.uint8)
-    view = np.ndarray(capsule.shape, dtype, buffer=flat, offset=-lo, strides=strides)
-    return view.copy()
-
-
-def _device_read(capsule: dlpack.Capsule, typestr: str, dtype: np.dtype, stream: int) -> np.ndarray:
-    """The reference consumer's read of the capsule's description as a CAI dict whose stream
-    is `stream`, honoured by an event wait on the consumer's own stream (sync "enqueue")."""
-    from caiconform.reference.consumer import consume
-    from caiconform.spec.dtypes import storage_typestr
-
-    described = {
-        "version": 3,
-        "shape": tuple(capsule.shape),
-        "typestr": storage_typestr(typestr),
-        "data": (capsule.pointer, False),
-        "strides": capsule.byte_strides,
-        "stream": stream,
-    }
-    got = consume(described, sync="enqueue").values
-    return np.asarray(got).view(dtype)
-
-
-def export_refused(exc: BaseException, context: str):
-    """A producer's `__dlpack__` refusal judged alone: BufferError is the refusal the text asks
-    for where data cannot be exported (`rejected`, filed by the family), anything else breaks
-    DLPACK-EXPORT-BUFFERERROR."""
-    from caiconform.checks import _results
-
-    if isinstance(exc, BufferError):
-        return _results.rejected(
-            "DLPACK-EXPORT-BUFFERERROR", exc, "a capsule, or this BufferError", context
-        )
-    return _results.failed(
-        "DLPACK-EXPORT-BUFFERERROR",
-        _results.describe_exception(exc),
-        "a capsule, or BufferError for data that cannot be exported",
-        context,
-    )
+    return read_elements(capsule, dtype, LEGACY if stream is None else stream)

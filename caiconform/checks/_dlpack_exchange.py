@@ -21,7 +21,6 @@ from caiconform.checks import _exchange
 __all__ = [
     "consume_dlpack_with",
     "reference_read",
-    "producer_refused",
     "CONSUMER_RULE",
     "PRODUCER_RULE",
 ]
@@ -65,30 +64,3 @@ def reference_read(obj: Any) -> tuple[Any, str]:
         if cai_exc is None:
             return values, "the reference consumer reading the same array's CAI"
     return None, f"the reference consumer could not read it: {type(exc).__name__}: {exc}"
-
-
-def producer_refused(producer: str, refusal: tuple[dict, BaseException], context: str):
-    """A consumer's import that failed because the producer's `__dlpack__` raised on the
-    consumer's request (`DLPackOnly.refusals`): filed against the producer. A stream value
-    other than None is optional to support [DLPACK-STREAM-OPTIONAL]; anything else is the
-    producer's refusal to export [DLPACK-EXPORT-BUFFERERROR]."""
-    from caiconform.checks import _results
-    from caiconform.results.outcome import REJECTED, Result
-
-    call, raised = refusal
-    stream = call.get("stream")
-    rule = "DLPACK-STREAM-OPTIONAL" if stream is not None else "DLPACK-EXPORT-BUFFERERROR"
-    seen = f"__dlpack__({call}) raised {_results.describe_exception(raised)}"
-    expected = "a capsule for the consumer's request, or BufferError"
-    return Result(
-        REJECTED,
-        rule,
-        _results.finding_message(rule, seen, expected, context),
-        seen,
-        expected,
-        culprit={
-            "library": producer,
-            "role": "producer",
-            "why": "the producer's __dlpack__ refused the consumer's request",
-        },
-    )

@@ -111,9 +111,9 @@ def describe_cai(d: dict) -> dict[str, Any]:
 
 
 def describe_capsule(capsule: Any) -> dict[str, Any]:
-    """The same facts read from a parsed DLPack capsule (`caiconform.dlpack.Capsule`);
+    """The same facts read from a parsed DLPack capsule (`caiconform.dlpack.capsule.Capsule`);
     `readonly` and `copied` are None for a capsule kind without flags (unsaid, not False)."""
-    from caiconform.dlpack import typestr_of
+    from caiconform.dlpack.dtypes import typestr_of
 
     return {
         "pointer": capsule.pointer,
@@ -183,7 +183,7 @@ def capsule_interface(capsule: Any, interface: dict) -> dict | None:
     """The capsule's description as a v3 CAI dict the reference consumer can read, or None when
     its element type has no typestr. Where the element types agree the CAI's own typestr (and
     descr) is kept, so named and structured types read into the same container."""
-    from caiconform.dlpack import typestr_of
+    from caiconform.dlpack.dtypes import typestr_of
 
     cai = describe_cai(interface)
     seen = describe_capsule(capsule)
@@ -406,24 +406,48 @@ def _check_cuda_core(
     return result
 
 
+#: the modules of `caiconform.dlpack` the capsule reader is made of, each after those it uses
+_READER_MODULES = ("errors", "header", "dtypes", "devices", "capsule")
+
+
 @functools.cache
 def _reader_source() -> str:
-    """`caiconform.dlpack` as script lines: the same parser, no caiconform import needed (its
-    docstring and `from __future__` line left out, which Python 3.10+ does without). Read once
-    per process: every non-pass example's reproducer embeds it."""
+    """`caiconform.dlpack`'s capsule reader as script lines: the same parser, no caiconform
+    import needed. Each module of `_READER_MODULES` verbatim but for its docstring, its
+    `__all__` and its imports of `__future__` (Python 3.10+ does without) and of caiconform
+    (the modules before it define what it imports). Read once per process: every non-pass
+    example's reproducer embeds it."""
     import ast
+    import importlib
     import inspect
 
-    from caiconform import dlpack
+    parts = []
+    for name in _READER_MODULES:
+        source = inspect.getsource(importlib.import_module(f"caiconform.dlpack.{name}"))
+        lines = source.splitlines()
+        for node in ast.parse(source).body:
+            if _left_out(node):
+                lines[node.lineno - 1 : node.end_lineno] = [""] * (
+                    node.end_lineno - node.lineno + 1
+                )
+        text = "\n".join(lines).strip()
+        while "\n\n\n\n" in text:
+            text = text.replace("\n\n\n\n", "\n\n\n")
+        parts.append(f"# --- caiconform.dlpack.{name}, verbatim ---\n{text}")
+    return "\n\n\n".join(parts)
 
-    source = inspect.getsource(dlpack)
-    body = ast.parse(source).body
-    lines = source.splitlines()[body[0].end_lineno :]
-    kept = [line for line in lines if line != "from __future__ import annotations"]
-    return (
-        "# --- caiconform.dlpack, verbatim: the capsule parsed with ctypes ---\n"
-        + "\n".join(kept).strip()
-    )
+
+def _left_out(node) -> bool:
+    """A module's docstring, `__all__`, or import of `__future__` or of caiconform."""
+    import ast
+
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return isinstance(node.value.value, str)
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "__future__" or (node.module or "").startswith("caiconform")
+    return False
 
 
 _REPRO_BODY = """

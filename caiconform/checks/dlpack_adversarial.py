@@ -86,6 +86,7 @@ def bad_capsule(kind: str, data: int, device: tuple[int, int], owner: Any) -> tu
     """(what `__dlpack__` returns, its `Export` or None) for `kind`: a capsule over the four
     float32 `VALUES` at `data` on `device`, broken as the kind says; `owner` is kept alive
     until the deleter runs."""
+    from caiconform.dlpack.header import USED_VERSIONED
     from caiconform.reference import dlpack_export as dx
 
     if kind not in KINDS:
@@ -96,7 +97,7 @@ def bad_capsule(kind: str, data: int, device: tuple[int, int], owner: Any) -> tu
     opts: dict[str, Any] = {"owner": owner}
     dtype, where = _FLOAT32, device
     if kind == "used-capsule":
-        opts["name"] = dx.USED_VERSIONED
+        opts["name"] = USED_VERSIONED
     elif kind == "null-deleter":
         opts["deleter"] = False
     elif kind == "ndim-huge":

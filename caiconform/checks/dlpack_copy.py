@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from caiconform.checks import _dlpack_calls, _results, _sources, _values
+from caiconform.checks import _dlpack_calls, _dlpack_refusals, _results, _sources, _values
+from caiconform.dlpack.header import kDLCPU
 from caiconform.results.outcome import PASS, Result
 from caiconform.spec.layout import Layout
 from caiconform.spec.values import compare_values, make_values, values_source
@@ -147,9 +148,9 @@ def call_kwargs(case: str, own_device: tuple[int, int] | None) -> dict[str, Any]
     elif case == "device-own":
         kwargs["dl_device"] = own_device
     elif case in ("device-cpu", "device-cpu-pending"):
-        kwargs["dl_device"] = (_dlpack_calls.KDLCPU, 0)
+        kwargs["dl_device"] = (kDLCPU, 0)
     elif case == "device-cpu-no-copy":
-        kwargs["dl_device"] = (_dlpack_calls.KDLCPU, 0)
+        kwargs["dl_device"] = (kDLCPU, 0)
         kwargs["copy"] = False
     elif case == "device-unknown":
         kwargs["dl_device"] = UNKNOWN_DEVICE
@@ -187,7 +188,7 @@ class Facts:
 
 
 def _is_host(device: tuple[int, int] | None) -> bool:
-    return device is not None and device[0] == _dlpack_calls.KDLCPU
+    return device is not None and device[0] == kDLCPU
 
 
 def _same_memory(facts: Facts) -> bool | None:
@@ -227,7 +228,7 @@ def _refusal(case: str, exc: BaseException, context: str, why_not: str | None = 
         return _results.rejected(
             "DLPACK-COPY-FALSE", exc, "the array's own memory, or this BufferError", context
         )
-    return _dlpack_calls.export_refused(exc, context)
+    return _dlpack_refusals.producer_refused(exc, None, context)
 
 
 #: the rule a case is about: what a refusal or a wrong answer of that case is filed under
@@ -259,7 +260,7 @@ def judge(case: str, facts: Facts, context: str) -> Result:
             context,
         )
     host_asked = case in ("device-cpu", "device-cpu-pending", "device-cpu-no-copy")
-    wanted_device = (_dlpack_calls.KDLCPU, 0) if host_asked else facts.own_device
+    wanted_device = (kDLCPU, 0) if host_asked else facts.own_device
     if wanted_device is not None and facts.device != wanted_device:
         rule = (
             "DLPACK-DL-DEVICE-BUFFERERROR"
@@ -398,7 +399,7 @@ def facts_of(
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     """One example (the module docstring); a refusal is laid on the producer."""
-    return _dlpack_calls.producer_refused(_execute(params, producer), producer)
+    return _dlpack_refusals.producer_refused(_execute(params, producer), producer)
 
 
 def _execute(params: dict, producer: str | None) -> Result:

@@ -154,7 +154,7 @@ def refusal(
 ) -> Result:
     """The consumer's import raised: a `fail` of DLPACK-STREAM-ZERO-FORBIDDEN when it passed
     stream=0 (which the producer refuses); the producer's when its `__dlpack__` raised on the
-    consumer's request (`_dlpack_exchange.producer_refused`); a type the consumer need not
+    consumer's request (`_dlpack_refusals.producer_refused`); a type the consumer need not
     have refused is DLPACK-PORT-DTYPE (`dlpack_roundtrip.uncommon`); else `rejected` (a plain
     array refused)."""
     calls = only.calls
@@ -166,9 +166,10 @@ def refusal(
             context,
         )
     if only.refusals:
-        from caiconform.checks._dlpack_exchange import producer_refused
+        from caiconform.checks._dlpack_refusals import producer_refused
 
-        return producer_refused(producer, only.refusals[-1], context)
+        request, raised = only.refusals[-1]
+        return producer_refused(raised, producer, context, request=request)
     from caiconform.checks.dlpack_roundtrip import uncommon
 
     rule = "DLPACK-PORT-DTYPE" if typestr and uncommon(typestr) else None
@@ -238,7 +239,7 @@ def judge_tracked(
 
 def _tracked(consumer: str, values: np.ndarray, typestr: str, shape: tuple) -> Result:
     from caiconform.adapters._staging import dlpack_only
-    from caiconform.reference.dlpack_export import capsule_name
+    from caiconform.dlpack.capsule import capsule_name
     from caiconform.reference.producer import ReferenceArray
     from caiconform.reference.tracking import AllocationLog, TrackingMemoryManager
 

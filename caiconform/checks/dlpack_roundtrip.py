@@ -5,7 +5,7 @@ layout and type, as there; its object is handed to the consumer behind `_staging
 (only `__dlpack__` and `__dlpack_device__`), so the consumer's own DLPack import
 (`Adapter.consume_dlpack`: `torch.from_dlpack`, `cupy.from_dlpack`, ...) is what reads it.
 
-Before the exchange the producer's export is judged alone (`reference.capsule.check_dlpack`: its
+Before the exchange the producer's export is judged alone (`dlpack.validate.check_dlpack`: its
 `__dlpack_device__`, the capsule's name, destructor, version, dtype code, shape, strides,
 byte_offset, zero-size data pointer): a MUST finding there is the producer's `fail`, so a
 consumer refusing such a capsule is not blamed for it; SHOULD findings ride along as warnings.
@@ -30,7 +30,14 @@ import functools
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _dlpack_exchange, _exchange, _results, _sources, _values
+from caiconform.checks import (
+    _dlpack_exchange,
+    _dlpack_refusals,
+    _exchange,
+    _results,
+    _sources,
+    _values,
+)
 from caiconform.results.outcome import FAIL, PASS, REJECTED, Result
 from caiconform.spec.layout import Layout
 from caiconform.spec.values import compare_values, make_values, values_source
@@ -181,7 +188,7 @@ def _producer_refused(
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     from caiconform.checks.schema import judge
-    from caiconform.reference.capsule import check_dlpack
+    from caiconform.dlpack.validate import check_dlpack
     from caiconform.spec.rules import Level
 
     layout = Layout.from_dict(params["layout"])
@@ -213,7 +220,8 @@ def _exchange_values(
     view = dlpack_only(obj)
     read, exc = _dlpack_exchange.consume_dlpack_with(consumer, view)
     if exc is not None and view.refusals:
-        return _dlpack_exchange.producer_refused(producer, view.refusals[-1], context)
+        request, raised = view.refusals[-1]
+        return _dlpack_refusals.producer_refused(raised, producer, context, request=request)
     if exc is not None:
         if uncommon(typestr):
             rule = "DLPACK-PORT-DTYPE"  # a type the consumer need not have

@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from caiconform.checks import _dlpack_calls, _results, _sources, _values
+from caiconform.checks import _dlpack_calls, _dlpack_refusals, _results, _sources, _values
+from caiconform.dlpack.header import kDLCPU
 from caiconform.results.outcome import PASS, REJECTED, Result
 from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.layout import Layout
@@ -164,7 +165,7 @@ def judge(
     DLPack cannot describe the array, which makes a BufferError the right answer."""
     if isinstance(error, BufferError) and why_not:
         return _results.passed(f"{context}: refused with BufferError, as {why_not}")
-    host = device is not None and device[0] == _dlpack_calls.KDLCPU
+    host = device is not None and device[0] == kDLCPU
     if host and value is not None:
         if error is not None:
             return _results.passed(
@@ -189,7 +190,7 @@ def judge(
                 EXPECT_REJECTION,
             )
         if value is None:
-            return _dlpack_calls.export_refused(error, context)
+            return _dlpack_refusals.producer_refused(error, None, context)
         return _results.rejected(
             "DLPACK-STREAM-OPTIONAL",
             error,
@@ -246,7 +247,7 @@ def _read_stream(value: Any, own: Any) -> int | None:
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     """One example (the module docstring); a refusal is laid on the producer."""
-    return _dlpack_calls.producer_refused(_execute(params, producer), producer)
+    return _dlpack_refusals.producer_refused(_execute(params, producer), producer)
 
 
 def _execute(params: dict, producer: str | None) -> Result:
@@ -262,7 +263,7 @@ def _execute(params: dict, producer: str | None) -> Result:
     try:
         obj = _dlpack_calls.produce(producer, values, Layout(shape), typestr, scenario)
         device = _dlpack_calls.device_of(obj)
-        host = device is not None and device[0] == _dlpack_calls.KDLCPU
+        host = device is not None and device[0] == kDLCPU
         if value == "handle" and not host:  # made after the pending work: no synchronization
             from caiconform.cuda.streams import OwnedStream
 

@@ -5,7 +5,7 @@ The array API standard's `__dlpack__` (docs/spec/dlpack/array_api_dlpack.md) let
 say the newest DLPack version it reads (`max_version`, added in 2023.12). The producer's
 object is asked once per example with one of `MAX_VERSIONS`: left out (a consumer from before
 2023.12), None, (1, 0), (1, 1) and (2, 0) (a consumer newer than any producer). What is judged:
-- every capsule passes the capsule validator (`reference.capsule.check_capsule`: name,
+- every capsule passes the capsule validator (`dlpack.validate.check_capsule`: name,
   destructor, version, flags, device, dtype codes with bool, bfloat16, float8 and complex,
   shape, element strides, byte_offset, a zero-size tensor's NULL data); its findings keep
   their own rule and level;
@@ -35,7 +35,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from caiconform.checks import _dlpack_calls, _results, _sources, _values
+from caiconform.checks import _dlpack_calls, _dlpack_refusals, _results, _sources, _values
 from caiconform.results.outcome import PASS, Result
 from caiconform.spec.layout import Layout
 from caiconform.spec.values import make_values, values_source
@@ -157,7 +157,7 @@ def judge_refusal(
             "a capsule: the producer's __dlpack__ predates max_version (array API 2023.12)",
             context,
         )
-    return _dlpack_calls.export_refused(exc, context)
+    return _dlpack_refusals.producer_refused(exc, None, context)
 
 
 def judge_capsule(
@@ -207,11 +207,11 @@ def judge_capsule(
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     """One example (the module docstring); a refusal is laid on the producer."""
-    return _dlpack_calls.producer_refused(_execute(params, producer), producer)
+    return _dlpack_refusals.producer_refused(_execute(params, producer), producer)
 
 
 def _execute(params: dict, producer: str | None) -> Result:
-    from caiconform.reference.capsule import check_capsule
+    from caiconform.dlpack.validate import check_capsule
 
     layout = Layout.from_dict(params["layout"])
     typestr, max_version = params["typestr"], params["max_version"]

@@ -18,7 +18,8 @@ import ctypes
 from collections.abc import Callable
 from typing import Any
 
-from caiconform import dlpack
+from caiconform.dlpack.capsule import STRUCTS, capsule_name, capsule_pointer
+from caiconform.dlpack.header import VERSIONED
 
 __all__ = ["snapshot", "difference", "shown", "Watched", "capsule_summary", "READS"]
 
@@ -80,21 +81,18 @@ def capsule_summary(capsule: Any) -> Any:
     """What a capsule says, as plain builtins: its name and, for a 'dltensor' or a version-1
     'dltensor_versioned' capsule, its tensor's fields (each read only where the one before it
     allows); anything else stands as its type."""
-    name = dlpack._name_of(capsule)
+    name = capsule_name(capsule)
     if name is None:
         return {"capsule": f"a {type(capsule).__qualname__}, not a PyCapsule"}
     summary: dict[str, Any] = {"capsule": name.decode(errors="replace")}
-    if name not in (b"dltensor", b"dltensor_versioned"):
+    if name not in STRUCTS:
         return summary
-    address = dlpack._api.PyCapsule_GetPointer(capsule, name)
-    if name == b"dltensor_versioned":
-        managed: Any = dlpack._ManagedVersioned.from_address(address)
+    managed: Any = STRUCTS[name].from_address(capsule_pointer(capsule, name))
+    if name == VERSIONED:
         summary["version"] = (int(managed.version.major), int(managed.version.minor))
         if summary["version"][0] != 1:
             return summary
         summary["flags"] = int(managed.flags)
-    else:
-        managed = dlpack._Managed.from_address(address)
     tensor = managed.dl_tensor
     ndim = int(tensor.ndim)
     summary.update(

@@ -4,7 +4,7 @@ TARGET is one of
   module:attr   an object exposing __cuda_array_interface__, a zero-argument callable (or class)
                 returning one, or a dict judged as the interface dict itself; attr may be dotted.
                 An object exposing __dlpack__ but no __cuda_array_interface__ is judged by its
-                DLPack export instead (caiconform.reference.capsule.check_dlpack: its
+                DLPack export instead (caiconform.dlpack.validate.check_dlpack: its
                 __dlpack_device__ and the capsule, against the capsule-visible DLPACK rules)
   FILE          a JSON file holding one recorded dict, or JSON Lines (one dict a line)
   -             the same, read from standard input
@@ -238,7 +238,7 @@ def _judge_dlpack(
     An exception that is no Exception (SystemExit, KeyboardInterrupt, ...) from
     `__dlpack_device__` or `__dlpack__` is that method's MUST finding, as a property raising it
     is CAI-ATTR-DICT's."""
-    from caiconform.reference.capsule import check_dlpack
+    from caiconform.dlpack.validate import check_dlpack
 
     watched = Watched(obj, phase)
     judged = CURRENT_VERSION if version is None else version

@@ -2,10 +2,10 @@
 
 `make_capsule` lays out a `DLManagedTensorVersioned` (DLPack 1.1, capsule "dltensor_versioned")
 or a legacy `DLManagedTensor` (capsule "dltensor") over a given pointer, shape, element strides,
-dtype and device (`caiconform.dlpack`'s ctypes structs, dlpack.h), and returns the capsule with
-an `Export`: the record the caller keeps of that one tensor. Its `deleter_calls` counts how
-often the tensor's deleter ran, so a family can see it called exactly once, by whom and when
-[DLPACK-DELETER-ONCE] (docs/spec/dlpack/python_spec.md: "it is consumed exactly once").
+dtype and device (`caiconform.dlpack.header`'s ctypes structs, dlpack.h), and returns the
+capsule with an `Export`: the record the caller keeps of that one tensor. Its `deleter_calls`
+counts how often the tensor's deleter ran, so a family can see it called exactly once, by whom
+and when [DLPACK-DELETER-ONCE] (docs/spec/dlpack/python_spec.md: "it is consumed exactly once").
 
 Ownership follows the Python specification (docs/spec/dlpack/python_spec.md, Implementation):
 the capsule's destructor calls the deleter only while the capsule still has its unconsumed name;
@@ -21,12 +21,12 @@ itself on entry, from whatever thread calls it [DLPACK-DELETER-GIL]. The destruc
 capsule while it is being deallocated, so it works on the bare address (`c_void_p` arguments):
 turning a dying object into a `py_object` would take and drop a reference and deallocate it
 twice. The capsule names are module-level bytes, allocated once [DLPACK-CAPSULE-NAMES-STATIC].
+Element types are coded by `caiconform.dlpack.dtypes`, the table the reading of a capsule uses.
 """
 
 from __future__ import annotations
 
 import ctypes
-import sys
 import threading
 import weakref
 from collections.abc import Sequence
@@ -34,7 +34,20 @@ from typing import Any
 
 import numpy as np
 
-from caiconform import dlpack
+from caiconform.dlpack.capsule import STRUCTS, capi, capsule_name, capsule_pointer
+from caiconform.dlpack.dtypes import KIND_CODES, NAMED_CODES, ORDER
+from caiconform.dlpack.header import (
+    IS_COPIED,
+    LEGACY,
+    READ_ONLY,
+    USED_LEGACY,
+    USED_VERSIONED,
+    VERSIONED,
+    Deleter,
+    DLManagedTensor,
+    DLManagedTensorVersioned,
+    kDLCPU,
+)
 
 __all__ = [
     "Export",
@@ -42,47 +55,19 @@ __all__ = [
     "host_capsule",
     "dl_dtype",
     "element_strides",
-    "capsule_name",
     "consume_name",
     "call_deleter",
     "stray_deleter_calls",
-    "VERSIONED",
-    "LEGACY",
-    "USED_VERSIONED",
-    "USED_LEGACY",
     "VERSION",
-    "KDLCPU",
-    "KDLCUDA",
-    "KDLCUDAHOST",
-    "KDLCUDAMANAGED",
 ]
 
-#: the capsule names, allocated once for the life of the process
-VERSIONED = b"dltensor_versioned"
-LEGACY = b"dltensor"
-USED_VERSIONED = b"used_dltensor_versioned"
-USED_LEGACY = b"used_dltensor"
 #: the DLPack version of the versioned capsules made here (dlpack.h 1.1)
 VERSION = (1, 1)
-#: DLDeviceType values (dlpack.h)
-KDLCPU, KDLCUDA, KDLCUDAHOST, KDLCUDAMANAGED = 1, 2, 3, 13
 
-_FUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-
-def _capi(name: str, restype: Any, *argtypes: Any) -> Any:
-    """A private ctypes binding of a C-API function: `pythonapi[name]` is a new function object,
-    so these argtypes never clash with other modules' bindings of the same function."""
-    fn = ctypes.pythonapi[name]
-    fn.restype, fn.argtypes = restype, list(argtypes)
-    return fn
-
-
-_is_valid = _capi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
-_get_pointer = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
-_new = _capi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
-_set_name = _capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
-_get_name = _capi("PyCapsule_GetName", ctypes.c_void_p, ctypes.py_object)
+_is_valid = capi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
+_get_pointer = capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
+_new = capi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+_set_name = capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
 
 
 class Export:
@@ -153,22 +138,22 @@ def _on_delete(address: int | None) -> None:
 def _on_destroy(capsule: int | None) -> None:
     """The capsule destructor: call the deleter only while the capsule has its unconsumed name
     [DLPACK-CAPSULE-DESTRUCTOR]; a consumer that renamed it owns the tensor."""
-    for name, struct in ((VERSIONED, dlpack._ManagedVersioned), (LEGACY, dlpack._Managed)):
+    for name, struct in STRUCTS.items():
         if _is_valid(capsule, name):
             address = _get_pointer(capsule, name)
             deleter = struct.from_address(address).deleter if address else None
             if deleter:
                 _in_destructor.on = True
                 try:
-                    _FUNC(deleter)(address)
+                    Deleter(deleter)(address)
                 finally:
                     _in_destructor.on = False
             return
 
 
 #: the C function pointers, alive as long as the module (a capsule may outlive any caller)
-DELETER = _FUNC(_on_delete)
-DESTRUCTOR = _FUNC(_on_destroy)
+DELETER = Deleter(_on_delete)
+DESTRUCTOR = Deleter(_on_destroy)
 _DELETER_ADDRESS = ctypes.cast(DELETER, ctypes.c_void_p).value
 _DESTRUCTOR_ADDRESS = ctypes.cast(DESTRUCTOR, ctypes.c_void_p).value
 
@@ -210,7 +195,7 @@ def make_capsule(
         strides_arr = (ctypes.c_int64 * max(len(strides), 1))(*[int(s) for s in strides])
         keep.append(strides_arr)
         strides_ptr = ctypes.cast(strides_arr, ctypes.POINTER(ctypes.c_int64))
-    struct: Any = dlpack._ManagedVersioned() if versioned else dlpack._Managed()
+    struct: Any = DLManagedTensorVersioned() if versioned else DLManagedTensor()
     tensor = struct.dl_tensor
     tensor.data = int(data) or None
     tensor.device.device_type, tensor.device.device_id = (int(v) for v in device)
@@ -241,14 +226,6 @@ def make_capsule(
 _NAMES: dict[bytes, bytes] = {n: n for n in (VERSIONED, LEGACY, USED_VERSIONED, USED_LEGACY)}
 
 
-def capsule_name(capsule: Any) -> bytes | None:
-    """The capsule's name (b"" for a capsule without one), None when it is no PyCapsule."""
-    if type(capsule).__name__ != "PyCapsule":
-        return None
-    raw = _get_name(capsule)
-    return ctypes.string_at(raw) if raw else b""
-
-
 def consume_name(capsule: Any) -> int:
     """Take ownership of a capsule's tensor as a consumer does: rename "dltensor" to
     "used_dltensor" (or the versioned pair) [DLPACK-CONSUMER-RENAME], so its destructor no longer
@@ -257,28 +234,21 @@ def consume_name(capsule: Any) -> int:
     used = {VERSIONED: USED_VERSIONED, LEGACY: USED_LEGACY}.get(name or b"")
     if used is None:
         raise ValueError(f"not an unconsumed DLPack capsule: name {name!r}")
-    address = dlpack._api.PyCapsule_GetPointer(capsule, name)
+    address = capsule_pointer(capsule, name)
     if _set_name(capsule, used) != 0:
         raise RuntimeError("PyCapsule_SetName failed")
-    return int(address or 0)
+    return address
 
 
 def call_deleter(address: int, versioned: bool) -> bool:
     """Call the deleter of the managed struct at `address` (as its consumer, once); False when
     the struct's deleter is NULL (nothing to call [DLPACK-DELETER-NULL])."""
-    struct = dlpack._ManagedVersioned if versioned else dlpack._Managed
+    struct = DLManagedTensorVersioned if versioned else DLManagedTensor
     deleter = struct.from_address(address).deleter
     if not deleter:
         return False
-    _FUNC(deleter)(address)
+    Deleter(deleter)(address)
     return True
-
-
-_ORDER = "<" if sys.byteorder == "little" else ">"
-#: numpy kind -> DLDataTypeCode
-_KIND_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
-#: caiconform's named element types -> (code, bits) (`caiconform.spec.dtypes.OPAQUE`)
-_NAMED_CODES = {"bfloat16": (4, 16), "float8_e4m3fn": (10, 8), "float8_e5m2": (12, 8)}
 
 
 def dl_dtype(dtype: Any, name: str | None = None) -> tuple[int, int, int]:
@@ -287,14 +257,14 @@ def dl_dtype(dtype: Any, name: str | None = None) -> tuple[int, int, int]:
     the machine's [DLPACK-BYTE-ORDER-REFUSED], raw bytes, structured, string, datetime, object
     (the array API's "incompatible dtype" [DLPACK-EXPORT-BUFFERERROR])."""
     dtype = np.dtype(dtype)
-    if name in _NAMED_CODES:
-        code, bits = _NAMED_CODES[name]
+    if name in NAMED_CODES:
+        code, bits = NAMED_CODES[name]
         return code, bits, 1
-    if dtype.byteorder not in ("=", "|", _ORDER):
+    if dtype.byteorder not in ("=", "|", ORDER):
         raise BufferError(
             f"DLPack has no byte order: a {dtype.str} array is not in native byte order"
         )
-    code = _KIND_CODES.get(dtype.kind)
+    code = KIND_CODES.get(dtype.kind)
     if code is None or dtype.fields is not None:
         raise BufferError(f"DLPack has no data type for {dtype.str}")
     if dtype.itemsize * 8 > 255:  # DLDataType.bits is a uint8_t (dlpack.h)
@@ -331,13 +301,13 @@ def host_capsule(
         readonly = not array.flags.writeable
     if not strides and not array.flags.c_contiguous:
         raise ValueError("NULL strides describe a C-contiguous array only")
-    flags = (dlpack.READ_ONLY if readonly else 0) | (dlpack.IS_COPIED if copied else 0)
+    flags = (READ_ONLY if readonly else 0) | (IS_COPIED if copied else 0)
     data = array.__array_interface__["data"][0] if array.size else 0
     return make_capsule(
         data,
         array.shape,
         dl_dtype(array.dtype),
-        (KDLCPU, 0),
+        (kDLCPU, 0),
         strides=element_strides(array.strides, array.itemsize) if strides else None,
         versioned=versioned,
         flags=flags,

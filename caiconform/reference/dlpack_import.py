@@ -8,15 +8,16 @@ guarding it:
    on, so it is the one passed [DLPACK-STREAM-PRODUCER-SYNC]; never 0 [DLPACK-STREAM-ZERO-
    FORBIDDEN]. Whatever the two methods raise propagates [DLPACK-FROM-DLPACK-PROPAGATES].
 2. `obj.__dlpack__(stream=..., max_version=(1, 1))`, the legacy call after a TypeError.
-3. The capsule judged by `caiconform.reference.capsule.check_capsule` (name, version, dtype,
+3. The capsule judged by `caiconform.dlpack.validate.check_capsule` (name, version, dtype,
    device, shape, strides, byte_offset) before anything is read through it.
 4. Ownership taken: the capsule renamed to "used_dltensor(_versioned)" [DLPACK-CONSUMER-RENAME];
    from here on the deleter is called exactly once, whatever happens [DLPACK-DELETER-ONCE,
    DLPACK-CONSUMER-CALLS-DELETER], a capsule of another major version included (only its deleter
    is touched) [DLPACK-VERSION-MAJOR-MISMATCH, DLPACK-CONSUMER-VERIFIES-VERSION].
-5. The elements read into host memory: CUDA memory through the reference CAI consumer (the
-   capsule's description as a CAI dict: it checks every byte lies in one allocation before it
-   reads, on the stream passed in 1.), host memory (kDLCPU) with numpy.
+5. The elements read into host memory (`caiconform.reference.dlpack_read`): CUDA memory
+   through the reference CAI consumer (the capsule's description as a CAI dict: it checks every
+   byte lies in one allocation before it reads, on the stream passed in 1.), host memory
+   (kDLCPU) with numpy.
 A capsule the consumer will not read raises `ConsumerRefused` with findings naming the rules.
 A float6/float4 code with other bits stops the import [DLPACK-DTYPE-SUBBYTE-BITS]; elements
 with no numpy type (bfloat16, float8) are read as raw bytes of their size.
@@ -24,13 +25,23 @@ with no numpy type (bfloat16, float8) are read as raw bytes of their size.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from caiconform import dlpack
+from caiconform.dlpack.capsule import Capsule, capsule_name, read_capsule
+from caiconform.dlpack.devices import DeviceTupleError, dlpack_device
+from caiconform.dlpack.elements import UnreadableType, element_type
+from caiconform.dlpack.header import (
+    LEGACY,
+    STREAM_DEVICES,
+    VERSIONED,
+    kDLCPU,
+    kDLCUDA,
+    kDLCUDAHost,
+    kDLCUDAManaged,
+)
 from caiconform.reference import dlpack_export as dx
 from caiconform.reference.consumer import ConsumerRefused
 from caiconform.spec.findings import Finding, finding
@@ -41,7 +52,7 @@ __all__ = ["import_dlpack", "DLPackImport", "MAX_VERSION", "READABLE_DEVICES"]
 MAX_VERSION = (1, 1)
 #: device types whose memory the reference consumer reads: kDLCPU, kDLCUDA, kDLCUDAHost,
 #: kDLCUDAManaged
-READABLE_DEVICES = (1, 2, 3, 13)
+READABLE_DEVICES = (kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
 #: what check_capsule reports that leaves the capsule readable: a producer's shortcoming that
 #: does not change what the elements are
 _READABLE_ANYWAY = frozenset(
@@ -63,7 +74,7 @@ class DLPackImport:
     read), `deleter_called` (False only for a NULL deleter)."""
 
     values: np.ndarray
-    capsule: dlpack.Capsule
+    capsule: Capsule
     stream: int | None
     calls: list[dict] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
@@ -75,28 +86,28 @@ class DLPackImport:
 
 def _stream_for(device: tuple[int, int]) -> int | None:
     """The consumer's own stream on a device with streams, else None."""
-    if device[0] not in dlpack._STREAM_DEVICES:
+    if device[0] not in STREAM_DEVICES:
         return None
     from caiconform.cuda.device import current_device, ensure_context
     from caiconform.reference.consumer import _own_stream
 
-    ordinal = device[1] if device[0] == dx.KDLCUDA else current_device()
+    ordinal = device[1] if device[0] == kDLCUDA else current_device()
     ensure_context(ordinal)
     return _own_stream(ordinal)
 
 
 def _device_of(obj: Any) -> tuple[int, int]:
-    answer = obj.__dlpack_device__()  # its exceptions propagate [DLPACK-FROM-DLPACK-PROPAGATES]
+    """The object's device, any pair read (`dlpack_device`, not exact); what the method raises
+    propagates [DLPACK-FROM-DLPACK-PROPAGATES]; ConsumerRefused for an answer that is no pair."""
     try:
-        kind, ident = answer
-        return int(kind), int(ident)
-    except (TypeError, ValueError):
+        return dlpack_device(obj, exact=False)
+    except DeviceTupleError as exc:
         raise ConsumerRefused(
             [
                 finding(
                     "DLPACK-DEVICE-TUPLE",
                     "__dlpack_device__()",
-                    f"{answer!r:.80}",
+                    exc.seen,
                     "(device_type, device_id)",
                 )
             ]
@@ -116,88 +127,25 @@ def _ask(obj: Any, stream: int | None, calls: list[dict]) -> tuple[Any, bool]:
         return obj.__dlpack__(**legacy), False
 
 
-def _element_type(capsule: dlpack.Capsule) -> np.dtype:
-    """The numpy dtype to read the elements as: their own, or raw bytes of their size."""
-    if capsule.lanes != 1:
-        raise ConsumerRefused(
-            [
-                finding(
-                    "DLPACK-DTYPE-BITS",
-                    "dl_tensor.dtype",
-                    f"{capsule.lanes} lanes",
-                    "one lane (vector types have no numpy type to read them as)",
-                )
-            ]
-        )
-    typestr = dlpack.typestr_of(capsule)
-    if typestr[:1] in "<>|" and typestr != "?":
-        return np.dtype(typestr)
-    if capsule.bits % 8:
-        raise ConsumerRefused(
-            [
-                finding(
-                    "DLPACK-DTYPE-BITS",
-                    "dl_tensor.dtype",
-                    f"{capsule.type_name}",
-                    "a whole number of bytes per element (sub-byte types are not read)",
-                )
-            ]
-        )
-    return np.dtype(f"V{capsule.bits // 8}")
-
-
-def _read_host(parsed: dlpack.Capsule, dtype: np.dtype) -> np.ndarray:
-    """A copy of the elements of a kDLCPU tensor, read where its fields say they are (host
-    memory has no driver to vouch for the extent: the fields are trusted once judged)."""
-    import ctypes
-
-    shape, strides = parsed.shape, parsed.byte_strides
-    if math.prod(shape) == 0:
-        return np.empty(shape, dtype=dtype)
-    lo = sum(s * (n - 1) for s, n in zip(strides, shape, strict=True) if s < 0)
-    hi = sum(s * (n - 1) for s, n in zip(strides, shape, strict=True) if s > 0) + dtype.itemsize
-    raw = (ctypes.c_char * (hi - lo)).from_address(parsed.pointer + lo)
-    flat = np.frombuffer(raw, dtype=np.uint8)
-    view = np.ndarray(shape=shape, dtype=dtype, buffer=flat, offset=-lo, strides=strides)
-    return np.array(view, copy=True)
-
-
-def _read_device(parsed: dlpack.Capsule, dtype: np.dtype) -> np.ndarray:
-    """The elements of CUDA memory, read by the reference CAI consumer from the capsule's
-    description (it checks the extent lies in one allocation before reading); the caller holds
-    the tensor until it returns."""
-    from caiconform.reference.consumer import consume
-
-    size = math.prod(parsed.shape)
-    interface = {
-        "version": 3,
-        "shape": parsed.shape,
-        "typestr": dtype.str if dtype.kind != "V" else f"|V{dtype.itemsize}",
-        "data": (parsed.pointer if size else 0, parsed.readonly),
-        "strides": parsed.byte_strides,
-        "stream": None,  # the producer ordered its work before our own stream (passed)
-    }
-    return consume(interface, sync="host").values
-
-
 def import_dlpack(obj: Any) -> DLPackImport:
     """Import `obj` (anything with `__dlpack__` and `__dlpack_device__`) as the module
     docstring says; ConsumerRefused for a capsule it will not read."""
-    from caiconform.reference.capsule import check_capsule
+    from caiconform.dlpack.validate import check_capsule
+    from caiconform.reference.dlpack_read import read_elements
 
     device = _device_of(obj)
     stream = _stream_for(device)
     calls: list[dict] = []
     capsule, asked_versioned = _ask(obj, stream, calls)
     found = check_capsule(capsule, asked_versioned=asked_versioned)
-    name = dx.capsule_name(capsule)
-    if name not in (dx.VERSIONED, dx.LEGACY):  # not ours to take: nothing is renamed or called
+    name = capsule_name(capsule)
+    if name not in (VERSIONED, LEGACY):  # not ours to take: nothing is renamed or called
         raise ConsumerRefused(found)
     refusing = [f for f in found if f.rule not in _READABLE_ANYWAY]
     parsed = None
     if not refusing:
-        parsed = dlpack.read_capsule(capsule)  # judged above: its fields can be read
-    versioned = name == dx.VERSIONED
+        parsed = read_capsule(capsule)  # judged above: its fields can be read
+    versioned = name == VERSIONED
     address = dx.consume_name(capsule)
     try:
         if parsed is None:
@@ -213,11 +161,13 @@ def import_dlpack(obj: Any) -> DLPackImport:
                     )
                 ]
             )
-        dtype = _element_type(parsed)
-        if parsed.device[0] == dx.KDLCPU:
-            values = _read_host(parsed, dtype)
-        else:
-            values = _read_device(parsed, dtype)
+        try:
+            dtype = element_type(parsed)
+        except UnreadableType as exc:
+            raise ConsumerRefused(
+                [finding(exc.rule, "dl_tensor.dtype", exc.seen, exc.expected)]
+            ) from None
+        values = read_elements(parsed, dtype)  # on our own stream, passed: nothing to wait for
     except BaseException:
         dx.call_deleter(address, versioned)  # refused or failed: released all the same
         raise

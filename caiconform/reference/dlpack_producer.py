@@ -37,13 +37,19 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from caiconform import dlpack
+from caiconform.dlpack.header import (
+    IS_COPIED,
+    NO_SYNC,
+    READ_ONLY,
+    STREAM_DEVICES,
+    kDLCPU,
+    kDLCUDA,
+    kDLCUDAHost,
+    kDLCUDAManaged,
+)
 from caiconform.reference import dlpack_export as dx
 
-__all__ = ["Request", "request", "device_of", "export", "NO_SYNC"]
-
-NO_SYNC = -1
-_STREAM_DEVICES = dlpack._STREAM_DEVICES
+__all__ = ["Request", "request", "device_of", "export"]
 
 
 @dataclass(frozen=True)
@@ -112,7 +118,7 @@ def request(
             wanted = (int(dl_device[0]), int(dl_device[1]))
         except (TypeError, ValueError, IndexError):
             raise BufferError(f"dl_device {dl_device!r} is no (device_type, device_id)") from None
-        if wanted == (dx.KDLCPU, 0) and wanted != own:
+        if wanted == (kDLCPU, 0) and wanted != own:
             to_host = True
         elif wanted != own:
             raise BufferError(
@@ -125,7 +131,7 @@ def request(
             "copy=False, but a kDLCPU export of device memory needs a copy "
             "[DLPACK-COPY-FALSE-CPU-BUFFERERROR]"
         )
-    has_streams = own[0] in _STREAM_DEVICES and not to_host
+    has_streams = own[0] in STREAM_DEVICES and not to_host
     chosen, host_wait = _stream_value(stream, has_streams)
     return Request(
         versioned=versioned,
@@ -142,10 +148,10 @@ def device_of(memory: str, device: int) -> tuple[int, int]:
     from caiconform.cuda.memkinds import HOST_KINDS
 
     if memory == "managed":
-        return dx.KDLCUDAMANAGED, 0
+        return kDLCUDAManaged, 0
     if memory in HOST_KINDS:
-        return dx.KDLCUDAHOST, 0
-    return dx.KDLCUDA, int(device)
+        return kDLCUDAHost, 0
+    return kDLCUDA, int(device)
 
 
 def _order(array: Any, req: Request) -> None:
@@ -230,15 +236,15 @@ def export(
         copy_stream = req.stream if req.stream is not None else 1
         _order(array, Request(req.versioned, copy_stream, False, False, True))
         base, owner = _copy(array, copy_stream)
-        data, device = base + array.layout.offset, (dx.KDLCUDA, int(array.device))
+        data, device = base + array.layout.offset, (kDLCUDA, int(array.device))
     else:
         _order(array, req)
     if req.to_host:
-        device = (dx.KDLCPU, 0)
+        device = (kDLCPU, 0)
         if req.copy and size:
             base, owner = _host_copy(array)
             data = base + array.layout.offset
-    flags = (dlpack.READ_ONLY if readonly else 0) | (dlpack.IS_COPIED if req.copy else 0)
+    flags = (READ_ONLY if readonly else 0) | (IS_COPIED if req.copy else 0)
     capsule, record = dx.make_capsule(
         data if size else 0,
         array.layout.shape,

@@ -6,7 +6,7 @@ Python specification page, and dlpack.h (DLPack 1.1). Each quotes its sentence; 
 sentence's word, or it is `derived` (`caiconform.spec.rules` says how). DLPACK rules carry no CAI
 versions: a capsule says its own DLPack version. `dict_visible` marks what a capsule alone (or an
 object's `__dlpack__`/`__dlpack_device__` answers) can show: the rules
-`caiconform.reference.capsule.check_capsule` judges.
+`caiconform.dlpack.validate.check_capsule` judges.
 """
 
 from __future__ import annotations

@@ -65,9 +65,9 @@ def _literals(path: Path) -> set[str]:
 def _dlpack_families() -> list[Path]:
     """The modules of the families of DLPack alone (the catalogue's; agreement, comparing it
     with the CAI, names CAI rules) and, with dlpack_roundtrip, the capsule validator it judges
-    every export with (`reference/capsule.py`)."""
+    every export with (`dlpack/validate.py`)."""
     paths = [_PKG / "checks" / f"{f}.py" for f in DLPACK.families if of_family(f) == (DLPACK,)]
-    return [*paths, _PKG / "reference" / "capsule.py"] if "dlpack_roundtrip" in FAMILIES else paths
+    return [*paths, _PKG / "dlpack" / "validate.py"] if "dlpack_roundtrip" in FAMILIES else paths
 
 
 def _dlpack_unnamed() -> list[str]:
@@ -146,7 +146,7 @@ UNCHECKED: dict[str, str] = {
     # -- DLPack rules no DLPack family names (`_dlpack_unnamed`): reasoned here
     **{
         rule_id: "No check family exercises it over DLPack; caiconform check judges it on a "
-        "capsule (caiconform.reference.capsule)."
+        "capsule (caiconform.dlpack.validate)."
         if RULES[rule_id].dict_visible
         else "No check family exercises it over DLPack, and a capsule alone cannot show it."
         for rule_id in _dlpack_unnamed()
@@ -180,7 +180,7 @@ def exercisers() -> dict[str, list[str]]:
             add(support, f"family:{family}")
     add(_literals(_PKG / "spec" / "validate.py"), "family:schema")
     if "dlpack_roundtrip" in FAMILIES:
-        add(_literals(_PKG / "reference" / "capsule.py"), "family:dlpack_roundtrip")
+        add(_literals(_PKG / "dlpack" / "validate.py"), "family:dlpack_roundtrip")
     add(_dict_keys(_PKG / "strategies.py", "MUTATIONS"), "family:adversarial")
     add({rule for rule in LIVE.values() if rule}, "family:adversarial")
     for module in _EMM_MODULES:

@@ -94,7 +94,7 @@ class Rule:
     `versions` is empty for EMM and DLPACK rules (the EMM interface has its own
     `interface_version`, 1; a DLPack capsule says its own version).
     `dict_visible` marks rules a recorded dict alone can show, which the validator judges; for a
-    DLPACK rule, one a capsule alone can show (`caiconform.reference.capsule` judges those).
+    DLPACK rule, one a capsule alone can show (`caiconform.dlpack.validate` judges those).
     `quote` is the sentence of the spec file the rule stands on, as the text renders it (markup
     stripped, whitespace collapsed: `rendered`). `derived` marks a rule whose sentence carries
     no word of its level for what the rule says: caiconform's reading of the sentence. `duty`

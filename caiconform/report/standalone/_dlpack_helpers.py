@@ -12,39 +12,81 @@ caiconform's reference producer over DLPack (`caiconform.reference.dlpack_export
 CFUNCTYPE, counts its calls per tensor in `DELETER_CALLS`; the capsule's destructor calls the
 deleter only while the capsule keeps its unconsumed name (docs/spec/dlpack/python_spec.md). It
 needs no GPU: over host memory with device (kDLCPU, 0) it is what numpy's `from_dlpack` takes.
-Nothing here imports anything: the text is the script's.
+The structs' text is rendered from `caiconform.dlpack.header`'s `_fields_` (`flat_fields`), so a
+script's struct is the one caiconform reads capsules with; the rest is the script's own text.
 """
 
 from __future__ import annotations
 
-__all__ = ["HELPERS"]
+import ctypes
+from typing import Any
 
-_STRUCTS = """
-class DLTensor(ctypes.Structure):  # DLDevice (type, id) and DLDataType (code, bits, lanes) inlined
-    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
-                ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8),
-                ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
-                ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+from caiconform.dlpack import header
+
+__all__ = ["HELPERS", "flat_fields"]
+
+#: structs whose fields a script's struct holds in place of the struct: the same offsets,
+#: fewer lines
+_INLINED = (header.DLDevice, header.DLDataType, header.DLPackVersion)
+#: the ctypes types the structs use, by the name a script spells them with (the fixed-width
+#: aliases: `ctypes.c_int32.__name__` is the platform's "c_int")
+_CTYPE_NAMES = {
+    getattr(ctypes, name): name
+    for name in ("c_void_p", "c_int32", "c_uint8", "c_uint16", "c_uint32", "c_int64", "c_uint64")
+}
+#: what the scripts' struct classes say of themselves, by struct
+_COMMENTS = {
+    header.DLTensor: "DLDevice (type, id) and DLDataType (code, bits, lanes) inlined",
+    header.DLManagedTensor: 'a legacy "dltensor" capsule\'s struct',
+    header.DLManagedTensorVersioned: '"dltensor_versioned"; DLPackVersion inlined',
+}
 
 
-class DLManagedTensor(ctypes.Structure):  # a legacy "dltensor" capsule's struct
-    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
-                ("deleter", ctypes.c_void_p)]
+def flat_fields(struct: type) -> list[tuple[str, Any]]:
+    """`struct`'s `_fields_` with those of the `_INLINED` structs in their place."""
+    out: list[tuple[str, Any]] = []
+    for name, kind in struct._fields_:
+        out += flat_fields(kind) if kind in _INLINED else [(name, kind)]
+    return out
 
 
-class DLManagedTensorVersioned(ctypes.Structure):  # "dltensor_versioned"; DLPackVersion inlined
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
-                ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p),
-                ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+def _spelled(kind: Any) -> str:
+    """A field's type as script source: `ctypes.c_int64`, `ctypes.POINTER(...)`, `DLTensor`."""
+    if kind in _CTYPE_NAMES:
+        return f"ctypes.{_CTYPE_NAMES[kind]}"
+    if issubclass(kind, ctypes._Pointer):
+        return f"ctypes.POINTER({_spelled(kind._type_)})"
+    return kind.__name__
 
 
-STRUCTS = {b"dltensor_versioned": DLManagedTensorVersioned, b"dltensor": DLManagedTensor}
-"""
+def _struct_source(struct: type) -> str:
+    """The script's class of `struct`: its flat fields, as many to a line as fit in 100."""
+    items = [f'("{name}", {_spelled(kind)})' for name, kind in flat_fields(struct)]
+    lines, line = [], "    _fields_ = [" + items[0]
+    for item in items[1:]:
+        if len(line) + len(", ") + len(item) + len(",") <= 100:
+            line += ", " + item
+        else:
+            lines.append(line + ",")
+            line = " " * len("    _fields_ = [") + item
+    lines.append(line + "]")
+    head = f"class {struct.__name__}(ctypes.Structure):  # {_COMMENTS[struct]}"
+    return "\n".join([head, *lines])
 
-_FLAGS = """
-READ_ONLY, IS_COPIED = 1, 2  # DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_IS_COPIED
-"""
+
+_STRUCTS = (
+    "\n"
+    + "\n\n\n".join(_struct_source(struct) for struct in _COMMENTS)
+    + "\n\n\nSTRUCTS = {"
+    + f'b"{header.VERSIONED.decode()}": DLManagedTensorVersioned, '
+    + f'b"{header.LEGACY.decode()}": DLManagedTensor'
+    + "}\n"
+)
+
+_FLAGS = (
+    f"\nREAD_ONLY, IS_COPIED = {header.READ_ONLY}, {header.IS_COPIED}"
+    "  # DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_IS_COPIED\n"
+)
 
 _CAPI = """
 def capi(name, restype, *argtypes):  # a binding of its own of a Python C-API function

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import textwrap
 
+from caiconform.dlpack.dtypes import KIND_CODES, NAMED_CODES
 from caiconform.report.standalone import exchange as ex
 from caiconform.report.standalone import libraries as libs
 from caiconform.report.standalone._text import Array, Script, c_strides
 
 __all__ = [
-    "NAMED_CODES",
     "dl_dtype",
     "element_strides",
     "reference_producer",
@@ -31,9 +31,6 @@ __all__ = [
     "producer_capsule",
 ]
 
-#: caiconform's named element types -> (code, bits) (dlpack.h `DLDataTypeCode`)
-NAMED_CODES = {"bfloat16": (4, 16), "float8_e4m3fn": (10, 8), "float8_e5m2": (12, 8)}
-_KIND_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
 #: producers whose arrays of a named type the scripts make: the library's own dtype name
 _NAMED_DTYPES = {
     "torch": "torch.{name}",
@@ -42,14 +39,15 @@ _NAMED_DTYPES = {
 
 
 def dl_dtype(array: Array) -> tuple[int, int, int] | None:
-    """(code, bits, lanes) of the example's element type; None where DLPack has none."""
+    """(code, bits, lanes) of the example's element type (`caiconform.dlpack.dtypes`, the table
+    caiconform's own export codes with); None where DLPack has none."""
     if array.typestr in NAMED_CODES:
         code, bits = NAMED_CODES[array.typestr]
         return code, bits, 1
     kind, order = array.export_typestr[1:2], array.export_typestr[:1]
-    if kind not in _KIND_CODES or order == ">" or array.itemsize * 8 > 255:
+    if kind not in KIND_CODES or order == ">" or array.itemsize * 8 > 255:
         return None
-    return _KIND_CODES[kind], array.itemsize * 8, 1
+    return KIND_CODES[kind], array.itemsize * 8, 1
 
 
 def element_strides(array: Array) -> tuple[int, ...] | None:

@@ -17,7 +17,7 @@ from caiconform.report.standalone._text import Script, array_of
 
 __all__ = ["script", "consumer_script"]
 
-#: the keywords the run's capsule check asked a producer with (`reference.capsule.check_dlpack`)
+#: the keywords the run's capsule check asked a producer with (`dlpack.validate.check_dlpack`)
 _ASKED = '{"stream": -1, "max_version": (1, 0)}'
 
 

@@ -1,14 +1,17 @@
-"""The reference consumer's judgement of a DLPack capsule: the capsule-visible DLPACK rules.
+"""The capsule validator: the judgement of a DLPack capsule by the capsule-visible DLPACK rules.
 
-`check_capsule(capsule)` reads a "dltensor_versioned" or "dltensor" capsule with ctypes, as
-`caiconform.dlpack` does, and returns one `Finding` per broken rule (the catalogue's DLPACK-
-rules with `dict_visible`: what a capsule alone shows), in the form `caiconform.validate` gives
-them. `check_dlpack(obj)` asks an object exposing `__dlpack__` for a capsule as a consumer that
-needs no stream ordering does (a versioned capsule first: `max_version=(1, 0)`, then the legacy
-call), judges its `__dlpack_device__` and the capsule, and lets the capsule go, unconsumed, so
-its own destructor calls the producer's deleter. Neither touches a device: only the capsule's
-own fields are read, each guarded before the next is used (a NULL shape, an absurd ndim, a
-versioned struct of another major version are findings, never a read past them).
+`check_capsule(capsule)` reads a "dltensor_versioned" or "dltensor" capsule with ctypes
+(`caiconform.dlpack.header`'s structs) and returns one `Finding` per broken rule (the
+catalogue's DLPACK- rules with `dict_visible`: what a capsule alone shows), in the form
+`caiconform.validate` gives them. `check_dlpack(obj)` asks an object exposing `__dlpack__` for a
+capsule as a consumer that needs no stream ordering does (a versioned capsule first:
+`max_version=(1, 0)`, then the legacy call), judges its `__dlpack_device__` and the capsule, and
+lets the capsule go, unconsumed, so its own destructor calls the producer's deleter. Neither
+touches a device: only the capsule's own fields are read, each guarded before the next is used
+(a NULL shape, an absurd ndim, a versioned struct of another major version are findings, never a
+read past them). It lives with the vocabulary it judges by: the reference consumer
+(`caiconform.reference.dlpack_import`), the checks and `caiconform check` all judge a capsule
+with it.
 """
 
 from __future__ import annotations
@@ -16,28 +19,32 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from caiconform import dlpack
+from caiconform.dlpack.capsule import STRUCTS, capi, capsule_name, capsule_pointer
+from caiconform.dlpack.devices import DeviceTupleError, dlpack_device
+from caiconform.dlpack.header import (
+    DEVICE_TYPES,
+    IS_COPIED,
+    IS_SUBBYTE_TYPE_PADDED,
+    NO_SYNC,
+    READ_ONLY,
+    STREAM_DEVICES,
+    SUBBYTE_BITS,
+    TYPE_CODES,
+    VERSIONED,
+    ZERO_ID_DEVICES,
+)
 from caiconform.spec.findings import Finding, finding
 
-__all__ = ["check_capsule", "check_dlpack", "MAX_NDIM", "DEVICE_TYPES"]
+__all__ = ["check_capsule", "check_dlpack", "MAX_NDIM"]
 
 #: the most dimensions read from a capsule: an ndim beyond it is a finding, not a read of that
 #: many shape entries from wherever the pointer leads
 MAX_NDIM = 64
-#: dlpack.h's DLDeviceType values (DLPack 1.1)
-DEVICE_TYPES = frozenset({1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
-#: device types whose device_id dlpack.h sets to 0: CPU, CUDA and ROCm pinned host, managed
-_ID_ZERO = frozenset({1, 3, 11, 13})
 #: the flag bits dlpack.h defines: read-only, copied, sub-byte type padded
-_KNOWN_FLAGS = 0b111
-#: sub-byte float codes -> the bits dlpack.h gives them (float6 e2m3fn/e3m2fn, float4 e2m1fn)
-_SUBBYTE_BITS = {15: 6, 16: 6, 17: 4}
-_NAMES = (b"dltensor_versioned", b"dltensor")
+_KNOWN_FLAGS = READ_ONLY | IS_COPIED | IS_SUBBYTE_TYPE_PADDED
 _EXPECTED_NAME = "a PyCapsule named 'dltensor_versioned' or 'dltensor'"
 
-_api = ctypes.pythonapi
-_api.PyCapsule_GetDestructor.restype = ctypes.c_void_p
-_api.PyCapsule_GetDestructor.argtypes = [ctypes.py_object]
+_get_destructor = capi("PyCapsule_GetDestructor", ctypes.c_void_p, ctypes.py_object)
 
 
 def check_capsule(capsule: Any, *, asked_versioned: bool = False) -> list[Finding]:
@@ -63,8 +70,8 @@ def check_dlpack(obj: Any) -> tuple[list[Finding], str | None]:
     # -1 ("no synchronization") first; a producer refusing it is asked with None, since
     # "Support for a stream value other than None is optional" [DLPACK-STREAM-OPTIONAL]
     streams: tuple[int | None, ...] = (None,)
-    if device is not None and device[0] in dlpack._STREAM_DEVICES:
-        streams = (dlpack.NO_SYNC, None)
+    if device is not None and device[0] in STREAM_DEVICES:
+        streams = (NO_SYNC, None)
     errors: list[str] = []
     refused: BaseException | None = None
     for stream in streams:
@@ -110,19 +117,14 @@ def check_dlpack(obj: Any) -> tuple[list[Finding], str | None]:
 
 
 def _device_of(obj: Any, findings: list[Finding]) -> tuple[int, int] | None:
-    """`obj.__dlpack_device__()` as (device_type, device_id), or None with a finding."""
+    """`obj.__dlpack_device__()` as (device_type, device_id), or None with a finding: the
+    answer must be a tuple of two ints (`dlpack_device`, exact)."""
     try:
-        answer = obj.__dlpack_device__()
+        return dlpack_device(obj)
+    except DeviceTupleError as exc:
+        seen = exc.seen
     except Exception as exc:  # noqa: BLE001 - judged, not raised
         seen = f"raised {type(exc).__name__}"
-    else:
-        if (
-            isinstance(answer, tuple)
-            and len(answer) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in answer)
-        ):
-            return int(answer[0]), int(answer[1])
-        seen = f"{answer!r:.80}"
     findings.append(
         finding("DLPACK-DEVICE-TUPLE", "__dlpack_device__()", seen, "(device_type, device_id)")
     )
@@ -131,8 +133,8 @@ def _device_of(obj: Any, findings: list[Finding]) -> tuple[int, int] | None:
 
 def _judge(capsule: Any, asked_versioned: bool) -> tuple[list[Finding], tuple[int, int] | None]:
     """(findings, the tensor's device when its fields could be read)."""
-    name = dlpack._name_of(capsule)
-    if name not in _NAMES:
+    name = capsule_name(capsule)
+    if name not in STRUCTS:
         if name is None:
             seen = f"a {type(capsule).__name__}, not a PyCapsule"
         else:
@@ -140,7 +142,7 @@ def _judge(capsule: Any, asked_versioned: bool) -> tuple[list[Finding], tuple[in
             seen = f"a capsule named {name.decode(errors='replace')!r}{used}"
         return [finding("DLPACK-CAPSULE-NAME", "capsule", seen, _EXPECTED_NAME)], None
     found: list[Finding] = []
-    if not _api.PyCapsule_GetDestructor(capsule):
+    if not _get_destructor(capsule):
         found.append(
             finding(
                 "DLPACK-CAPSULE-DESTRUCTOR",
@@ -149,10 +151,8 @@ def _judge(capsule: Any, asked_versioned: bool) -> tuple[list[Finding], tuple[in
                 "a destructor that calls the deleter of an unconsumed capsule",
             )
         )
-    address = dlpack._api.PyCapsule_GetPointer(capsule, name)
-    versioned = name == b"dltensor_versioned"
-    if versioned:
-        managed: Any = dlpack._ManagedVersioned.from_address(address)
+    managed: Any = STRUCTS[name].from_address(capsule_pointer(capsule, name))
+    if name == VERSIONED:
         major, minor = int(managed.version.major), int(managed.version.minor)
         if major != 1:
             found.append(
@@ -176,7 +176,6 @@ def _judge(capsule: Any, asked_versioned: bool) -> tuple[list[Finding], tuple[in
                 )
             )
     else:
-        managed = dlpack._Managed.from_address(address)
         if asked_versioned:
             found.append(
                 finding(
@@ -213,7 +212,7 @@ def _judge_device(device: tuple[int, int]) -> list[Finding]:
                 "DLPACK-DEVICE-TYPE", "dl_tensor.device", f"device type {kind}", "a DLDeviceType"
             )
         ]
-    if kind in _ID_ZERO and ident != 0:
+    if kind in ZERO_ID_DEVICES and ident != 0:
         return [
             finding(
                 "DLPACK-DEVICE-ID-ZERO",
@@ -227,20 +226,20 @@ def _judge_device(device: tuple[int, int]) -> list[Finding]:
 
 def _judge_dtype(code: int, bits: int, lanes: int) -> list[Finding]:
     seen = f"code {code}, bits {bits}, lanes {lanes}"
-    if code not in dlpack._CODES:
+    if code not in TYPE_CODES:
         return [finding("DLPACK-DTYPE-CODE", "dl_tensor.dtype", seen, "a DLDataTypeCode (0-17)")]
     if bits == 0 or lanes == 0:
         return [finding("DLPACK-DTYPE-BITS", "dl_tensor.dtype", seen, "bits and lanes above 0")]
     if code == 6 and (bits, lanes) != (8, 1):
         return [finding("DLPACK-DTYPE-BOOL", "dl_tensor.dtype", seen, "bool as bits 8, lanes 1")]
-    wanted = _SUBBYTE_BITS.get(code)
+    wanted = SUBBYTE_BITS.get(code)
     if wanted is not None and bits != wanted:
         return [
             finding(
                 "DLPACK-DTYPE-SUBBYTE-BITS",
                 "dl_tensor.dtype",
                 seen,
-                f"bits {wanted} for {dlpack._CODES[code]}",
+                f"bits {wanted} for {TYPE_CODES[code]}",
             )
         ]
     return []

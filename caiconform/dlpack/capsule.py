@@ -4,119 +4,58 @@ The agreement family compares an object's `__cuda_array_interface__` with its `_
 export. Reading DLPack through another library (cuda.core's `StridedMemoryView.from_dlpack`)
 puts a second implementation between the producer and the verdict: when the two disagree, the
 report cannot say whose bug it is. This module calls `obj.__dlpack__` and parses the capsule
-itself, following `dlpack.h` (v1.1): `DLManagedTensorVersioned` in a "dltensor_versioned"
-capsule, or the legacy `DLManagedTensor` in a "dltensor" one; `DLTensor` = data, device
-(type, id), ndim, dtype (code, bits, lanes), shape and strides as int64 *elements* (strides may
-be NULL: compact row-major), byte_offset. The capsule is read, not consumed: its name stays, so
-its own destructor calls the producer's deleter when it is collected.
-
-Type codes (dlpack.h `DLDataTypeCode`, v1.1+): 0 int, 1 uint, 2 float, 3 opaque handle,
-4 bfloat, 5 complex, 6 bool, 7-14 the float8 variants, 15-16 float6, 17 float4 (codes beyond
-are named by number). A versioned capsule whose major version is not 1 is refused: dlpack.h
-guarantees only the `version` field's place across major versions.
+itself, following `dlpack.h` (v1.1, its structs from `caiconform.dlpack.header`):
+`DLManagedTensorVersioned` in a "dltensor_versioned" capsule, or the legacy `DLManagedTensor` in
+a "dltensor" one; `DLTensor` = data, device (type, id), ndim, dtype (code, bits, lanes), shape
+and strides as int64 *elements* (strides may be NULL: compact row-major), byte_offset. The
+capsule is read, not consumed: its name stays, so its own destructor calls the producer's
+deleter when it is collected. A versioned capsule whose major version is not 1 is refused:
+dlpack.h guarantees only the `version` field's place across major versions.
 
 How `__dlpack__` is called (array API `__dlpack__`, 2023.12): `stream` is -1 ("producer must not
 perform any synchronization": only the description is read here) for devices with streams
 (CUDA, CUDA managed, ROCm, told by `__dlpack_device__`), None for the others, which accept only
 None; `max_version=(1, 0)` asks for a versioned capsule, and a producer whose signature predates
 it (TypeError) is asked again without.
+
+The Python C-API functions are bound with `capi`, each binding a function object of its own
+(`ctypes.pythonapi[name]`), so no two modules' argtypes for the same function clash.
 """
 
 from __future__ import annotations
 
 import ctypes
-import sys
 from dataclasses import dataclass
 from typing import Any
 
+from caiconform.dlpack.devices import dlpack_device
+from caiconform.dlpack.dtypes import typestr_of
+from caiconform.dlpack.errors import DLPackError
+from caiconform.dlpack.header import (
+    IS_COPIED,
+    LEGACY,
+    NO_SYNC,
+    READ_ONLY,
+    STREAM_DEVICES,
+    TYPE_CODES,
+    VERSIONED,
+    DLManagedTensor,
+    DLManagedTensorVersioned,
+)
+
 __all__ = [
-    "DLPackError",
     "Capsule",
     "read_capsule",
     "export",
-    "typestr_of",
     "stream_for",
-    "NO_SYNC",
-    "READ_ONLY",
-    "IS_COPIED",
+    "capsule_name",
+    "capsule_pointer",
+    "capi",
+    "STRUCTS",
 ]
 
-READ_ONLY = 1 << 0  # DLPACK_FLAG_BITMASK_READ_ONLY
-IS_COPIED = 1 << 1  # DLPACK_FLAG_BITMASK_IS_COPIED
-_CODES = {
-    0: "int",
-    1: "uint",
-    2: "float",
-    3: "opaque",
-    4: "bfloat",
-    5: "complex",
-    6: "bool",
-    7: "float8_e3m4",
-    8: "float8_e4m3",
-    9: "float8_e4m3b11fnuz",
-    10: "float8_e4m3fn",
-    11: "float8_e4m3fnuz",
-    12: "float8_e5m2",
-    13: "float8_e5m2fnuz",
-    14: "float8_e8m0fnu",
-    15: "float6_e2m3fn",
-    16: "float6_e3m2fn",
-    17: "float4_e2m1fn",
-}
-#: DLDeviceType values whose `__dlpack__` takes a stream: kDLCUDA, kDLROCM, kDLCUDAManaged
-_STREAM_DEVICES = frozenset({2, 10, 13})
-#: "no synchronization" (array API `__dlpack__`, stream)
-NO_SYNC = -1
-_KIND = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
-#: (code, bits) -> the caiconform dtype name (`caiconform.spec.dtypes`) of types with no typestr
-_NAMED = {(4, 16): "bfloat16", (10, 8): "float8_e4m3fn", (12, 8): "float8_e5m2"}
-_ORDER = "<" if sys.byteorder == "little" else ">"
-
-
-class DLPackError(ValueError):
-    """The object's DLPack export could not be read; the message says why."""
-
-
-class _Device(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _Tensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", _Device),
-        ("ndim", ctypes.c_int32),
-        ("dtype", _DataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class _Managed(ctypes.Structure):
-    _fields_ = [
-        ("dl_tensor", _Tensor),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-    ]
-
-
-class _Version(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
-
-
-class _ManagedVersioned(ctypes.Structure):
-    _fields_ = [
-        ("version", _Version),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-        ("flags", ctypes.c_uint64),
-        ("dl_tensor", _Tensor),
-    ]
+#: an unconsumed capsule's name -> the struct it holds
+STRUCTS = {VERSIONED: DLManagedTensorVersioned, LEGACY: DLManagedTensor}
 
 
 @dataclass(frozen=True)
@@ -175,7 +114,7 @@ class Capsule:
     @property
     def type_name(self) -> str:
         """dlpack.h's name of the element type with bits and lanes, e.g. "bfloat16x1"."""
-        return f"{_CODES.get(self.code, f'code {self.code}')}{self.bits}x{self.lanes}"
+        return f"{TYPE_CODES.get(self.code, f'code {self.code}')}{self.bits}x{self.lanes}"
 
     @property
     def typestr(self) -> str:
@@ -183,11 +122,30 @@ class Capsule:
         return typestr_of(self)
 
 
-_api = ctypes.pythonapi
-_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_GetName.restype = ctypes.c_void_p
-_api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+def capi(name: str, restype: Any, *argtypes: Any) -> Any:
+    """A private ctypes binding of a C-API function: `pythonapi[name]` is a new function object,
+    so these argtypes never clash with other modules' bindings of the same function."""
+    fn = ctypes.pythonapi[name]
+    fn.restype, fn.argtypes = restype, list(argtypes)
+    return fn
+
+
+_get_pointer = capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+_get_name = capi("PyCapsule_GetName", ctypes.c_void_p, ctypes.py_object)
+
+
+def capsule_name(capsule: Any) -> bytes | None:
+    """The capsule's name (b"" for a capsule without one), None when it is no PyCapsule."""
+    if type(capsule).__name__ != "PyCapsule":
+        return None
+    raw = _get_name(capsule)
+    return ctypes.string_at(raw) if raw else b""
+
+
+def capsule_pointer(capsule: Any, name: bytes) -> int:
+    """The pointer a PyCapsule named `name` holds (0 for NULL); the C-API's ValueError for a
+    capsule of another name."""
+    return int(_get_pointer(capsule, name) or 0)
 
 
 def read_capsule(capsule: Any) -> Capsule:
@@ -198,8 +156,8 @@ def read_capsule(capsule: Any) -> Capsule:
     object that is no capsule, a capsule of another name (a "used_" one was consumed already),
     a NULL tensor or shape, a versioned capsule of another major version.
     """
-    name = _name_of(capsule)
-    struct = {b"dltensor_versioned": _ManagedVersioned, b"dltensor": _Managed}.get(name or b"")
+    name = capsule_name(capsule)
+    struct = STRUCTS.get(name or b"")
     if struct is None:
         if name is None:
             raise DLPackError(f"not a DLPack capsule: a {type(capsule).__name__}")
@@ -208,11 +166,11 @@ def read_capsule(capsule: Any) -> Capsule:
             f"not a DLPack capsule: a capsule named {name.decode(errors='replace')!r}{used}, "
             f"expected 'dltensor_versioned' or 'dltensor'"
         )
-    address = _api.PyCapsule_GetPointer(capsule, name)
+    address = capsule_pointer(capsule, name)
     if not address:
         raise DLPackError(f"the {name.decode()} capsule holds a NULL pointer")
     managed = struct.from_address(address)
-    versioned = struct is _ManagedVersioned
+    versioned = struct is DLManagedTensorVersioned
     version = (int(managed.version.major), int(managed.version.minor)) if versioned else None
     if version is not None and version[0] != 1:
         raise DLPackError(
@@ -245,22 +203,14 @@ def read_capsule(capsule: Any) -> Capsule:
     )
 
 
-def _name_of(capsule: Any) -> bytes | None:
-    """The capsule's name, or None when `capsule` is no PyCapsule."""
-    if type(capsule).__name__ != "PyCapsule":
-        return None
-    raw = _api.PyCapsule_GetName(capsule)
-    return ctypes.string_at(raw) if raw else b""
-
-
 def stream_for(obj: Any) -> int | None:
     """The `stream` a consumer that needs no ordering passes: -1 where the object's device has
     streams (`__dlpack_device__`), else None; -1 also when the device cannot be told."""
     try:
-        device_type = int(obj.__dlpack_device__()[0])
+        device_type = dlpack_device(obj, exact=False)[0]
     except Exception:  # noqa: BLE001 - no or a broken __dlpack_device__: assume a stream device
         return NO_SYNC
-    return NO_SYNC if device_type in _STREAM_DEVICES else None
+    return NO_SYNC if device_type in STREAM_DEVICES else None
 
 
 def export(obj: Any) -> tuple[Capsule, Any]:
@@ -288,19 +238,3 @@ def export(obj: Any) -> tuple[Capsule, Any]:
                 raise DLPackError("__dlpack__ refused: " + "; ".join(errors)) from None
             return read_capsule(capsule), capsule
     raise DLPackError("__dlpack__ refused every call form: " + "; ".join(errors))
-
-
-def typestr_of(capsule: Capsule) -> str:
-    """The CAI typestr (or caiconform dtype name, `caiconform.spec.dtypes`) the capsule's
-    element type corresponds to, in this machine's byte order (DLPack types are native-endian);
-    "?" when none does."""
-    if capsule.lanes != 1:
-        return "?"
-    named = _NAMED.get((capsule.code, capsule.bits))
-    if named is not None:
-        return named
-    kind = _KIND.get(capsule.code)
-    if kind is None or capsule.bits % 8:
-        return "?"
-    size = capsule.bits // 8
-    return f"|{kind}{size}" if size == 1 or kind == "b" else f"{_ORDER}{kind}{size}"

@@ -1,0 +1,139 @@
+"""The reference producer's DLPack C exchange API table (`__dlpack_c_exchange_api__`, dlpack.h 1.3).
+
+`exchange_table(to_object, allocate)` builds one `DLPackExchangeAPI` for a type whose objects
+have `__dlpack__`, and returns the PyCapsule named "dlpack_exchange_api" that the type carries
+(docs/spec/dlpack/dlpack_h_exchange_api.md). Its functions are ctypes callbacks, kept alive with
+the table for the life of the process [DLPACK-CAPI-ALIVE]:
+- `managed_tensor_from_py_object_no_sync`: the object's own `__dlpack__` asked for no
+  synchronization (stream -1 on a device with streams, None on the host) and a versioned
+  capsule, whose tensor is taken over as a consumer takes it (the capsule renamed "used_"): the
+  same tensor `__dlpack__` gives [DLPACK-CAPI-SAME-TENSOR], without a wait [DLPACK-CAPI-NO-SYNC];
+- `managed_tensor_to_py_object_no_sync`: `to_object(address)`, which takes the tensor's
+  ownership and returns an object of the type [DLPACK-CAPI-TO-PY-OBJECT];
+- `current_work_stream`: NULL, the legacy default stream: the reference producer has no current
+  stream, its arrays' work is finished or ordered by their `__dlpack__`'s events;
+- `managed_tensor_allocator`: `allocate(shape, dtype, device)`'s object, exported as above, or,
+  without `allocate` or when it raises, NULL after one SetError
+  [DLPACK-CAPI-ALLOCATOR-SETERROR];
+- `dltensor_from_py_object_no_sync`: NULL, the non-owning export not offered
+  [DLPACK-CAPI-DLTENSOR-OPTIONAL].
+A function that fails returns -1 with the Python exception set [DLPACK-CAPI-RETURN].
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+from caiconform import dlpack
+from caiconform.reference import dlpack_export as dx
+
+__all__ = ["exchange_table", "VERSION"]
+
+#: the DLPack version of the table's header
+VERSION = (1, 3)
+_VOID_PP = ctypes.POINTER(ctypes.c_void_p)
+_SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+_FROM_OBJECT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _VOID_PP)
+_TO_OBJECT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _VOID_PP)
+_WORK_STREAM = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, _VOID_PP)
+_ALLOCATOR = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(dlpack._Tensor), _VOID_PP, ctypes.c_void_p, _SET_ERROR
+)
+
+
+class _Header(ctypes.Structure):
+    pass
+
+
+_Header._fields_ = [("version", dlpack._Version), ("prev_api", ctypes.POINTER(_Header))]
+
+
+class _Table(ctypes.Structure):
+    _fields_ = [
+        ("header", _Header),
+        ("managed_tensor_allocator", _ALLOCATOR),
+        ("managed_tensor_from_py_object_no_sync", _FROM_OBJECT),
+        ("managed_tensor_to_py_object_no_sync", _TO_OBJECT),
+        ("dltensor_from_py_object_no_sync", ctypes.c_void_p),
+        ("current_work_stream", _WORK_STREAM),
+    ]
+
+
+#: every table made, with its callbacks: alive for the life of the process
+_TABLES: list[Any] = []
+_new_capsule = ctypes.pythonapi.PyCapsule_New
+_new_capsule.restype = ctypes.py_object
+_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_set_string = ctypes.pythonapi.PyErr_SetString
+_set_string.restype = None
+_set_string.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_NAME = b"dlpack_exchange_api"
+
+
+def _raise(exc: BaseException) -> int:
+    """Leave `exc` set as the Python exception of the C call, and say -1."""
+    _set_string(type(exc), str(exc).encode(errors="replace"))
+    return -1
+
+
+def _take_over(obj: Any) -> int:
+    """The tensor of `obj.__dlpack__` with no synchronization asked, owned by the caller."""
+    capsule = obj.__dlpack__(stream=dlpack.stream_for(obj), max_version=VERSION)
+    return dx.consume_name(capsule)
+
+
+def exchange_table(
+    to_object: Callable[[int], Any],
+    allocate: Callable[[tuple[int, ...], tuple[int, int, int], tuple[int, int]], Any] | None = None,
+) -> Any:
+    """A "dlpack_exchange_api" PyCapsule over a new table (see the module docstring): set it on
+    a type as `__dlpack_c_exchange_api__`."""
+
+    def from_object(py_object: int, out: Any) -> int:
+        out[0] = None
+        try:
+            out[0] = _take_over(ctypes.cast(py_object, ctypes.py_object).value)
+        except Exception as exc:  # noqa: BLE001 - handed to the C caller as its exception
+            return _raise(exc)
+        return 0
+
+    def to_py_object(tensor: int, out: Any) -> int:
+        out[0] = None
+        try:
+            made = to_object(int(tensor or 0))
+        except Exception as exc:  # noqa: BLE001 - handed to the C caller as its exception
+            return _raise(exc)
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(made))  # the new reference `out` carries
+        out[0] = id(made)
+        return 0
+
+    def work_stream(_device_type: int, _device_id: int, out: Any) -> int:
+        out[0] = None
+        return 0
+
+    def allocator(prototype: Any, out: Any, ctx: int, set_error: Any) -> int:
+        out[0] = None
+        try:
+            if allocate is None:
+                raise NotImplementedError("the reference producer's table allocates nothing")
+            tensor = prototype.contents
+            shape = tuple(int(tensor.shape[i]) for i in range(int(tensor.ndim)))
+            dtype = (int(tensor.dtype.code), int(tensor.dtype.bits), int(tensor.dtype.lanes))
+            device = (int(tensor.device.device_type), int(tensor.device.device_id))
+            out[0] = _take_over(allocate(shape, dtype, device))
+        except Exception as exc:  # noqa: BLE001 - told through SetError, as the header asks
+            set_error(ctx, type(exc).__name__.encode(), str(exc).encode(errors="replace"))
+            return -1
+        return 0
+
+    table = _Table()
+    table.header.version.major, table.header.version.minor = VERSION
+    table.managed_tensor_allocator = _ALLOCATOR(allocator)
+    table.managed_tensor_from_py_object_no_sync = _FROM_OBJECT(from_object)
+    table.managed_tensor_to_py_object_no_sync = _TO_OBJECT(to_py_object)
+    table.dltensor_from_py_object_no_sync = None
+    table.current_work_stream = _WORK_STREAM(work_stream)
+    _TABLES.append(table)
+    return _new_capsule(ctypes.addressof(table), _NAME, None)
