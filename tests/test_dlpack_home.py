@@ -354,17 +354,23 @@ def test_a_cycle_in_the_chain_stops_at_the_repeat_and_a_long_chain_at_max_chain(
     newest, older = _table((2, 0)), _table((1, 3))
     newest.header.prev_api = ctypes.pointer(older.header)
     older.header.prev_api = ctypes.pointer(newest.header)
-    assert read_exchange_api(_exposing(newest)).prev == ((ctypes.addressof(older), (1, 3)),)
+    cycle = read_exchange_api(_exposing(newest))
+    assert cycle.prev == ((ctypes.addressof(older), (1, 3)),)
+    assert cycle.prev_cut == f"prev_api {ctypes.addressof(newest):#x} points back into the chain"
     itself = _table()
     itself.header.prev_api = ctypes.pointer(itself.header)
     assert read_exchange_api(_exposing(itself)).prev == ()
+    assert "points back" in read_exchange_api(_exposing(itself)).prev_cut
     chain = [_table((1, i)) for i in range(MAX_CHAIN + 5)]
     for newer, older in zip(chain, chain[1:], strict=False):
         newer.header.prev_api = ctypes.pointer(older.header)
-    prev = read_exchange_api(_exposing(chain[0])).prev
+    walked = read_exchange_api(_exposing(chain[0]))
     assert (
-        prev == tuple((ctypes.addressof(t), (1, i)) for i, t in enumerate(chain) if i)[:MAX_CHAIN]
+        walked.prev
+        == tuple((ctypes.addressof(t), (1, i)) for i, t in enumerate(chain) if i)[:MAX_CHAIN]
     )
+    assert walked.prev_cut == f"longer than {MAX_CHAIN} tables"
+    assert read_exchange_api(_exposing(chain[-2])).prev_cut == ""
 
 
 def test_what_is_no_readable_table_raises_with_its_reason() -> None:

@@ -17,32 +17,22 @@ import ctypes
 from dataclasses import dataclass, field
 from typing import Any
 
-from caiconform import dlpack
+from caiconform.dlpack import header
+from caiconform.dlpack.capsule import Capsule, read_managed
 
-__all__ = [
-    "Call",
-    "SetErrorLog",
-    "tensor_from_object",
-    "dltensor_from_object",
-    "tensor_to_object",
-    "work_stream",
-    "allocate",
-    "release",
-    "read_tensor",
-]
 
-_VOID_PP = ctypes.POINTER(ctypes.c_void_p)
-_FROM_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, _VOID_PP)
-_DLTENSOR_FROM_OBJECT = ctypes.PYFUNCTYPE(
-    ctypes.c_int, ctypes.py_object, ctypes.POINTER(dlpack._Tensor)
-)
-_TO_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _VOID_PP)
-_WORK_STREAM = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, _VOID_PP)
-_SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
-_ALLOCATOR = ctypes.PYFUNCTYPE(
-    ctypes.c_int, ctypes.POINTER(dlpack._Tensor), _VOID_PP, ctypes.c_void_p, _SET_ERROR
-)
-_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _holding_the_gil(prototype: Any) -> Any:
+    """dlpack.h's function type `prototype` (a CFUNCTYPE of `caiconform.dlpack.header`) called
+    with the GIL held and the Python exception it leaves set raised (PYFUNCTYPE)."""
+    return ctypes.PYFUNCTYPE(prototype._restype_, *prototype._argtypes_)
+
+
+_FROM_OBJECT = _holding_the_gil(header.DLPackManagedTensorFromPyObjectNoSync)
+_DLTENSOR_FROM_OBJECT = _holding_the_gil(header.DLPackDLTensorFromPyObjectNoSync)
+_TO_OBJECT = _holding_the_gil(header.DLPackManagedTensorToPyObjectNoSync)
+_WORK_STREAM = _holding_the_gil(header.DLPackCurrentWorkStream)
+_ALLOCATOR = _holding_the_gil(header.DLPackManagedTensorAllocator)
+_VERSIONED_P = ctypes.POINTER(header.DLManagedTensorVersioned)
 
 
 @dataclass
@@ -78,16 +68,16 @@ def _call(function: Any, *args: Any) -> tuple[int | None, BaseException | None]:
 def tensor_from_object(entry: int, obj: Any) -> Call:
     """`managed_tensor_from_py_object_no_sync(obj, &out)`; `out` the owning tensor's address
     (0 for NULL)."""
-    out = ctypes.c_void_p()
-    rc, error = _call(_FROM_OBJECT(entry), obj, ctypes.byref(out))
-    return Call(rc, int(out.value or 0), error)
+    out = _VERSIONED_P()
+    rc, error = _call(_FROM_OBJECT(entry), id(obj), ctypes.byref(out))
+    return Call(rc, _address(out), error)
 
 
 def dltensor_from_object(entry: int, obj: Any) -> Call:
     """`dltensor_from_py_object_no_sync(obj, &out)` into a DLTensor on this side; `out` the
     struct (valid only while `obj` is left alone: the producer owns what it points to)."""
-    out = dlpack._Tensor()
-    rc, error = _call(_DLTENSOR_FROM_OBJECT(entry), obj, ctypes.byref(out))
+    out = header.DLTensor()
+    rc, error = _call(_DLTENSOR_FROM_OBJECT(entry), id(obj), ctypes.byref(out))
     return Call(rc, out, error)
 
 
@@ -95,7 +85,8 @@ def tensor_to_object(entry: int, address: int) -> Call:
     """`managed_tensor_to_py_object_no_sync(tensor, &out)`, which takes the tensor's ownership;
     `out` the object it made (its new reference handed to Python), or None."""
     out = ctypes.c_void_p()
-    rc, error = _call(_TO_OBJECT(entry), address, ctypes.byref(out))
+    tensor = ctypes.cast(address, _VERSIONED_P)
+    rc, error = _call(_TO_OBJECT(entry), tensor, ctypes.byref(out))
     made = None
     if out.value:
         made = ctypes.cast(out.value, ctypes.py_object).value
@@ -122,47 +113,45 @@ def allocate(
     def set_error(_ctx: Any, kind: bytes | None, message: bytes | None) -> None:
         log.calls.append(((kind or b"").decode(errors="replace"), (message or b"").decode()))
 
-    callback = _SET_ERROR(set_error)
+    callback = header.SetError(set_error)
     extents = (ctypes.c_int64 * max(len(shape), 1))(*shape)
-    prototype = dlpack._Tensor()
+    prototype = header.DLTensor()
     prototype.ndim = len(shape)
     prototype.shape = ctypes.cast(extents, ctypes.POINTER(ctypes.c_int64))
     prototype.dtype.code, prototype.dtype.bits, prototype.dtype.lanes = dtype
     prototype.device.device_type, prototype.device.device_id = device
-    out = ctypes.c_void_p()
+    out = _VERSIONED_P()
     rc, error = _call(
         _ALLOCATOR(entry), ctypes.byref(prototype), ctypes.byref(out), None, callback
     )
-    return Call(rc, int(out.value or 0), error), log
+    return Call(rc, _address(out), error), log
 
 
-def read_tensor(address: int) -> dlpack.Capsule:
-    """What the DLManagedTensorVersioned at `address` says, read as a versioned capsule's
-    would be; DLPackError for a NULL address, a major version other than 1 or an implausible
-    tensor."""
-    if not address:
-        raise dlpack.DLPackError("a NULL tensor")
-    holder = ctypes.pythonapi.PyCapsule_New
-    holder.restype = ctypes.py_object
-    holder.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-    return dlpack.read_capsule(holder(address, b"dltensor_versioned", None))
+def _address(pointer: Any) -> int:
+    """The address a ctypes pointer holds, 0 for NULL."""
+    return int(ctypes.cast(pointer, ctypes.c_void_p).value or 0)
 
 
-def read_dltensor(tensor: Any, version: tuple[int, int]) -> dlpack.Capsule:
-    """What a DLTensor filled by `dltensor_from_py_object_no_sync` says, as a capsule of the
+def read_tensor(address: int) -> Capsule:
+    """What the DLManagedTensorVersioned at `address` says (`dlpack.capsule.read_managed`)."""
+    return read_managed(address)
+
+
+def read_dltensor(tensor: Any, version: tuple[int, int]) -> Capsule:
+    """What a DLTensor filled by `dltensor_from_py_object_no_sync` says, as a tensor of the
     table's `version` would."""
-    box = dlpack._ManagedVersioned()
+    box = header.DLManagedTensorVersioned()
     box.version.major, box.version.minor = version
     box.dl_tensor = tensor
-    return read_tensor(ctypes.addressof(box))
+    return read_managed(ctypes.addressof(box))
 
 
 def release(address: int) -> bool:
     """Call the deleter of the owning tensor at `address`, once; False when it is NULL."""
     if not address:
         return False
-    deleter = dlpack._ManagedVersioned.from_address(address).deleter
+    deleter = header.DLManagedTensorVersioned.from_address(address).deleter
     if not deleter:
         return False
-    _DELETER(deleter)(address)
+    header.Deleter(deleter)(address)
     return True

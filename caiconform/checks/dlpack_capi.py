@@ -153,7 +153,7 @@ def judge_table(table: Any, context: str) -> Result | None:
             context,
         )
     older = table.version
-    for address, version in table.chain:
+    for address, version in table.prev:
         if version >= older:
             return _results.failed(
                 "DLPACK-CAPI-PREV-CHAIN",
@@ -163,10 +163,10 @@ def judge_table(table: Any, context: str) -> Result | None:
                 context,
             )
         older = version
-    if table.chain_cut:
+    if table.prev_cut:
         return _results.failed(
             "DLPACK-CAPI-PREV-CHAIN",
-            f"a prev_api chain that does not end ({table.chain_cut})",
+            f"a prev_api chain that does not end ({table.prev_cut})",
             "a chain ending in NULL",
             context,
         )

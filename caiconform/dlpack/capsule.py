@@ -46,6 +46,7 @@ from caiconform.dlpack.header import (
 __all__ = [
     "Capsule",
     "read_capsule",
+    "read_managed",
     "export",
     "stream_for",
     "capsule_name",
@@ -169,8 +170,17 @@ def read_capsule(capsule: Any) -> Capsule:
     address = capsule_pointer(capsule, name)
     if not address:
         raise DLPackError(f"the {name.decode()} capsule holds a NULL pointer")
-    managed = struct.from_address(address)
-    versioned = struct is DLManagedTensorVersioned
+    return read_managed(address, versioned=struct is DLManagedTensorVersioned, name=name.decode())
+
+
+def read_managed(address: int, *, versioned: bool = True, name: str = VERSIONED.decode()) -> Capsule:
+    """Parse the DLManagedTensorVersioned (`versioned`) or DLManagedTensor at `address`, as
+    `read_capsule` parses a capsule's; `name` the capsule name it is reported under (a tensor
+    the C exchange API handed out has no capsule: "dltensor_versioned", the kind it is).
+    DLPackError for a NULL address, a major version other than 1 or an implausible tensor."""
+    if not address:
+        raise DLPackError("a NULL tensor")
+    managed = (DLManagedTensorVersioned if versioned else DLManagedTensor).from_address(address)
     version = (int(managed.version.major), int(managed.version.minor)) if versioned else None
     if version is not None and version[0] != 1:
         raise DLPackError(
@@ -188,7 +198,7 @@ def read_capsule(capsule: Any) -> Capsule:
         strides = tuple(int(tensor.strides[i]) for i in range(ndim)) if tensor.strides else None
     flags = int(managed.flags) if versioned else 0
     return Capsule(
-        name=name.decode(),
+        name=name,
         version=version,
         data=int(tensor.data or 0),
         byte_offset=int(tensor.byte_offset),

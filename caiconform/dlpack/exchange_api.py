@@ -45,8 +45,9 @@ class ExchangeAPIError(DLPackError):
 @dataclass(frozen=True)
 class ExchangeAPI:
     """What a type's `DLPackExchangeAPI` says: `address` (the table's), `version` (major,
-    minor of its header), the address of each function (0 for NULL), and `prev` the older
-    tables its `prev_api` chain links, as (address, (major, minor)), nearest first."""
+    minor of its header), the address of each function (0 for NULL), `prev` the older
+    tables its `prev_api` chain links, as (address, (major, minor)), nearest first, and
+    `prev_cut` why the walk stopped before a NULL link ("" when the chain ends in NULL)."""
 
     address: int
     version: tuple[int, int]
@@ -56,6 +57,7 @@ class ExchangeAPI:
     dltensor_from_py_object_no_sync: int
     current_work_stream: int
     prev: tuple[tuple[int, tuple[int, int]], ...]
+    prev_cut: str = ""
 
     @property
     def entries(self) -> dict[str, int]:
@@ -94,11 +96,15 @@ def read_exchange_api(obj_or_type: Any) -> ExchangeAPI:
             f"{name.decode(errors='replace')!r}, expected {EXCHANGE_API_NAME.decode()!r}"
         )
     address = int(_get_pointer(held, EXCHANGE_API_NAME) or 0)
+    if not address:
+        raise ExchangeAPIError(f"{kind.__qualname__}.{EXCHANGE_API_ATTRIBUTE} holds NULL")
     table = DLPackExchangeAPI.from_address(address)
+    prev, cut = _chain(table.header, address)
     return ExchangeAPI(
         address=address,
         version=_version(table.header),
-        prev=_chain(table.header, address),
+        prev=prev,
+        prev_cut=cut,
         **{name: _address(getattr(table, name)) for name, _ in EXCHANGE_API_ENTRIES},
     )
 
@@ -122,16 +128,19 @@ def _address(function: Any) -> int:
 
 def _chain(
     header: DLPackExchangeAPIHeader, address: int
-) -> tuple[tuple[int, tuple[int, int]], ...]:
-    """The tables `header.prev_api` links, nearest first: at most MAX_CHAIN, each once."""
+) -> tuple[tuple[tuple[int, tuple[int, int]], ...], str]:
+    """(the tables `header.prev_api` links, nearest first: at most MAX_CHAIN, each once; why
+    the walk stopped before a NULL link, "" when it reached one)."""
     seen, out = {address}, []
     link = header.prev_api
-    while link and len(out) < MAX_CHAIN:
-        at = ctypes.addressof(link.contents)
+    while link:
+        at = ctypes.cast(link, ctypes.c_void_p).value or 0
         if at in seen:
-            break
+            return tuple(out), f"prev_api {at:#x} points back into the chain"
+        if len(out) == MAX_CHAIN:
+            return tuple(out), f"longer than {MAX_CHAIN} tables"
         seen.add(at)
         older = link.contents
         out.append((at, _version(older)))
         link = older.prev_api
-    return tuple(out)
+    return tuple(out), ""

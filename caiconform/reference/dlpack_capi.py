@@ -26,50 +26,21 @@ import ctypes
 from collections.abc import Callable
 from typing import Any
 
-from caiconform import dlpack
+from caiconform.dlpack import header
+from caiconform.dlpack.capsule import capi, stream_for
 from caiconform.reference import dlpack_export as dx
 
 __all__ = ["exchange_table", "VERSION"]
 
 #: the DLPack version of the table's header
-VERSION = (1, 3)
-_VOID_PP = ctypes.POINTER(ctypes.c_void_p)
-_SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
-_FROM_OBJECT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _VOID_PP)
-_TO_OBJECT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _VOID_PP)
-_WORK_STREAM = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, _VOID_PP)
-_ALLOCATOR = ctypes.CFUNCTYPE(
-    ctypes.c_int, ctypes.POINTER(dlpack._Tensor), _VOID_PP, ctypes.c_void_p, _SET_ERROR
-)
-
-
-class _Header(ctypes.Structure):
-    pass
-
-
-_Header._fields_ = [("version", dlpack._Version), ("prev_api", ctypes.POINTER(_Header))]
-
-
-class _Table(ctypes.Structure):
-    _fields_ = [
-        ("header", _Header),
-        ("managed_tensor_allocator", _ALLOCATOR),
-        ("managed_tensor_from_py_object_no_sync", _FROM_OBJECT),
-        ("managed_tensor_to_py_object_no_sync", _TO_OBJECT),
-        ("dltensor_from_py_object_no_sync", ctypes.c_void_p),
-        ("current_work_stream", _WORK_STREAM),
-    ]
+VERSION = header.HEADER_VERSION
 
 
 #: every table made, with its callbacks: alive for the life of the process
 _TABLES: list[Any] = []
-_new_capsule = ctypes.pythonapi.PyCapsule_New
-_new_capsule.restype = ctypes.py_object
-_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-_set_string = ctypes.pythonapi.PyErr_SetString
-_set_string.restype = None
-_set_string.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_NAME = b"dlpack_exchange_api"
+_new_capsule = capi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+_set_string = capi("PyErr_SetString", None, ctypes.py_object, ctypes.c_char_p)
+_incref = capi("Py_IncRef", None, ctypes.py_object)
 
 
 def _raise(exc: BaseException) -> int:
@@ -80,7 +51,7 @@ def _raise(exc: BaseException) -> int:
 
 def _take_over(obj: Any) -> int:
     """The tensor of `obj.__dlpack__` with no synchronization asked, owned by the caller."""
-    capsule = obj.__dlpack__(stream=dlpack.stream_for(obj), max_version=VERSION)
+    capsule = obj.__dlpack__(stream=stream_for(obj), max_version=VERSION)
     return dx.consume_name(capsule)
 
 
@@ -105,7 +76,7 @@ def exchange_table(
             made = to_object(int(tensor or 0))
         except Exception as exc:  # noqa: BLE001 - handed to the C caller as its exception
             return _raise(exc)
-        ctypes.pythonapi.Py_IncRef(ctypes.py_object(made))  # the new reference `out` carries
+        _incref(made)  # the new reference `out` carries
         out[0] = id(made)
         return 0
 
@@ -128,12 +99,19 @@ def exchange_table(
             return -1
         return 0
 
-    table = _Table()
+    table = header.DLPackExchangeAPI()
     table.header.version.major, table.header.version.minor = VERSION
-    table.managed_tensor_allocator = _ALLOCATOR(allocator)
-    table.managed_tensor_from_py_object_no_sync = _FROM_OBJECT(from_object)
-    table.managed_tensor_to_py_object_no_sync = _TO_OBJECT(to_py_object)
-    table.dltensor_from_py_object_no_sync = None
-    table.current_work_stream = _WORK_STREAM(work_stream)
-    _TABLES.append(table)
-    return _new_capsule(ctypes.addressof(table), _NAME, None)
+    callbacks = (
+        header.DLPackManagedTensorAllocator(allocator),
+        header.DLPackManagedTensorFromPyObjectNoSync(from_object),
+        header.DLPackManagedTensorToPyObjectNoSync(to_py_object),
+        header.DLPackCurrentWorkStream(work_stream),
+    )
+    (
+        table.managed_tensor_allocator,
+        table.managed_tensor_from_py_object_no_sync,
+        table.managed_tensor_to_py_object_no_sync,
+        table.current_work_stream,
+    ) = callbacks
+    _TABLES.append((table, callbacks))
+    return _new_capsule(ctypes.addressof(table), header.EXCHANGE_API_NAME, None)
