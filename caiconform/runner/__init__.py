@@ -4,7 +4,10 @@ them, and every result is journaled at once.
 - `driver`: the session (`run_matrix`: the run directory, the worker slots, the cells planned,
   ordered and driven by one thread per slot);
 - `cell`: one cell's life (its floor and drawn examples run and journaled in order, the crash
-  caps, each non-pass class shrunk and run again);
+  caps, each non-pass class shrunk and run again), coordinating its phases: `jobs` (a cell's
+  examples as jobs, the crash caps), `dispatch` (drawing them and handing them out in
+  batches), `saturation` (when draws stop meeting new classes), `followup` (the shrinks and
+  re-runs queued, and what they gave) and `shrink` (one class's shrink);
 - `config`: a run's settings (`RunConfig`), result (`RunResult`) and progress callbacks;
 - `records`: the records a run journals for an example and for a cell that could not run;
 - `plan`: which cells a run has and which it skips here, and why;

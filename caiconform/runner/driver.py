@@ -31,9 +31,10 @@ from caiconform.errors import UsageError
 from caiconform.results.record import family_skip_record
 from caiconform.rundir import RunDir
 from caiconform.runner.calibrate import SPIN_ENV, SPIN_FILE, SPIN_FILE_ENV
-from caiconform.runner.cell import CellRun, Stopped
+from caiconform.runner.cell import CellRun
 from caiconform.runner.config import Listener, RunConfig, RunResult, fill_defaults, resumed_run_id
 from caiconform.runner.forkserver import QUEUES_ENV, queues_for
+from caiconform.runner.jobs import Stopped
 from caiconform.runner.journal import Journal, JournalError
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.plan import BrokenFamily, Cell, Family, load_families, plan_cells
