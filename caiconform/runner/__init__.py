@@ -19,8 +19,8 @@ them, and every result is journaled at once.
   environment for the next run;
 - `calibrate`: the streams spin measured once per run;
 - `prefetch`: cells' examples drawn in spawned processes ahead of the cells;
-- `pool`: the parent's side of the workers (crash and hang detection, replacement, spares, GPU
-  pinning, how many slots);
+- `pool`: the parent's side of the workers (replacement, spares, GPU pinning, how many slots);
+- `transport`: a worker's requests and answers, and how a crash or a hang is told from them;
 - `forkserver`: a worker host that forks its workers (imports paid once, a crash costs a fork);
 - `zygote`: one process that imports a run's libraries once and forks the slots' fork servers;
 - `process`: the entry point of the worker processes and what every process the runner

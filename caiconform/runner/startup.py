@@ -28,8 +28,9 @@ from typing import Any
 
 from caiconform.rundir import RunDir
 from caiconform.runner.libraries import LibraryInfo
-from caiconform.runner.pool import Worker, WorkerLost
+from caiconform.runner.pool import Worker
 from caiconform.runner.startcache import StartCache
+from caiconform.runner.transport import WorkerLost
 
 __all__ = ["Startup", "PROBE_TIMEOUT_S", "probe_all", "save_run_meta"]
 
