@@ -7,7 +7,8 @@ them, and every result is journaled at once.
   caps, each non-pass class shrunk and run again), coordinating its phases: `jobs` (a cell's
   examples as jobs, the crash caps), `dispatch` (drawing them and handing them out in
   batches), `saturation` (when draws stop meeting new classes), `followup` (the shrinks and
-  re-runs queued, and what they gave) and `shrink` (one class's shrink);
+  re-runs queued, and what they gave), `shrink` (one class's shrink) and `celljournal` (the
+  cell's records and its cells.jsonl line);
 - `config`: a run's settings (`RunConfig`), result (`RunResult`) and progress callbacks;
 - `records`: the records a run journals for an example and for a cell that could not run;
 - `plan`: which cells a run has and which it skips here, and why;

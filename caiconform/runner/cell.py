@@ -20,7 +20,8 @@ walks through them without rerunning or rejournaling them and continues where th
 
 `CellRun` coordinates the phases, each in a module of its own, under the cell's lock: the jobs
 and the crash caps (`jobs`), handing them out (`dispatch`), saturation (`saturation`), the
-shrinks and re-runs queued (`followup`) and one class's shrink (`shrink`).
+shrinks and re-runs queued (`followup`), one class's shrink (`shrink`) and what the cell
+writes to the journal (`celljournal`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from caiconform.results.outcome import SKIP
+from caiconform.runner.celljournal import CellJournal
 from caiconform.runner.config import DEFAULT_SHRINK_BUDGET_S, Listener, RunConfig
 from caiconform.runner.dispatch import Dispatch, draw, new_jobs
 from caiconform.runner.followup import FollowUps
@@ -43,7 +45,6 @@ from caiconform.runner.plan import Cell
 from caiconform.runner.pool import Exchange, Worker
 from caiconform.runner.prefetch import Prefetch
 from caiconform.runner.protocol import canonical
-from caiconform.runner.records import exchange_record, skip_record
 from caiconform.runner.saturation import Saturation
 from caiconform.runner.shrink import Shrink
 
@@ -84,9 +85,9 @@ class CellRun:
         self.prefetch = prefetch
         #: the floor's jobs run while the drawn ones are still being drawn
         self.drawing = False
-        self.journal = journal
         self.config = config
-        self.listener = listener
+        #: what the cell writes to the journal
+        self.lines = CellJournal(cell, journal, listener)
         self.stop = stop
         self.cost = cost
         self.changed = changed
@@ -120,7 +121,6 @@ class CellRun:
         self.draw_error: str | None = None
         self.followups = FollowUps(config.shrink, config.confirm, records)
         self.state = "new"  # -> "running" -> "shrinking" -> "done" | "broken"
-        self.started = 0.0
         self.timing: Counter = Counter()
 
     @property
@@ -193,25 +193,6 @@ class CellRun:
             source=self.config.adapter_source,
         )
 
-    def _journal(
-        self,
-        params: dict,
-        exchange: Exchange,
-        index: int | None,
-        tag: str,
-        coverage: dict | None = None,
-    ) -> dict:
-        record = exchange_record(
-            self.cell,
-            params,
-            exchange,
-            index=index,
-            tag=tag,
-            coverage=coverage,
-            run_dir=self.journal.run_dir,
-        )
-        return self.journal.record(record)
-
     # -- the steps ----------------------------------------------------------------------
     def floor_examples(self) -> list[Any]:
         """The family's coverage floor for this cell ([] when it declares none), memory kinds
@@ -224,9 +205,7 @@ class CellRun:
         """Plan the cell: its floor, then its drawn examples (drawn here, in the parent,
         seed-only), less those already journaled (`--resume`) or met before in the cell. A
         floor example of the same params as a drawn one is run once, as the floor's."""
-        self.started = time.monotonic()
-        if self.listener is not None:
-            self.listener.cell_started(self.cell, len(self.explored))
+        self.lines.begin(len(self.explored))
         cell = self.cell
         try:
             from caiconform.checks._memory import examples_of
@@ -234,9 +213,7 @@ class CellRun:
             self.strategy = examples_of(cell.family.module, cell.producer, cell.consumer)
             floor = self.floor_examples()
         except Exception as exc:
-            self.journal.record(
-                skip_record(self.cell, f"examples() failed: {type(exc).__name__}: {exc}")
-            )
+            self.lines.skip(f"examples() failed: {type(exc).__name__}: {exc}")
             self._finish(Counter({SKIP: 1}))
             return
         self.floor_planned = len(floor)
@@ -300,14 +277,13 @@ class CellRun:
             while (finished := self.dispatch.next_finished()) is not None:
                 job, exchange = finished
                 exchange = self.caps.journaled(job, exchange)
-                record = self._journal(job.params, exchange, job.index, job.tag, job.coverage)
+                record = self.lines.example(job.params, exchange, job.index, job.tag, job.coverage)
                 self.cache[job.key] = record
                 self.explored.append(record)
                 self.dispatch.journaled += 1
                 self.saturation.count(record)
                 self._saturate()
-                if self.listener is not None:
-                    self.listener.example(self.cell, record)
+                self.lines.explored(record)
             # the shrinks and re-runs are queued once the cell's examples are drawn (a draw
             # error means neither) and, for a drawn example, every example before it
             # journaled (hypothesis's shrink replays them from `cache` to meet the class)
@@ -316,7 +292,7 @@ class CellRun:
             if not self.dispatch.all_journaled() or self.drawing:
                 return
             if self.draw_error is not None:
-                self.journal.record(skip_record(self.cell, self.draw_error))
+                self.lines.skip(self.draw_error)
                 self._finish(Counter(r["outcome"] for r in self.explored) + Counter({SKIP: 1}))
             elif self.state == "running":
                 self.state = "shrinking"
@@ -356,7 +332,7 @@ class CellRun:
         tag = "min-" + "-".join(filter(None, target))
         try:
             return shrink.run(
-                strategy, lambda params, found: self._journal(params, found, None, tag)
+                strategy, lambda params, found: self.lines.example(params, found, None, tag)
             )
         finally:
             with self.lock:
@@ -385,23 +361,17 @@ class CellRun:
         self.changed()
 
     def _finish(self, counts: Counter) -> None:
-        """The cell is complete: its `cells.jsonl` line (with its wall time, for `--costs-from`
-        of a later run) and the listener's call."""
+        """The cell is complete: its `cells.jsonl` line and the listener's call."""
         self.state = "done"
-        timing = {k: round(v, 6) if isinstance(v, float) else v for k, v in self.timing.items()}
         follow = self.followups
-        self.journal.cell_done(
-            self.cell.key,
-            counts=dict(counts),
-            floor_planned=self.floor_planned,
-            wall_s=round(time.monotonic() - self.started, 3),
-            timing=timing,
-            **({"confirmed": follow.confirmed} if follow.confirmed else {}),
-            **({"shrinks": follow.shrinks} if follow.shrinks else {}),
-            **({"saturated": self.saturated} if self.saturated else {}),
+        self.lines.done(
+            counts,
+            self.floor_planned,
+            self.timing,
+            confirmed=follow.confirmed,
+            shrinks=follow.shrinks,
+            saturated=self.saturated,
         )
-        if self.listener is not None:
-            self.listener.cell_finished(self.cell, counts)
 
     def fail(self, exc: BaseException) -> None:
         """A runner bug stopped the cell: leave it unfinished for --resume."""
