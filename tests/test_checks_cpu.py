@@ -842,7 +842,7 @@ def test_devices_drawn_examples_are_one_kind_for_the_crash_cap() -> None:
     """The devices family's drawn params name nothing `cell.crash_kind` counts by, so its
     lost examples were never capped (70 poisoned contexts in one cell on two H100s): its own
     `crash_kind` makes every drawn example one kind, and the driver uses it."""
-    from caiconform.runner.cell import crash_kind
+    from caiconform.runner.jobs import crash_kind
 
     devices = load("devices")
     params = [{"typestr": "<f4", "shape": [3], "seed": 1}, {"typestr": "|b1", "shape": [1, 2]}]

@@ -517,7 +517,7 @@ def test_undescribable_names_the_rule_that_makes_the_refusal_right() -> None:
 def test_drawn_examples_are_capped_by_what_they_ask() -> None:
     """Each family names its drawn examples' kind, so a producer dying on one stream value,
     case or max_version does not skip the others (nor dies uncapped)."""
-    from caiconform.runner.cell import crash_kind
+    from caiconform.runner.jobs import crash_kind
 
     assert crash_kind(_stream_params(0), None, dlpack_streams.crash_kind) == "stream 0 none"
     assert crash_kind(_copy_params("copy-true"), None, dlpack_copy.crash_kind) == "case copy-true"

@@ -453,7 +453,8 @@ def test_the_verdict_leads_with_a_defect_that_reproduces_standalone(tmp_path):
     """With verify.json (`findings --verify`) beside the journal, the first line names a
     failing group whose standalone script reproduced it, and matrix.md marks each verified
     group: reproduces, or UNCONFIRMED [issue 33: lead with groups that reproduce]."""
-    from caiconform.report.verify import SCHEMA, VERIFY_FILE, standalone_key
+    from caiconform.report.verify import SCHEMA, standalone_key
+    from caiconform.rundir import RunDir
 
     records = [
         rec(i, "roundtrip", "reference", "cupy", "fail", "CAI-CONSUMER-READS-DESCRIBED")
@@ -469,7 +470,7 @@ def test_the_verdict_leads_with_a_defect_that_reproduces_standalone(tmp_path):
         standalone_key(cupy): {"standalone": "does not", "detail": "OK: read right"},
         standalone_key(numba): {"standalone": "reproduces", "line": "BUG: stream 0"},
     }
-    (run / VERIFY_FILE).write_text(json.dumps({"schema": SCHEMA, "groups": entries}))
+    RunDir(run).verify.write_text(json.dumps({"schema": SCHEMA, "groups": entries}))
     after = write_report([run])
     headline = after.verdict["headline"]
     assert headline.startswith("FIX: the matrix: 2 failing defect(s) (refuses-valid: numba")

@@ -16,11 +16,11 @@ import pytest
 from caiconform.results.outcome import OUTCOMES, Result
 from caiconform.runner import driver
 from caiconform.runner.calibrate import SPIN_ENV, calibrate_spin
-from caiconform.runner.cell import SHRINK_PATIENCE_EXCHANGES
 from caiconform.runner.config import DEFAULT_SHRINK_PATIENCE_S, RunConfig
 from caiconform.runner.driver import run_matrix
 from caiconform.runner.pool import Worker
 from caiconform.runner.schedule import Scheduler
+from caiconform.runner.shrink import SHRINK_PATIENCE_EXCHANGES
 from tests.test_runner import MISBEHAVIOUR
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,7 +164,7 @@ def test_drawn_examples_of_a_kind_are_skipped_after_three_lost(tmp_path):
 
 
 def test_drawn_examples_kinds_tell_mutants_of_different_rules_apart():
-    from caiconform.runner.cell import crash_kind
+    from caiconform.runner.jobs import crash_kind
 
     first = crash_kind({"kind": "mutant", "rule": "CAI-SHAPE-INT", "interface": {}}, None)
     assert first == "drawn examples of kind 'mutant', rule 'CAI-SHAPE-INT'"
@@ -906,7 +906,7 @@ def _shrink_with_clock(
 
     clock = [0.0]
     fake_time = types.SimpleNamespace(monotonic=lambda: clock[0], perf_counter=time.perf_counter)
-    monkeypatch.setattr("caiconform.runner.cell.time", fake_time)
+    monkeypatch.setattr("caiconform.runner.shrink.time", fake_time)
     families, _ = load_families([SYNTHETIC])
     out = tmp_path / f"patience-{patience}-{step}"
     config = RunConfig(out=out, checks=[SYNTHETIC], max_examples=50, seed=7)
@@ -924,7 +924,7 @@ def _shrink_with_clock(
     run._exchange = exchange
     strategy = st.fixed_dictionaries({"xs": st.lists(st.integers(0, 1000), min_size=1)})
     record = run.shrink(strategy, (FAIL, "R"), None)
-    (log,) = run.shrinks
+    (log,) = run.followups.shrinks
     assert record is not None and sum(record["params"]["xs"]) >= 1500 and log["found_at"]
     return log
 
@@ -1139,10 +1139,7 @@ def test_the_crash_caps_count_exactly_the_outcomes_that_lose_a_worker(outcome):
     toward the caps unless the family's `taints` says so (a module without one here)."""
     import types
 
-    from caiconform.runner.cell import CellRun
+    from caiconform.runner.jobs import CrashCaps
 
-    run = types.SimpleNamespace(
-        cell=types.SimpleNamespace(family=types.SimpleNamespace(module=types.ModuleType("m")))
-    )
-    costly = CellRun._costly(run, {}, Result(outcome))
+    costly = CrashCaps(types.ModuleType("m"), 0).costly({}, Result(outcome))
     assert costly == (outcome in ("crash", "hang", "poisoned")), outcome

@@ -45,6 +45,7 @@ import numpy as np
 
 from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.results.filing import HARNESS
+from caiconform.rundir import SELFCHECK_JSON
 from caiconform.spec.layout import Layout, c_strides, f_strides
 
 __all__ = [
@@ -76,7 +77,7 @@ __all__ = [
 #: how a self-check failure names what it checks (not a rule of the spec: a duty of the harness)
 SELFCHECK_ID = "caiconform adapter self-check"
 #: the run directory's file holding every adapter's self-check
-SELFCHECK_FILE = "selfcheck.json"
+SELFCHECK_FILE = SELFCHECK_JSON
 
 OK = "ok"
 DIFFERS = "differs"

@@ -43,6 +43,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from caiconform.rundir import RunDir
+
 __all__ = ["add_arguments", "run"]
 
 
@@ -254,7 +256,7 @@ def _verify(args: argparse.Namespace, defects: list[dict[str, Any]], run_dir: Pa
         f"verified {len(defects)} finding(s) in {verification['seconds']} s, {args.jobs} at a "
         f"time: {counts[REPRODUCES]} reproduce, {counts[DOES_NOT]} do not, "
         f"{counts[NO_VERDICT]} gave no verdict, {counts[NONE]} have no standalone "
-        f"reproducer, {len(not_run)} not run here; {run_dir / verify.VERIFY_FILE}"
+        f"reproducer, {len(not_run)} not run here; {RunDir(run_dir).verify}"
     )
     headline = _headline(args.library, defects)
     if not not_run:
@@ -310,7 +312,7 @@ def _write_findings(run_dir: Path, verification: dict[str, Any]) -> None:
     from caiconform.cli import UsageError
     from caiconform.report.verify import annotate
 
-    path = run_dir / "findings.json"
+    path = RunDir(run_dir).findings
     if not path.exists():
         return
     try:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from caiconform.report.runstate import headline_in_state
+from caiconform.rundir import RunDir
 
 __all__ = [
     "add_arguments",
@@ -124,7 +125,7 @@ def verdict_of_run(
     from caiconform.results.verdict import judge
 
     try:
-        env = json.loads((Path(run_dir) / "env.json").read_text(encoding="utf-8"))
+        env = json.loads(RunDir(run_dir).env.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         env = {}
     envs = {str(r.get("run_id")): env if isinstance(env, dict) else {} for r in records[:1]}
@@ -238,7 +239,8 @@ def run(args: argparse.Namespace) -> int:
             f"{len(application.unexpected)} unexpected, "
             f"{len(verdict['entry_errors'])} entry error(s)"
         )
-    print(f"wrote {written.out_dir / 'matrix.md'} (start there), {written.out_dir / 'index.html'}")
+    pages = RunDir(written.out_dir)
+    print(f"wrote {pages.matrix_md} (start there), {pages.index_html}")
     state_exit = exit_status(run_state["status"], args.allow_incomplete)
     return unmatched_exit(verdict["unmatched"]) or state_exit or (0 if written.ok else 1)
 

@@ -35,6 +35,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from caiconform.rundir import CELLS, RunDir
+
 __all__ = ["add_arguments", "run"]
 
 _OUTCOME_STYLE = {
@@ -538,12 +540,12 @@ def _summary(console: Any, result: Any) -> None:
     repro = sum(1 for r in result.records if r.get("repro"))
     console.print(
         f"{repro} reproducer scripts ({shrunk} shrunk to a minimal example) in "
-        f"{result.run_dir / 'repro'}",
+        f"{RunDir(result.run_dir).repro}",
         markup=False,
     )
     for note in result.notes:
         console.print(f"note: {note}", markup=False)
-    console.print(f"Results: {result.run_dir / 'results.jsonl'}", markup=False)
+    console.print(f"Results: {RunDir(result.run_dir).journal}", markup=False)
     console.print(f"Report: caiconform report {result.run_dir}", markup=False)
 
 
@@ -622,8 +624,8 @@ def run(args: argparse.Namespace) -> int:
         config.memory_kinds = args.memory_kinds
     if args.batch is not None:
         config.batch = args.batch
-    if args.costs_from is not None and not (args.costs_from / "cells.jsonl").is_file():
-        raise UsageError(f"--costs-from {args.costs_from}: no cells.jsonl there")
+    if args.costs_from is not None and not RunDir(args.costs_from).cells.is_file():
+        raise UsageError(f"--costs-from {args.costs_from}: no {CELLS} there")
     out_console = console()
     if ignored:
         out_console.print(
@@ -660,7 +662,7 @@ def dropped_libraries(result: Any) -> dict[str, str]:
     import json
 
     try:
-        adapters = json.loads((Path(result.run_dir) / "adapters.json").read_text())
+        adapters = json.loads(RunDir(result.run_dir).adapters.read_text())
     except (OSError, ValueError):
         return {}
     if not isinstance(adapters, dict):

@@ -32,6 +32,7 @@ from caiconform.results.expectations import (
     installed_version,
 )
 from caiconform.results.severity import DEFAULT_FAIL_ON
+from caiconform.rundir import RunDir
 
 __all__ = ["Options", "Campaign", "FamilyInfo", "family_roles", "DEFAULT_MAX_EXAMPLES"]
 
@@ -300,7 +301,7 @@ class Campaign:
         for key, outcomes in counts.items():  # every example ran: each cell is finished
             journal.cell_done(key, counts=dict(outcomes))
         journal.close()
-        (out / "env.json").write_text(json.dumps(capture(), indent=1) + "\n")
+        RunDir(out).env.write_text(json.dumps(capture(), indent=1) + "\n")
         self.run_dirs.append(out)
         return out
 
@@ -311,7 +312,7 @@ class Campaign:
         from caiconform.report.build import write_report
 
         write_report(self.run_dirs, self.options.report, self.options.expectations or None)
-        return self.options.report / "index.html"
+        return RunDir(self.options.report).index_html
 
     def close(self) -> None:
         from caiconform.pytest_plugin.adapter import uninstall

@@ -22,11 +22,9 @@ from caiconform.report.runstate import as_json as run_state_json
 from caiconform.report.runstate import headline_in_state, states_of
 from caiconform.results.expectations import Application, Expectation, apply_expectations
 from caiconform.results.severity import DEFAULT_FAIL_ON
+from caiconform.rundir import FINDINGS_JSON, INDEX_HTML, MATRIX_JSON, MATRIX_MD, REPORT_FILES
 
-__all__ = ["Written", "write_report", "load_runs", "apply_to_run", "REPORT_FILES"]
-
-#: the files of a report; beside them, the Markdown detail pages (`render_pages`)
-REPORT_FILES = ("matrix.json", "matrix.md", "index.html", "findings.json")
+__all__ = ["Written", "write_report", "load_runs", "apply_to_run"]
 
 
 @dataclass
@@ -91,10 +89,10 @@ def write_report(
     title = title or "caiconform report: " + ", ".join(sorted(matrix["runs"]))
     pages = render_pages(matrix, title)
     contents = {
-        "matrix.json": json.dumps(matrix, indent=1, ensure_ascii=False) + "\n",
-        "matrix.md": pages.pop("matrix.md"),
-        "index.html": render_html(matrix, title),
-        "findings.json": json.dumps(matrix["catalogue"], indent=1, ensure_ascii=False) + "\n",
+        MATRIX_JSON: json.dumps(matrix, indent=1, ensure_ascii=False) + "\n",
+        MATRIX_MD: pages.pop(MATRIX_MD),
+        INDEX_HTML: render_html(matrix, title),
+        FINDINGS_JSON: json.dumps(matrix["catalogue"], indent=1, ensure_ascii=False) + "\n",
     }
     files = [_write(out / name, contents[name]) for name in REPORT_FILES]
     _remove_stale_library_pages(out, set(pages))

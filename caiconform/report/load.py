@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from caiconform.results.record import record_problem
+from caiconform.rundir import ENV_JSON, JOURNAL_NAMES, RunDir
 
 __all__ = [
     "ReportInputError",
@@ -25,11 +26,7 @@ __all__ = [
     "read_journal",
     "read_cells",
     "confirmations_of",
-    "JOURNAL_NAMES",
 ]
-
-#: Journal file names, looked for in this order.
-JOURNAL_NAMES = ("results.jsonl", "results.jsonl.gz")
 
 
 class ReportInputError(ValueError):
@@ -134,19 +131,18 @@ def _unique(records: list[dict[str, Any]], path: Path, warnings: list[str]) -> l
 
 
 def _find_journal(directory: Path) -> Path:
-    for name in JOURNAL_NAMES:
-        candidate = directory / name
-        if candidate.is_file():
-            return candidate
+    found = RunDir(directory).journal_found()
+    if found is not None:
+        return found
     raise ReportInputError(
         f"{directory}: no {' or '.join(JOURNAL_NAMES)} (is this a run directory?)"
     )
 
 
 def _read_env(directory: Path) -> tuple[dict[str, Any] | None, list[str]]:
-    path = directory / "env.json"
+    path = RunDir(directory).env
     if not path.is_file():
-        return None, [f"{directory}: no env.json; the environment is shown as unknown"]
+        return None, [f"{directory}: no {ENV_JSON}; the environment is shown as unknown"]
     try:
         env = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -161,7 +157,7 @@ def _read_env(directory: Path) -> tuple[dict[str, Any] | None, list[str]]:
 def read_cells(directory: str | Path) -> list[dict[str, Any]]:
     """The lines of a run directory's `cells.jsonl` (one per finished cell) that parse: [] when
     there is none; a truncated last line of a killed run is left out."""
-    path = Path(directory) / "cells.jsonl"
+    path = RunDir(directory).cells
     if not path.is_file():
         return []
     cells = []
@@ -178,7 +174,7 @@ def read_cells(directory: str | Path) -> list[dict[str, Any]]:
 def _read_adapters(directory: Path, warnings: list[str]) -> dict[str, Any] | None:
     """The run's `adapters.json` (each library's probe: available, reason, version), or None
     when the run has none (older runs); an unreadable one is a warning, not an error."""
-    path = directory / "adapters.json"
+    path = RunDir(directory).adapters
     if not path.is_file():
         return None
     try:

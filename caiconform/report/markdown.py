@@ -33,6 +33,7 @@ from caiconform.results.wording import (
     severity_word,
     standalone_word,
 )
+from caiconform.rundir import MATRIX_MD
 from caiconform.spec.rules import RULES, level_text
 
 __all__ = [
@@ -734,7 +735,7 @@ def render_pages(matrix: dict[str, Any], title: str = "caiconform report") -> di
     (the summary), `libraries/<name>.md` (one per library with defects, and one for the groups
     without a single culprit), `details/coverage.md`, `details/skips.md` and
     `details/environment.md`."""
-    pages = {"matrix.md": render_markdown(matrix, title)}
+    pages = {MATRIX_MD: render_markdown(matrix, title)}
     for library, groups in _by_library(matrix).items():
         pages[library_page(library)] = render_library_page(matrix, library, groups)
     pages[f"{DETAILS_DIR}/coverage.md"] = _coverage_page(matrix)

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from caiconform.rundir import RunDir
+
 __all__ = [
     "RunState",
     "Unfinished",
@@ -258,7 +260,7 @@ def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = 
     from caiconform.results.record import cell_key
 
     directory = Path(run_dir)
-    meta = _json_object(directory / "run.json")
+    meta = _json_object(RunDir(directory).run_json)
     if records is None:
         records = _journal_records(directory)
     journaled: Counter = Counter()
@@ -298,7 +300,7 @@ def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = 
     state.settings = {name: settings.get(name) for name in MATRIX_SETTINGS}
     # a journal alone (no plan, no cells.jsonl: written by hand, or by another tool) cannot say
     # which cells it owes
-    judged = keys if plan is not None or (directory / "cells.jsonl").is_file() else []
+    judged = keys if plan is not None or RunDir(directory).cells.is_file() else []
     owed = _examples_per_cell(finished, drawn, floor, journaled)
     for key in judged:
         entry = finished.get(key)
@@ -318,7 +320,7 @@ def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = 
             if journaled[key] < expected:
                 state.unfinished.append(Unfinished(key, journaled[key], expected))
                 state.missing += expected - journaled[key]
-    gpu = _json_object(directory / "env.json").get("gpu")
+    gpu = _json_object(RunDir(directory).env).get("gpu")
     if isinstance(gpu, dict) and not gpu.get("available", True) and len(ran) < len(keys):
         state.no_gpu = str(gpu.get("reason") or "none found")
     state.skip_reasons = Counter(

@@ -65,11 +65,10 @@ from caiconform.results.verification import (
     STATUSES,
 )
 from caiconform.results.wording import issue_filename
+from caiconform.rundir import STANDALONE_DIR, RunDir
 
 __all__ = [
     "SCHEMA",
-    "VERIFY_FILE",
-    "STANDALONE_DIR",
     "DEFAULT_JOBS",
     "DEFAULT_TIMEOUT_S",
     "VerifyInputError",
@@ -90,8 +89,6 @@ __all__ = [
 ]
 
 SCHEMA = "caiconform-verify/1"
-VERIFY_FILE = "verify.json"
-STANDALONE_DIR = "standalone"
 #: scripts run at once: each may hold a CUDA context on the one GPU, so a few, not one a core
 DEFAULT_JOBS = 4
 #: seconds one script may run: importing JAX or PyTorch and building a kernel takes seconds
@@ -488,7 +485,7 @@ def verify_groups(
         raise VerifyInputError(f"--timeout must be positive, got {timeout_s:g}")
     _check_examples(groups)
     previous = (load_verification(run_dir) or {}).get("groups") or {}
-    directory = run_dir / STANDALONE_DIR
+    directory = RunDir(run_dir).standalone
     start, at, python = time.monotonic(), _now(), sys.version.split()[0]
     results: dict[str, dict[str, Any]] = {}
     attempts: dict[str, dict[str, Any]] = {}
@@ -554,7 +551,7 @@ def verify_groups(
         "summary": _summary(groups_out.values()),
         "groups": dict(sorted(groups_out.items())),
     }
-    path = run_dir / VERIFY_FILE
+    path = RunDir(run_dir).verify
     try:
         path.write_text(json.dumps(verification, indent=1) + "\n", encoding="utf-8")
     except OSError as exc:
@@ -601,7 +598,7 @@ def _summary(entries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 def load_verification(run_dir: str | Path) -> dict[str, Any] | None:
     """`run_dir/verify.json`, or None when the run was never verified. VerifyInputError when
     it cannot be read or is not a verification."""
-    path = Path(run_dir) / VERIFY_FILE
+    path = RunDir(run_dir).verify
     if not path.exists():
         return None
     try:

@@ -4,7 +4,11 @@ them, and every result is journaled at once.
 - `driver`: the session (`run_matrix`: the run directory, the worker slots, the cells planned,
   ordered and driven by one thread per slot);
 - `cell`: one cell's life (its floor and drawn examples run and journaled in order, the crash
-  caps, each non-pass class shrunk and run again);
+  caps, each non-pass class shrunk and run again), coordinating its phases: `jobs` (a cell's
+  examples as jobs, the crash caps), `dispatch` (drawing them and handing them out in
+  batches), `saturation` (when draws stop meeting new classes), `followup` (the shrinks and
+  re-runs queued, and what they gave), `shrink` (one class's shrink) and `celljournal` (the
+  cell's records and its cells.jsonl line);
 - `config`: a run's settings (`RunConfig`), result (`RunResult`) and progress callbacks;
 - `records`: the records a run journals for an example and for a cell that could not run;
 - `plan`: which cells a run has and which it skips here, and why;
@@ -16,8 +20,8 @@ them, and every result is journaled at once.
   environment for the next run;
 - `calibrate`: the streams spin measured once per run;
 - `prefetch`: cells' examples drawn in spawned processes ahead of the cells;
-- `pool`: the parent's side of the workers (crash and hang detection, replacement, spares, GPU
-  pinning, how many slots);
+- `pool`: the parent's side of the workers (replacement, spares, GPU pinning, how many slots);
+- `transport`: a worker's requests and answers, and how a crash or a hang is told from them;
 - `forkserver`: a worker host that forks its workers (imports paid once, a crash costs a fork);
 - `zygote`: one process that imports a run's libraries once and forks the slots' fork servers;
 - `process`: the entry point of the worker processes and what every process the runner

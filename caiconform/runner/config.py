@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from caiconform.errors import UsageError
+from caiconform.rundir import RUN_JSON, RunDir
 from caiconform.runner.plan import Cell
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -178,9 +179,9 @@ class Listener(Protocol):
 
 def resumed_run_id(config: RunConfig) -> str:
     """Reopen a run for `--resume`: its saved settings replace those in `config`."""
-    meta_path = config.out / "run.json"
+    meta_path = RunDir(config.out).run_json
     if not meta_path.exists():
-        raise UsageError(f"nothing to resume in {config.out} (no run.json)")
+        raise UsageError(f"nothing to resume in {config.out} (no {RUN_JSON})")
     try:
         meta = json.loads(meta_path.read_text())
         settings = meta["settings"]

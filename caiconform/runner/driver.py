@@ -29,10 +29,12 @@ from caiconform.adapters import selfcheck
 from caiconform.env import visible_gpus
 from caiconform.errors import UsageError
 from caiconform.results.record import family_skip_record
+from caiconform.rundir import RunDir
 from caiconform.runner.calibrate import SPIN_ENV, SPIN_FILE, SPIN_FILE_ENV
-from caiconform.runner.cell import CellRun, Stopped
+from caiconform.runner.cell import CellRun
 from caiconform.runner.config import Listener, RunConfig, RunResult, fill_defaults, resumed_run_id
 from caiconform.runner.forkserver import QUEUES_ENV, queues_for
+from caiconform.runner.jobs import Stopped
 from caiconform.runner.journal import Journal, JournalError
 from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.plan import BrokenFamily, Cell, Family, load_families, plan_cells
@@ -73,10 +75,10 @@ def new_run_id() -> str:
 
 def _new_run(config: RunConfig) -> str:
     """Create the run directory and its `run.json`; returns the new run_id."""
-    if (config.out / "results.jsonl").exists():
+    if RunDir(config.out).journal.exists():
         raise UsageError(f"{config.out} already holds a run; use --resume or another --out")
     try:
-        (config.out / "repro").mkdir(parents=True, exist_ok=True)
+        RunDir(config.out).repro.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the run directory {config.out}: {exc}") from None
     if config.seed is None:
@@ -86,7 +88,7 @@ def _new_run(config: RunConfig) -> str:
         "created": time.time(),
         "settings": config.saved(),
     }
-    (config.out / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
+    RunDir(config.out).run_json.write_text(json.dumps(meta, indent=1) + "\n")
     return meta["run_id"]
 
 
@@ -109,17 +111,15 @@ def _gpu_ids(requested: int | None) -> tuple[list[str], str]:
     return [str(i) for i in range(requested)], ""
 
 
-#: what each library's probe said, beside env.json (which lists distributions): the adapter's
-#: own version string, so a stated compatibility shim ("0.30.4+shim(...)") reaches the report
-ADAPTERS_FILE = "adapters.json"
-
-
 def _write_adapters(out: Path, infos: dict[str, LibraryInfo]) -> None:
+    """What each library's probe said, beside env.json (which lists distributions): the
+    adapter's own version string, so a stated compatibility shim ("0.30.4+shim(...)") reaches
+    the report."""
     data = {
         name: {"available": info.available, "reason": info.reason, "version": info.version}
         for name, info in infos.items()
     }
-    (out / ADAPTERS_FILE).write_text(json.dumps(data, indent=1) + "\n")
+    RunDir(out).adapters.write_text(json.dumps(data, indent=1) + "\n")
 
 
 def _preload_everywhere(
@@ -159,7 +159,7 @@ def _start_zygote(pool: WorkerPool, config: RunConfig) -> Zygote:
     forks gets its own slot's) and give it to every slot, whose fork servers it then forks
     (`runner.zygote`)."""
     env = pool.workers[0]._environment()
-    log_dir = config.out / "workers"
+    log_dir = RunDir(config.out).workers
     log_dir.mkdir(parents=True, exist_ok=True)
     with open(log_dir / "zygote.log", "ab") as log:
         zygote = Zygote(env, log)
@@ -388,7 +388,7 @@ def _worker_pool(config: RunConfig, gpu_ids: Sequence[str]) -> WorkerPool:
         max(1, config.workers),
         gpu_ids=gpu_ids,
         health_hooks=config.health_hooks,
-        log_dir=config.out / "workers",
+        log_dir=RunDir(config.out).workers,
         spare=config.spare_workers,
         fork=config.fork_workers,
     )
@@ -403,7 +403,7 @@ def _prepare_early_start(
     `config.zygote`, the zygote that forks the servers (returned). A server that dies importing
     a library the probes then find unusable is restarted, with the available ones only, by its
     first example."""
-    spin_file = config.out / "workers" / SPIN_FILE
+    spin_file = RunDir(config.out).workers / SPIN_FILE
     spin_file.unlink(missing_ok=True)
     modules = sorted({f.module.__name__ for f in families})
     _preload_everywhere(pool, config, modules, sorted(requested))
@@ -647,7 +647,7 @@ def _wide_worker(slot: Worker, config: RunConfig, gpu_ids: Sequence[str] = ()) -
         slot.slot,
         env=env,
         health_hooks=slot.health_hooks,
-        log_path=config.out / "workers" / f"worker-{slot.slot}-all-gpus.log",
+        log_path=RunDir(config.out).workers / f"worker-{slot.slot}-all-gpus.log",
         spare=config.spare_workers,
         fork=config.fork_workers,
     )

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from caiconform.results.record import cell_key, record_problem
+from caiconform.rundir import RunDir
 from caiconform.runner.protocol import jsonable
 
 __all__ = ["JsonlFile", "Journal", "JournalError", "utc_now"]
@@ -141,8 +142,8 @@ class Journal:
         self.run_dir = run_dir
         self.run_id = run_id
         run_dir.mkdir(parents=True, exist_ok=True)
-        self.results = JsonlFile(run_dir / "results.jsonl", record_problem)
-        self.cells = JsonlFile(run_dir / "cells.jsonl", _cell_problem)
+        self.results = JsonlFile(RunDir(run_dir).journal, record_problem)
+        self.cells = JsonlFile(RunDir(run_dir).cells, _cell_problem)
         self._seq_lock = threading.Lock()
         self._seq = max((r["seq"] for r in self.results.records), default=-1)
         self.started = time.monotonic()

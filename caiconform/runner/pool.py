@@ -2,10 +2,8 @@
 replace them.
 
 A `Worker` is one slot: it (re)starts its process on demand, so after a crash, a hang or a
-poisoned context the next example simply gets a fresh process. Crash and hang are judged here,
-because a dead or stuck process cannot report on itself: end of file on the protocol pipe is a
-crash (the exit status and the last line of the worker's stderr say how), no answer within the
-timeout is a hang (the process group is killed).
+poisoned context the next example simply gets a fresh process. Its requests and answers, and
+how a crash or a hang is told from them, are its base class's (`transport.Transport`).
 
 Workers run in their own session, so a Ctrl-C in the terminal reaches only the parent, which
 then stops them; `worker.py` makes them die with the parent when it is killed.
@@ -15,8 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,19 +20,19 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from caiconform.results.outcome import CRASH, HANG, REJECTED, Result
+from caiconform.results.outcome import REJECTED, Result
 from caiconform.runner.forkserver import PRELOAD_ENV
 from caiconform.runner.process import PARENT_ENV, PATH_ENV
 from caiconform.runner.protocol import decode, encode
+from caiconform.runner.transport import Transport, WorkerLost, reap
 from caiconform.runner.zygote import Zygote, ZygoteProcess
 
 __all__ = [
     "Exchange",
     "Worker",
     "WorkerPool",
-    "WorkerLost",
     "WorkerChoice",
     "DEFAULT_ENV",
     "HOST_WORKERS",
@@ -154,15 +150,6 @@ def choose_workers(
     return WorkerChoice(count, per_gpu, cores, chosen)
 
 
-class WorkerLost(Exception):
-    """The worker died or hung during a request; `outcome` is CRASH or HANG."""
-
-    def __init__(self, outcome: str, message: str) -> None:
-        super().__init__(message)
-        self.outcome = outcome
-        self.message = message
-
-
 @dataclass
 class Exchange:
     """One example as the parent saw it: the result, how long `execute` ran (the worker's own
@@ -193,18 +180,28 @@ def _prepare_fields(key: _PrepareKey) -> dict[str, str | None]:
     return {"module": module, "producer": producer, "consumer": consumer, "source": source}
 
 
-def _reap(proc: subprocess.Popen | ZygoteProcess | None) -> None:
-    """Kill a worker's process group (if still running), reap it and close its pipes."""
-    if proc is None:
-        return
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=10)
-    for stream in (proc.stdin, proc.stdout):
-        with contextlib.suppress(OSError, ValueError):
-            stream.close()
+def _answered(
+    answer: dict[str, Any], started: float, label: str, timing: dict[str, float], roundtrip: float
+) -> Exchange:
+    """The exchange of an example its worker answered: its result (REJECTED when the runner
+    could not run it), and `execute_s`, `health_s`, `transfer_s` (the rest of the `roundtrip`)
+    and what the worker measured (TIMING_KEYS)."""
+    if "error" in answer:
+        return Exchange(
+            Result(REJECTED, message=f"runner: {answer['error']}"),
+            time.monotonic() - started,
+            label,
+            timing,
+        )
+    execute_s = float(answer["duration_s"])
+    health_s = float(answer.get("health_s", 0.0))
+    timing.update(
+        execute_s=execute_s,
+        health_s=health_s,
+        transfer_s=max(0.0, roundtrip - execute_s - health_s),
+    )
+    timing.update({k: answer[k] for k in TIMING_KEYS if k in answer})
+    return Exchange(Result.from_dict(answer["result"]), execute_s, label, timing)
 
 
 def _lost(
@@ -218,16 +215,9 @@ def _lost(
     )
 
 
-def _signal_name(returncode: int) -> str:
-    if returncode < 0:
-        with contextlib.suppress(ValueError):
-            return signal.Signals(-returncode).name
-        return f"signal {-returncode}"
-    return f"exit status {returncode}"
-
-
-class Worker:
-    """One persistent worker slot.
+class Worker(Transport):
+    """One persistent worker slot: its process started, replaced and prepared here, its
+    requests and their answers `Transport`'s.
 
     Parameters
     ----------
@@ -254,18 +244,13 @@ class Worker:
         spare: bool = False,
         fork: bool = False,
     ) -> None:
+        super().__init__(fork and forks_here())
         self.slot = slot
-        self.fork = fork and forks_here()
-        self._child: int | None = None  # fork mode: pid of the process running examples
         self.env = dict(env or {})
         self.health_hooks = tuple(health_hooks)
         self.log_path = log_path
         self.spare = spare
         self.starts = 0
-        self._proc: subprocess.Popen | ZygoteProcess | None = None
-        self._log: IO[bytes] | None = None
-        self._buffer = b""
-        self._next_id = 0
         self._prepared: set[_PrepareKey] = set()
         self._spare: subprocess.Popen | ZygoteProcess | None = None
         self._spare_prepared: set[_PrepareKey] = set()
@@ -275,10 +260,6 @@ class Worker:
         self.zygote: Zygote | None = None
 
     # -- process life ----------------------------------------------------------------------
-    @property
-    def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
     @property
     def label(self) -> str:
         pid = self._proc.pid if self._proc is not None else "-"
@@ -373,7 +354,7 @@ class Worker:
         (and the spare discarded) when it has none or it died or hung while preparing."""
         spare, self._spare = self._spare, None
         if spare is None or spare.poll() is not None:
-            _reap(spare)
+            reap(spare)
             return False
         self._proc, self._buffer = spare, b""
         deadline = time.monotonic() + PREPARE_TIMEOUT_S
@@ -401,11 +382,6 @@ class Worker:
         self._spare_prepared.add(key)
         self._spare_pending.add(self._next_id)
 
-    def _discard(self) -> None:
-        """Kill the current process group (if still running), reap it and close its pipes."""
-        proc, self._proc = self._proc, None
-        _reap(proc)
-
     def stop(self) -> None:
         """Ask the process to exit (killing it if it does not within a second) and reap it."""
         proc = self._proc
@@ -423,122 +399,10 @@ class Worker:
         """Stop the process and its spare, and close the stderr log."""
         self.stop()
         spare, self._spare = self._spare, None
-        _reap(spare)
+        reap(spare)
         if self._log is not None:
             self._log.close()
             self._log = None
-
-    # -- requests --------------------------------------------------------------------------
-    def _log_offset(self) -> int:
-        assert self._log is not None
-        self._log.flush()
-        return os.fstat(self._log.fileno()).st_size
-
-    def _death_note(self, offset: int) -> str:
-        """The most telling line the worker wrote to stderr since `offset` (a faulthandler
-        'Fatal Python error' line when there is one)."""
-        if self._log is None:
-            return ""
-        self._log.flush()
-        with open(self._log.fileno(), "rb", closefd=False) as fh:
-            fh.seek(offset)
-            lines = [ln.strip() for ln in fh.read()[-8192:].decode(errors="replace").splitlines()]
-        lines = [ln for ln in lines if ln]
-        for line in lines:
-            if line.startswith("Fatal Python error"):
-                return line
-        return lines[-1] if lines else ""
-
-    def _read_answer(self, deadline: float) -> bytes:
-        assert self._proc is not None and self._proc.stdout is not None
-        fd = self._proc.stdout.fileno()
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                raise EOFError
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line
-
-    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one request and wait up to `timeout` seconds for its answer. Raises WorkerLost
-        (with CRASH or HANG) after reaping or killing the process; the next request restarts it."""
-        request_id, offset = self._send(message)
-        return self._receive(request_id, time.monotonic() + timeout, timeout, offset)
-
-    def _send(self, message: dict[str, Any]) -> tuple[int, int]:
-        """Send `message` (the process started first if needed) under a new id: (the id, the
-        worker log's size before it, where a death note would begin)."""
-        self.start()
-        assert self._proc is not None and self._proc.stdin is not None
-        self._next_id += 1
-        offset = self._log_offset()
-        try:
-            self._proc.stdin.write(encode({**message, "id": self._next_id}))
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError) as exc:
-            raise self._crashed(exc, offset) from None
-        return self._next_id, offset
-
-    def _receive(
-        self, request_id: int, deadline: float, timeout: float, offset: int
-    ) -> dict[str, Any]:
-        """The next answer to `request_id`, by `deadline`. Raises WorkerLost (with CRASH or
-        HANG) after reaping or killing the process."""
-        try:
-            answer = self._answer_to(request_id, deadline)
-        except TimeoutError:
-            self._kill_hung()
-            raise WorkerLost(
-                HANG, f"no answer within {timeout:g} s; worker killed and replaced"
-            ) from None
-        except (EOFError, BrokenPipeError, OSError, ValueError) as exc:
-            raise self._crashed(exc, offset) from None
-        if "lost" in answer:  # fork mode: the forked process died; the server lives on
-            note = self._death_note(offset)
-            status = _signal_name(int(answer["lost"]))
-            raise WorkerLost(CRASH, f"worker died ({status})" + (f": {note}" if note else ""))
-        return answer
-
-    def _crashed(self, exc: BaseException, offset: int) -> WorkerLost:
-        """The process died (its pipe broke or closed): reap it and say how it ended."""
-        proc = self._proc
-        assert proc is not None
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=10)
-        status = _signal_name(proc.returncode) if proc.returncode is not None else str(exc)
-        note = self._death_note(offset)
-        self._discard()
-        return WorkerLost(CRASH, f"worker died ({status})" + (f": {note}" if note else ""))
-
-    def _answer_to(self, request_id: int, deadline: float) -> dict[str, Any]:
-        """Read answers until the one to `request_id` (noting the fork server's child pid)."""
-        while True:
-            answer = decode(self._read_answer(deadline))
-            if "child" in answer:
-                self._child = answer["child"]
-            if answer.get("id") == request_id:
-                return answer
-
-    def _kill_hung(self) -> None:
-        """A request timed out: kill the process running it. A fork server is asked to kill
-        its child (and answers the request as lost once it has); anything else, or a server
-        that does not answer, is killed whole."""
-        if self.fork and self.alive:
-            try:
-                self._proc.stdin.write(encode({"op": "kill"}))
-                self._proc.stdin.flush()
-                self._answer_to(self._next_id, time.monotonic() + 10)
-                return
-            except (TimeoutError, EOFError, OSError, ValueError):
-                pass
-        self._discard()
 
     def prepare(
         self, module: str, producer: str | None, consumer: str | None, source: str | None = None
@@ -598,19 +462,8 @@ class Worker:
         label = self.label
         try:
             if module is not None:
-                key = (module, producer, consumer, source)
-                if key not in self._prepared:
-                    clock = time.perf_counter()
-                    try:
-                        self.prepare(module, producer, consumer, source)
-                    except WorkerLost as lost:
-                        lost.message = f"while importing {module} and its libraries: {lost.message}"
-                        raise
-                    timing["prepare_s"] = time.perf_counter() - clock
-                if not self.alive:
-                    clock = time.perf_counter()
-                    self.start()
-                    timing["replace_s"] = timing.get("replace_s", 0.0) + time.perf_counter() - clock
+                clock = time.perf_counter()
+                self._prepare_for((module, producer, consumer, source), timing)
                 label = self.label
             clock = time.perf_counter()
             fields = {"execute": execute, "producer": producer, "consumer": consumer}
@@ -632,24 +485,7 @@ class Worker:
             roundtrip = time.perf_counter() - clock
             if answer.get("retire") and not self.fork:  # a fork server replaces its child
                 self.stop()
-            if "error" in answer:
-                exchange = Exchange(
-                    Result(REJECTED, message=f"runner: {answer['error']}"),
-                    time.monotonic() - started,
-                    label,
-                    timing,
-                )
-            else:
-                execute_s = float(answer["duration_s"])
-                health_s = float(answer.get("health_s", 0.0))
-                timing.update(
-                    execute_s=execute_s,
-                    health_s=health_s,
-                    transfer_s=max(0.0, roundtrip - execute_s - health_s),
-                )
-                timing.update({k: answer[k] for k in TIMING_KEYS if k in answer})
-                exchange = Exchange(Result.from_dict(answer["result"]), execute_s, label, timing)
-            yield exchange
+            yield _answered(answer, started, label, timing, roundtrip)
             if not answer.get("more") or answer.get("retire"):
                 return
             # the next example's own measures: from this answer on. The log offset stays the
@@ -658,13 +494,23 @@ class Worker:
             started, clock, timing = time.monotonic(), time.perf_counter(), {}
             label = self.label
 
-    def call(self, function: str, timeout: float, **kwargs: Any) -> Any:
-        """Call a JSON-returning "module:function" in the worker. Raises WorkerLost, or
-        RuntimeError with the worker's description of an exception."""
-        answer = self.request({"op": "call", "function": function, "kwargs": kwargs}, timeout)
-        if "error" in answer:
-            raise RuntimeError(answer["error"])
-        return answer.get("value")
+    def _prepare_for(self, key: _PrepareKey, timing: dict[str, float]) -> None:
+        """Ready the process for `key` (`prepare`) unless it is (`timing` gets `prepare_s`),
+        and replace it when that left it dead (`replace_s`). A WorkerLost says it was lost
+        importing the module."""
+        module, producer, consumer, source = key
+        if key not in self._prepared:
+            clock = time.perf_counter()
+            try:
+                self.prepare(module, producer, consumer, source)
+            except WorkerLost as lost:
+                lost.message = f"while importing {module} and its libraries: {lost.message}"
+                raise
+            timing["prepare_s"] = time.perf_counter() - clock
+        if not self.alive:
+            clock = time.perf_counter()
+            self.start()
+            timing["replace_s"] = timing.get("replace_s", 0.0) + time.perf_counter() - clock
 
 
 class WorkerPool:

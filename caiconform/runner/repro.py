@@ -14,6 +14,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from caiconform.rundir import REPRO_DIR
+
 __all__ = ["script_for", "write_repro", "repro_name"]
 
 
@@ -27,7 +29,7 @@ def _one_line(text: str | None) -> str:
 
 def repro_name(check: str, producer: str | None, consumer: str | None, tag: str) -> str:
     """The script's path relative to the run directory (`repro/<check>__<p>__<c>__<tag>.py`)."""
-    return f"repro/{_safe(check)}__{_safe(producer)}__{_safe(consumer)}__{_safe(tag)}.py"
+    return f"{REPRO_DIR}/{_safe(check)}__{_safe(producer)}__{_safe(consumer)}__{_safe(tag)}.py"
 
 
 def _generic(module: str, params: dict, producer: str | None, consumer: str | None) -> str:

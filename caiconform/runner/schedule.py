@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from caiconform.rundir import RunDir
+
 __all__ = [
     "LIBRARY_START_S",
     "FAMILY_EXAMPLE_S",
@@ -113,7 +115,7 @@ def estimate_cost(
 def load_history(run_dir: Path) -> dict[str, float]:
     """Cell key -> measured seconds per example, from an earlier run's `cells.jsonl` (its
     `wall_s` over its number of examples). Raises ValueError when the file cannot be read."""
-    path = Path(run_dir) / "cells.jsonl"
+    path = RunDir(run_dir).cells
     try:
         lines = path.read_text().splitlines()
     except OSError as exc:

@@ -26,9 +26,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from caiconform.rundir import RunDir
 from caiconform.runner.libraries import LibraryInfo
-from caiconform.runner.pool import Worker, WorkerLost
+from caiconform.runner.pool import Worker
 from caiconform.runner.startcache import StartCache
+from caiconform.runner.transport import WorkerLost
 
 __all__ = ["Startup", "PROBE_TIMEOUT_S", "probe_all", "save_run_meta"]
 
@@ -198,7 +200,7 @@ class Startup:
         be the longest part of the start; in FLOOR_PARTS processes it is not (docs/performance.md).
         `builds`: (function, kwargs) calls, each in a worker process of its own, left to run
         past the start (`save_builds`)."""
-        logs = self.out / "workers"
+        logs = RunDir(self.out).workers
         for i, (function, kwargs) in enumerate(builds):
             task = _Task(
                 f"build-{i}",
@@ -217,7 +219,7 @@ class Startup:
         if warm:
             self._warm = _Task("warm", lambda: [_quietly(function) for function in warm])
             self._warm.start()
-        if not (self.out / "env.json").exists():
+        if not RunDir(self.out).env.exists():
             self._env = _Task("capture-env", self._capture_env)
             self._env.start()
         wanted = self.calibrate and self.saved_calibration() is None
@@ -245,7 +247,7 @@ class Startup:
             env = _in_worker("caiconform.env:capture", None)
         except (WorkerLost, RuntimeError) as exc:
             env = {"error": f"environment capture failed: {exc}"}
-        (self.out / "env.json").write_text(json.dumps(env, indent=1) + "\n")
+        RunDir(self.out).env.write_text(json.dumps(env, indent=1) + "\n")
 
     def probe(self, source: str, names: Sequence[str], processes: int) -> dict[str, LibraryInfo]:
         """Each library's probe and self-check (`probe_all`), or what the last run in this
@@ -253,7 +255,7 @@ class Startup:
         started = time.perf_counter()
         infos = self._kept_probes(names)
         if infos is None:
-            infos = probe_all(source, names, processes, self.out / "workers")
+            infos = probe_all(source, names, processes, RunDir(self.out).workers)
             if self.cache is not None and all(map(_keepable, infos.values())):
                 self.cache.put("probes", {n: _info_json(i) for n, i in infos.items()})
         self.timings["probe_s"] = round(time.perf_counter() - started, 3)
@@ -269,7 +271,7 @@ class Startup:
             return None
 
     def saved_calibration(self) -> dict[str, Any] | None:
-        meta = json.loads((self.out / "run.json").read_text())
+        meta = json.loads(RunDir(self.out).run_json.read_text())
         return meta.get("spin_calibration")
 
     def calibration(self) -> dict[str, Any] | None:
@@ -363,7 +365,7 @@ def _info_json(info: LibraryInfo) -> dict[str, Any]:
 
 def save_run_meta(out: Path, **entries: Any) -> None:
     """Add `entries` to the run directory's run.json."""
-    path = out / "run.json"
+    path = RunDir(out).run_json
     meta = json.loads(path.read_text())
     meta.update(entries)
     path.write_text(json.dumps(meta, indent=1) + "\n")

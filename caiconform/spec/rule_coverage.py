@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from caiconform.rundir import JOURNAL_NAMES
 from caiconform.spec.families import FAMILIES, LIVE
 from caiconform.spec.protocols import DLPACK, of_family, of_rule
 from caiconform.spec.rules import RULES, Level, Rule, level_text
@@ -223,12 +224,12 @@ class CorruptJournal(ValueError):
 
 
 def _journal(run_dir: Path) -> Path:
-    for name in ("results.jsonl", "results.jsonl.gz"):
+    for name in JOURNAL_NAMES:
         if (run_dir / name).is_file():
             return run_dir / name
     if run_dir.is_file():
         return run_dir
-    raise FileNotFoundError(f"{run_dir}: no results.jsonl or results.jsonl.gz")
+    raise FileNotFoundError(f"{run_dir}: no {' or '.join(JOURNAL_NAMES)}")
 
 
 def count_examples(
