@@ -37,9 +37,10 @@ _VERSIONED_P = ctypes.POINTER(header.DLManagedTensorVersioned)
 
 @dataclass
 class Call:
-    """What one call of a table function did: its return code (None when it raised before
-    returning one), its output (an address, a stream handle, an object, a DLTensor), and the
-    Python exception it left set (ctypes raises it after the call)."""
+    """What one call of a table function did: its return code, its output (an address, a
+    stream handle, an object, a DLTensor), and the Python exception it left set. ctypes raises
+    that exception as the call returns, so a call that left one has no return code seen
+    (`rc` None): -1 by the header's convention, or a 0 the convention does not allow."""
 
     rc: int | None
     out: Any = None

@@ -383,6 +383,27 @@ class ReferenceArray:
 
         return device_of(self.memory, self.device)
 
+    @staticmethod
+    def from_dlpack_tensor(address: int) -> ReferenceArray:
+        """The table's `managed_tensor_to_py_object_no_sync`: a ReferenceArray holding the
+        elements of the owning tensor at `address` (a copy: a ReferenceArray owns its memory),
+        the tensor released once read."""
+        from caiconform.reference import dlpack_capi
+
+        values, typestr = dlpack_capi.take_elements(address)
+        return ReferenceArray(values, Layout(values.shape), typestr)
+
+    @staticmethod
+    def allocate_like(
+        shape: tuple[int, ...], dtype: tuple[int, int, int], device: tuple[int, int]
+    ) -> ReferenceArray:
+        """The table's `managed_tensor_allocator`: a zeroed ReferenceArray of the prototype's
+        shape and type on its CUDA device."""
+        from caiconform.reference import dlpack_capi
+
+        typestr = dlpack_capi.typestr_for(dtype, device)
+        return ReferenceArray(np.zeros(shape, np.dtype(typestr)), Layout(shape), typestr, device=device[1])
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self.layout.shape
@@ -411,3 +432,14 @@ class ReferenceArray:
             f"v{self.version} ptr=0x{self.ptr:x} stream={self.stream} "
             f"scenario={self.stream_scenario} memory={self.memory}>"
         )
+
+
+def _exchange_table() -> Any:
+    """The C exchange API table `ReferenceArray` carries (`caiconform.reference.dlpack_capi`)."""
+    from caiconform.reference.dlpack_capi import exchange_table
+
+    return exchange_table(ReferenceArray.from_dlpack_tensor, ReferenceArray.allocate_like)
+
+
+#: DLPack 1.3's C exchange API table, on the type as dlpack.h asks [DLPACK-CAPI-ON-TYPE]
+ReferenceArray.__dlpack_c_exchange_api__ = _exchange_table()
