@@ -234,3 +234,20 @@ def test_cuda_core_s_own_table_over_host_memory_is_judged_by_the_family() -> Non
     del view
     gc.collect()
     assert read_exchange_api(_strided_memory_view()).address == table.address
+
+
+def test_the_exchange_benchmark_times_both_paths_of_each_library_it_finds(capsys) -> None:
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_dlpack_capi.py"
+    spec = importlib.util.spec_from_file_location("bench_dlpack_capi", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--rounds", "1", "--number", "20", "--json"]) == 0
+    rows = {row["library"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert set(rows) == set(bench.LIBRARIES)
+    reference = rows["reference (Python table)"]
+    assert reference["dlpack_us"] > 0 and reference["table_us"] > 0 and reference["ratio"] > 0
+    assert all("skipped" in row or row["table_version"][0] == 1 for row in rows.values())

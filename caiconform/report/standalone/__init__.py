@@ -45,9 +45,9 @@ NOT_COVERED = [
     "producer's capsule judged on anything but its shape, strides, element 0 and values (its "
     "name, version, dtype code, device type, flags beyond dlpack_copy's): the scripts hold a "
     "capsule to the array it comes from, not to the whole capsule validator",
-    "dlpack_copy's device-cpu-pending and readonly cases and dlpack_streams' pending scenarios: "
-    "they need the producer's work left pending or a read-only export, which the scripts "
-    "rebuild for no library",
+    "dlpack_copy's device-cpu-pending and readonly cases, dlpack_streams' and dlpack_capi's "
+    "pending scenarios: they need the producer's work left pending or a read-only export, "
+    "which the scripts rebuild for no library",
     "dlpack_lifetime's groups of a library producer (its deleter cannot be counted), and "
     "element types a library producer cannot make here (bfloat16 and float8 but in torch and "
     "JAX; a strided JAX, RMM, PyCUDA or Warp array) nor the numba kernels read (ndim above 3, "
@@ -71,6 +71,7 @@ def _families() -> dict[str, ModuleType]:
         adversarial,
         agreement,
         dlpack_adversarial,
+        dlpack_capi,
         dlpack_copy,
         dlpack_lifetime,
         dlpack_roundtrip,
@@ -102,6 +103,7 @@ def _families() -> dict[str, ModuleType]:
         "dlpack_lifetime": dlpack_lifetime,
         "dlpack_adversarial": dlpack_adversarial,
         "dlpack_streams": dlpack_streams,
+        "dlpack_capi": dlpack_capi,
     }
 
 
@@ -122,6 +124,7 @@ FAMILIES = (
     "dlpack_lifetime",
     "dlpack_adversarial",
     "dlpack_streams",
+    "dlpack_capi",
 )
 
 

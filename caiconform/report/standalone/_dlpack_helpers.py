@@ -252,6 +252,50 @@ class DLPackOnly:  # the producer's array seen through DLPack alone: no CAI to f
         return self.array.__dlpack_device__()
 """
 
+_READ_MANAGED = """
+def read_managed(address):
+    # the fields of the DLManagedTensorVersioned at `address` (a tensor the C exchange API
+    # handed out, no capsule around it), read with ctypes
+    managed = DLManagedTensorVersioned.from_address(address)
+    t = managed.dl_tensor
+    if not 0 <= t.ndim <= 64:
+        raise ValueError(f"implausible ndim {t.ndim}")
+    return {"name": "dltensor_versioned", "version": (managed.major, managed.minor),
+            "flags": managed.flags, "data": t.data or 0, "byte_offset": t.byte_offset,
+            "device": (t.device_type, t.device_id), "dtype": (t.code, t.bits, t.lanes),
+            "shape": tuple(t.shape[:t.ndim]), "strides": tuple(t.strides[:t.ndim]) if t.strides else None}
+"""
+
+_EXCHANGE_API = f"""
+_ENTRIES = {tuple(name for name, _ in header.EXCHANGE_API_ENTRIES)!r}
+
+
+def exchange_api(obj):
+    # the {header.EXCHANGE_API_ATTRIBUTE} table of type(obj) (DLPack 1.3), read with ctypes:
+    # its address, version, prev_api chain (address, version) and its five entries (0: NULL)
+    held = getattr(type(obj), "{header.EXCHANGE_API_ATTRIBUTE}")
+    address = capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+        held, b"{header.EXCHANGE_API_NAME.decode()}")
+    words = (ctypes.c_uint32 * 2).from_address(address)
+    slots = (ctypes.c_void_p * (2 + len(_ENTRIES))).from_address(address)  # header, then entries
+    chain, link, seen = [], slots[1], {{address}}
+    while link and link not in seen and len(chain) < 16:
+        seen.add(link)
+        older = (ctypes.c_uint32 * 2).from_address(link)
+        chain.append((link, (older[0], older[1])))
+        link = (ctypes.c_void_p * 2).from_address(link)[1]
+    return {{"address": address, "version": (words[0], words[1]), "prev": chain,
+            "prev_cut": bool(link), "entries": dict(zip(_ENTRIES, (slots[2 + i] or 0
+                                                              for i in range(len(_ENTRIES)))))}}
+
+
+FROM_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+TO_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+ALLOCATOR = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                              ctypes.c_void_p, SET_ERROR)
+"""
+
 #: name -> source, as `_text.HELPERS` (a helper before those that use it)
 HELPERS: dict[str, str] = {
     "dlpack_structs": _STRUCTS,
@@ -259,6 +303,8 @@ HELPERS: dict[str, str] = {
     "capi": _CAPI,
     "capsule_name": _NAME,
     "read_capsule": _READ,
+    "read_managed": _READ_MANAGED,
+    "exchange_api": _EXCHANGE_API,
     "byte_strides": _BYTE_STRIDES,
     "capsule_values": _VALUES,
     "dlpack_builder": _BUILDER,
