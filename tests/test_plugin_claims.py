@@ -348,6 +348,9 @@ DOCS = Path(__file__).parent.parent / "docs"
 
 def test_the_docs_say_what_the_plugin_does():
     ci = " ".join((DOCS / "ci.md").read_text().split())
-    assert "a factory whose objects lack `__dlpack__` is skipped by the DLPack families" in ci
+    assert (
+        "a factory whose objects lack a protocol's export (`__dlpack__`, "
+        "`__dlpack_c_exchange_api__`) is skipped by that protocol's families" in ci
+    )
     assert "what was asked for, whatever rules it breaks" in ci
     assert "a baseline entry for the one never covers the other" in ci

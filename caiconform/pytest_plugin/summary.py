@@ -81,9 +81,9 @@ def summary_lines(campaign: Any) -> list[str]:
         for reason, names in by_reason.items():
             lines.append(f"  {reason}")
             lines.append(f"    {', '.join(names)}")
-    for protocol in parse(campaign.options.protocol):
+    for protocol in parse(campaign.options.protocol) if target.consumer else ():
         option = protocol.plugin_consumer
-        if target.consumer and option != CAI.plugin_consumer and not getattr(target, option):
+        if option != CAI.plugin_consumer and not getattr(target, option):
             lines.append(
                 f"{protocol.title} families: {target.name}'s consumer is not judged over "
                 f"{protocol.title} (no --cai-{option.replace('_', '-')}; {target.consumer} "
