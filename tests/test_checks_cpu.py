@@ -828,14 +828,16 @@ def test_only_families_without_overlapping_streams_ask_for_one_queue():
     family's spin could then never expose a consumer that does not wait for the producer's
     stream, nor dlpack_streams' (and dlpack_copy's host copy of pending work) a producer that
     does not order its work before the consumer's, nor dlpack_capi's a work stream other than
-    the one the pending write is queued on. The devices family's exchanges have no
+    the one the pending write is queued on, nor dlpack_consumer's a consumer reading on a stream
+    it did not pass. The devices family's exchanges have no
     pending work (each of its replacements makes a context on two GPUs, cheaper with one
     queue)."""
     from caiconform.checks import load
     from caiconform.spec.families import FAMILIES
 
     single = {f for f in FAMILIES if getattr(load(f), "SINGLE_QUEUE", False)}
-    assert single == set(FAMILIES) - {"streams", "dlpack_streams", "dlpack_copy", "dlpack_capi"}
+    overlapping = {"streams", "dlpack_streams", "dlpack_copy", "dlpack_capi", "dlpack_consumer"}
+    assert single == set(FAMILIES) - overlapping
 
 
 def test_devices_drawn_examples_are_one_kind_for_the_crash_cap() -> None:

@@ -87,6 +87,9 @@ class Export:
         self.address = ctypes.addressof(struct)
         self.deleter_calls = 0
         self.by_destructor = 0
+        #: called once, by the first deleter call, while the owner (and so its memory) is still
+        #: held: the reference producer's poisoning of the block (`ReferenceArray.poison_on_release`)
+        self.on_release: Any = None
 
     @property
     def released(self) -> bool:
@@ -132,6 +135,9 @@ def _on_delete(address: int | None) -> None:
         if getattr(_in_destructor, "on", False):
             export.by_destructor += 1
         owner, export.owner = export.owner, None
+        release, export.on_release = export.on_release, None
+    if release is not None:  # outside the lock, while the owner is still held
+        release()
     del owner  # outside the lock: releasing it may run finalizers that export again
 
 

@@ -255,5 +255,26 @@ def export(
         flags=flags,
         owner=owner,
     )
+    if getattr(array, "poison_on_release", False) and owner is array and size:
+        record.on_release = lambda: _poison(array)
     array.dlpack_exports.append(record)
     return capsule
+
+
+#: the byte the reference producer writes over an array's block when a consumer releases its
+#: tensor (`ReferenceArray.poison_on_release`): a read after the release reads it
+POISON = 0xA5
+
+
+def _poison(array: Any) -> None:
+    """Overwrite the array's whole allocation with POISON and wait for it: the block a
+    consumer released is no longer the values, as a pool reusing it would make it."""
+    from cuda.bindings import driver
+
+    from caiconform.cuda.device import ensure_context
+    from caiconform.cuda.errors import call
+
+    ensure_context(array.device)
+    nbytes = array.layout.allocation_bytes(array.itemsize)
+    call(driver.cuMemsetD8, driver.CUdeviceptr(array.allocation.ptr), POISON, nbytes)
+    call(driver.cuCtxSynchronize)

@@ -254,6 +254,9 @@ class ReferenceArray:
         self.stream: int | None = None
         #: one `caiconform.reference.dlpack_export.Export` per `__dlpack__` capsule
         self.dlpack_exports: list[Any] = []
+        #: when a consumer releases a capsule's tensor (its deleter), overwrite the block with
+        #: `dlpack_producer.POISON` first: a consumer reading after it released reads that
+        self.poison_on_release = False
 
         ensure_context(device)
         self.manager = manager if manager is not None else TrackingMemoryManager()

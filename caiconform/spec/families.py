@@ -140,6 +140,13 @@ CATALOGUE: tuple[Entry, ...] = (
         "[DLPACK-STREAM-PRODUCER-SYNC]",
     ),
     Entry(
+        "dlpack_consumer",
+        ("dlpack",),
+        "a DLPack consumer reads a reference array's final values on the stream it passes and "
+        "before it releases the tensor [DLPACK-STREAM-PRODUCER-SYNC, "
+        "DLPACK-CONSUMER-READS-DESCRIBED]",
+    ),
+    Entry(
         "dlpack_capi",
         ("dlpack-c",),
         "the `__dlpack_c_exchange_api__` table of the producer's type: its header, entries and "

@@ -1,0 +1,288 @@
+"""dlpack_consumer: does a DLPack consumer ask for the stream it reads on, and read before it
+releases?
+
+The counterpart, for a DLPack consumer, of what `streams` and `lifetime` ask of a CAI one. The
+producer is caiconform's reference producer, whose `__dlpack__` does what the array API standard
+asks (`caiconform.reference.dlpack_producer`): the stream a consumer passes has the array's
+pending work ordered before it (an event wait), -1 orders nothing [DLPACK-STREAM-NO-SYNC]; every
+call is recorded here (`Recorder`), so what the consumer asked is known. The consumer is a
+library's own DLPack import (`Adapter.consume_dlpack`, over the object seen through DLPack
+alone). Two cases:
+
+- `stream`: the final write left pending after a spin on a stream of the producer's
+  (`pending`: its own non-blocking stream; `legacy`: the legacy default stream, which orders
+  blocking streams by itself): the values the consumer read must be the final ones. A
+  consumer that asked for no synchronization (-1), or named a stream other than the one it
+  read on, reads the sentinel: it did not pass the stream it used
+  [DLPACK-STREAM-PRODUCER-SYNC, the consumer's half]. Passing 0 breaks
+  [DLPACK-STREAM-ZERO-FORBIDDEN], a value below -1 [DLPACK-STREAM-MIN], whatever was read.
+- `release`: a finished array whose producer overwrites the block when the tensor's deleter
+  runs (`ReferenceArray.poison_on_release`, as a pool reusing a freed block would): a consumer
+  that calls the deleter before it has read the memory reads the poison
+  [DLPACK-CONSUMER-READS-DESCRIBED: the elements it read are not the ones described]; the
+  deleter must run exactly once in all [DLPACK-DELETER-ONCE], here once the consumer's values
+  are in hand and its import dropped.
+
+Other wrong values are the consumer's misreading [DLPACK-CONSUMER-READS-DESCRIBED]; a refusal
+is `rejected` (valid input refused). Outcomes: `pass` (the streams asked in its message),
+`fail`, `rejected`, `skip` for a consumer without a DLPack import.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from caiconform.checks import _dlpack_exchange, _results, _sources, _values
+from caiconform.results.outcome import Result
+from caiconform.spec.layout import Layout
+from caiconform.spec.values import compare_values, make_values, values_source
+
+__all__ = [
+    "FAMILY",
+    "ROLES",
+    "NEEDS_GPU",
+    "CASES",
+    "Recorder",
+    "judge_streams",
+    "judge_values",
+    "examples",
+    "floor",
+    "execute",
+    "repro",
+]
+
+FAMILY = "dlpack_consumer"
+ROLES = "consumer"
+NEEDS_GPU = True
+#: SINGLE_QUEUE stays False: with one hardware queue every stream runs in issue order, and a
+#: consumer reading on a stream it did not name would see the final values all the same
+#: (case -> the reference producer's stream scenarios it plays)
+CASES = {"stream": ("pending", "legacy"), "release": ("none",)}
+#: the reference producer's spin before the pending write (µs, nominal: `streams.spin_of`)
+DELAY_US = 20_000
+
+
+class Recorder:
+    """The producer's array seen through DLPack alone, each `__dlpack__` call's keywords kept."""
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+        self.calls: list[dict[str, Any]] = []
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls.append({"args": list(args), **kwargs})
+        return self.array.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.array.__dlpack_device__()
+
+    @property
+    def streams(self) -> list[Any]:
+        """The stream each call passed (None where it passed none)."""
+        return [c.get("stream", c["args"][0] if c["args"] else None) for c in self.calls]
+
+
+def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[dict]:
+    """case and scenario, typestr, a nonzero C shape and a seed; shrinks toward the stream case
+    on the producer's own stream, '|b1' of shape (1,)."""
+    from caiconform import strategies as cst
+
+    cases = st.sampled_from([(c, s) for c, scenarios in CASES.items() for s in scenarios])
+    return st.fixed_dictionaries(
+        {
+            "case": cases,
+            "typestr": cst.typestrs(),
+            "shape": cst.shapes(min_dims=1, allow_zero=False).map(list),
+            "seed": _values.seeds(),
+        }
+    ).map(lambda p: {**p, "case": p["case"][0], "scenario": p["case"][1]})
+
+
+def floor(producer: str | None, consumer: str | None) -> list:
+    """Every case and scenario on '<f4' (64,) and on '<f8' (3, 5)."""
+    from caiconform.checks import _floor
+
+    out = []
+    for case, scenarios in CASES.items():
+        for scenario in scenarios:
+            for typestr, shape in (("<f4", [64]), ("<f8", [3, 5])):
+                out.append(
+                    _floor.FloorExample(
+                        {**_floor.coverage_of(typestr, "C", scenario), "case": case},
+                        {
+                            "case": case,
+                            "scenario": scenario,
+                            "typestr": typestr,
+                            "shape": shape,
+                            "seed": 0,
+                        },
+                    )
+                )
+    return out
+
+
+def judge_streams(streams: list[Any], context: str) -> Result | None:
+    """The failure the streams a consumer passed show whatever it read, or None."""
+    for stream in streams:
+        if stream == 0:
+            return _results.failed(
+                "DLPACK-STREAM-ZERO-FORBIDDEN",
+                f"__dlpack__(stream=0) (streams passed: {streams})",
+                "None, 1, 2, a stream handle or -1: never 0 on CUDA",
+                context,
+            )
+        if isinstance(stream, int) and stream < -1:
+            return _results.failed(
+                "DLPACK-STREAM-MIN",
+                f"__dlpack__(stream={stream})",
+                "an integer of -1 or more",
+                context,
+            )
+    return None
+
+
+def judge_values(
+    got: np.ndarray, values: np.ndarray, case: str, streams: list[Any], context: str
+) -> Result | None:
+    """The failure the values a consumer read show, or None when they are the array's."""
+    from caiconform.checks.streams import sentinel_count
+    from caiconform.reference.dlpack_producer import POISON
+
+    wrong = compare_values(got, values)
+    if wrong is None:
+        return None
+    if case == "stream":
+        early = sentinel_count(got, values)
+        if early:
+            return _results.failed(
+                "DLPACK-STREAM-PRODUCER-SYNC",
+                f"{early} of {values.size} elements read before the producer's pending write "
+                f"(sentinel), having passed stream {streams}",
+                "the stream the consumer reads on passed to __dlpack__, or its own wait",
+                context,
+            )
+    if case == "release" and _poisoned(got, values, POISON):
+        return _results.failed(
+            "DLPACK-CONSUMER-READS-DESCRIBED",
+            f"{_poisoned(got, values, POISON)} of {values.size} elements read after the "
+            "tensor's deleter ran (the producer's poison: the block was released before the read)",
+            "the described elements, read before the consumer calls the deleter",
+            context,
+        )
+    return _results.failed(
+        _dlpack_exchange.CONSUMER_RULE, wrong, "the values the capsule describes", context
+    )
+
+
+def _poisoned(got: np.ndarray, values: np.ndarray, poison: int) -> int:
+    """How many elements of `got` are the poison byte throughout (and were not that already)."""
+    if got.shape != values.shape or got.dtype != values.dtype or values.size == 0:
+        return 0
+    size = values.dtype.itemsize
+    read = np.ascontiguousarray(got).view(np.uint8).reshape(-1, size)
+    final = np.ascontiguousarray(values).view(np.uint8).reshape(-1, size)
+    hit = (read == poison).all(axis=1) & ~(final == poison).all(axis=1)
+    return int(hit.sum())
+
+
+def _warm_up(consumer: str, typestr: str) -> None:
+    """One finished array through the consumer's DLPack import, once per process and pair: a
+    first import that compiles or initialises can outlast the spin (a false pass)."""
+    key = (consumer, typestr)
+    if key in _warmed:
+        return
+    _warmed.add(key)
+    from caiconform.reference.producer import ReferenceArray
+
+    values = make_values(typestr, (4,), 0)
+    _dlpack_exchange.consume_dlpack_with(consumer, ReferenceArray(values, Layout((4,)), typestr))
+
+
+_warmed: set[tuple[str, str]] = set()
+
+
+def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
+    """One example (the module docstring)."""
+    from caiconform.checks import streams
+    from caiconform.reference.producer import ReferenceArray
+
+    case, scenario = params["case"], params["scenario"]
+    typestr, shape = params["typestr"], tuple(params["shape"])
+    values = make_values(typestr, shape, params["seed"])
+    _warm_up(consumer, typestr)
+    streams._free_garbage()
+    context = f"reference->{consumer} {case} {scenario} {typestr} {shape}"
+    array = ReferenceArray(
+        values,
+        Layout(shape),
+        typestr,
+        stream_scenario=scenario,
+        delay_us=streams.spin_of(DELAY_US),
+    )
+    array.poison_on_release = case == "release"
+    recorder = Recorder(array)
+    try:
+        got, exc = _dlpack_exchange.consume_dlpack_with(consumer, recorder)
+        got = None if got is None else np.array(got, copy=True)
+    finally:
+        streams._finish()
+    exports, passed = array.dlpack_exports, recorder.streams
+    del recorder, array
+    gc.collect()
+    context += f" (streams passed {passed})"
+    failure = judge_streams(passed, context)
+    if failure is not None:
+        return failure
+    if exc is not None:
+        return _results.rejected(
+            _dlpack_exchange.CONSUMER_RULE, exc, "the values the capsule describes", context
+        )
+    if not exports:
+        return _results.skipped(f"{context}: the consumer read without calling __dlpack__")
+    failure = judge_values(got, values, case, passed, context)
+    if failure is not None:
+        return failure
+    calls = [e.deleter_calls for e in exports]
+    if any(n > 1 for n in calls):
+        return _results.failed(
+            "DLPACK-DELETER-ONCE",
+            f"deleter calls per capsule {calls}",
+            "each tensor's deleter called exactly once",
+            context,
+        )
+    return _results.passed(f"{context}: the final values read; deleter calls {calls}")
+
+
+_REPRO_BODY = """
+from caiconform.checks.dlpack_consumer import Recorder
+from caiconform.checks._dlpack_exchange import consume_dlpack_with
+
+obj.poison_on_release = {poison}
+recorder = Recorder(obj)
+got, exc = consume_dlpack_with({consumer!r}, recorder)
+print("streams passed to __dlpack__:", recorder.streams, "refused:", exc)
+print("read:", got)
+print("expected:", values)
+"""
+
+
+def repro(params: dict, producer: str | None, consumer: str | None) -> str:
+    """A script replaying the example through caiconform's reference producer and the
+    consumer's adapter."""
+    shape = tuple(params["shape"])
+    return _sources.repro_script(
+        f"dlpack_consumer: {consumer}'s DLPack import of a reference array ({params['case']}, "
+        f"{params['scenario']}): the final values, read on the stream it passes "
+        "[DLPACK-STREAM-PRODUCER-SYNC], before it releases the tensor "
+        "[DLPACK-CONSUMER-READS-DESCRIBED].",
+        values_source(params["typestr"], shape, params["seed"]),
+        "from caiconform.reference.producer import ReferenceArray\n"
+        "from caiconform.spec.layout import Layout\n"
+        f"obj = ReferenceArray(values, Layout({shape!r}), {params['typestr']!r}, "
+        f"stream_scenario={params['scenario']!r})\n",
+        _REPRO_BODY.format(poison=params["case"] == "release", consumer=consumer),
+    )
