@@ -92,3 +92,31 @@ def test_every_case_is_drawn_and_in_the_floor() -> None:
     assert drawn == set(family.CASES)
     floor = {(e.params["case"], e.params["scenario"]) for e in family.floor(None, "torch")}
     assert floor == {(c, s) for c, scenarios in family.CASES.items() for s in scenarios}
+
+
+def _group(case: str, scenario: str) -> dict:
+    from tests.test_standalone import group
+
+    params = {"case": case, "scenario": scenario, "typestr": "<f4", "shape": [64], "seed": 0}
+    return group("dlpack_consumer/-/torch", params, rule="DLPACK-STREAM-PRODUCER-SYNC")
+
+
+@pytest.mark.parametrize("scenario", ["pending", "legacy"])
+def test_the_stream_case_gets_a_standalone_script(scenario) -> None:
+    """A script that imports no caiconform, leaves the write pending, counts the sentinel
+    (it needs a GPU to run: `sleep_on` is a host function on the stream)."""
+    from caiconform.report.standalone import script_for_group
+    from tests.test_standalone import check_script
+
+    text = script_for_group(_group("stream", scenario))
+    assert text is not None
+    check_script(text)
+    assert "sleep_on(work" in text and "cuStreamWaitEvent" in text and "read(obj)" in text
+    assert "DLPACK-STREAM-PRODUCER-SYNC" in text
+    compile(text, "repro.py", "exec")
+
+
+def test_the_release_case_gets_no_script() -> None:
+    from caiconform.report.standalone import script_for_group
+
+    assert script_for_group(_group("release", "none")) is None

@@ -47,7 +47,8 @@ NOT_COVERED = [
     "capsule to the array it comes from, not to the whole capsule validator",
     "dlpack_copy's device-cpu-pending and readonly cases, dlpack_streams' and dlpack_capi's "
     "pending scenarios: they need the producer's work left pending or a read-only export, "
-    "which the scripts rebuild for no library",
+    "which the scripts rebuild for no library; dlpack_consumer's release case (the scripts' "
+    "capsule builder counts its deleter's calls, it does not poison the block)",
     "dlpack_lifetime's groups of a library producer (its deleter cannot be counted), and "
     "element types a library producer cannot make here (bfloat16 and float8 but in torch and "
     "JAX; a strided JAX, RMM, PyCUDA or Warp array) nor the numba kernels read (ndim above 3, "
@@ -72,6 +73,7 @@ def _families() -> dict[str, ModuleType]:
         agreement,
         dlpack_adversarial,
         dlpack_capi,
+        dlpack_consumer,
         dlpack_copy,
         dlpack_lifetime,
         dlpack_roundtrip,
@@ -104,6 +106,7 @@ def _families() -> dict[str, ModuleType]:
         "dlpack_adversarial": dlpack_adversarial,
         "dlpack_streams": dlpack_streams,
         "dlpack_capi": dlpack_capi,
+        "dlpack_consumer": dlpack_consumer,
     }
 
 
@@ -125,6 +128,7 @@ FAMILIES = (
     "dlpack_adversarial",
     "dlpack_streams",
     "dlpack_capi",
+    "dlpack_consumer",
 )
 
 
