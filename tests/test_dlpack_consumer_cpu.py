@@ -120,3 +120,15 @@ def test_the_release_case_gets_no_script() -> None:
     from caiconform.report.standalone import script_for_group
 
     assert script_for_group(_group("release", "none")) is None
+
+
+def test_the_plugin_judges_a_dlpack_consumer_with_the_family() -> None:
+    from caiconform.pytest_plugin.campaign import directions_of, family_roles
+    from caiconform.pytest_plugin.targets import Target
+
+    infos = {info.name: info for info in family_roles("dlpack")}
+    assert infos["dlpack_consumer"].roles == "consumer"
+    protocols = infos["dlpack_consumer"].protocols
+    with_dlpack = Target("mylib", None, "mylib:read", dlpack_consumer="mylib:from_dlpack")
+    assert directions_of("consumer", with_dlpack, protocols) == ["consumer"]
+    assert directions_of("consumer", Target("mylib", None, "mylib:read"), protocols) == []
