@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from caiconform.adapters._repro import Repro
 from caiconform.spec.layout import Layout
 
 __all__ = [
@@ -76,6 +77,9 @@ class Adapter:
     #: caiconform's between them (no gather kernel, no reshape of bytes): what it reads wrong is
     #: the library's reading, never the adapter's (`selfcheck.check_consumer`)
     consume_is_library_call: bool = False
+    #: how a standalone reproducer writes this library's calls (`adapters._repro`): the
+    #: adapter's module declares them, for every role it claims, or says why there are none
+    repro: Repro = Repro()
 
     def version(self) -> str | None:
         from importlib import metadata
@@ -151,7 +155,9 @@ class Adapter:
         raise SkipExchange(f"{self.name} has no export setting {setting!r}")
 
     def repro_produce(self) -> str:
-        """Python source a reproducer script uses to build the producer's object (optional)."""
+        """Python source a run's per-record reproducer (`checks._sources`) uses to build the
+        producer's object (optional; it may call caiconform). The standalone reproducers'
+        lines, which may not, are `repro`'s."""
         return ""
 
     def repro_consume(self) -> str:

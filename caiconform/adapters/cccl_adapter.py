@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
+from caiconform.adapters._repro import Array, Repro, Snip
 from caiconform.adapters.base import Adapter, SkipExchange
 
 __all__ = ["CcclAdapter", "warm"]
@@ -77,6 +78,32 @@ def _f_contiguous(shape: tuple[int, ...], strides: Any, itemsize: int) -> bool:
     return True
 
 
+class _CcclRepro(Repro):
+    """The adapter's call as a reproducer writes it: `unary_transform(d_in=obj, ...,
+    op=OpKind.IDENTITY)` into a flat C-ordered buffer of the driver's, read back and laid out
+    as `consume` lays it out."""
+
+    imports = ("from cuda.compute import OpKind, unary_transform",)
+    distributions = {"cuda.compute": "cuda-cccl"}
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip(
+            "desc = obj.__cuda_array_interface__\n"
+            'shape, dtype = tuple(desc["shape"]), np.dtype(desc["typestr"])\n'
+            "n = int(np.prod(shape, dtype=np.int64))\n"
+            'out = Exported({"shape": (n,), "typestr": desc["typestr"], "version": 3,\n'
+            '                "data": (int(ck(cu.cuMemAlloc(max(n * dtype.itemsize, 1)))), False),\n'
+            '                "strides": None})\n'
+            "if n:\n"
+            "    unary_transform(d_in=obj, d_out=out, op=OpKind.IDENTITY, num_items=n)\n"
+            "ck(cu.cuCtxSynchronize())\n"
+            'fortran = len(shape) > 1 and desc.get("strides") is not None and tuple(\n'
+            '    desc["strides"]) == np.empty(shape, dtype, order="F").strides != np.empty(shape, dtype).strides\n'
+            'result = read_back(out.desc).reshape(shape, order="F" if fortran else "C")',
+            self.imports,
+        )
+
+
 class CcclAdapter(Adapter):
     """`cuda.compute.make_unary_transform(d_in=obj, d_out=buffer, op=OpKind.IDENTITY, ...)` and
     its call: what `unary_transform` does, with the build from `_cccl_builds`'s disk cache."""
@@ -85,6 +112,7 @@ class CcclAdapter(Adapter):
     module = "cuda.compute"
     distribution = "cuda-cccl"
     capabilities = frozenset({"consume", "kernel"})
+    repro: Repro = _CcclRepro()
 
     def available(self) -> tuple[bool, str]:
         ok, why = _staging.on_gpu(super().available())

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
+from caiconform.adapters._repro import Array, Repro, Snip
 from caiconform.adapters.base import Adapter
 from caiconform.spec.layout import byte_extent
 
@@ -70,6 +71,52 @@ def write_view(view: Any, new: np.ndarray, stream: Any) -> None:
     host.close()
 
 
+class _CudaCoreRepro(Repro):
+    """The adapter's calls as a reproducer writes them: a `StridedMemoryView` of `obj` (from
+    its CAI or its `__dlpack__`) on a stream of its own, read back with the driver, and a write
+    through the view's pointer unless it is read-only."""
+
+    imports = ("from cuda.core import Device", "from cuda.core.utils import StridedMemoryView")
+    distributions = {"cuda.core": "cuda-core"}
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip(
+            "device = Device()\n"
+            "device.set_current()\n"
+            "stream = device.create_stream()  # cuda.core orders it after the exported stream\n"
+            "view = StridedMemoryView.from_cuda_array_interface(obj, stream_ptr=int(stream.handle))\n"
+            "dtype = np.dtype(view.dtype)\n"
+            "steps = None if view.strides is None else [s * dtype.itemsize for s in view.strides]\n"
+            "result = read_at(int(view.ptr), tuple(view.shape), dtype, steps, int(stream.handle))",
+            self.imports,
+        )
+
+    def consume_dlpack(self, array: Array) -> Snip | None:
+        return Snip(
+            "device = Device()\n"
+            "device.set_current()\n"
+            "stream = device.create_stream()  # handed to obj.__dlpack__ as the consumer stream\n"
+            "view = StridedMemoryView.from_dlpack(obj, stream_ptr=int(stream.handle))\n"
+            "dtype = np.dtype(view.dtype)\n"
+            "steps = None if view.strides is None else [s * dtype.itemsize for s in view.strides]\n"
+            "result = read_at(int(view.ptr), tuple(view.shape), dtype, steps, int(stream.handle))",
+            self.imports,
+        )
+
+    def hold(self) -> Snip | None:
+        return Snip(
+            "view = StridedMemoryView.from_cuda_array_interface(obj, stream_ptr=-1)", self.imports
+        )
+
+    def write(self, ndim: int) -> Snip | None:
+        return Snip(
+            "if view.readonly:\n"
+            '    raise PermissionError("cuda.core exposes the view read-only")\n'
+            "ck(cu.cuMemcpyHtoD(int(view.ptr), np.ascontiguousarray(new).ctypes.data, new.nbytes))",
+            self.imports,
+        )
+
+
 class CudaCoreAdapter(Adapter):
     """Consumes through `cuda.core.utils.StridedMemoryView.from_cuda_array_interface`."""
 
@@ -77,6 +124,7 @@ class CudaCoreAdapter(Adapter):
     module = "cuda.core"
     distribution = "cuda-core"
     capabilities = frozenset({"consume", "consume-dlpack"})
+    repro: Repro = _CudaCoreRepro()
 
     def available(self) -> tuple[bool, str]:
         return _staging.on_gpu(super().available())

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
+from caiconform.adapters._repro import RAW_STREAM, Array, Pending, Repro, Snip
 from caiconform.adapters._scenarios import (
     LEGACY_HANDLE,
     UnderStream,
@@ -32,6 +33,7 @@ from caiconform.adapters._scenarios import (
 )
 from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.spec.layout import Layout
+from caiconform.spec.scenarios import LIBRARY_STREAM_SCENARIOS
 
 __all__ = ["CupyAdapter", "ExportVersion", "SUPPORTED"]
 
@@ -135,6 +137,83 @@ class ExportVersion:
             _util.CUDA_ARRAY_INTERFACE_EXPORT_VERSION = before
 
 
+class _CupyRepro(Repro):
+    """The adapter's calls as a reproducer writes them: `cupy.asarray` (a strided
+    `cupy.ndarray` over an uploaded image), its streams, `cupy.asarray(obj)` and
+    `cupy.from_dlpack(obj)`, a write by assignment, and the adapter's unexportable object and
+    export setting."""
+
+    imports = ("import cupy",)
+    distributions = {"cupy": "cupy"}
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip("result = cupy.asnumpy(cupy.asarray(obj))", self.imports)
+
+    def consume_dlpack(self, array: Array) -> Snip | None:
+        return Snip("result = cupy.asnumpy(cupy.from_dlpack(obj))", self.imports)
+
+    def hold(self) -> Snip | None:
+        return Snip("view = cupy.asarray(obj)", self.imports)
+
+    def write(self, ndim: int) -> Snip | None:
+        return Snip(
+            "view[...] = source\ncupy.cuda.Device().synchronize()",
+            self.imports,
+            prepare="source = cupy.asarray(new)",
+        )
+
+    def hold_dlpack(self) -> Snip | None:
+        return Snip("view = cupy.from_dlpack(obj)\nat = view.data.ptr", self.imports)
+
+    def produce(self, array: Array) -> Snip | None:
+        if array.plain:
+            return Snip("obj = cupy.asarray(values)", self.imports)
+        strides = array.strides or ()
+        return Snip(
+            "buf = cupy.asarray(image)\n"
+            f"obj = cupy.ndarray({array.shape}, dtype, memptr=buf.data + {array.offset}, "
+            f"strides={strides or None})",
+            self.imports,
+        )
+
+    def pending(self, scenario: str, array: Array) -> Pending | Snip | None:
+        stream = {
+            "pending": "cupy.cuda.Stream()",
+            "multi-stream": "cupy.cuda.Stream()",
+            "unsynced": "cupy.cuda.Stream(non_blocking=True)",
+            "nonblocking": "cupy.cuda.Stream(non_blocking=True)",
+            "legacy": "cupy.cuda.Stream.null",
+            "library-default": "cupy.cuda.Stream.null",
+            "per-thread": "cupy.cuda.Stream.ptds",
+            "external": f"cupy.cuda.ExternalStream({RAW_STREAM})",
+        }.get(scenario)
+        if stream is None:
+            return None
+        return Pending(
+            stream,
+            "stream.ptr",
+            "with stream:\n    buf[:n] = buf[n:]",
+            "stream" if scenario in LIBRARY_STREAM_SCENARIOS else None,
+            "buf = cupy.asarray(image2)\ncupy.cuda.Device().synchronize()",
+            f"array = cupy.ndarray({array.shape}, dtype, memptr=buf.data, strides={array.strides})",
+            self.imports,
+        )
+
+    def unexportable(self, kind: str) -> Snip | None:
+        if kind != "sparse-csr":
+            return None
+        return Snip(
+            "import cupyx.scipy.sparse\n"
+            "obj = cupyx.scipy.sparse.csr_matrix(cupy.eye(3, dtype=cupy.float32))",
+            self.imports,
+        )
+
+    def export_setting(self, setting: str) -> str | None:
+        if setting != "CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION=2":
+            return None
+        return 'os.environ["CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION"] = "2"  # read at import'
+
+
 class CupyAdapter(Adapter):
     """CuPy arrays; consumes through `cupy.asarray(obj)` then `cupy.asnumpy`."""
 
@@ -143,6 +222,7 @@ class CupyAdapter(Adapter):
     consume_is_library_call = True
     capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write", "consume-dlpack"})
     memory_kinds = ("device", "managed")
+    repro: Repro = _CupyRepro()
 
     def available(self) -> tuple[bool, str]:
         return _staging.on_gpu(super().available())

@@ -30,6 +30,7 @@ import numpy as np
 
 from caiconform.adapters import _staging
 from caiconform.adapters._plain import PlainProducer
+from caiconform.adapters._repro import Missing, Repro
 
 __all__ = ["DaliAdapter", "SUPPORTED"]
 
@@ -48,6 +49,13 @@ class DaliAdapter(PlainProducer):
     supported = SUPPORTED
     consume_is_library_call = True
     capabilities = frozenset({"produce", "consume"})
+    repro: Repro = Missing(
+        {
+            role: "the reproducers write no DALI pipeline: no run has exercised this adapter "
+            "(docs/adapters.md: the wheel is 198.7 MB)"
+            for role in ("produce", "consume")
+        }
+    )
 
     def upload(self, values: np.ndarray) -> Any:
         from nvidia.dali import fn

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
+from caiconform.adapters._repro import Array, Pending, Repro, Snip
 from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.spec.layout import Layout
 
@@ -70,6 +71,78 @@ def _delayed(jax: Any) -> Any:
     return _delayed_fn[0]
 
 
+#: a reproducer's JAX arrays: its import sharing the GPU and keeping 64-bit values
+_REPRO_IMPORTS = (
+    "import os",
+    'os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # share the GPU',
+    "import jax",
+    "import jax.numpy as jnp",
+    'jax.config.update("jax_enable_x64", True)  # else 64-bit values are narrowed',
+)
+#: a reproducer's array still being computed when its CAI is read, as this adapter's `_delayed`
+#: makes one
+_REPRO_PENDING = """
+m = jnp.full((4096, 4096), 1e-3, dtype=jnp.float32)
+
+
+@jax.jit
+def delayed(x):  # an identity that finishes only after 1024 matrix products
+    chain = jax.lax.fori_loop(0, 1024, lambda _, a: a @ m, m)
+    return jnp.where(jnp.sum(chain) == -1.5, jnp.zeros_like(x), x)
+
+
+x = jax.device_put(values, jax.devices("gpu")[0]).block_until_ready()
+delayed(jnp.zeros_like(x)).block_until_ready()  # compiled once, on other values
+array = delayed(x)  # dispatched: still being computed when its CAI is read
+obj = Exported(array.__cuda_array_interface__, owner=array)
+"""
+
+
+class _JaxRepro(Repro):
+    """The adapter's calls as a reproducer writes them: `jax.device_put` (plain arrays only),
+    its asynchronous dispatch as pending work, `jnp.asarray(obj)` and `jnp.from_dlpack(obj)`,
+    and its array on the CPU, which cannot export."""
+
+    imports = _REPRO_IMPORTS
+    distributions = {"jax": "jax"}
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip("result = np.asarray(jnp.asarray(obj))", self.imports)
+
+    def consume_dlpack(self, array: Array) -> Snip | None:
+        return Snip("result = np.asarray(jnp.from_dlpack(obj))", self.imports)
+
+    def hold(self) -> Snip | None:
+        return Snip("view = jnp.asarray(obj)", self.imports)
+
+    def hold_dlpack(self) -> Snip | None:
+        return Snip("view = jnp.from_dlpack(obj)\nat = view.unsafe_buffer_pointer()", self.imports)
+
+    def produce(self, array: Array) -> Snip | None:
+        if not array.plain:
+            return None
+        return Snip(
+            'obj = jax.device_put(values, jax.devices("gpu")[0]).block_until_ready()', self.imports
+        )
+
+    def produce_named_dlpack(self, array: Array) -> Snip | None:
+        return Snip(
+            f'obj = jax.device_put(values.view(jnp.{array.typestr}), jax.devices("gpu")[0])',
+            self.imports,
+        )
+
+    def pending(self, scenario: str, array: Array) -> Pending | Snip | None:
+        return Snip(_REPRO_PENDING, self.imports) if scenario == "pending" else None
+
+    def unexportable(self, kind: str) -> Snip | None:
+        if kind != "cpu":
+            return None
+        return Snip(
+            'obj = jax.device_put(np.arange(4, dtype=np.float32), jax.devices("cpu")[0])',
+            self.imports,
+        )
+
+
 class JaxAdapter(Adapter):
     """JAX arrays on the first GPU; consumes through `jax.numpy.asarray(obj)`."""
 
@@ -77,6 +150,7 @@ class JaxAdapter(Adapter):
     module = "jax"
     consume_is_library_call = True
     capabilities = frozenset({"produce", "consume", "dlpack", "consume-dlpack"})
+    repro: Repro = _JaxRepro()
 
     def available(self) -> tuple[bool, str]:
         try:

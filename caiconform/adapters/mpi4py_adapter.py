@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
+from caiconform.adapters._repro import Missing, Repro
 from caiconform.adapters.base import Adapter, SkipExchange
 
 __all__ = ["Mpi4pyAdapter", "PROBE_TIMEOUT_S"]
@@ -80,6 +81,13 @@ class Mpi4pyAdapter(Adapter):
     name = "mpi4py"
     module = "mpi4py"
     capabilities = frozenset({"consume", "consume-dlpack"})
+    repro: Repro = Missing(
+        {
+            role: "Sendrecv needs a host buffer sized and typed from the object's description, "
+            "which the adapter computes: the reproducers write no such read"
+            for role in ("consume", "consume-dlpack")
+        }
+    )
 
     def available(self) -> tuple[bool, str]:
         ok, why = _staging.on_gpu(super().available())

@@ -38,9 +38,11 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
+from caiconform.adapters._repro import RAW_STREAM, Array, Pending, Repro, Snip, c_strides
 from caiconform.adapters._scenarios import produce_staged
 from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.adapters.numba_impls import DEFAULT, IMPLS
+from caiconform.spec.dtypes import OPAQUE
 from caiconform.spec.layout import Layout, byte_extent
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "kernels_work",
     "numpy_shim",
     "shim_needed",
+    "REPRO_SHIM",
 ]
 
 #: device arrays hold any numpy dtype as bytes; kernels type every numeric dtype, float16 too.
@@ -262,6 +265,103 @@ class _NumbaBackend:
         )
 
 
+#: a reproducer's lines restoring what `numpy_shim` restores, before its kernel is compiled
+REPRO_SHIM = (
+    'if not hasattr(np, "row_stack"):  # numba-cuda compiles kernels against np.row_stack\n'
+    f"    {_ROW_STACK_SHIM}"
+)
+
+
+def _repro_kernel(ndim: int) -> str:
+    """A reproducer's kernel copying `src` into `dst` element by element, for arrays of rank
+    `ndim` (the reproducers' counterpart of `_copy_kernels`)."""
+    if ndim == 0:
+        return "@cuda.jit\ndef copy(src, dst):\n    dst[()] = src[()]\n"
+    names = "ijk"[:ndim]
+    idx = ", ".join(names)
+    cond = " and ".join(f"{n} < src.shape[{d}]" for d, n in enumerate(names))
+    grid = f"cuda.grid({ndim})" if ndim > 1 else "cuda.grid(1)"
+    return (
+        "@cuda.jit\n"
+        "def copy(src, dst):\n"
+        f"    {idx} = {grid}\n"
+        f"    if {cond}:\n"
+        f"        dst[{idx}] = src[{idx}]\n"
+    )
+
+
+def _repro_launch(ndim: int) -> str:
+    """The copy kernel's grid, block over `shape` (ndim 0-3), as `launch_shape` computes them."""
+    if ndim == 0:
+        return "(1,), (1,)"
+    block = _BLOCK[ndim]
+    grid = ", ".join(f"-(-shape[{d}] // {b})" for d, b in enumerate(block))
+    return f"({grid},), {block}"
+
+
+class _NumbaLines(Repro):
+    """What a reproducer writes of every numba-cuda adapter: the import, the view
+    `cuda.as_cuda_array` makes and a write through it."""
+
+    imports = ("from numba import cuda",)
+    distributions = {"numba": "numba-cuda"}
+    device_array = "from numba.cuda.cudadrv.devicearray import DeviceNDArray"
+
+    def hold(self) -> Snip | None:
+        return Snip("view = cuda.as_cuda_array(obj)", self.imports)
+
+    def write(self, ndim: int) -> Snip | None:
+        return Snip(
+            "view.copy_to_device(np.ascontiguousarray(new))\ncuda.synchronize()", self.imports
+        )
+
+
+class _NumbaRepro(_NumbaLines):
+    """`numba`: `cuda.to_device` (a strided `DeviceNDArray` over an uploaded image), its
+    streams, and `cuda.as_cuda_array(obj)`."""
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip("result = cuda.as_cuda_array(obj).copy_to_host()", self.imports)
+
+    def produce(self, array: Array) -> Snip | None:
+        if array.plain:
+            return Snip("obj = cuda.to_device(values)", self.imports)
+        strides = array.strides or ()
+        return Snip(
+            "buf = cuda.to_device(image)\n"
+            f"obj = DeviceNDArray({array.shape}, {strides or c_strides(array.shape, array.itemsize)}, "
+            "dtype, "
+            f"gpu_data=buf.gpu_data.view({array.offset}))",
+            (*self.imports, self.device_array),
+        )
+
+    def pending(self, scenario: str, array: Array) -> Pending | Snip | None:
+        stream = {
+            "pending": "cuda.stream()",
+            "multi-stream": "cuda.stream()",
+            "unsynced": "cuda.stream()",
+            "legacy": "cuda.legacy_default_stream()",
+            "per-thread": "cuda.per_thread_default_stream()",
+            "library-default": "cuda.default_stream()",
+            "external": f"cuda.external_stream({RAW_STREAM})",
+        }.get(scenario)
+        if stream is None:
+            return None
+        shape, strides = array.shape, array.strides
+        exported = "0" if scenario == "unsynced" else "stream"
+        return Pending(
+            stream,
+            "int(stream)",
+            "buf[:n].copy_to_device(buf[n:], stream=stream)",
+            None,
+            "buf = cuda.to_device(image2)\ncuda.synchronize()",
+            f"array = DeviceNDArray({shape}, {strides or c_strides(shape, array.itemsize)}, dtype, "
+            f"stream={exported}, "
+            "gpu_data=buf.gpu_data)",
+            (*self.imports, self.device_array),
+        )
+
+
 class NumbaAdapter(Adapter):
     """Numba device arrays; consumes through `cuda.as_cuda_array(obj)`."""
 
@@ -277,6 +377,7 @@ class NumbaAdapter(Adapter):
     consume_is_library_call = True
     capabilities = frozenset({"produce", "consume", "streams", "write"})
     memory_kinds = ("device", *_KINDS)
+    repro: Repro = _NumbaRepro()
 
     def cuda_module(self) -> Any:
         """The `cuda` module of this adapter's implementation (imports it)."""
@@ -324,12 +425,30 @@ class NumbaAdapter(Adapter):
         return f"{self.repro_import}result = cuda.as_cuda_array(obj).copy_to_host()\n"
 
 
+class _FromCAIRepro(_NumbaLines):
+    """`numba-from-cai`: `cuda.from_cuda_array_interface(desc, owner=obj)`."""
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip(
+            "desc = obj.__cuda_array_interface__\n"
+            "result = cuda.from_cuda_array_interface(desc, owner=obj).copy_to_host()",
+            self.imports,
+        )
+
+    def hold(self) -> Snip | None:
+        return Snip(
+            "view = cuda.from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj)",
+            self.imports,
+        )
+
+
 class NumbaFromCAIAdapter(NumbaAdapter):
     """Consumes through `cuda.from_cuda_array_interface(desc, owner=obj)`; produces nothing of
     its own (the `numba` adapter is the producer)."""
 
     name = "numba-from-cai"
     capabilities = frozenset({"consume", "write"})
+    repro: Repro = _FromCAIRepro()
 
     def produce(
         self, values: np.ndarray, layout: Layout, typestr: str, stream_scenario: str = "none"
@@ -354,12 +473,59 @@ class NumbaFromCAIAdapter(NumbaAdapter):
         )
 
 
+class _KernelRepro(_NumbaLines):
+    """`numba-kernel`: the object passed to a `@cuda.jit` copy kernel (ndim 0-3), by its CAI
+    or by its `__dlpack__`, and as the kernel's destination of a write."""
+
+    def consume(self, array: Array | None) -> Snip | None:
+        ndim = len(array.shape) if array is not None else 1
+        if ndim > 3:
+            return None
+        return Snip(
+            "desc = obj.__cuda_array_interface__  # the kernel takes obj itself\n"
+            'shape = tuple(desc["shape"])\n'
+            'dst = cuda.device_array(shape, np.dtype(desc["typestr"]))\n'
+            f"if dst.size:\n    copy[{_repro_launch(ndim)}](obj, dst)\n"
+            "result = dst.copy_to_host()",
+            self.imports,
+            setup=REPRO_SHIM + "\n\n\n" + _repro_kernel(ndim),
+        )
+
+    def consume_dlpack(self, array: Array) -> Snip | None:
+        """The destination's shape and type are the example's (numpy dtypes only:
+        `cuda.device_array`), not read through a second DLPack consumer in the script, whose
+        capsule and refusals would be counted as numba's."""
+        ndim = len(array.shape)
+        if ndim > 3 or array.typestr in OPAQUE or array.descr:
+            return None
+        return Snip(
+            f"shape = {array.shape}\n"
+            "dst = cuda.device_array(shape, dtype)  # the example's shape and type\n"
+            "if dst.size:\n"
+            f"    copy[{_repro_launch(ndim)}](obj, dst)  # numba takes obj by its __dlpack__\n"
+            "result = dst.copy_to_host()",
+            self.imports,
+            setup=REPRO_SHIM + "\n\n\n" + _repro_kernel(ndim),
+        )
+
+    def write(self, ndim: int) -> Snip | None:
+        if ndim > 3:
+            return None
+        return Snip(
+            f"shape = new.shape\ncopy[{_repro_launch(ndim)}](cuda.to_device(new), obj)  "
+            "# obj itself is the kernel's destination\ncuda.synchronize()",
+            self.imports,
+            setup=REPRO_SHIM + "\n\n\n" + _repro_kernel(ndim),
+        )
+
+
 class NumbaKernelAdapter(NumbaAdapter):
     """Consumes by passing the object straight to a `@cuda.jit` copy kernel."""
 
     name = "numba-kernel"
     consume_is_library_call = False  # its consume launches a gather kernel of ours
     capabilities = frozenset({"consume", "write", "kernel", "consume-dlpack"})
+    repro: Repro = _KernelRepro()
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from caiconform.adapters._repro import Missing, Repro
 from caiconform.adapters.base import Adapter, SkipExchange
 
 __all__ = ["NumpyAdapter"]
@@ -27,6 +28,12 @@ class NumpyAdapter(Adapter):
     name = "numpy"
     module = "numpy"
     capabilities = frozenset({"consume-dlpack"})
+    repro: Repro = Missing(
+        {
+            "consume-dlpack": "the DLPack reproducers read device capsules; numpy asks the "
+            "producer for a host copy, which they write no read of"
+        }
+    )
     consume_is_library_call = True
 
     def consume_dlpack(self, obj: Any) -> np.ndarray:

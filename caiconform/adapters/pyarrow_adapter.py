@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
+from caiconform.adapters._repro import Missing, Repro
 from caiconform.adapters.base import Adapter
 from caiconform.spec.layout import byte_extent
 
@@ -37,6 +38,12 @@ class PyarrowAdapter(Adapter):
     module = "pyarrow.cuda"
     distribution = "pyarrow"
     capabilities = frozenset({"consume"})
+    repro: Repro = Missing(
+        {
+            "consume": "the reproducers write no pyarrow.cuda read: no run has exercised this "
+            "adapter (docs/adapters.md: PyPI's pyarrow is built without CUDA)"
+        }
+    )
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()

@@ -30,6 +30,7 @@ import numpy as np
 
 from caiconform.adapters import _staging
 from caiconform.adapters._plain import PlainProducer
+from caiconform.adapters._repro import Array, Repro, Snip
 
 __all__ = ["PycudaAdapter", "SUPPORTED", "GATHER_SOURCE", "c_strides_of"]
 
@@ -73,6 +74,60 @@ def _gather_kernel() -> Any:
     return SourceModule(GATHER_SOURCE).get_function("gather")
 
 
+#: a reproducer's gather kernel, the one of `GATHER_SOURCE`: element i of the strided array
+#: `src` copied to `dst[i]` (shape, then byte strides, in `meta`), compiled once
+_REPRO_GATHER = '''GATHER = r"""
+__global__ void gather(const char *src, char *dst, long long n, int ndim, int itemsize,
+                       const long long *meta)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    long long rest = i, offset = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+        offset += (rest % meta[d]) * meta[ndim + d];
+        rest /= meta[d];
+    }
+    for (int b = 0; b < itemsize; ++b) dst[i * itemsize + b] = src[offset + b];
+}
+"""
+gather = SourceModule(GATHER).get_function("gather")  # compiled and loaded once'''
+
+
+class _PycudaRepro(Repro):
+    """The adapter's calls as a reproducer writes them: `gpuarray.to_gpu` (plain arrays only)
+    and `obj` itself passed to a gather kernel, which reads only `data[0]` of its CAI (shape
+    and strides come from the dict, as user code passes them on)."""
+
+    imports = (
+        "import pycuda.autoprimaryctx  # the primary context, shared with the other libraries",
+        "from pycuda import gpuarray",
+        "from pycuda.compiler import SourceModule",
+    )
+    distributions = {"pycuda": "pycuda"}
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip(
+            "desc = obj.__cuda_array_interface__  # PyCUDA's kernel call reads data[0] only\n"
+            'shape = tuple(int(e) for e in desc["shape"])  # as user code passes it on\n'
+            'dtype = np.dtype(desc["typestr"])\n'
+            'strides = desc.get("strides") or np.empty(shape, dtype).strides\n'
+            "n = int(np.prod(shape))\n"
+            "dst = gpuarray.empty(n * dtype.itemsize, np.uint8)\n"
+            "meta = gpuarray.to_gpu(np.array([*shape, *strides, 0], dtype=np.int64))\n"
+            "if n:\n"
+            "    gather(\n"
+            "        obj, dst, np.int64(n), np.int32(len(shape)), np.int32(dtype.itemsize), meta,\n"
+            "        block=(256, 1, 1), grid=(-(-n // 256), 1))\n"
+            "pycuda.autoprimaryctx.context.synchronize()\n"
+            "result = dst.get().view(dtype).reshape(shape)",
+            self.imports,
+            setup=_REPRO_GATHER,
+        )
+
+    def produce(self, array: Array) -> Snip | None:
+        return Snip("obj = gpuarray.to_gpu(values)", self.imports) if array.plain else None
+
+
 class PycudaAdapter(PlainProducer):
     """PyCUDA GPUArrays in the primary context; consumes through a kernel launch."""
 
@@ -81,6 +136,7 @@ class PycudaAdapter(PlainProducer):
     distribution = "pycuda"
     supported = SUPPORTED
     capabilities = frozenset({"produce", "consume", "kernel"})
+    repro: Repro = _PycudaRepro()
 
     def upload(self, values: np.ndarray) -> Any:
         import pycuda.autoprimaryctx  # makes the primary context current

@@ -11,10 +11,12 @@ reads capsules directly. Both are imported when first used.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from caiconform.adapters._repro import Array, Repro, Snip
 from caiconform.adapters.base import CAPABILITIES, Adapter, SkipExchange
 from caiconform.cuda.memkinds import MEMORY_KINDS
 from caiconform.spec.layout import Layout
@@ -26,6 +28,24 @@ __all__ = ["ReferenceAdapter", "CAI_VERSIONS"]
 CAI_VERSIONS = (0, 1, 2, 3)
 
 
+class _ReferenceRepro(Repro):
+    """The reference consumer as a reproducer writes it: `read_back`, the scripts' conforming
+    consumer over the driver (it waits on the exported stream, then copies)."""
+
+    missing = MappingProxyType(
+        {
+            "produce": "the scripts rebuild the reference producer's export as a literal dict "
+            "over memory the driver uploads (`report.standalone.exchange.reference_export`), "
+            "not by a call",
+            "consume-dlpack": "the reference's DLPack import is caiconform's own code, and a "
+            "script shows a library's defect: a reference consumer's group has none to show",
+        }
+    )
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip("result = read_back(obj.__cuda_array_interface__)")
+
+
 class ReferenceAdapter(Adapter):
     """caiconform's reference producer and consumer."""
 
@@ -33,6 +53,7 @@ class ReferenceAdapter(Adapter):
     module = "caiconform"
     capabilities = CAPABILITIES - {"multigpu"}
     memory_kinds = MEMORY_KINDS
+    repro: Repro = _ReferenceRepro()
 
     def version(self) -> str | None:
         import caiconform

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
+from caiconform.adapters._repro import Array, Repro, Snip
 from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.spec.layout import Layout
 
@@ -50,6 +51,29 @@ def _resource(kind: str) -> Any:
     return _made[kind]
 
 
+class _RmmRepro(Repro):
+    """The adapter's calls as a reproducer writes them: `rmm.DeviceBuffer.to_device` (a plain
+    1-d `|u1` buffer only) and `DeviceBuffer.copy_from_device(obj)`."""
+
+    imports = ("import rmm",)
+    distributions = {"rmm": "rmm"}
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip(
+            "desc = obj.__cuda_array_interface__\n"
+            'dtype = np.dtype(desc["typestr"])\n'
+            'buffer = rmm.DeviceBuffer(size=int(np.prod(desc["shape"])) * dtype.itemsize)\n'
+            "buffer.copy_from_device(obj)\n"
+            'result = np.asarray(buffer.copy_to_host()).view(dtype).reshape(desc["shape"])',
+            self.imports,
+        )
+
+    def produce(self, array: Array) -> Snip | None:
+        if not array.plain or array.export_typestr != "|u1" or len(array.shape) != 1:
+            return None
+        return Snip("obj = rmm.DeviceBuffer.to_device(values.tobytes())", self.imports)
+
+
 class RmmAdapter(Adapter):
     """Produces `rmm.DeviceBuffer.to_device(values.tobytes())`; consumes through
     `rmm.DeviceBuffer(size=n).copy_from_device(obj)`."""
@@ -59,6 +83,7 @@ class RmmAdapter(Adapter):
     distribution = "rmm-cu13"
     memory_kinds = ("device", *_RESOURCES)
     capabilities = frozenset({"produce", "consume"})
+    repro: Repro = _RmmRepro()
 
     def available(self) -> tuple[bool, str]:
         return _staging.on_gpu(super().available())

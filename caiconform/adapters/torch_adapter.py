@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from caiconform.adapters import _staging
+from caiconform.adapters._repro import RAW_STREAM, Array, Pending, Repro, Snip
 from caiconform.adapters._scenarios import (
     LEGACY_HANDLE,
     UnderStream,
@@ -36,7 +37,9 @@ from caiconform.adapters._scenarios import (
     shared_raw_stream,
 )
 from caiconform.adapters.base import Adapter, SkipExchange
+from caiconform.spec.dtypes import OPAQUE
 from caiconform.spec.layout import Layout
+from caiconform.spec.scenarios import LIBRARY_STREAM_SCENARIOS
 
 __all__ = ["TorchAdapter", "TORCH_DTYPES", "supported_keys"]
 
@@ -140,6 +143,107 @@ def _check_layout(layout: Layout, itemsize: int) -> None:
         )
 
 
+class _TorchRepro(Repro):
+    """The adapter's calls as a reproducer writes them: `torch.as_tensor(values)` (a strided
+    `torch.as_strided` view of an uploaded image), its streams, `torch.as_tensor(obj)` and
+    `torch.from_dlpack(obj)`, a write by `copy_`, and the adapter's unexportable tensors."""
+
+    imports = ("import torch",)
+    distributions = {"torch": "torch"}
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip('result = torch.as_tensor(obj, device="cuda").cpu().numpy()', self.imports)
+
+    def consume_dlpack(self, array: Array) -> Snip | None:
+        return Snip("result = torch.from_dlpack(obj).cpu().numpy()", self.imports)
+
+    def hold(self) -> Snip | None:
+        return Snip('view = torch.as_tensor(obj, device="cuda")', self.imports)
+
+    def write(self, ndim: int) -> Snip | None:
+        return Snip(
+            "view.copy_(source)\ntorch.cuda.synchronize()",
+            self.imports,
+            prepare='source = torch.as_tensor(new, device="cuda")',
+        )
+
+    def hold_dlpack(self) -> Snip | None:
+        return Snip("view = torch.from_dlpack(obj)\nat = view.data_ptr()", self.imports)
+
+    def produce(self, array: Array) -> Snip | None:
+        if array.plain:
+            return Snip('obj = torch.as_tensor(values, device="cuda")', self.imports)
+        strides = array.strides or ()
+        size = array.itemsize
+        if any(s < 0 or s % size for s in strides) or array.offset % size:
+            return None
+        elements = [s // size for s in strides] if strides else None
+        padded = -(-array.alloc // 16) * 16
+        return Snip(
+            f'buf = torch.zeros({padded}, dtype=torch.uint8, device="cuda")\n'
+            "buf[: image.size] = torch.from_numpy(image).cuda()\n"
+            "typed = buf.view(torch.from_numpy(np.empty(0, dtype)).dtype)\n"
+            f"obj = torch.as_strided(typed, {array.shape}, "
+            f"{elements if elements is not None else 'typed.new_empty(' + repr(array.shape) + ').stride()'}, "
+            f"{array.offset // size})",
+            self.imports,
+        )
+
+    def produce_named(self, array: Array) -> Snip | None:
+        if array.typestr not in OPAQUE:
+            return None
+        return Snip(
+            'obj = torch.as_tensor(np.frombuffer(values.tobytes(), np.uint8), device="cuda")'
+            f".view(torch.{array.typestr}).reshape({array.shape})",
+            self.imports,
+        )
+
+    def produce_named_dlpack(self, array: Array) -> Snip | None:
+        return Snip(
+            "obj = torch.from_numpy(values.view(np.uint8).reshape(-1).copy()).cuda()"
+            f".view(torch.{array.typestr}).reshape({array.shape})",
+            self.imports,
+        )
+
+    def pending(self, scenario: str, array: Array) -> Pending | Snip | None:
+        stream = {
+            "pending": "torch.cuda.Stream()",
+            "multi-stream": "torch.cuda.Stream()",
+            "unsynced": "torch.cuda.Stream()",
+            "nonblocking": "torch.cuda.Stream()",
+            "legacy": "torch.cuda.default_stream()",
+            "library-default": "torch.cuda.default_stream()",
+            "external": f"torch.cuda.ExternalStream({RAW_STREAM})",
+        }.get(scenario)
+        if stream is None:
+            return None
+        return Pending(
+            stream,
+            "stream.cuda_stream",
+            "with torch.cuda.stream(stream):\n    buf[:n].copy_(buf[n:], non_blocking=True)",
+            "torch.cuda.stream(stream)" if scenario in LIBRARY_STREAM_SCENARIOS else None,
+            "buf = torch.from_numpy(image2).cuda()\ntorch.cuda.synchronize()",
+            "array = buf[:n].view(torch.from_numpy(np.empty(0, dtype)).dtype)"
+            f".reshape({array.shape})",
+            self.imports,
+        )
+
+    def unexportable(self, kind: str) -> Snip | None:
+        code = {
+            "cpu": "obj = torch.arange(4, dtype=torch.float32)  # a CPU tensor",
+            "sparse-cpu": (
+                "obj = torch.sparse_coo_tensor(torch.tensor([[0, 2]]), "
+                "torch.tensor([1.0, 2.0]), (4,))"
+            ),
+            "sparse-cuda": (
+                'obj = torch.sparse_coo_tensor(torch.tensor([[0, 2]], device="cuda"), '
+                'torch.tensor([1.0, 2.0], device="cuda"), (4,))'
+            ),
+            "requires-grad": 'obj = torch.zeros(4, device="cuda", requires_grad=True)',
+        }.get(kind)
+        return None if code is None else Snip(code, self.imports)
+
+
 class TorchAdapter(Adapter):
     """PyTorch CUDA tensors; consumes through `torch.as_tensor(obj, device="cuda")`."""
 
@@ -147,6 +251,7 @@ class TorchAdapter(Adapter):
     module = "torch"
     consume_is_library_call = True
     capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write", "consume-dlpack"})
+    repro: Repro = _TorchRepro()
 
     def available(self) -> tuple[bool, str]:
         return _staging.on_gpu(super().available())

@@ -25,10 +25,37 @@ import numpy as np
 
 from caiconform.adapters import _staging
 from caiconform.adapters._plain import PlainProducer
+from caiconform.adapters._repro import Array, Repro, Snip
 
 __all__ = ["WarpAdapter", "SUPPORTED"]
 
 SUPPORTED = frozenset(k for k in _staging.ALL_DTYPE_KEYS if not k.startswith("c"))
+
+
+class _WarpRepro(Repro):
+    """The adapter's calls as a reproducer writes them: `wp.array(values)` (plain arrays
+    only), `wp.array(obj)` of an object with the `__len__` Warp asks for, and
+    `wp.from_dlpack(obj)`."""
+
+    imports = ("import warp as wp",)
+    distributions = {"warp": "warp-lang"}
+
+    def consume(self, array: Array | None) -> Snip | None:
+        return Snip(
+            "class Sized(Exported):  # Warp asks the object for len() before its CAI\n"
+            "    def __len__(self):\n"
+            '        return self.desc["shape"][0]\n\n\n'
+            'result = wp.array(Sized(obj.__cuda_array_interface__, obj), device="cuda:0").numpy()',
+            self.imports,
+        )
+
+    def consume_dlpack(self, array: Array) -> Snip | None:
+        return Snip("result = wp.from_dlpack(obj).numpy()", self.imports)
+
+    def produce(self, array: Array) -> Snip | None:
+        return (
+            Snip('obj = wp.array(values, device="cuda:0")', self.imports) if array.plain else None
+        )
 
 
 class WarpAdapter(PlainProducer):
@@ -40,6 +67,7 @@ class WarpAdapter(PlainProducer):
     supported = SUPPORTED
     consume_is_library_call = True
     capabilities = frozenset({"produce", "consume", "dlpack", "consume-dlpack"})
+    repro: Repro = _WarpRepro()
 
     def upload(self, values: np.ndarray) -> Any:
         import warp as wp

@@ -5,11 +5,12 @@ cuda-bindings and the libraries of the exchange alone, printing one `BUG: ...` o
 `script_for_group(group)` takes one group of a run's findings.json (its `reproducer` names the
 cell "family/producer/consumer" and carries the example's params) and returns the script, or
 None where no template covers the group (`NOT_COVERED` says why, per case). One module per
-check family writes its scripts; `libraries` holds the per-library snippets, `exchange` the
-parts they share (`dlpack_exchange` those of the DLPack families), `_text` the helpers the
-scripts are written from (`_dlpack_helpers` the DLPack ones: dlpack.h's structs in ctypes, a
-capsule's reader, a capsule builder whose deleter counts its calls). Nothing here, and nothing
-in a script, imports the rest of caiconform: a script runs where caiconform is not installed.
+check family writes its scripts; `libraries` finds each library's snippets in its adapter
+(`adapter.repro`, declared beside the calls it mirrors), `exchange` the parts they share
+(`dlpack_exchange` those of the DLPack families), `_text` the helpers the scripts are written
+from (`_dlpack_helpers` the DLPack ones: dlpack.h's structs in ctypes, a capsule's reader, a
+capsule builder whose deleter counts its calls). Nothing in a script imports caiconform: a
+script runs where caiconform is not installed.
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 A reproducer imports numpy, the standard library, `cuda.bindings` (the stand-in for
 caiconform's reference producer and consumer: a few lines over the CUDA driver API) and the
 libraries of the exchange; nothing of caiconform. Its helpers are source text here (`HELPERS`),
-each included only when the script uses it. The generator itself runs inside caiconform but
-imports none of it either, so a half-edited module elsewhere cannot stop a script being
-written: the layout arithmetic (C strides, byte extent) and the decoding of the journal's
-encoded dicts are repeated here in a few lines.
+each included only when the script uses it. The generator itself runs inside caiconform and
+imports of it only the libraries' lines, declared in their adapters (`libraries`,
+`adapters._repro`: data, no library imported), and what those import; so a half-edited check
+or runner module cannot stop a script being written: the byte extent and the decoding of the
+journal's encoded dicts are repeated here in a few lines.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from __future__ import annotations
 import ast
 import sys
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from caiconform.adapters._repro import Array, c_strides
+from caiconform.report.standalone import libraries
 from caiconform.report.standalone._dlpack_helpers import HELPERS as _DLPACK_HELPERS
 
 __all__ = [
@@ -27,10 +30,8 @@ __all__ = [
     "Unencodable",
     "OPAQUE",
     "STRUCTURED_DESCR",
-    "Array",
     "Script",
     "array_of",
-    "c_strides",
     "byte_extent",
     "decode",
     "literal",
@@ -49,15 +50,6 @@ def one_line(text: Any) -> str:
     return " ".join(str(text or "").split())
 
 
-def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    """Byte strides of the C-contiguous layout of `shape`."""
-    out, step = [], itemsize
-    for extent in reversed(shape):
-        out.insert(0, step)
-        step *= max(extent, 1)
-    return tuple(out)
-
-
 def byte_extent(shape: tuple[int, ...], strides: tuple[int, ...] | None, itemsize: int) -> tuple:
     """(lowest byte, one past the highest) touched relative to the data pointer; (0, 0) empty."""
     if any(extent == 0 for extent in shape):
@@ -67,43 +59,6 @@ def byte_extent(shape: tuple[int, ...], strides: tuple[int, ...] | None, itemsiz
         reach = (extent - 1) * stride
         lo, hi = (lo + reach, hi) if reach < 0 else (lo, hi + reach)
     return (lo, hi + itemsize)
-
-
-@dataclass(frozen=True)
-class Array:
-    """One example's array as the script builds it: numpy dtype source, the typestr (and descr)
-    exported, the layout in bytes and the seed of its values."""
-
-    typestr: str  # as the run named it (a typestr, or bfloat16 / float8_* / structured)
-    dtype_src: str  # numpy dtype expression for the host values
-    export_typestr: str
-    descr: list | None
-    itemsize: int
-    shape: tuple[int, ...]
-    strides: tuple[int, ...] | None  # as exported (None: C-contiguous)
-    offset: int
-    alloc: int  # bytes of the allocation holding the image
-    seed: int
-    source_shape: tuple[int, ...] = field(default=())  # values repeat along stride-0 axes
-
-    @property
-    def size(self) -> int:
-        count = 1
-        for extent in self.shape:
-            count *= extent
-        return count
-
-    @property
-    def plain(self) -> bool:
-        """C-contiguous at offset 0: what a library's plain upload makes."""
-        if self.offset:
-            return False
-        if self.strides is None or self.size == 0:
-            return True
-        expected = c_strides(self.shape, self.itemsize)
-        return all(
-            n == 1 or s == e for n, s, e in zip(self.shape, self.strides, expected, strict=True)
-        )
 
 
 def array_of(params: dict) -> Array | None:
@@ -424,20 +379,9 @@ def source_of(*names: str, given: tuple[str, ...] = ()) -> str:
     return "\n\n\n".join([import_block(lines), *code]) + "\n"
 
 
-#: import prefix -> the distribution it comes from (longest prefixes first)
-DISTRIBUTIONS = {
-    "cuda.bindings": "cuda-bindings",
-    "cuda.compute": "cuda-cccl",
-    "cuda.core": "cuda-core",
-    "numba": "numba-cuda",
-    "numba_cuda_mlir": "numba-cuda-mlir",
-    "cupy": "cupy",
-    "torch": "torch",
-    "jax": "jax",
-    "pycuda": "pycuda",
-    "rmm": "rmm",
-    "warp": "warp-lang",
-}
+#: import prefix -> the distribution it comes from, for what a script imports besides the
+#: libraries of the exchange (whose adapters name theirs: `libraries.distributions`)
+DISTRIBUTIONS = {"cuda.bindings": "cuda-bindings"}
 
 
 class Script:
@@ -490,10 +434,11 @@ class Script:
     def needs(self) -> str:
         """The header's line naming the distributions the imports come from."""
         dists = ["numpy"]
+        known = {**DISTRIBUTIONS, **libraries.distributions()}
         for line in self.parts()[0]:
             words = line.replace(",", " ").split()
             module = words[1] if len(words) > 1 and words[0] in ("import", "from") else ""
-            for prefix, dist in DISTRIBUTIONS.items():
+            for prefix, dist in known.items():
                 if (module == prefix or module.startswith(prefix + ".")) and dist not in dists:
                     dists.append(dist)
         return f"# Needs: {', '.join(dists)} (and nothing of caiconform)."

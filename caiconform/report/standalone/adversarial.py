@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from caiconform.adapters._repro import c_strides
 from caiconform.report.standalone import exchange as ex
 from caiconform.report.standalone._text import (
     Mask,
@@ -119,8 +120,6 @@ def _live(s: Script, params: dict) -> bool:
         shape = (array.shape[0] + _PAST_END, *array.shape[1:]) if array.shape else None
         if shape is None:
             return False
-        from caiconform.report.standalone._text import c_strides
-
         reach = _PAST_END * array.itemsize
         for extent in array.shape[1:]:
             reach *= extent

@@ -5,19 +5,18 @@ against the array it describes.
 
 The scripts' DLPack code is `_dlpack_helpers`'s text (dlpack.h's structs in ctypes, the capsule
 reader, the capsule builder with a counting deleter); the library calls are `libraries`'s
-(`produce`, `consume_dlpack`), but for the numba kernels: their destination's shape and type
-are the example's, not read through cuda.core's `StridedMemoryView.from_dlpack` (a second
-DLPack consumer in the script, whose capsule and refusals would be counted as numba's).
+(`produce`, `produce_named_dlpack`, `consume_dlpack`).
 """
 
 from __future__ import annotations
 
 import textwrap
 
+from caiconform.adapters._repro import Array, c_strides
 from caiconform.dlpack.dtypes import KIND_CODES, NAMED_CODES
 from caiconform.report.standalone import exchange as ex
 from caiconform.report.standalone import libraries as libs
-from caiconform.report.standalone._text import Array, Script, c_strides
+from caiconform.report.standalone._text import Script
 
 __all__ = [
     "dl_dtype",
@@ -30,12 +29,6 @@ __all__ = [
     "judge_import",
     "producer_capsule",
 ]
-
-#: producers whose arrays of a named type the scripts make: the library's own dtype name
-_NAMED_DTYPES = {
-    "torch": "torch.{name}",
-    "jax": "jnp.{name}",
-}
 
 
 def dl_dtype(array: Array) -> tuple[int, int, int] | None:
@@ -96,15 +89,9 @@ def library_producer(s: Script, name: str, array: Array) -> bool:
     """`obj`: producer `name`'s own array over `values` (a named type: its own dtype, a plain
     array only), seen through DLPack alone; False where the scripts cannot make it."""
     if array.typestr in NAMED_CODES:
-        if name not in _NAMED_DTYPES or not array.plain or array.size == 0:
+        snip = libs.produce_named_dlpack(name, array) if array.plain and array.size else None
+        if snip is None:
             return False
-        dtype = _NAMED_DTYPES[name].format(name=array.typestr)
-        upload = {
-            "torch": "obj = torch.from_numpy(values.view(np.uint8).reshape(-1).copy()).cuda()"
-            f".view({dtype}).reshape({array.shape})",
-            "jax": f'obj = jax.device_put(values.view({dtype}), jax.devices("gpu")[0])',
-        }[name]
-        snip = libs.Snip(upload, libs.imports_of(name))
         ex.add(s, snip)
         s.add(snip.code)
     elif not ex.library_export(s, name, array):
@@ -122,31 +109,10 @@ def producer(s: Script, name: str | None, array: Array, *, keep: bool = False) -
     return library_producer(s, name, array)
 
 
-def _numba_kernel(name: str, array: Array) -> libs.Snip | None:
-    """numba's copy kernel taking `obj` by its `__dlpack__`, into a destination of the
-    example's shape and type (numpy dtypes only: `cuda.device_array`)."""
-    ndim = len(array.shape)
-    if ndim > 3 or array.typestr in NAMED_CODES or array.descr:
-        return None
-    snip = libs.Snip(
-        f"shape = {array.shape}\n"
-        "dst = cuda.device_array(shape, dtype)  # the example's shape and type\n"
-        "if dst.size:\n"
-        f"    copy[{libs._launch(ndim)}](obj, dst)  # numba takes obj by its __dlpack__\n"
-        "result = dst.copy_to_host()",
-        libs.imports_of("numba-kernel"),
-        setup=libs._NUMPY_SHIM + "\n\n\n" + libs._copy_kernel(ndim),
-    )
-    return libs._as_mlir(snip) if name == "numba-mlir-kernel" else snip
-
-
 def reader(s: Script, consumer: str, array: Array) -> bool:
     """Define `read(obj)`: consumer `consumer`'s DLPack import of `obj`, to host values; False
     where the scripts know none."""
-    if consumer in ("numba-kernel", "numba-mlir-kernel"):
-        snip = _numba_kernel(consumer, array)
-    else:
-        snip = libs.consume_dlpack(consumer, array)
+    snip = libs.consume_dlpack(consumer, array)
     if snip is None:
         return False
     ex.add(s, snip)

@@ -31,12 +31,6 @@ TRACKED_RULES = (
     "DLPACK-CONSUMER-CALLS-DELETER",
     "DLPACK-DELETER-ONCE",
 )
-#: consumer -> (its import kept as `view`, element 0's address of `view`)
-_HOLD = {
-    "torch": ("view = torch.from_dlpack(obj)", "view.data_ptr()"),
-    "cupy": ("view = cupy.from_dlpack(obj)", "view.data.ptr"),
-    "jax": ("view = jnp.from_dlpack(obj)", "view.unsafe_buffer_pointer()"),
-}
 
 _JUDGE = """
 import gc
@@ -108,10 +102,10 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     ex.header(s, group)
     if not dx.producer(s, None, array, keep=True):
         return None
-    if consumer in _HOLD:
-        ex.add(s, libs.Snip("", libs.imports_of(consumer)))
-        hold, at = _HOLD[consumer]
-        code = f"{hold}\nat = {at}"
+    held = libs.hold_dlpack(consumer)
+    if held is not None:
+        ex.add(s, held)
+        code = held.code
     elif dx.reader(s, consumer, array):
         code = "view = read(obj)  # host values: the import ends inside the call\nat = None"
     else:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from caiconform.adapters._repro import Array, Snip, c_strides
 from caiconform.report.standalone import libraries as libs
-from caiconform.report.standalone._text import Array, Script, one_line
+from caiconform.report.standalone._text import Script, one_line
 
 __all__ = [
     "CRASH_OUTCOMES",
@@ -63,7 +64,7 @@ def header(s: Script, group: dict) -> None:
     s.comment(f"Seen with: {seen}.")
 
 
-def add(s: Script, snip: libs.Snip | None) -> None:
+def add(s: Script, snip: Snip | None) -> None:
     """Use a snippet's imports and setup in `s` (not its code)."""
     if snip is None:
         return
@@ -113,8 +114,6 @@ def interface(
     exactly that version's keys (mask from 1, stream from 3; explicit strides before 2)."""
     strides = array.strides
     if strides is None and version < 2:
-        from caiconform.report.standalone._text import c_strides
-
         strides = c_strides(array.shape, array.itemsize)
     data = f"{ptr} if values.size else 0" if version >= 2 else ptr
     items = [

@@ -5,6 +5,7 @@ the reference's (the driver's own copy after a host-side sleep on the stream) an
 
 from __future__ import annotations
 
+from caiconform.adapters._repro import Snip
 from caiconform.report.standalone import exchange as ex
 from caiconform.report.standalone import libraries as libs
 from caiconform.report.standalone._text import Script
@@ -49,30 +50,12 @@ def reference_pending(s: Script, array, scenario: str) -> None:
 def pending_producer(s: Script, producer: str, scenario: str, array) -> bool:
     """`obj`: `producer`'s own array whose final write is pending on the library's stream of
     `scenario` (the adapters' staging, in the library's own calls); False where unknown."""
-    if producer == "jax":
-        if scenario != "pending":
-            return False
-        s.imp(*libs.imports_of("jax"))
-        s.add(_SENTINEL)
-        s.add(
-            """
-            m = jnp.full((4096, 4096), 1e-3, dtype=jnp.float32)
-
-
-            @jax.jit
-            def delayed(x):  # an identity that finishes only after 1024 matrix products
-                chain = jax.lax.fori_loop(0, 1024, lambda _, a: a @ m, m)
-                return jnp.where(jnp.sum(chain) == -1.5, jnp.zeros_like(x), x)
-
-
-            x = jax.device_put(values, jax.devices("gpu")[0]).block_until_ready()
-            delayed(jnp.zeros_like(x)).block_until_ready()  # compiled once, on other values
-            array = delayed(x)  # dispatched: still being computed when its CAI is read
-            obj = Exported(array.__cuda_array_interface__, owner=array)
-            """
-        )
-        return True
     how = libs.pending(producer, scenario, array)
+    if isinstance(how, Snip):  # the library's own lines making `obj`, its work still running
+        s.imp(*how.imports)
+        s.add(_SENTINEL)
+        s.add(how.code)
+        return True
     if how is None or array.size == 0:
         return False
     s.imp(*how.imports)

@@ -124,36 +124,6 @@ def extent_outside(desc):
             f"[{base:#x}, {base + size:#x})")
 '''
 
-_OPAQUE_TORCH = (
-    'obj = torch.as_tensor(np.frombuffer(values.tobytes(), np.uint8), device="cuda")'
-    ".view(torch.{name}).reshape({shape})"
-)
-
-
-#: (producer, kind) -> the object that cannot export (the adapters' `unexportable`)
-UNEXPORTABLE = {
-    ("torch", "cpu"): "obj = torch.arange(4, dtype=torch.float32)  # a CPU tensor",
-    ("torch", "sparse-cpu"): (
-        "obj = torch.sparse_coo_tensor(torch.tensor([[0, 2]]), torch.tensor([1.0, 2.0]), (4,))"
-    ),
-    ("torch", "sparse-cuda"): (
-        'obj = torch.sparse_coo_tensor(torch.tensor([[0, 2]], device="cuda"), '
-        'torch.tensor([1.0, 2.0], device="cuda"), (4,))'
-    ),
-    ("torch", "requires-grad"): 'obj = torch.zeros(4, device="cuda", requires_grad=True)',
-    ("cupy", "sparse-csr"): (
-        "import cupyx.scipy.sparse\n"
-        "obj = cupyx.scipy.sparse.csr_matrix(cupy.eye(3, dtype=cupy.float32))"
-    ),
-    ("jax", "cpu"): ('obj = jax.device_put(np.arange(4, dtype=np.float32), jax.devices("cpu")[0])'),
-}
-#: a library setting that chooses the version it exports -> the line making it (before import)
-SETTINGS = {
-    "CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION=2": (
-        'os.environ["CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION"] = "2"  # read at import'
-    ),
-}
-
 
 def _build(s: Script, producer: str, params: dict) -> bool:
     """Make the producer's `obj` as the example did; False when the script cannot."""
@@ -162,26 +132,28 @@ def _build(s: Script, producer: str, params: dict) -> bool:
 
     kind, setting = params.get("unexportable"), params.get("export_setting")
     if kind is not None:
-        made = UNEXPORTABLE.get((producer, kind))
+        made = libs.unexportable(producer, kind)
         if made is None:
             return False
-        s.imp(*libs.imports_of(producer))
-        s.add(made)
+        s.imp(*made.imports)
+        s.add(made.code)
         return True
     if setting is not None:
-        if setting not in SETTINGS:
+        line = libs.export_setting(producer, setting)
+        if line is None:
             return False
-        s.imp("import os", SETTINGS[setting])
+        s.imp("import os", line)
     array = array_of(params)
-    if array is None or producer not in libs.CONSUMERS or producer == "reference":
+    if array is None or producer == "reference":
         return False
     ex.values(s, array)
     scenario = params.get("stream_scenario") or "none"
     if scenario != "none":
         return pending_producer(s, producer, scenario, array)
-    if producer == "torch" and array.typestr in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
-        s.imp(*libs.imports_of("torch"))
-        s.add(_OPAQUE_TORCH.format(name=array.typestr, shape=array.shape))
+    named = libs.produce_named(producer, array)
+    if named is not None:
+        s.imp(*named.imports)
+        s.add(named.code)
         return True
     return ex.library_export(s, producer, array)
 
