@@ -251,3 +251,45 @@ def test_the_exchange_benchmark_times_both_paths_of_each_library_it_finds(capsys
     reference = rows["reference (Python table)"]
     assert reference["dlpack_us"] > 0 and reference["table_us"] > 0 and reference["ratio"] > 0
     assert all("skipped" in row or row["table_version"][0] == 1 for row in rows.values())
+
+
+@pytest.mark.parametrize(
+    ("made", "outcome", "rule"),
+    [
+        (lambda: HostArray(VALUES), "pass", None),
+        (lambda: Bare(VALUES), "skip", None),
+        (lambda: OnInstance(VALUES), "fail", "DLPACK-CAPI-ON-TYPE"),
+    ],
+    ids=["reference-table", "no-table", "table-on-the-instance"],
+)
+def test_execute_judges_the_producer_s_object_end_to_end(monkeypatch, made, outcome, rule) -> None:
+    """`execute` on the host (scenario "none" needs no GPU), the producer's object made here."""
+    from caiconform.checks import _dlpack_calls
+
+    monkeypatch.setattr(_dlpack_calls, "produce", lambda *args: made())
+    params = {"scenario": "none", "typestr": "<f4", "seed": 0,
+              "layout": Layout(VALUES.shape).to_dict()}
+    monkeypatch.setattr(dlpack_capi, "make_values", lambda *args: VALUES)
+    result = dlpack_capi.execute(params, "mylib", None)
+    assert (result.outcome, result.rule) == (outcome, rule), result.message
+
+
+class Bare:
+    """An array type of a release without the C exchange API."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def __dlpack__(self, **kwargs):
+        return self.values.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.values.__dlpack_device__()
+
+
+class OnInstance(Bare):
+    """The table set on the object alone, which dlpack.h forbids."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        super().__init__(values)
+        self.__dlpack_c_exchange_api__ = HostArray.__dlpack_c_exchange_api__

@@ -13,7 +13,9 @@ cuda.core 1.2.0, so the consumer copies the view's byte extent with the `Buffer`
 host buffer from `LegacyPinnedMemoryResource` — on its own stream, the one handed to the view
 as the consumer stream, and lays the bytes out in numpy at the view's strides. So the copy is
 ordered after the producer's work only through the stream order cuda.core establishes.
-cuda.core has no array type of its own, so it does not produce.
+cuda.core has no array type of its own, so it does not produce an array; its
+`StridedMemoryView` type carries DLPack 1.3's C exchange API table, so for that protocol alone
+(capability "dlpack-c") `produce` is a view over a reference array.
 """
 
 from __future__ import annotations
@@ -123,11 +125,30 @@ class CudaCoreAdapter(Adapter):
     name = "cuda.core"
     module = "cuda.core"
     distribution = "cuda-core"
-    capabilities = frozenset({"consume", "consume-dlpack"})
+    capabilities = frozenset({"consume", "consume-dlpack", "dlpack-c"})
     repro: Repro = _CudaCoreRepro()
 
     def available(self) -> tuple[bool, str]:
         return _staging.on_gpu(super().available())
+
+    def produce(
+        self, values: np.ndarray, layout: Any, typestr: str, stream_scenario: str = "none"
+    ) -> Any:
+        """A `StridedMemoryView` over a reference array holding `values` in `layout`, made with
+        `StridedMemoryView.from_dlpack(source, stream_ptr=-1)` (the source's work is finished):
+        cuda.core has no array type, and its view's type carries DLPack's C exchange API table
+        (capability "dlpack-c", the only producer capability claimed: no CAI or DLPack family
+        makes cuda.core a producer)."""
+        from cuda.core.utils import StridedMemoryView
+
+        from caiconform.adapters.base import SkipExchange
+        from caiconform.reference.producer import ReferenceArray
+
+        if stream_scenario != "none":
+            raise SkipExchange(f"cuda.core has no stream of its own for scenario {stream_scenario}")
+        source = ReferenceArray(values, layout, typestr)
+        source.synchronize()
+        return StridedMemoryView.from_dlpack(source, stream_ptr=-1)
 
     def consume(self, obj: Any) -> np.ndarray:
         from cuda.core import Device

@@ -250,7 +250,9 @@ class TorchAdapter(Adapter):
     name = "torch"
     module = "torch"
     consume_is_library_call = True
-    capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write", "consume-dlpack"})
+    capabilities = frozenset(
+        {"produce", "consume", "streams", "dlpack", "write", "consume-dlpack", "dlpack-c"}
+    )
     repro: Repro = _TorchRepro()
 
     def available(self) -> tuple[bool, str]:
