@@ -147,8 +147,15 @@ def _memory_kinds(value: str) -> tuple[str, ...]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from caiconform.runner.config import DEFAULT_SATURATE
-    from caiconform.runner.pool import HOST_WORKERS, WORKERS_PER_GPU
+    _selection_arguments(parser)
+    _machine_arguments(parser)
+    _budget_arguments(parser)
+    _process_arguments(parser)
+    _verdict_arguments(parser)
+
+
+def _selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the run covers: libraries, checks, protocols, examples, its directory."""
     from caiconform.spec.protocols import NAMES as PROTOCOL_NAMES
 
     parser.add_argument(
@@ -182,6 +189,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="continue the run in --out with its own libraries, checks, examples and seed "
         "(options that would change them are ignored, and named)",
     )
+
+
+def _machine_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where and how hard it runs: workers, shards, timeouts, GPUs, the seed, crash caps,
+    memory kinds."""
+    from caiconform.runner.pool import HOST_WORKERS, WORKERS_PER_GPU
+
     parser.add_argument(
         "--workers",
         type=_positive_int,
@@ -238,6 +252,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "device,async,async-pool,managed,host-mapped,host-registered,vmm; `device` alone "
         "draws none, as runs before the dimension; on --resume, the run's)",
     )
+
+
+def _budget_arguments(parser: argparse.ArgumentParser) -> None:
+    """What each cell spends: shrinking, confirming, saturation, the start, batches."""
+    from caiconform.runner.config import DEFAULT_SATURATE
+
     parser.add_argument(
         "--no-shrink", action="store_true", help="keep non-pass examples as found, unshrunk"
     )
@@ -283,6 +303,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="examples of a cell sent to a worker in one request, so it runs the next while "
         "the last is journaled (8; 1: one at a time)",
     )
+
+
+def _process_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the workers are made: fork servers, preloads, zygotes, builds, spares, and the
+    adapter source."""
     parser.add_argument(
         "--no-fork",
         action="store_true",
@@ -332,6 +357,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="module providing names() and probe(name) for the libraries "
         f"(default: the adapter registry, {DEFAULT_ADAPTER_SOURCE}; on --resume, the run's)",
     )
+
+
+def _verdict_arguments(parser: argparse.ArgumentParser) -> None:
+    """What makes the exit status 1: the expectations and the severities that fail."""
     parser.add_argument(
         "--expectations",
         metavar="FILE",
