@@ -446,6 +446,18 @@ SYNTHETIC = {
         outcome="rejected-valid",
         severity="refuses-valid",
     ),
+    "dlpack_capi": group(
+        "dlpack_capi/torch/-",
+        {"scenario": "none", "typestr": "<f4", "layout": layout([2, 3], None, 0, "C"), "seed": 0},
+        role="producer",
+        library="torch",
+        rule="DLPACK-CAPI-SAME-TENSOR",
+    ),
+    "dlpack_consumer": group(
+        "dlpack_consumer/-/torch",
+        {"case": "stream", "scenario": "pending", "typestr": "<f4", "shape": [64], "seed": 0},
+        rule="DLPACK-STREAM-PRODUCER-SYNC",
+    ),
 }
 
 
