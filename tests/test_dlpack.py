@@ -693,6 +693,17 @@ def test_managed_memory_on_another_device_id_is_a_finding():
     assert _judged(_good(device=(header.kDLCUDAManaged, 1))) == {"DLPACK-DEVICE-ID-ZERO"}
 
 
+def test_managed_memory_is_asked_as_a_device_with_streams():
+    """kDLCUDAManaged takes a stream as CUDA does: the validator asks with -1 (no
+    synchronization) first, and the capsule on (13, 0) breaks no rule."""
+    from caiconform.dlpack.validate import check_dlpack
+
+    managed = (header.kDLCUDAManaged, 0)
+    producer = _DLPackOnly(_good(device=managed), device=managed)
+    assert check_dlpack(producer) == ([], None)
+    assert producer.calls[0] == {"stream": -1, "max_version": (1, 0)}
+
+
 def test_a_capsule_using_values_newer_than_its_version_names_each():
     from caiconform.dlpack.validate import check_capsule
 
