@@ -64,7 +64,7 @@ class _Capsules:
         *,
         device=(2, 0),
         byte_offset=8,
-        version=(1, 1),
+        version=(1, 3),
         name=None,
         null_shape=False,
         destructor=None,
@@ -133,7 +133,7 @@ def test_hand_built_capsules_with_negative_strides_and_bfloat16(versioned):
     assert capsule.strides == (-4, 1) and capsule.byte_strides == (-8, 2)
     assert capsule.pointer == buffer.ctypes.data + 8
     assert typestr_of(capsule) == "bfloat16" and capsule.device == (2, 0)
-    assert capsule.readonly == versioned and capsule.version == ((1, 1) if versioned else None)
+    assert capsule.readonly == versioned and capsule.version == ((1, 3) if versioned else None)
     assert capsule.name == made.name.decode()
 
 
@@ -516,7 +516,7 @@ def test_a_versioned_capsule_still_disagrees_about_read_only(monkeypatch):
     assert result.outcome == FAIL and result.rule == "CAI-DLPACK-AGREE", result.message
     assert result.seen.startswith(
         "readonly False in lib's own DLPack capsule (a versioned 'dltensor_versioned' capsule "
-        "(DLPack 1.1, with flags)) and True in its CAI"
+        "(DLPack 1.3, with flags)) and True in its CAI"
     )
 
 
@@ -612,7 +612,9 @@ def test_numpy_exports_break_no_capsule_rule(array):
 def test_a_good_hand_built_capsule_passes_both_kinds():
     assert _judged(_good()) == set()
     assert _judged(_good(versioned=False)) == set()
-    assert _judged(_good(shape=(0, 2), strides=None)) == {"DLPACK-ZERO-SIZE-NULL"}
+    zero = {"shape": (0, 2), "strides": None}  # NULL strides: allowed before DLPack 1.2 only
+    assert _judged(_good(**zero, version=(1, 1))) == {"DLPACK-ZERO-SIZE-NULL"}
+    assert _judged(_good(**zero)) == {"DLPACK-ZERO-SIZE-NULL", "DLPACK-STRIDES-NONNULL"}
 
 
 def _set_tensor(field: str, value):
@@ -637,7 +639,14 @@ def _set_tensor(field: str, value):
         ("DLPACK-DTYPE-CODE", {"code": 42}, None),
         ("DLPACK-DTYPE-BITS", {"bits": 0}, None),
         ("DLPACK-DTYPE-BOOL", {"code": 6, "bits": 16}, None),
-        ("DLPACK-DTYPE-SUBBYTE-BITS", {"code": 17, "bits": 8}, None),
+        ("DLPACK-DTYPE-SUBBYTE-BITS", {"code": 15, "bits": 8}, None),
+        ("DLPACK-DTYPE-FP4-BITS", {"code": 17, "bits": 8}, None),
+        ("DLPACK-SUBBYTE-PADDED-FLAG", {"flags": 4}, None),
+        ("DLPACK-VERSION-ENUM-VALUES", {"version": (1, 0), "code": 10, "bits": 8}, None),
+        ("DLPACK-VERSION-ENUM-VALUES", {"version": (1, 1), "device": (18, 0)}, None),
+        ("DLPACK-VERSION-ENUM-VALUES", {"version": (1, 0), "code": 17, "bits": 4}, None),
+        ("DLPACK-STRIDES-NONNULL", {"strides": None}, None),
+        ("DLPACK-STRIDES-NONNULL", {"strides": None, "version": (1, 2)}, None),
         ("DLPACK-SHAPE", {"null_shape": True}, None),
         ("DLPACK-SHAPE", {"shape": (3, -1), "strides": (1, 1)}, None),
         ("DLPACK-SHAPE", {}, _set_tensor("ndim", 100_000)),
@@ -653,6 +662,58 @@ def test_each_bad_capsule_gives_its_rule(rule, overrides, change):
     if change is not None:
         made = change(made)
     assert _judged(made) == {rule}
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"strides": None, "versioned": False},  # legacy: NULL strides, compact row-major
+        {"strides": None, "version": (1, 0)},
+        {"strides": None, "version": (1, 1)},  # the newest version allowing them
+        {"shape": (), "strides": None},  # ndim 0: NULL strides in any version
+        {"code": 10, "bits": 8, "version": (1, 1)},  # float8_e4m3fn, defined from 1.1 on
+        {"code": 17, "bits": 4},  # float4_e2m1fn, packed (no flag)
+        {"code": 15, "bits": 6, "flags": 4},  # float6_e2m3fn, padded
+        {"code": 16, "bits": 6, "flags": 4, "version": (1, 1)},
+        {"device": (18, 0), "version": (1, 2)},  # kDLTrn, from 1.2 on
+        {"device": (13, 0)},  # kDLCUDAManaged: device_id 0
+        {"version": (1, 7)},  # a newer minor version: read as 1.3, nothing new used
+    ],
+)
+def test_capsules_conforming_to_their_own_dlpack_version_break_no_rule(overrides):
+    """What DLPack 1.1-1.3 allow, judged by the capsule's own version: NULL strides before 1.2
+    [DLPACK-STRIDES-NULL-LEGACY], the sub-byte and float8 codes and the padded flag from 1.1,
+    kDLTrn from 1.2, managed memory on device_id 0."""
+    assert _judged(_good(**overrides)) == set()
+
+
+def test_managed_memory_on_another_device_id_is_a_finding():
+    """kDLCUDAManaged (13) has device_id 0: dlpack.h sets it so for "vanilla CPU memory,
+    pinned memory, or managed memory"."""
+    assert _judged(_good(device=(header.kDLCUDAManaged, 1))) == {"DLPACK-DEVICE-ID-ZERO"}
+
+
+def test_managed_memory_is_asked_as_a_device_with_streams():
+    """kDLCUDAManaged takes a stream as CUDA does: the validator asks with -1 (no
+    synchronization) first, and the capsule on (13, 0) breaks no rule."""
+    from caiconform.dlpack.validate import check_dlpack
+
+    managed = (header.kDLCUDAManaged, 0)
+    producer = _DLPackOnly(_good(device=managed), device=managed)
+    assert check_dlpack(producer) == ([], None)
+    assert producer.calls[0] == {"stream": -1, "max_version": (1, 0)}
+
+
+def test_a_capsule_using_values_newer_than_its_version_names_each():
+    from caiconform.dlpack.validate import check_capsule
+
+    made = _good(code=17, bits=4, flags=4, device=(18, 0), version=(1, 0))
+    (only,) = check_capsule(made.capsule)
+    assert only.rule == "DLPACK-VERSION-ENUM-VALUES"
+    assert only.seen == (
+        "DLPack 1.0 with type code 17 (DLPack 1.1), device type 18 (DLPack 1.2), "
+        "flag 0x4 (DLPack 1.1)"
+    )
 
 
 def test_what_is_not_a_capsule_and_an_unversioned_answer_to_max_version():

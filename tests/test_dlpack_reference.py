@@ -210,7 +210,7 @@ def test_the_reference_consumer_reads_renames_and_releases(versioned, index):
     producer = HostArray(array, versioned)
     result = import_dlpack(dlpack_only(producer))
     np.testing.assert_array_equal(result.values, array)
-    assert result.calls[0] == {"stream": None, "max_version": (1, 1)}
+    assert result.calls[0] == {"stream": None, "max_version": (1, 3)}
     assert [e.deleter_calls for e in producer.exports] == [1]
     assert producer.exports[0].by_destructor == 0  # the consumer called it, not the capsule
     assert result.capsule.name == ("dltensor_versioned" if versioned else "dltensor")
@@ -228,7 +228,7 @@ def test_the_reference_consumer_falls_back_to_the_legacy_call():
             return (1, 0)
 
     result = import_dlpack(Old())
-    assert result.calls == [{"stream": None, "max_version": (1, 1)}, {}]
+    assert result.calls == [{"stream": None, "max_version": (1, 3)}, {}]
     np.testing.assert_array_equal(result.values, np.arange(3))
 
 
@@ -430,6 +430,101 @@ def test_the_producer_flags_read_only_and_refuses_what_dlpack_cannot_say():
     foreign = ">f8" if np.little_endian else "<f8"
     with pytest.raises(BufferError, match="byte order"):
         PinnedStandIn(np.arange(3, dtype=foreign)).__dlpack__(max_version=(1, 0))
+
+
+@pytest.mark.parametrize("max_version", [(1, 0), (1, 1), (1, 2), (1, 3), (2, 0), None])
+def test_the_producer_answers_with_a_1_3_capsule_whose_strides_are_never_null(max_version):
+    """A C-contiguous array too has its strides written: a DLPack 1.2+ capsule of ndim != 0 may
+    not have NULL ones [DLPACK-STRIDES-NONNULL]; every ask of major 1 or more gets DLPack 1.3."""
+    values = np.arange(6, dtype=np.int32).reshape(2, 3)
+    stand_in = PinnedStandIn(values)
+    capsule = stand_in.__dlpack__(max_version=max_version)
+    parsed = dlpack.read_capsule(capsule)
+    assert parsed.version == (None if max_version is None else (1, 3))
+    assert parsed.strides == (3, 1)
+    assert check_capsule(capsule) == []
+
+
+class VersionedHost:
+    """A kDLCPU producer over a numpy array answering with a capsule of the DLPack `version`
+    and dtype the test chooses, its strides written or NULL (`strides=False`)."""
+
+    def __init__(self, array, version, *, strides=True, dtype=None, flags=0):
+        self.array, self.version, self.strides = array, version, strides
+        self.dtype, self.flags = dtype, flags
+        self.exports: list[dx.Export] = []
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        array = self.array
+        steps = tuple(s // array.itemsize for s in array.strides) if self.strides else None
+        capsule, export = dx.make_capsule(
+            array.ctypes.data,
+            array.shape,
+            self.dtype or dx.dl_dtype(array.dtype),
+            (header.kDLCPU, 0),
+            strides=steps,
+            version=self.version,
+            flags=self.flags,
+            owner=array,
+        )
+        self.exports.append(export)
+        return capsule
+
+    def __dlpack_device__(self):
+        return (header.kDLCPU, 0)
+
+
+@pytest.mark.parametrize(
+    ("version", "strides"),
+    [((1, 0), True), ((1, 0), False), ((1, 1), False), ((1, 2), True), ((1, 3), True)],
+)
+def test_the_reference_consumer_reads_dlpack_1_0_to_1_3(version, strides):
+    """Asked with max_version (1, 3), capsules of every minor version are read alike; NULL
+    strides before 1.2 as compact row-major [DLPACK-STRIDES-NULL-LEGACY]."""
+    array = np.arange(12, dtype=np.float32).reshape(3, 4)
+    producer = VersionedHost(array, version, strides=strides)
+    result = import_dlpack(dlpack_only(producer))
+    np.testing.assert_array_equal(result.values, array)
+    assert result.calls[0]["max_version"] == (1, 3) and result.capsule.version == version
+    assert result.warnings == [] and [e.deleter_calls for e in producer.exports] == [1]
+
+
+@pytest.mark.parametrize("version", [(1, 2), (1, 3)])
+def test_the_reference_consumer_refuses_null_strides_from_dlpack_1_2_on(version):
+    producer = VersionedHost(np.arange(4, dtype=np.float32), version, strides=False)
+    with pytest.raises(ConsumerRefused) as refused:
+        import_dlpack(dlpack_only(producer))
+    assert refused.value.rules == ["DLPACK-STRIDES-NONNULL"]
+    assert [e.deleter_calls for e in producer.exports] == [1]  # refused, released all the same
+    scalar = VersionedHost(np.ones((), dtype=np.float32), version, strides=False)
+    assert import_dlpack(dlpack_only(scalar)).values == 1.0  # ndim 0: NULL strides allowed
+
+
+@pytest.mark.parametrize(
+    ("dtype", "flags", "rule"),
+    [
+        ((17, 4, 1), 0, "DLPACK-PORT-DTYPE"),  # float4, packed: legal, not held
+        ((15, 6, 1), 4, "DLPACK-PORT-DTYPE"),  # float6, padded: legal, not held
+        ((17, 8, 1), 0, "DLPACK-DTYPE-FP4-BITS"),  # "the consumer must stop importing"
+        ((16, 8, 1), 0, "DLPACK-DTYPE-SUBBYTE-BITS"),
+    ],
+)
+def test_the_reference_consumer_refuses_sub_byte_elements_naming_the_rule(dtype, flags, rule):
+    producer = VersionedHost(np.zeros(4, dtype=np.uint8), (1, 3), dtype=dtype, flags=flags)
+    with pytest.raises(ConsumerRefused) as refused:
+        import_dlpack(dlpack_only(producer))
+    assert refused.value.rules == [rule]
+    assert [e.deleter_calls for e in producer.exports] == [1]
+
+
+def test_the_reference_consumer_reads_a_float8_code_a_1_0_capsule_should_not_carry():
+    """The code is 1.1's (DLPACK-VERSION-ENUM-VALUES, a warning): this consumer knows it, so
+    the elements are read, as raw bytes of their size."""
+    raw = np.arange(4, dtype=np.uint8)
+    producer = VersionedHost(raw, (1, 0), dtype=(10, 8, 1))
+    result = import_dlpack(dlpack_only(producer))
+    assert [w.rule for w in result.warnings] == ["DLPACK-VERSION-ENUM-VALUES"]
+    assert result.values.view(np.uint8).tolist() == [0, 1, 2, 3]
 
 
 def test_a_consumer_passing_stream_zero_is_named():

@@ -128,6 +128,8 @@ class Tensor:
         if BUG == "wrong-strides":
             steps = steps[::-1]
         version = (1, 1) if max_version is not None and max_version[0] >= 1 else None
+        if BUG == "null-strides-1.3" and version:
+            steps, version = None, (1, 3)
         code = (_CODES[src.dtype.kind], src.itemsize * 8, 1)
         return make_capsule(src.ctypes.data, src.shape, code, (2, 0), strides=steps,
                             version=version, flags=flags)[0]
@@ -311,6 +313,22 @@ def test_a_producer_capsule_with_wrong_strides_prints_bug(stand_ins: Path, tmp_p
     assert code == 0 and line.startswith("OK: torch's capsule describes the array"), line
     code, line = verdict_of(run(text, stand_ins, tmp_path, "wrong-strides"))
     assert code == 1 and "the capsule's strides are (1, 4) elements" in line, line
+
+
+def test_a_1_3_capsule_with_null_strides_prints_bug(stand_ins: Path, tmp_path: Path) -> None:
+    g = group(
+        "dlpack_versions/torch/-",
+        {"max_version": [1, 3], "typestr": "<i4", "layout": {"shape": [3, 4]}, "seed": 0},
+        role="producer",
+        library="torch",
+        rule="DLPACK-STRIDES-NONNULL",
+    )
+    text = script_for_group(g)
+    code, line = verdict_of(run(text, stand_ins, tmp_path))
+    assert code == 0 and line.startswith("OK: torch's capsule describes the array"), line
+    code, line = verdict_of(run(text, stand_ins, tmp_path, "null-strides-1.3"))
+    assert code == 1 and "DLPack 1.3 capsule of ndim 2 with NULL strides" in line, line
+    assert "[DLPACK-STRIDES-NONNULL]" in line
 
 
 def test_a_consumer_refusing_a_valid_capsule_prints_bug_naming_where(

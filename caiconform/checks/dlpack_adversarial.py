@@ -7,8 +7,9 @@ one reads an allocation rather than a random address), behind `_staging.dlpack_o
 consumer cannot read anything else. The kinds (`KINDS`, kind -> the rule it breaks):
 not a capsule at all, a capsule already consumed ("used_dltensor"), an absurd ndim (huge or
 negative), a negative extent, strides spanning more than the address space, an unknown dtype
-code or device type, a versioned capsule of major version 2, a float6 code with 8 bits; and one
-legal oddity, a NULL deleter [DLPACK-DELETER-NULL], which must be read as any other capsule.
+code or device type, a versioned capsule of major version 2, a float6 code with 8 bits, a
+DLPack 1.3 capsule with NULL strides (allowed before 1.2 only); and one legal oddity, a NULL
+deleter [DLPACK-DELETER-NULL], which must be read as any other capsule.
 
 Outcomes (`judge`): a bad capsule refused with a clean exception is `rejected` with expected
 EXPECT_REJECTION (the right answer), imported is `accepted-invalid` naming its rule; the
@@ -74,6 +75,7 @@ KINDS = {
     "device-type-unknown": "DLPACK-DEVICE-TYPE",
     "version-major-2": "DLPACK-VERSION-MAJOR-MISMATCH",
     "float6-bits": "DLPACK-DTYPE-SUBBYTE-BITS",
+    "strides-null": "DLPACK-STRIDES-NONNULL",
 }
 #: the legal kinds: read as any capsule
 LEGAL = frozenset({"null-deleter"})
@@ -84,8 +86,9 @@ _FLOAT32 = (2, 32, 1)
 
 def bad_capsule(kind: str, data: int, device: tuple[int, int], owner: Any) -> tuple[Any, Any]:
     """(what `__dlpack__` returns, its `Export` or None) for `kind`: a capsule over the four
-    float32 `VALUES` at `data` on `device`, broken as the kind says; `owner` is kept alive
-    until the deleter runs."""
+    float32 `VALUES` at `data` on `device`, broken as the kind says (a DLPack 1.3 capsule with
+    its strides written, but for the kind that leaves them NULL); `owner` is kept alive until
+    the deleter runs."""
     from caiconform.dlpack.header import USED_VERSIONED
     from caiconform.reference import dlpack_export as dx
 
@@ -94,7 +97,7 @@ def bad_capsule(kind: str, data: int, device: tuple[int, int], owner: Any) -> tu
     if kind == "not-a-capsule":
         return (data, device), None
     shape: tuple[int, ...] = (4,)
-    opts: dict[str, Any] = {"owner": owner}
+    opts: dict[str, Any] = {"owner": owner, "strides": (1,)}
     dtype, where = _FLOAT32, device
     if kind == "used-capsule":
         opts["name"] = USED_VERSIONED
@@ -106,6 +109,8 @@ def bad_capsule(kind: str, data: int, device: tuple[int, int], owner: Any) -> tu
         opts["ndim"] = -1
     elif kind == "shape-negative":
         shape = (-4,)
+    elif kind == "strides-null":
+        opts["strides"] = None
     elif kind == "strides-huge":
         shape, opts["strides"] = (2, 2), (1 << 61, 1)
     elif kind == "dtype-code-unknown":

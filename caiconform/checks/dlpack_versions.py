@@ -4,7 +4,9 @@ take, and is that capsule well formed?
 The array API standard's `__dlpack__` (docs/spec/dlpack/array_api_dlpack.md) lets the consumer
 say the newest DLPack version it reads (`max_version`, added in 2023.12). The producer's
 object is asked once per example with one of `MAX_VERSIONS`: left out (a consumer from before
-2023.12), None, (1, 0), (1, 1) and (2, 0) (a consumer newer than any producer). What is judged:
+2023.12), None, (1, 0), (1, 1), (1, 3) (DLPack 1.3, whose capsules from 1.2 on may not have
+NULL strides for ndim != 0: a producer's newest capsule) and (2, 0) (a consumer newer than any
+producer). What is judged:
 - every capsule passes the capsule validator (`dlpack.validate.check_capsule`: name,
   destructor, version, flags, device, dtype codes with bool, bfloat16, float8 and complex,
   shape, element strides, byte_offset, a zero-size tensor's NULL data); its findings keep
@@ -62,7 +64,7 @@ NEEDS_GPU = True
 SINGLE_QUEUE = True
 #: the max_version a consumer passes: "omitted" (no keyword: a consumer from before 2023.12),
 #: None, and (major, minor) pairs as lists (JSON)
-MAX_VERSIONS: tuple[Any, ...] = ("omitted", None, [1, 0], [1, 1], [2, 0])
+MAX_VERSIONS: tuple[Any, ...] = ("omitted", None, [1, 0], [1, 1], [1, 3], [2, 0])
 #: the MAY rule a version other than max_version is noted under (information, never a failure)
 RETURNED_RULE = "DLPACK-MAX-VERSION-RETURNED"
 

@@ -4,12 +4,13 @@ The agreement family compares an object's `__cuda_array_interface__` with its `_
 export. Reading DLPack through another library (cuda.core's `StridedMemoryView.from_dlpack`)
 puts a second implementation between the producer and the verdict: when the two disagree, the
 report cannot say whose bug it is. This module calls `obj.__dlpack__` and parses the capsule
-itself, following `dlpack.h` (v1.1, its structs from `caiconform.dlpack.header`):
+itself, following `dlpack.h` (v1.3, its structs from `caiconform.dlpack.header`):
 `DLManagedTensorVersioned` in a "dltensor_versioned" capsule, or the legacy `DLManagedTensor` in
 a "dltensor" one; `DLTensor` = data, device (type, id), ndim, dtype (code, bits, lanes), shape
-and strides as int64 *elements* (strides may be NULL: compact row-major), byte_offset. The
-capsule is read, not consumed: its name stays, so its own destructor calls the producer's
-deleter when it is collected. A versioned capsule whose major version is not 1 is refused:
+and strides as int64 *elements* (NULL strides read as compact row-major, which a capsule may
+say before DLPack 1.2 only: the validator judges that), byte_offset. The capsule is read, not
+consumed: its name stays, so its own destructor calls the producer's deleter when it is
+collected. A versioned capsule whose major version is not 1 is refused:
 dlpack.h guarantees only the `version` field's place across major versions.
 
 How `__dlpack__` is called (array API `__dlpack__`, 2023.12): `stream` is -1 ("producer must not

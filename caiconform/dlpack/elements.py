@@ -3,11 +3,13 @@ memory, one algorithm for the reference consumer and the checks.
 
 `element_type(capsule)` is the capsule's own type as numpy holds it: its typestr where it has
 one (`caiconform.dlpack.dtypes`), else raw bytes of its size (bfloat16, float8); a vector type
-(lanes other than 1) or a sub-byte one has none, and raises `UnreadableType`, whose `rule`,
-`seen` and `expected` are a finding's. `read_host(capsule, dtype)` copies the elements of host
-memory through a numpy view of exactly the bytes the layout reaches: host memory has no driver
-to vouch for the extent, so the fields are trusted, once a validator has judged them. Memory on
-a device is read by `caiconform.reference.dlpack_read`, which needs the driver.
+(lanes other than 1) or a sub-byte one (float6, float4, packed or padded) has none, and raises
+`UnreadableType`, whose `rule`, `seen` and `expected` are a finding's: DLPACK-PORT-DTYPE, since
+both are legal types dlpack.h defines that this reader does not hold, not a producer's fault.
+`read_host(capsule, dtype)` copies the elements of host memory through a numpy view of exactly
+the bytes the layout reaches: host memory has no driver to vouch for the extent, so the fields
+are trusted, once a validator has judged them. Memory on a device is read by
+`caiconform.reference.dlpack_read`, which needs the driver.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def element_type(capsule: Capsule) -> np.dtype:
     """The numpy dtype to read the elements as: their own, or raw bytes of their size."""
     if capsule.lanes != 1:
         raise UnreadableType(
-            "DLPACK-DTYPE-BITS",
+            "DLPACK-PORT-DTYPE",
             f"{capsule.lanes} lanes",
             "one lane (vector types have no numpy type to read them as)",
         )
@@ -49,7 +51,7 @@ def element_type(capsule: Capsule) -> np.dtype:
         return np.dtype(typestr)
     if capsule.bits % 8:
         raise UnreadableType(
-            "DLPACK-DTYPE-BITS",
+            "DLPACK-PORT-DTYPE",
             f"{capsule.type_name}",
             "a whole number of bytes per element (sub-byte types are not read)",
         )

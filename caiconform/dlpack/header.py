@@ -2,8 +2,11 @@
 capsule names of the Python specification, and the C exchange API's function table.
 
 Everything else in caiconform that lays out, reads or names a DLPack struct takes it from here
-(docs/spec/dlpack/dlpack_h.md is the header's text, DLPack 1.1; the exchange API at the end is
-DLPack 1.3's, whose structs before it are 1.1's unchanged). The ctypes field names are
+(docs/spec/dlpack/dlpack_h.md is the header's text, DLPack 1.3, whose C exchange API at the end is
+docs/spec/dlpack/dlpack_h_exchange_api.md; the structs are laid out as in 1.0). A versioned
+capsule says the minor version it follows, and minor versions add enumeration values
+(`SINCE_MINOR`), so what a value means can depend on the capsule's own version: NULL strides,
+for one, are allowed before 1.2 only (`STRIDES_REQUIRED_FROM`). The ctypes field names are
 dlpack.h's, so a field read here reads as the header does; function pointers that caiconform
 calls itself (`deleter`) are `c_void_p`, cast to `Deleter` at the call, since a struct built
 here stores a plain address in them.
@@ -27,6 +30,9 @@ __all__ = [
     "IS_SUBBYTE_TYPE_PADDED",
     "TYPE_CODES",
     "SUBBYTE_BITS",
+    "SINCE_MINOR",
+    "since_minor",
+    "STRIDES_REQUIRED_FROM",
     "kDLCPU",
     "kDLCUDA",
     "kDLCUDAHost",
@@ -140,6 +146,27 @@ SUBBYTE_BITS = {15: 6, 16: 6, 17: 4}
 READ_ONLY = 1 << 0  # DLPACK_FLAG_BITMASK_READ_ONLY
 IS_COPIED = 1 << 1  # DLPACK_FLAG_BITMASK_IS_COPIED
 IS_SUBBYTE_TYPE_PADDED = 1 << 2  # DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+
+# --- what each minor version of major 1 added ----------------------------------------------
+#: ("type code" | "device type" | "flag", value) -> the first minor version of DLPack 1 whose
+#: header defines it; a value not here is in 1.0's (dmlc/dlpack's releases: 1.1 added the
+#: float8/float6/float4 codes and the sub-byte padded flag, kDLTrn came after 1.1, with 1.2)
+SINCE_MINOR = {
+    **{("type code", code): 1 for code in range(7, 18)},
+    ("flag", IS_SUBBYTE_TYPE_PADDED): 1,
+    ("device type", kDLTrn): 2,
+}
+#: the first minor version of DLPack 1 in which strides may not be NULL for ndim != 0 (dlpack.h
+#: 1.3, DLTensor.strides: "This is not allowed in DLPack v1.2 and later")
+STRIDES_REQUIRED_FROM = (1, 2)
+
+
+def since_minor(kind: str, value: int) -> int:
+    """The first minor version of DLPack 1 that defines `value` of `kind` ("type code",
+    "device type", "flag"): 0 for what 1.0 had (and for values dlpack.h does not define,
+    which other rules judge)."""
+    return SINCE_MINOR.get((kind, value), 0)
+
 
 # --- capsule names (docs/spec/dlpack/python_spec.md), the no-sync stream (array API) --------
 VERSIONED = b"dltensor_versioned"

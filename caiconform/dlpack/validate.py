@@ -9,9 +9,11 @@ capsule as a consumer that needs no stream ordering does (a versioned capsule fi
 lets the capsule go, unconsumed, so its own destructor calls the producer's deleter. Neither
 touches a device: only the capsule's own fields are read, each guarded before the next is used
 (a NULL shape, an absurd ndim, a versioned struct of another major version are findings, never a
-read past them). It lives with the vocabulary it judges by: the reference consumer
-(`caiconform.reference.dlpack_import`), the checks and `caiconform check` all judge a capsule
-with it.
+read past them). A versioned capsule is judged by its own version: NULL strides for ndim != 0
+are a finding from DLPack 1.2 on only, and so is an enumeration value its minor version does not
+define (a float8 code in a 1.0 capsule, kDLTrn in a 1.1 one). It lives with the vocabulary it
+judges by: the reference consumer (`caiconform.reference.dlpack_import`), the checks and
+`caiconform check` all judge a capsule with it.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ from caiconform.dlpack.header import (
     NO_SYNC,
     READ_ONLY,
     STREAM_DEVICES,
+    STRIDES_REQUIRED_FROM,
     SUBBYTE_BITS,
     TYPE_CODES,
     VERSIONED,
     ZERO_ID_DEVICES,
+    since_minor,
 )
 from caiconform.spec.findings import Finding, finding
 
@@ -152,6 +156,8 @@ def _judge(capsule: Any, asked_versioned: bool) -> tuple[list[Finding], tuple[in
             )
         )
     managed: Any = STRUCTS[name].from_address(capsule_pointer(capsule, name))
+    version: tuple[int, int] | None = None
+    flags = 0
     if name == VERSIONED:
         major, minor = int(managed.version.major), int(managed.version.minor)
         if major != 1:
@@ -165,7 +171,7 @@ def _judge(capsule: Any, asked_versioned: bool) -> tuple[list[Finding], tuple[in
                 )
             )
             return found, None
-        flags = int(managed.flags)
+        version, flags = (major, minor), int(managed.flags)
         if flags & ~_KNOWN_FLAGS:
             found.append(
                 finding(
@@ -196,12 +202,71 @@ def _judge(capsule: Any, asked_versioned: bool) -> tuple[list[Finding], tuple[in
         )
     tensor = managed.dl_tensor
     device = (int(tensor.device.device_type), int(tensor.device.device_id))
+    code = int(tensor.dtype.code)
     found += _judge_device(device)
-    found += _judge_dtype(int(tensor.dtype.code), int(tensor.dtype.bits), int(tensor.dtype.lanes))
+    found += _judge_dtype(code, int(tensor.dtype.bits), int(tensor.dtype.lanes))
+    if flags & IS_SUBBYTE_TYPE_PADDED and code not in SUBBYTE_BITS:
+        found.append(
+            finding(
+                "DLPACK-SUBBYTE-PADDED-FLAG",
+                "flags",
+                f"the sub-byte padded bit on {TYPE_CODES.get(code, f'code {code}')}",
+                "the padded bit only on a float6 or float4 tensor",
+            )
+        )
+    if version is not None:
+        found += _judge_enum_values(version, code, device[0], flags)
     shape = _shape_of(tensor, found)
     if shape is not None:
+        found += _judge_strides_given(tensor, version)
         found += _judge_layout(tensor, shape)
     return found, device
+
+
+def _judge_enum_values(
+    version: tuple[int, int], code: int, device_type: int, flags: int
+) -> list[Finding]:
+    """A versioned capsule's enumeration values its own minor version does not define
+    [DLPACK-VERSION-ENUM-VALUES]: one finding naming each."""
+    minor = version[1]
+    newer = [
+        f"{what} {value} (DLPack 1.{since})"
+        for what, value in (("type code", code), ("device type", device_type))
+        if (since := since_minor(what, value)) > minor
+    ]
+    newer += [
+        f"flag {bit:#x} (DLPack 1.{since})"
+        for bit in (READ_ONLY, IS_COPIED, IS_SUBBYTE_TYPE_PADDED)
+        if flags & bit and (since := since_minor("flag", bit)) > minor
+    ]
+    if not newer:
+        return []
+    return [
+        finding(
+            "DLPACK-VERSION-ENUM-VALUES",
+            "version",
+            f"DLPack 1.{minor} with {', '.join(newer)}",
+            f"only values DLPack 1.{minor} defines (or a capsule of the version that adds them)",
+        )
+    ]
+
+
+def _judge_strides_given(tensor: Any, version: tuple[int, int] | None) -> list[Finding]:
+    """NULL strides for ndim != 0 in a capsule of DLPack 1.2 or later [DLPACK-STRIDES-NONNULL];
+    before 1.2, and in a legacy capsule, they mean compact row-major
+    [DLPACK-STRIDES-NULL-LEGACY]."""
+    ndim = int(tensor.ndim)
+    if not ndim or tensor.strides or version is None or version < STRIDES_REQUIRED_FROM:
+        return []
+    return [
+        finding(
+            "DLPACK-STRIDES-NONNULL",
+            "dl_tensor.strides",
+            f"NULL with ndim {ndim} in a DLPack {version[0]}.{version[1]} capsule",
+            f"ndim strides (NULL is allowed before DLPack "
+            f"{STRIDES_REQUIRED_FROM[0]}.{STRIDES_REQUIRED_FROM[1]} only)",
+        )
+    ]
 
 
 def _judge_device(device: tuple[int, int]) -> list[Finding]:
@@ -236,7 +301,7 @@ def _judge_dtype(code: int, bits: int, lanes: int) -> list[Finding]:
     if wanted is not None and bits != wanted:
         return [
             finding(
-                "DLPACK-DTYPE-SUBBYTE-BITS",
+                "DLPACK-DTYPE-FP4-BITS" if wanted == 4 else "DLPACK-DTYPE-SUBBYTE-BITS",
                 "dl_tensor.dtype",
                 seen,
                 f"bits {wanted} for {TYPE_CODES[code]}",

@@ -39,7 +39,9 @@ VERSION = header.HEADER_VERSION
 
 #: every table made, with its callbacks: alive for the life of the process
 _TABLES: list[Any] = []
-_new_capsule = capi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+_new_capsule = capi(
+    "PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p
+)
 _incref = capi("Py_IncRef", None, ctypes.py_object)
 
 

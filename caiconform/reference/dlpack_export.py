@@ -1,6 +1,6 @@
 """Build DLPack capsules of both kinds with a tracked deleter: the reference producer's export.
 
-`make_capsule` lays out a `DLManagedTensorVersioned` (DLPack 1.1, capsule "dltensor_versioned")
+`make_capsule` lays out a `DLManagedTensorVersioned` (DLPack 1.3, capsule "dltensor_versioned")
 or a legacy `DLManagedTensor` (capsule "dltensor") over a given pointer, shape, element strides,
 dtype and device (`caiconform.dlpack.header`'s ctypes structs, dlpack.h), and returns the
 capsule with an `Export`: the record the caller keeps of that one tensor. Its `deleter_calls`
@@ -37,6 +37,7 @@ import numpy as np
 from caiconform.dlpack.capsule import STRUCTS, capi, capsule_name, capsule_pointer
 from caiconform.dlpack.dtypes import KIND_CODES, NAMED_CODES, ORDER
 from caiconform.dlpack.header import (
+    HEADER_VERSION,
     IS_COPIED,
     LEGACY,
     READ_ONLY,
@@ -61,8 +62,11 @@ __all__ = [
     "VERSION",
 ]
 
-#: the DLPack version of the versioned capsules made here (dlpack.h 1.1)
-VERSION = (1, 1)
+#: the DLPack version of the versioned capsules made here (dlpack.h 1.3, `header.HEADER_VERSION`)
+VERSION = HEADER_VERSION
+
+#: the newest version whose capsules may have NULL strides (DLPack 1.2 forbids them, ndim != 0)
+_NULL_STRIDES_VERSION = (1, 1)
 
 _is_valid = capi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
 _get_pointer = capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
@@ -186,7 +190,9 @@ def make_capsule(
     Parameters
     ----------
     data, byte_offset: the tensor's `data` pointer and `byte_offset` (element 0 at their sum).
-    shape, strides: extents and strides in elements (None: NULL strides, compact row-major).
+    shape, strides: extents and strides in elements (None: NULL strides, compact row-major,
+    which a capsule of `version` 1.2 or later may not have for ndim != 0
+    [DLPACK-STRIDES-NONNULL]: give them, or an older `version`, for a valid one).
     dtype: (code, bits, lanes); device: (DLDeviceType, device_id).
     versioned: a "dltensor_versioned" capsule of `version` with `flags`, else a legacy one.
     owner: kept alive until the deleter runs (the object whose memory `data` is).
@@ -302,7 +308,8 @@ def host_capsule(
 ) -> tuple[Any, Export]:
     """A kDLCPU capsule over a numpy array's memory, the array its owner. `readonly` (default:
     the array's own) and `copied` set the versioned flags; `strides=False` exports NULL strides
-    (only for a C-contiguous array)."""
+    (only for a C-contiguous array), in a legacy capsule or a versioned one of DLPack 1.1, the
+    newest version that allows them [DLPACK-STRIDES-NULL-LEGACY]."""
     if readonly is None:
         readonly = not array.flags.writeable
     if not strides and not array.flags.c_contiguous:
@@ -316,6 +323,7 @@ def host_capsule(
         (kDLCPU, 0),
         strides=element_strides(array.strides, array.itemsize) if strides else None,
         versioned=versioned,
+        version=VERSION if strides else _NULL_STRIDES_VERSION,
         flags=flags,
         owner=array,
     )

@@ -7,9 +7,12 @@ guarding it:
    reference CAI consumer's, `caiconform.reference.consumer`): the stream the elements are read
    on, so it is the one passed [DLPACK-STREAM-PRODUCER-SYNC]; never 0 [DLPACK-STREAM-ZERO-
    FORBIDDEN]. Whatever the two methods raise propagates [DLPACK-FROM-DLPACK-PROPAGATES].
-2. `obj.__dlpack__(stream=..., max_version=(1, 1))`, the legacy call after a TypeError.
+2. `obj.__dlpack__(stream=..., max_version=(1, 3))`, the legacy call after a TypeError.
 3. The capsule judged by `caiconform.dlpack.validate.check_capsule` (name, version, dtype,
-   device, shape, strides, byte_offset) before anything is read through it.
+   device, shape, strides, byte_offset) before anything is read through it, by its own
+   version: capsules of DLPack 1.0 to 1.3 are read alike, NULL strides as compact row-major
+   before 1.2 [DLPACK-STRIDES-NULL-LEGACY], a 1.2+ capsule of ndim != 0 without strides
+   refused [DLPACK-STRIDES-NONNULL].
 4. Ownership taken: the capsule renamed to "used_dltensor(_versioned)" [DLPACK-CONSUMER-RENAME];
    from here on the deleter is called exactly once, whatever happens [DLPACK-DELETER-ONCE,
    DLPACK-CONSUMER-CALLS-DELETER], a capsule of another major version included (only its deleter
@@ -19,8 +22,10 @@ guarding it:
    byte lies in one allocation before it reads, on the stream passed in 1.), host memory
    (kDLCPU) with numpy.
 A capsule the consumer will not read raises `ConsumerRefused` with findings naming the rules.
-A float6/float4 code with other bits stops the import [DLPACK-DTYPE-SUBBYTE-BITS]; elements
-with no numpy type (bfloat16, float8) are read as raw bytes of their size.
+A float6/float4 code with other bits stops the import [DLPACK-DTYPE-SUBBYTE-BITS,
+DLPACK-DTYPE-FP4-BITS]; elements with no numpy type (bfloat16, float8) are read as raw bytes of
+their size; float6/float4 elements (packed or padded) and vector types are not read: refused
+as a type this consumer does not hold [DLPACK-PORT-DTYPE].
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from caiconform.dlpack.capsule import Capsule, capsule_name, read_capsule
 from caiconform.dlpack.devices import DeviceTupleError, dlpack_device
 from caiconform.dlpack.elements import UnreadableType, element_type
 from caiconform.dlpack.header import (
+    HEADER_VERSION,
     LEGACY,
     STREAM_DEVICES,
     VERSIONED,
@@ -48,8 +54,8 @@ from caiconform.spec.findings import Finding, finding
 
 __all__ = ["import_dlpack", "DLPackImport", "MAX_VERSION", "READABLE_DEVICES"]
 
-#: the newest DLPack version the reference consumer reads
-MAX_VERSION = (1, 1)
+#: the newest DLPack version the reference consumer reads (dlpack.h 1.3, `header.HEADER_VERSION`)
+MAX_VERSION = HEADER_VERSION
 #: device types whose memory the reference consumer reads: kDLCPU, kDLCUDA, kDLCUDAHost,
 #: kDLCUDAManaged
 READABLE_DEVICES = (kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
@@ -62,6 +68,8 @@ _READABLE_ANYWAY = frozenset(
         "DLPACK-FLAGS-DEFAULT",
         "DLPACK-ZERO-SIZE-NULL",
         "DLPACK-DELETER-NULL",
+        "DLPACK-VERSION-ENUM-VALUES",  # values of a newer minor version: this consumer knows 1.3
+        "DLPACK-SUBBYTE-PADDED-FLAG",  # a padded bit on a whole-byte type changes no element
     }
 )
 

@@ -9,7 +9,11 @@ the consumer's stream, copies where asked or needed, and builds the capsule with
 
 The keywords:
 - `max_version`: None gives a legacy "dltensor" capsule; a major of 1 or more a
-  "dltensor_versioned" one of DLPack 1.1 [DLPACK-VERSIONED-STRUCT].
+  "dltensor_versioned" one of DLPack 1.3 [DLPACK-VERSIONED-STRUCT] (for an older ask too: a
+  version other than max_version is the producer's to choose [DLPACK-MAX-VERSION-RETURNED], and
+  1.3 changed no field a 1.x consumer reads). Strides are always written, a C-contiguous
+  array's too: a 1.2+ capsule of ndim != 0 may not have NULL ones [DLPACK-STRIDES-NONNULL], and
+  a legacy or older consumer reads explicit strides as well as NULL ones.
 - `stream` (CUDA): None is the legacy default stream [DLPACK-STREAM-NONE-LEGACY], 1 the legacy
   default stream, 2 the per-thread one, a larger integer a stream handle; the array's pending
   work (its scenario's streams) is made to precede the consumer's stream with an event each
@@ -221,9 +225,7 @@ def export(
     if array.mask is not None:
         raise BufferError("DLPack has no mask: an array exporting a mask cannot be exported")
     code = dx.dl_dtype(array.values.dtype, getattr(array, "dtype_name", None))
-    strides = None
-    if array.layout.strides is not None:
-        strides = dx.element_strides(array.strides, array.itemsize)
+    strides = dx.element_strides(array.strides, array.itemsize)  # never NULL: see the docstring
     readonly = bool(array.readonly) and not req.copy
     if readonly and not req.versioned:
         raise BufferError(

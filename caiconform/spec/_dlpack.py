@@ -2,11 +2,13 @@
 
 One entry per normative statement of the three DLPack texts kept under docs/spec/dlpack/: the
 array API standard's `__dlpack__`, `__dlpack_device__` and `from_dlpack` (2025.12), dmlc/dlpack's
-Python specification page, and dlpack.h (DLPack 1.1). Each quotes its sentence; its level is that
+Python specification page, and dlpack.h (DLPack 1.3). Each quotes its sentence; its level is that
 sentence's word, or it is `derived` (`caiconform.spec.rules` says how). DLPACK rules carry no CAI
-versions: a capsule says its own DLPack version. `dict_visible` marks what a capsule alone (or an
-object's `__dlpack__`/`__dlpack_device__` answers) can show: the rules
-`caiconform.dlpack.validate.check_capsule` judges.
+versions: a capsule says its own DLPack version, and a rule that holds from one minor version on
+says so (NULL strides: allowed before 1.2 only; an enumeration value: in the capsule's
+version). `dict_visible` marks what a capsule alone (or an object's `__dlpack__`/
+`__dlpack_device__` answers) can show: the rules `caiconform.dlpack.validate.check_capsule`
+judges.
 """
 
 from __future__ import annotations
@@ -110,6 +112,13 @@ RULES = (
          "through its deleter: no other field is read.",
          quote="(i.e. major != DLPACK_MAJOR_VERSION), the consumer must call the deleter (and it "
                "is safe to do so).", dict_visible=True),
+    make("DLPACK-VERSION-ENUM-VALUES", "SHOULD", "", "producer", HEADER,
+         "A versioned capsule uses only the enumeration values its own minor version defines: "
+         "no float8, float6 or float4 type code and no sub-byte padded flag in a 1.0 capsule, "
+         "no kDLTrn device before 1.2 (a consumer of that version cannot interpret them).",
+         quote="In the case of a minor version mismatch, the tensor can be safely used as long "
+               "as the consumer knows how to interpret all fields. Minor version updates "
+               "indicate the addition of enumeration values.", derived=True, dict_visible=True),
     # -- stream
     make("DLPACK-STREAM-MIN", "MUST", "", "consumer", API,
          "The stream a consumer passes is an integer of -1 or more.",
@@ -233,9 +242,9 @@ RULES = (
          quote="For vanilla CPU memory, pinned memory, or managed memory, this is set to 0.",
          derived=True, dict_visible=True),
     make("DLPACK-PORT-DTYPE", "PORTABILITY", "", "consumer", HEADER,
-         "A consumer holds the types it has: bfloat16, the float8 formats and 128-bit floats "
-         "are legal codes that a consumer without such a type refuses. No requirement of the "
-         "text: a refusal of one names a portability gap, not a defect.",
+         "A consumer holds the types it has: bfloat16, the float8, float6 and float4 formats "
+         "and 128-bit floats are legal codes that a consumer without such a type refuses. No "
+         "requirement of the text: a refusal of one names a portability gap, not a defect.",
          quote="The data type the tensor can hold."),
     make("DLPACK-DTYPE-CODE", "SHOULD", "", "producer", HEADER,
          "The dtype code is one of dlpack.h's DLDataTypeCode values.",
@@ -250,11 +259,27 @@ RULES = (
                "convention, the underlying storage size of bool is 8 bits)", derived=True,
          dict_visible=True),
     make("DLPACK-DTYPE-SUBBYTE-BITS", "MUST", "", "both", HEADER,
-         "float6 codes carry bits 6 and float4 bits 4; a consumer stops importing on any other "
-         "value.",
+         "The float6 codes (kDLFloat6_e2m3fn, kDLFloat6_e3m2fn) carry bits 6; a consumer stops "
+         "importing on any other value.",
          quote="Setting bits != 6 is currently unspecified, and the producer must ensure it is "
                "set while the consumer must stop importing if the value is unexpected.",
          dict_visible=True),
+    make("DLPACK-DTYPE-FP4-BITS", "MUST", "", "both", HEADER,
+         "The float4 code (kDLFloat4_e2m1fn) carries bits 4; a consumer stops importing on any "
+         "other value.",
+         quote="Setting bits != 4 is currently unspecified, and the producer must ensure it is "
+               "set while the consumer must stop importing if the value is unexpected.",
+         dict_visible=True),
+    make("DLPACK-SUBBYTE-PACKED", "MUST", "", "both", HEADER,
+         "A sub-byte tensor (float6, float4) without DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED "
+         "is packed, element i at bit i * bits of the data in little bit-endian order; with the "
+         "flag each element is padded.",
+         quote="The default for sub-byte types (ex: fp4/fp6) is assumed packed.", derived=True),
+    make("DLPACK-SUBBYTE-PADDED-FLAG", "SHOULD", "", "producer", HEADER,
+         "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED is set only on a tensor of sub-byte type "
+         "(float6, float4): on any other it says nothing a consumer can act on.",
+         quote="This flag can be set by the producer to signal that a tensor of sub-byte type "
+               "is padded.", derived=True, dict_visible=True),
     make("DLPACK-BYTE-ORDER", "MUST", "", "producer", HEADER,
          "The data is in native byte order.",
          quote="The data type is assumed to follow the native endian-ness.", derived=True),
@@ -263,7 +288,8 @@ RULES = (
          quote="An explicit error message should be raised when attempting to export an array "
                "with non-native endianness"),
     make("DLPACK-SHAPE", "MUST", "", "producer", HEADER,
-         "ndim is not negative, and shape points to ndim extents that are not negative.",
+         "ndim is not negative, and shape points to ndim extents that are not negative (it may "
+         "be NULL when ndim is 0).",
          quote="The shape of the tensor", derived=True, dict_visible=True),
     make("DLPACK-DATA-NONNULL", "MUST", "", "producer", HEADER,
          "A tensor with elements has a data pointer that is not NULL.",
@@ -274,10 +300,20 @@ RULES = (
          quote="If the array is of size zero, the data pointer in DLTensor should be set to "
                "either NULL or 0.", dict_visible=True),
     make("DLPACK-STRIDES-ELEMENTS", "MUST", "", "producer", HEADER,
-         "Strides count elements, not bytes; NULL strides mean a compact row-major tensor; the "
-         "extent they span fits in 64 bits.",
-         quote="strides of the tensor (in number of elements, not bytes) can be NULL, indicating "
-               "tensor is compact and row-majored.", derived=True, dict_visible=True),
+         "Strides count elements, not bytes; the extent they span fits in 64 bits.",
+         quote="strides of the tensor (in number of elements, not bytes),", derived=True,
+         dict_visible=True),
+    make("DLPACK-STRIDES-NONNULL", "MUST", "", "both", HEADER,
+         "A versioned capsule of DLPack 1.2 or later with ndim other than 0 has strides (not "
+         "NULL), ndim of them; a consumer relies on them and refuses such a capsule without.",
+         quote="can not be NULL if ndim != 0, must points to an array of ndim elements that "
+               "specifies the strides, so consumer can always rely on strides[dim] being valid "
+               "for 0 <= dim < ndim.", dict_visible=True),
+    make("DLPACK-STRIDES-NULL-LEGACY", "MAY", "", "producer", HEADER,
+         "A legacy capsule or a versioned one before DLPack 1.2 may have NULL strides, meaning "
+         "a compact row-major tensor; so may any tensor of ndim 0.",
+         quote="Before DLPack v1.2, strides can be NULL to indicate contiguous data.",
+         derived=True),
     make("DLPACK-BYTE-OFFSET", "SHOULD", "", "producer", HEADER,
          "byte_offset locates the first element from the data pointer; data + byte_offset is "
          "an address.",

@@ -152,6 +152,13 @@ UNCHECKED: dict[str, str] = {
         else "No check family exercises it over DLPack, and a capsule alone cannot show it."
         for rule_id in _dlpack_unnamed()
     },
+    # -- and those with a reason of their own (after the general one, which they replace)
+    "DLPACK-SUBBYTE-PACKED": "No family exports a float6 or float4 array yet, and the reference "
+    "consumer refuses such elements as a type it does not hold (DLPACK-PORT-DTYPE): nothing "
+    "reads sub-byte elements to see whether they are packed as the flag says.",
+    "DLPACK-STRIDES-NULL-LEGACY": "It allows NULL strides before DLPack 1.2, so no behaviour "
+    "breaks it; the validator accepts them there and every reader reads them as compact "
+    "row-major.",
 }
 
 

@@ -56,7 +56,8 @@ def test_reference_producer_into_a_library_with_the_deleter_called_once(library)
 def test_legacy_and_versioned_capsules_and_their_flags():
     ref = _ref(readonly=True)
     versioned = dlpack.read_capsule(ref.__dlpack__(max_version=(1, 0), stream=-1))
-    assert versioned.version == (1, 1) and versioned.readonly and not versioned.copied
+    assert versioned.version == (1, 3) and versioned.readonly and not versioned.copied
+    assert versioned.strides == tuple(s // ref.itemsize for s in ref.strides)  # never NULL
     with pytest.raises(BufferError):  # a legacy capsule cannot say read-only
         ref.__dlpack__(stream=-1)
     plain = _ref()
@@ -96,7 +97,7 @@ def test_the_reference_consumer_passes_its_own_stream_and_reads_pending_work():
 
     result = import_dlpack(_ref(stream_scenario="pending"))
     np.testing.assert_array_equal(result.values, VALUES)
-    assert result.calls[0]["max_version"] == (1, 1) and result.stream not in (None, 0, -1)
+    assert result.calls[0]["max_version"] == (1, 3) and result.stream not in (None, 0, -1)
 
 
 def test_dl_device_kdlcpu_gives_a_host_copy_and_copy_true_a_device_copy():

@@ -4,13 +4,13 @@ The capsule is built with ctypes over four float32 0..3 in a driver allocation
 (`_dlpack_helpers`' builder, the stand-in of caiconform's `bad_capsule`), broken as the
 example's kind says (`_KINDS`): not a capsule, an already consumed one, an absurd ndim, a
 negative extent, strides spanning more than the address space, an unknown dtype code or device
-type, a versioned capsule of major version 2, a float6 code with 8 bits, or the one legal
-oddity, a NULL deleter, which must be read as any capsule. Each `__dlpack__` call gets a fresh
-one with a deleter that counts its calls. After the import returned or raised, and the
-exception is dropped (its traceback may hold the capsule), garbage is collected and the
-deleter calls are judged as the family does (`caiconform.checks.dlpack_adversarial`). Every
-finding is listed; the verdict is BUG when one is under the group's rule. A crash runs in a
-child process.
+type, a versioned capsule of major version 2, a float6 code with 8 bits, a DLPack 1.3 capsule
+with NULL strides, or the one legal oddity, a NULL deleter, which must be read as any
+capsule. Each `__dlpack__` call gets a fresh one with a deleter that counts its calls. After the
+import returned or raised, and the exception is dropped (its traceback may hold the capsule),
+garbage is collected and the deleter calls are judged as the family does
+(`caiconform.checks.dlpack_adversarial`). Every finding is listed; the verdict is BUG when one
+is under the group's rule. A crash runs in a child process.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ _KINDS = {
         "(4,), (2, 32, 1), (2, 0), version=(2, 0)",
     ),
     "float6-bits": ("DLPACK-DTYPE-SUBBYTE-BITS", "(4,), (15, 8, 1), (2, 0)"),
+    "strides-null": ("DLPACK-STRIDES-NONNULL", "(4,), (2, 32, 1), (2, 0), version=(1, 3)"),
 }
 KINDS = tuple(_KINDS)
 

@@ -176,10 +176,17 @@ def own_layout(array):  # (pointer, byte strides) of the array itself, from its 
 
 def judge_capsule(fields, array, dtype, expected_strides, rule, context):
     # the capsule against the array it comes from: shape, element strides (the array's byte
-    # strides divided by the item size), element 0's address, then the values it describes
+    # strides divided by the item size), element 0's address, then the values it describes;
+    # NULL strides are read as C-contiguous, which a DLPack 1.2+ capsule of ndim != 0 may not say
     shape = fields["shape"]
     if shape != values.shape:
         verdict(True, f"the capsule's shape is {shape}, the array's {values.shape} ({context}) [{rule}]")
+    version = fields["version"]
+    if rule == "DLPACK-STRIDES-NONNULL" and version and version >= (1, 2) and shape:
+        if fields["strides"] is None:
+            verdict(True, f"a DLPack {version[0]}.{version[1]} capsule of ndim {len(shape)} with "
+                          f"NULL strides ({context}); expected ndim strides (NULL is allowed "
+                          f"before DLPack 1.2 only) [{rule}]")
     size = dtype.itemsize
     steps = byte_strides(fields, size)
     wanted = expected_strides or np.empty(values.shape, dtype).strides

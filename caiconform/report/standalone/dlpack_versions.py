@@ -2,7 +2,7 @@
 
 A producer's group (the only kind this family has) is a claim about the capsule it returned:
 the producer's array, in the example's layout, is asked `__dlpack__` with the example's
-`max_version` (left out, None, (1, 0), (1, 1), (2, 0)) and the capsule, read with ctypes, is
+`max_version` (left out, None, (1, 0), (1, 1), (1, 3), (2, 0)) and the capsule, read with ctypes, is
 held to the array it comes from (shape, element strides, element 0, the values). A BufferError
 is the right answer for an array DLPack cannot describe; any other refusal is not this
 family's defect and prints OK.
