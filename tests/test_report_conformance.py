@@ -188,6 +188,8 @@ def test_a_record_of_two_releases_has_a_column_each(tmp_path):
     assert "| 3 example(s), failing | not seen |" in page
     html = (out / "libraries" / "cupy.html").read_text()
     assert "<th>14.1</th><th>14.2</th>" in html
+    # records of several runs stand alone: no summary or index to link back to
+    assert "../matrix.md" not in page and "../index.html" not in html
 
 
 def test_a_library_missing_from_a_release_s_run_is_not_measured_there(tmp_path):
@@ -199,3 +201,11 @@ def test_a_library_missing_from_a_release_s_run_is_not_measured_there(tmp_path):
     assert records["cupy"]["releases"][1] is None
     assert _role(records["cupy"], "dlpack", "producer")["measured"][1] is None
     assert [r["release"] for r in records["torch"]["releases"]] == ["2.11.0", "2.11.0"]
+
+
+def test_runs_merged_from_machines_with_other_versions_name_each(tmp_path):
+    first = release_run(tmp_path / "first", "14.1.0", broken=0, run_id="a")
+    second = release_run(tmp_path / "second", "14.2.0", broken=0, run_id="b")
+    run = load_runs([first, second])
+    (release,) = build_records([Measured(None, run, build_matrix(run, first))])["cupy"]["releases"]
+    assert release == {"release": "14.1.0, 14.2.0", "version": "14.1.0, 14.2.0", "runs": ["a", "b"]}

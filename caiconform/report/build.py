@@ -110,14 +110,16 @@ def write_report(
     return Written(out, files, matrix, application)
 
 
-def record_pages(records: Mapping[str, dict[str, Any]]) -> dict[str, str]:
+def record_pages(records: Mapping[str, dict[str, Any]], in_report: bool = True) -> dict[str, str]:
     """Each library's conformance record as `libraries/<name>.json` and `libraries/<name>.html`
-    (its Markdown is the top of `libraries/<name>.md`, `markdown.render_pages`)."""
+    (its Markdown is the top of `libraries/<name>.md`, `markdown.render_pages`); `in_report`:
+    the pages link back to the report's index."""
     pages = {}
     for library, record in records.items():
         text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+        html = render_record_html(record, in_report=in_report)
         pages[f"{LIBRARIES_DIR}/{record_file(library, '.json')}"] = text
-        pages[f"{LIBRARIES_DIR}/{record_file(library, '.html')}"] = render_record_html(record)
+        pages[f"{LIBRARIES_DIR}/{record_file(library, '.html')}"] = html
     return pages
 
 
@@ -126,9 +128,10 @@ def write_records(measured: Sequence[Measured], out_dir: str | Path) -> list[Pat
     gives the (release, run) list): `libraries/<name>.json`, `.html` and `.md` (the record
     alone: the defects' details are each run's own report) under `out_dir`."""
     records = build_records(measured)
-    pages = record_pages(records)
+    pages = record_pages(records, in_report=False)
     for library, record in records.items():
-        pages[library_page(library)] = "\n".join(record_lines(record)).rstrip() + "\n"
+        lines = record_lines(record, in_report=False)
+        pages[library_page(library)] = "\n".join(lines).rstrip() + "\n"
     return [_write(Path(out_dir) / name, text) for name, text in pages.items()]
 
 

@@ -178,16 +178,18 @@ def _failed(groups: Iterable[Mapping[str, Any]]) -> Counter[tuple[str, str, str]
     return failed
 
 
-def _cell_tallies(cells: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str, str], list[int]]:
+def _cell_tallies(
+    cells: Iterable[Mapping[str, Any]],
+) -> dict[tuple[str, str, Protocol], list[int]]:
     """(library, role, protocol) -> [cells tested, examples tested, passed]."""
-    out: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    out: dict[tuple[str, str, Protocol], list[int]] = defaultdict(lambda: [0, 0, 0])
     for cell in cells:
         if not cell.get("tested"):
             continue
         for role in ROLES:
             if cell.get(role):
                 for protocol in of_family(cell["check"]):
-                    tally = out[(cell[role], role, protocol.name)]
+                    tally = out[(cell[role], role, protocol)]
                     tally[0] += 1
                     tally[1] += cell["tested"]
                     tally[2] += cell["passed"]
@@ -201,7 +203,7 @@ class _Column:
     measured: Measured
     rules: dict[tuple[str, str], dict[str, list]]
     failed: Counter[tuple[str, str, str]]
-    cells: dict[tuple[str, str, str], list[int]]
+    cells: dict[tuple[str, str, Protocol], list[int]]
     libraries: list[str]
 
     @classmethod
@@ -217,9 +219,11 @@ class _Column:
         )
 
     def release(self, library: str) -> dict[str, Any]:
+        """The release's label, the library's version (runs merged from several machines that
+        ran other versions: each, joined) and the run IDs."""
         runs = self.measured.matrix.get("runs") or {}
         versions = [library_version(library, run.get("env") or {}) for run in runs.values()]
-        version = next((v for v in versions if v), None)
+        version = ", ".join(dict.fromkeys(v for v in versions if v)) or None
         label = self.measured.release or version or "version unknown"
         return {"release": label, "version": version, "runs": sorted(runs)}
 
@@ -281,7 +285,7 @@ def _record(library: str, columns: Sequence[_Column]) -> dict[str, Any]:
         roles = []
         for role in ROLES:
             per_release = [c.rules_of(library, role, protocol) if c else {} for c in present]
-            tallies = [c.cells.get((library, role, protocol.name)) if c else None for c in present]
+            tallies = [c.cells.get((library, role, protocol)) if c else None for c in present]
             if not any(per_release) and not any(tallies):
                 continue
             rule_ids = sorted(set().union(*per_release))

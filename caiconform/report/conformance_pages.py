@@ -113,20 +113,30 @@ def _measured_line(record: Mapping[str, Any]) -> str:
     return "Measured: " + "; ".join(parts) + "." if parts else "Not measured."
 
 
+def _title(record: Mapping[str, Any]) -> str:
+    """The library's name and the version of the latest release measured."""
+    latest = next((r for r in reversed(record["releases"]) if r), None)
+    version = latest["version"] if latest else None
+    return record["library"] + (f" {version}" if version else "")
+
+
 def record_lines(
-    record: Mapping[str, Any], anchor: Callable[[int], str] | None = None
+    record: Mapping[str, Any],
+    anchor: Callable[[int], str] | None = None,
+    *,
+    in_report: bool = True,
 ) -> list[str]:
     """The record as Markdown lines, headed by the library's name and its latest release;
     `anchor` (a catalogue index -> an anchor on the same page) links each finding of the
-    latest release to its details."""
+    latest release to its details; `in_report` links the report's summary (a record of
+    several releases stands alone)."""
     library = record["library"]
     labels = _labels(record)
-    latest = next((r for r in reversed(record["releases"]) if r), None)
-    title = library + (f" {latest['version']}" if latest and latest["version"] else "")
+    back = "[Back to the summary](../matrix.md) · " if in_report else ""
     lines = [
-        f"# {_md(title)}: conformance record",
+        f"# {_md(_title(record))}: conformance record",
         "",
-        f"[Back to the summary](../matrix.md) · [JSON]({quote(record_file(library, '.json'))})"
+        f"{back}[JSON]({quote(record_file(library, '.json'))})"
         f" · [HTML]({quote(record_file(library, '.html'))}). {_measured_line(record)}",
         "",
     ]
@@ -135,8 +145,6 @@ def record_lines(
         for p in record["protocols"]
         for role in p["roles"]
     ]
-    if not rows:
-        return [*lines, "No example of it ran."]
     lines += [*_table(["protocol", "role", *map(_md, labels)], rows), ""]
     lines += [f"## Findings whose culprit it is ({len(record['findings'])}), most severe first", ""]
     if record["findings"]:
@@ -213,15 +221,16 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def render_record_html(record: Mapping[str, Any]) -> str:
-    """`libraries/<name>.html`: the record as one self-contained page, linked from index.html."""
+def render_record_html(record: Mapping[str, Any], *, in_report: bool = True) -> str:
+    """`libraries/<name>.html`: the record as one self-contained page, linked from index.html
+    (`in_report`: it links back)."""
     library = record["library"]
     labels = [_h(label) for label in _labels(record)]
-    latest = next((r for r in reversed(record["releases"]) if r), None)
-    title = library + (f" {latest['version']}" if latest and latest["version"] else "")
+    title = _title(record)
+    back = '<a href="../index.html">Back to the report</a> · ' if in_report else ""
     parts = [
         f"<h1>{_h(title)}: conformance record</h1>",
-        f'<p><a href="../index.html">Back to the report</a> · '
+        f"<p>{back}"
         f'<a href="{_h(quote(record_file(library, ".md")))}">Markdown</a> · '
         f'<a href="{_h(quote(record_file(library, ".json")))}">JSON</a>. '
         f"{_h(_measured_line(record).replace('`', ''))}</p>",
@@ -235,9 +244,7 @@ def render_record_html(record: Mapping[str, Any]) -> str:
         for p in record["protocols"]
         for role in p["roles"]
     ]
-    parts.append(
-        _html_table(["protocol", "role", *labels], rows) if rows else "<p>No example of it ran.</p>"
-    )
+    parts.append(_html_table(["protocol", "role", *labels], rows))
     parts.append(
         f"<h2>Findings whose culprit it is ({len(record['findings'])}), most severe first</h2>"
     )
