@@ -578,14 +578,14 @@ def test_report_writes_findings_json_and_renders_the_catalogue(tmp_path):
     ],
 )
 def test_first_version_seen_is_read_from_the_library_distribution(library, dist, version):
-    from caiconform.results.catalogue import _version
+    from caiconform.results.catalogue import library_version
 
     envs = {"r1": {"libraries": {dist: version, "librmm-cu13": "0.0.0"}}}
-    assert _version(library, envs, "r1") == version
+    assert library_version(library, envs["r1"]) == version
 
 
 def test_the_adapters_own_version_string_states_a_shim():
-    from caiconform.results.catalogue import _version
+    from caiconform.results.catalogue import library_version
 
     shim = "0.30.4+shim(np.row_stack = np.vstack)"
     envs = {
@@ -594,8 +594,8 @@ def test_the_adapters_own_version_string_states_a_shim():
             "adapters": {"numba-kernel": {"available": True, "version": shim}},
         }
     }
-    assert _version("numba-kernel", envs, "r1") == shim
-    assert _version("numba", envs, "r1") == "0.30.4"  # no probe recorded: the distribution
+    assert library_version("numba-kernel", envs["r1"]) == shim
+    assert library_version("numba", envs["r1"]) == "0.30.4"  # no probe recorded: the distribution
 
 
 def test_a_condition_no_single_label_states_is_read_from_a_pair():

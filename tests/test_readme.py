@@ -83,3 +83,47 @@ def test_caiconform_version_prints_the_version():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"caiconform {version()}"
+
+
+#: the README's names of the libraries it says were measured -> their distributions in env.json
+#: (`lookup_version` finds `cupy` in `cupy-cuda13x`)
+_DISTRIBUTIONS = {
+    "numba-cuda": "numba-cuda",
+    "numba-cuda-mlir": "numba-cuda-mlir",
+    "CuPy": "cupy",
+    "PyTorch": "torch",
+    "JAX": "jax",
+    "cuda.core": "cuda-core",
+    "PyCUDA": "pycuda",
+    "RMM": "rmm",
+    "cuda-cccl": "cuda-cccl",
+    "NumPy": "numpy",
+    "Warp": "warp-lang",
+}
+LATEST_ENV = ROOT / "reports" / "latest" / "env.json"
+_MEASURED = re.compile(
+    r"Versions measured together in the published run.*?`env\.json`\): (.+?)\.\s", re.S
+)
+
+
+@pytest.mark.skipif(
+    not LATEST_ENV.is_file(), reason="reports/latest is not in this copy of the tree"
+)
+def test_the_readme_s_measured_versions_are_what_the_published_run_ran():
+    """Each library and version the README lists as measured together is the one
+    reports/latest's env.json recorded (a library that run did not have is named apart, with
+    the report that measured it)."""
+    import json
+
+    from caiconform.results.expectations import env_versions, lookup_version
+
+    found = _MEASURED.search(README.read_text(encoding="utf-8"))
+    assert found, "the README lists the versions measured together in the published run"
+    versions = env_versions(json.loads(LATEST_ENV.read_text(encoding="utf-8")))
+    listed = [" ".join(item.split()) for item in found.group(1).split(",")]
+    assert len(listed) >= 5, listed
+    for item in listed:
+        name, _, version = item.rpartition(" ")
+        assert name in _DISTRIBUTIONS, f"{name!r}: which distribution is it? ({item})"
+        recorded = lookup_version(versions, _DISTRIBUTIONS[name])
+        assert recorded == version, f"README: {item}; reports/latest/env.json: {recorded}"

@@ -104,22 +104,27 @@ def test_ok_when_nothing_reaches_the_threshold(tmp_path):
     assert headline.startswith("**OK: the matrix: no failing defect; 3 below --fail-on")
 
 
-def test_each_library_has_a_page_with_its_groups_most_severe_first(tmp_path):
+def test_each_library_has_a_page_with_its_record_then_its_groups_most_severe_first(tmp_path):
     run = small_run(tmp_path / "run")
     write_report([run])
     pages = sorted(p.name for p in (run / "libraries").iterdir())
-    assert pages == ["cupy.md", "numba.md", "torch.md"]
+    # every library an example ran with (jax only skipped): its record as Markdown, JSON, HTML
+    libraries = ("cupy", "numba", "reference", "torch")
+    assert pages == sorted(
+        f"{name}{suffix}" for name in libraries for suffix in (".html", ".json", ".md")
+    )
     numba = (run / "libraries" / "numba.md").read_text()
-    assert numba.startswith("# numba: 1 defect(s), most severe first")
+    assert numba.startswith("# numba: conformance record")
+    assert "## Each defect, most severe first (1)" in numba
     for field in ("**status**: failing", "**message**", "**contrast**", "**why numba**"):
         assert field in numba
     assert "CAI-STREAM-ZERO-FORBIDDEN` (MUST, producer side" in numba
-    # a library without defects any more loses its page when the report is written again
+    # a library no longer in the run loses its pages when the report is written again
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     kept = [r for r in records if r["producer"] != "numba"]
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
     write_report([run])
-    assert not (run / "libraries" / "numba.md").exists()
+    assert not list((run / "libraries").glob("numba.*"))
 
 
 def test_index_html_opens_with_the_verdict_without_script(tmp_path):

@@ -5,7 +5,8 @@ SEVERITIES]` turns a run directory (or several, from other machines or CI jobs) 
 `matrix.json`, `findings.json` (the catalogue of non-conformances), a self-contained
 `index.html`, and `matrix.md`: a summary page whose first lines are the verdict (FIX, UPDATE
 THE BASELINE or OK, `caiconform.results.verdict`) and each library's defects most severe first, with
-one page per library in `libraries/` and the coverage, skips and environment in `details/`
+one page per library in `libraries/` (its conformance record, also as JSON and HTML, then its
+defects) and the coverage, skips and environment in `details/`
 (docs/reports.md). The same verdict is the first line printed, followed by each library's
 failing defects, one line each.
 

@@ -2,7 +2,8 @@
 
 The page opens with what to do, written into the HTML itself (it reads without script): the
 verdict's headline (`caiconform.results.verdict`) and, per library, its defects most severe first, one
-line each, linked to their rows in the catalogue and to the library's Markdown page. It carries
+line each, linked to their rows in the catalogue and to the library's Markdown page, then each
+library's conformance record page (`libraries/<name>.html`, `report.conformance`). It carries
 the matrix as JSON in a `<script type="application/json">` block and a small inline script
 draws the rest: a producer x consumer heatmap per check family (cells coloured by pass
 fraction, counts in the cell and its tooltip), the scores, the findings with their rule IDs
@@ -18,10 +19,12 @@ from __future__ import annotations
 import html
 import json
 from collections import Counter
+from collections.abc import Mapping
 from string import Template
 from typing import Any
+from urllib.parse import quote
 
-__all__ = ["render_html", "render_verdict", "render_migration", "embed_json"]
+__all__ = ["render_html", "render_verdict", "render_migration", "render_libraries", "embed_json"]
 
 CSS = """
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #ffffff; --soft: #f6f8fa; }
@@ -412,9 +415,10 @@ $headline
 <div id="warnings"></div>
 <noscript><p class="warning">This page draws the report with JavaScript, which is off.
 matrix.md and matrix.json beside this file hold the same data.</p></noscript>
-<nav><a href="#verdict">What to do</a><a href="#matrix">Matrix</a><a href="#scores">Scores</a><a href="#catalogue">Catalogue</a><a href="#findings">Findings</a><a href="#coverage">Coverage</a><a href="#rules">Rules</a><a href="#skips">Skipped</a><a href="#environment">Environment</a></nav>
+<nav><a href="#verdict">What to do</a>$libraries_nav<a href="#matrix">Matrix</a><a href="#scores">Scores</a><a href="#catalogue">Catalogue</a><a href="#findings">Findings</a><a href="#coverage">Coverage</a><a href="#rules">Rules</a><a href="#skips">Skipped</a><a href="#environment">Environment</a></nav>
 </header>
 $verdict
+$libraries
 $migration
 <section id="matrix"><h2>Matrix</h2>
 <div class="legend"><span>0%</span><span class="bar"></span><span>100% pass (of results not skipped);
@@ -594,8 +598,52 @@ def render_migration(matrix: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def render_html(matrix: dict[str, Any], title: str = "caiconform report") -> str:
-    """The whole `index.html` text."""
+def render_libraries(records: Mapping[str, Mapping[str, Any]]) -> str:
+    """The "Libraries" section: each library's conformance record page (`report.conformance`,
+    `libraries/<name>.html`, its Markdown and JSON beside it), with its latest release and how
+    many of its examples passed per protocol and role; "" without records."""
+    from caiconform.report.conformance_pages import record_file, summary_text
+    from caiconform.report.markdown import LIBRARIES_DIR
+    from caiconform.spec.protocols import get
+
+    if not records:
+        return ""
+    parts = [
+        '<section id="libraries"><h2>Libraries</h2><p class="muted">Each library\'s '
+        "conformance record: per protocol and role, the rules its examples exercised, passed "
+        "and failed, and the findings whose culprit it is, with their triage.</p><ul>"
+    ]
+    for library, record in records.items():
+        latest = next((r for r in reversed(record["releases"]) if r), None)
+        links = " · ".join(
+            f'<a href="{html.escape(LIBRARIES_DIR + "/" + quote(record_file(library, suffix)))}"'
+            f">{word}</a>"
+            for suffix, word in ((".md", "Markdown"), (".json", "JSON"))
+        )
+        href = html.escape(f"{LIBRARIES_DIR}/{quote(record_file(library, '.html'))}")
+        version = f" {html.escape(latest['version'])}" if latest and latest["version"] else ""
+        roles = "; ".join(
+            f"{get(p['protocol']).title} as {role['role']}: {summary_text(role['measured'][-1])}"
+            for p in record["protocols"]
+            for role in p["roles"]
+        )
+        parts.append(
+            f'<li class="library-record" data-library="{html.escape(library)}">'
+            f'<a href="{href}">{html.escape(library)}</a>{version} ({links}): '
+            f"{len(record['findings'])} finding(s). "
+            f'<span class="muted">{html.escape(roles)}</span></li>'
+        )
+    parts.append("</ul></section>")
+    return "\n".join(parts)
+
+
+def render_html(
+    matrix: dict[str, Any],
+    title: str = "caiconform report",
+    records: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """The whole `index.html` text; with `records` (`report.conformance`), a section linking
+    each library's record page."""
     from caiconform import __version__
 
     headline, verdict = render_verdict(matrix)
@@ -609,6 +657,8 @@ def render_html(matrix: dict[str, Any], title: str = "caiconform report") -> str
         ),
         headline=headline,
         verdict=verdict,
+        libraries=render_libraries(records or {}),
+        libraries_nav='<a href="#libraries">Libraries</a>' if records else "",
         migration=render_migration(matrix),
         css=CSS,
         data=embed_json(matrix),

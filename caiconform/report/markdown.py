@@ -14,12 +14,12 @@ findings table is in matrix.json and index.html.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
+from caiconform.report.conformance_pages import record_file, record_lines
 from caiconform.report.matrix import SEVERITY
 from caiconform.results.record import cell_key
 from caiconform.results.severity import SEVERITIES
@@ -190,8 +190,7 @@ def _rule_of(group: dict[str, Any]) -> str | None:
 def library_page(library: str | None) -> str:
     """The page (relative to matrix.md) that lists `library`'s defects; None: the groups
     without a single culprit."""
-    name = library if library else NO_CULPRIT_PAGE
-    return f"{LIBRARIES_DIR}/{re.sub(r'[^A-Za-z0-9_.+-]+', '_', name)}.md"
+    return f"{LIBRARIES_DIR}/{record_file(library or NO_CULPRIT_PAGE, '.md')}"
 
 
 def group_anchor(index: int) -> str:
@@ -624,19 +623,41 @@ def _group_details(matrix: dict[str, Any], index: int, number: int, group: dict)
 
 
 def render_library_page(
-    matrix: dict[str, Any], library: str | None, groups: list[tuple[int, dict[str, Any]]]
+    matrix: dict[str, Any],
+    library: str | None,
+    groups: list[tuple[int, dict[str, Any]]],
+    record: dict[str, Any] | None = None,
 ) -> str:
-    """One library's page: its defects most severe first, an index table, then each group
-    with its message, condition, contrast, culprit reason, rule and reproducer."""
+    """One library's page: its conformance record (`report.conformance`), whose findings table
+    links each defect below, or without one an index table of its defects most severe first;
+    then each defect group with its message, condition, contrast, culprit reason, rule and
+    reproducer."""
     name = _md(library) if library else "No single culprit"
     failing = sum(_status(matrix, i) == "new" for i, _ in groups)
-    lines = [
-        f"# {name}: {len(groups)} defect(s), most severe first",
-        "",
-        f"[Back to the summary](../matrix.md). {_severity_counts(g for _, g in groups)}; "
-        f"**{failing} failing** at --fail-on {_fail_on(matrix)}.",
-        "",
-    ]
+    counts = (
+        f"{_severity_counts(g for _, g in groups)}; **{failing} failing** at --fail-on "
+        f"{_fail_on(matrix)}."
+    )
+    if record is not None:
+        lines = record_lines(record, group_anchor)
+        if groups:
+            lines += [f"## Each defect, most severe first ({len(groups)})", "", counts, ""]
+    else:
+        lines = [
+            f"# {name}: {len(groups)} defect(s), most severe first",
+            "",
+            f"[Back to the summary](../matrix.md). {counts}",
+            "",
+            *_defect_index(matrix, groups),
+            "",
+        ]
+    for number, (index, group) in enumerate(groups, 1):
+        lines += _group_details(matrix, index, number, group)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _defect_index(matrix: dict[str, Any], groups: list[tuple[int, dict[str, Any]]]) -> list[str]:
+    """A library page's table of its defects, linked to their details."""
     rows = [
         [
             f"[{number}](#{group_anchor(index)})",
@@ -653,10 +674,7 @@ def render_library_page(
         for number, (index, g) in enumerate(groups, 1)
     ]
     header = ["#", "severity", "role", "rule", "level", "outcome", "n", "status"]
-    lines += [*_table(header, rows), ""]
-    for number, (index, group) in enumerate(groups, 1):
-        lines += _group_details(matrix, index, number, group)
-    return "\n".join(lines).rstrip() + "\n"
+    return _table(header, rows)
 
 
 def _coverage_page(matrix: dict[str, Any]) -> str:
@@ -730,14 +748,22 @@ def _environment_page(matrix: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render_pages(matrix: dict[str, Any], title: str = "caiconform report") -> dict[str, str]:
+def render_pages(
+    matrix: dict[str, Any],
+    title: str = "caiconform report",
+    records: Mapping[str, dict[str, Any]] | None = None,
+) -> dict[str, str]:
     """Every Markdown page of a report, by path relative to the report directory: `matrix.md`
-    (the summary), `libraries/<name>.md` (one per library with defects, and one for the groups
-    without a single culprit), `details/coverage.md`, `details/skips.md` and
-    `details/environment.md`."""
+    (the summary), `libraries/<name>.md` (one per library of `records`, its conformance record
+    then its defects; one per other library with defects, and one for the groups without a
+    single culprit), `details/coverage.md`, `details/skips.md` and `details/environment.md`."""
+    records = records or {}
     pages = {MATRIX_MD: render_markdown(matrix, title)}
-    for library, groups in _by_library(matrix).items():
-        pages[library_page(library)] = render_library_page(matrix, library, groups)
+    by_library = _by_library(matrix)
+    for library in sorted({*records, *by_library}, key=lambda name: (name is None, name or "")):
+        pages[library_page(library)] = render_library_page(
+            matrix, library, by_library.get(library, []), records.get(library)
+        )
     pages[f"{DETAILS_DIR}/coverage.md"] = _coverage_page(matrix)
     pages[f"{DETAILS_DIR}/skips.md"] = _skips_page(matrix)
     pages[f"{DETAILS_DIR}/environment.md"] = _environment_page(matrix)

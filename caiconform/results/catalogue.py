@@ -88,6 +88,7 @@ __all__ = [
     "finding_records",
     "input_rule",
     "labels_of",
+    "library_version",
     "outcome_class",
     "passed",
     "reproduced",
@@ -590,12 +591,12 @@ def _pair_pattern(
     return ""
 
 
-def _version(library: str | None, envs: Mapping[str, Mapping[str, Any]], run_id: Any) -> Any:
-    """The library's version as its adapter reported it (`adapters.json`: a stated shim shows,
-    "0.30.4+shim(...)"), else its distribution's version from env.json."""
+def library_version(library: str | None, env: Mapping[str, Any]) -> str | None:
+    """The library's version in a run of `env` (its env.json): as its adapter reported it
+    (`adapters.json`: a stated shim shows, "0.30.4+shim(...)"), else its distribution's version
+    (`DISTRIBUTION`)."""
     if not library:
         return None
-    env = envs.get(str(run_id)) or {}
     probed = ((env.get("adapters") or {}).get(library) or {}).get("version")
     if isinstance(probed, str) and probed:
         return probed
@@ -742,7 +743,7 @@ def build_catalogue(
                 "checks": sorted({str(r.get("check")) for r in examples}),
                 "condition": _pattern(examples, passing, role, stated) or None,
                 "contrast": stated,
-                "version": _version(library, envs, minimal.get("run_id")),
+                "version": library_version(library, envs.get(str(minimal.get("run_id"))) or {}),
                 "message": minimal.get("message"),
                 # distinct failure modes among the examples (exception and message with the
                 # numbers generalised); the reproducer is one of the commonest
