@@ -8,7 +8,8 @@ the tensor released:
 - `__dlpack__`: `obj.__dlpack__(stream=<no sync>, max_version=(1, 3))`, the capsule renamed
   "used_dltensor_versioned" (the consumer takes the tensor), its deleter called;
 - table: `managed_tensor_from_py_object_no_sync(obj, &out)`, then the tensor's deleter.
-Both go through ctypes from Python (`caiconform.checks._capi_calls`, PyCapsule calls of
+Both go through ctypes from Python (the table's function bound once, as a consumer caches a
+type's table: `caiconform.checks._capi_calls.from_object_function`; PyCapsule calls of
 `caiconform.dlpack.capsule`), so each carries a few ctypes calls a C consumer would not make;
 `ctypes call` is one such call alone (a no-op C function through the same kind of binding), the
 floor both stand on. The ratio is the `__dlpack__` exchange's time over the table's, in the same
@@ -42,20 +43,28 @@ _set_name = capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_c
 _noop = capi("Py_IsInitialized", ctypes.c_int)
 
 
+def _release(address: int) -> None:
+    """The consumer done with the tensor at `address`: its deleter, once."""
+    Deleter(DLManagedTensorVersioned.from_address(address).deleter)(address)
+
+
 def dlpack_exchange(obj: Any) -> None:
     """One consumer's exchange through `__dlpack__`: the capsule taken over and released."""
     capsule = obj.__dlpack__(stream=stream_for(obj), max_version=(1, 3))
     address = capsule_pointer(capsule, VERSIONED)
     _set_name(capsule, USED_VERSIONED)
-    Deleter(DLManagedTensorVersioned.from_address(address).deleter)(address)
+    _release(address)
 
 
 def table_exchange(entry: int) -> Callable[[Any], None]:
-    """One consumer's exchange through the table's `managed_tensor_from_py_object_no_sync`."""
+    """One consumer's exchange through the table's `managed_tensor_from_py_object_no_sync`,
+    the function bound once (a consumer caches a type's table)."""
+    function = _capi_calls.from_object_function(entry)
+    out = _capi_calls.VERSIONED_P()
 
     def exchange(obj: Any) -> None:
-        made = _capi_calls.tensor_from_object(entry, obj)
-        _capi_calls.release(made.out)
+        function(id(obj), ctypes.byref(out))
+        _release(ctypes.cast(out, ctypes.c_void_p).value)
 
     return exchange
 

@@ -14,6 +14,7 @@ reader as a `__dlpack__` capsule's) and released through its own deleter exactly
 from __future__ import annotations
 
 import ctypes
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +33,7 @@ _DLTENSOR_FROM_OBJECT = _holding_the_gil(header.DLPackDLTensorFromPyObjectNoSync
 _TO_OBJECT = _holding_the_gil(header.DLPackManagedTensorToPyObjectNoSync)
 _WORK_STREAM = _holding_the_gil(header.DLPackCurrentWorkStream)
 _ALLOCATOR = _holding_the_gil(header.DLPackManagedTensorAllocator)
-_VERSIONED_P = ctypes.POINTER(header.DLManagedTensorVersioned)
+VERSIONED_P = _VERSIONED_P = ctypes.POINTER(header.DLManagedTensorVersioned)
 
 
 @dataclass
@@ -66,11 +67,25 @@ def _call(function: Any, *args: Any) -> tuple[int | None, BaseException | None]:
         return None, exc
 
 
+@functools.cache
+def bound(prototype: Any, entry: int) -> Any:
+    """The table function at `entry` as a callable of `prototype` (one of this module's GIL-held
+    twins), made once per entry: a consumer caches a type's table, and so does this."""
+    return prototype(entry)
+
+
+def from_object_function(entry: int) -> Any:
+    """`managed_tensor_from_py_object_no_sync` at `entry`, callable as `fn(id(obj), byref(out))`
+    (`out` a `DLManagedTensorVersioned*`): what a benchmark times without this module's
+    bookkeeping around it."""
+    return bound(_FROM_OBJECT, entry)
+
+
 def tensor_from_object(entry: int, obj: Any) -> Call:
     """`managed_tensor_from_py_object_no_sync(obj, &out)`; `out` the owning tensor's address
     (0 for NULL)."""
     out = _VERSIONED_P()
-    rc, error = _call(_FROM_OBJECT(entry), id(obj), ctypes.byref(out))
+    rc, error = _call(bound(_FROM_OBJECT, entry), id(obj), ctypes.byref(out))
     return Call(rc, _address(out), error)
 
 
@@ -78,7 +93,7 @@ def dltensor_from_object(entry: int, obj: Any) -> Call:
     """`dltensor_from_py_object_no_sync(obj, &out)` into a DLTensor on this side; `out` the
     struct (valid only while `obj` is left alone: the producer owns what it points to)."""
     out = header.DLTensor()
-    rc, error = _call(_DLTENSOR_FROM_OBJECT(entry), id(obj), ctypes.byref(out))
+    rc, error = _call(bound(_DLTENSOR_FROM_OBJECT, entry), id(obj), ctypes.byref(out))
     return Call(rc, out, error)
 
 
@@ -87,7 +102,7 @@ def tensor_to_object(entry: int, address: int) -> Call:
     `out` the object it made (its new reference handed to Python), or None."""
     out = ctypes.c_void_p()
     tensor = ctypes.cast(address, _VERSIONED_P)
-    rc, error = _call(_TO_OBJECT(entry), tensor, ctypes.byref(out))
+    rc, error = _call(bound(_TO_OBJECT, entry), tensor, ctypes.byref(out))
     made = None
     if out.value:
         made = ctypes.cast(out.value, ctypes.py_object).value
@@ -99,7 +114,9 @@ def work_stream(entry: int, device: tuple[int, int]) -> Call:
     """`current_work_stream(device_type, device_id, &out)`; `out` the stream handle (0: NULL,
     the legacy default stream)."""
     out = ctypes.c_void_p()
-    rc, error = _call(_WORK_STREAM(entry), int(device[0]), int(device[1]), ctypes.byref(out))
+    rc, error = _call(
+        bound(_WORK_STREAM, entry), int(device[0]), int(device[1]), ctypes.byref(out)
+    )
     return Call(rc, int(out.value or 0), error)
 
 
@@ -123,7 +140,7 @@ def allocate(
     prototype.device.device_type, prototype.device.device_id = device
     out = _VERSIONED_P()
     rc, error = _call(
-        _ALLOCATOR(entry), ctypes.byref(prototype), ctypes.byref(out), None, callback
+        bound(_ALLOCATOR, entry), ctypes.byref(prototype), ctypes.byref(out), None, callback
     )
     return Call(rc, _address(out), error), log
 
