@@ -344,6 +344,26 @@ def _annotate_known(groups: list[dict[str, Any]], run: Run) -> None:
         run.warnings.append(str(exc))
 
 
+def _annotate_releases(groups: list[dict[str, Any]], run: Run) -> dict[str, Any] | None:
+    """Each group's `releases` (since when it is seen, the release that fixed it:
+    `report.releases.annotate_since`) from the first releases.json of the run's directories
+    (`caiconform releases --annotate`), and that chart; None without one. A chart that cannot
+    be read is a warning of the run."""
+    from caiconform.report.releases import ReleasesInputError, annotate_since, load_chart
+
+    for run_id, directory in run.dirs.items():
+        try:
+            chart = load_chart(directory)
+        except ReleasesInputError as exc:
+            run.warnings.append(str(exc))
+            continue
+        if chart is not None:
+            version = lookup_version(env_versions(run.envs.get(run_id) or {}), chart["library"])
+            annotate_since(groups, chart, version)
+            return chart
+    return None
+
+
 def build_matrix(
     run: Run,
     out_dir: str | Path,
@@ -373,6 +393,7 @@ def build_matrix(
         reproducer["href"] = _repro_href(run, reproducer, out_dir)
     _annotate_standalone(catalogue["groups"], run)
     _annotate_known(catalogue["groups"], run)
+    releases = _annotate_releases(catalogue["groups"], run)
     coverage = build_coverage(run.records, planned_from_dirs(run.dirs))
     verdict = judge(
         run.records,
@@ -435,5 +456,7 @@ def build_matrix(
         "migration": migration_rows(catalogue, cells),
         "verdict": verdict_json(verdict, catalogue),
         "coverage": coverage,
+        # the chart of a library's releases (releases.json in the run directory), or None
+        "releases": releases,
     }
     return json_safe(matrix)

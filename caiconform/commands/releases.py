@@ -1,0 +1,190 @@
+"""Chart the findings of one library's releases, each run apart, side by side.
+
+`caiconform releases RUN_DIR... [--library NAME] [--out DIR] [--json] [--annotate RUN]` reads
+two or more run directories, each a run of one release of a library with the other libraries
+fixed (`nox -s releases`, `scripts/gpu_releases.sh`), builds each run's findings as `findings`
+and `report` do (the catalogue's groups, folded: `caiconform.results.fold`) and charts them
+(`caiconform.report.releases`): per finding, the releases where it appears, first and last seen,
+since when and the release that fixed it (a release that did not run the finding's cells fixes
+nothing: "not run"); per release, the counts. The library is the one distribution whose version
+differs between the runs (env.json `libraries`), or `--library` (an adapter name or a
+distribution's) when others differ too.
+
+`--out DIR` (default: the first run directory's parent) receives releases.json, releases.md and
+releases.html; `--json` prints the chart instead of the summary. `--annotate RUN` dates another
+run's findings by the chart: it copies releases.json into RUN and writes each finding's
+`releases` (since when, fixed in, whether an upgrade from RUN's version fixes it) into
+RUN/findings.json; `caiconform report RUN` keeps it (index.html shows the chart) and prints
+nothing else new.
+
+Exit status: 0; 2 for a directory that is not a run, one run, runs that are not one library's
+releases (different libraries' versions mixed, one release twice), an unwritable directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "run_dirs", metavar="RUN_DIR", nargs="+", help="run directories, one per release"
+    )
+    parser.add_argument(
+        "--library",
+        metavar="NAME",
+        help="the library whose releases these are (default: the one whose version differs)",
+    )
+    parser.add_argument(
+        "--out", metavar="DIR", help="write releases.json, .md and .html here (default: beside)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the chart as JSON")
+    parser.add_argument(
+        "--annotate",
+        metavar="RUN",
+        help="date the findings of this run directory by the chart (its findings.json, "
+        "releases.json)",
+    )
+
+
+def _release_run(directory: str) -> Any:
+    """One run directory's findings and finished cells (the version is set once the library
+    is known): its catalogue, built from its journal as `findings` builds it, or, in a copy
+    without the journal (what `scripts/gpu_releases.sh` brings back), its findings.json."""
+    from caiconform.commands._groups import catalogue_groups
+    from caiconform.report.releases import ReleaseRun
+    from caiconform.report.runstate import finished_cells
+    from caiconform.rundir import RunDir
+
+    where = RunDir(directory)
+    if where.journal_found() is None and where.findings.is_file():
+        catalogue = _json(where.findings)
+        env = _json(where.env) if where.env.is_file() else {}
+        groups, run_ids = catalogue.get("groups"), catalogue.get("runs") or []
+        if not isinstance(groups, list):
+            raise _usage(f"{where.findings}: not a findings.json (no 'groups')")
+    else:
+        run_data, groups = catalogue_groups([directory])
+        env = next(iter(run_data.envs.values()), {}) or {}
+        run_ids = sorted(run_data.envs)
+    libraries = env.get("libraries") if isinstance(env.get("libraries"), dict) else {}
+    return ReleaseRun(Path(directory), "", libraries, groups, finished_cells(directory), run_ids)
+
+
+def _usage(message: str) -> Exception:
+    from caiconform.cli import UsageError
+
+    return UsageError(message)
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise _usage(f"{path}: not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise _usage(f"{path}: not a JSON object")
+    return value
+
+
+def _write(path: Path, text: str) -> None:
+    from caiconform.cli import UsageError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _annotate(target: str, chart: dict[str, Any]) -> str:
+    """Copy the chart into the run directory `target` and date its findings.json's groups;
+    the line that says what it did."""
+    from caiconform.cli import UsageError
+    from caiconform.report.load import ReportInputError, load_run
+    from caiconform.report.releases import RELEASES_JSON, annotate_since
+    from caiconform.results.expectations import env_versions, lookup_version
+    from caiconform.rundir import RunDir
+
+    directory = RunDir(target)
+    try:
+        env = next(iter(load_run(target).envs.values()), {})
+    except ReportInputError as exc:
+        raise UsageError(f"--annotate: {exc}") from None
+    version = lookup_version(env_versions(env or {}), chart["library"])
+    text = json.dumps(chart, indent=1, ensure_ascii=False) + "\n"
+    _write(directory.path / RELEASES_JSON, text)
+    if not directory.findings.is_file():
+        return (
+            f"wrote {directory.path / RELEASES_JSON}; no findings.json there: "
+            f"`caiconform report {target}` dates its findings"
+        )
+    try:
+        catalogue = json.loads(directory.findings.read_text(encoding="utf-8"))
+        groups = catalogue["groups"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{directory.findings}: not a findings.json ({exc})") from None
+    named = annotate_since(groups, chart, version)
+    _write(directory.findings, json.dumps(catalogue, indent=1, ensure_ascii=False) + "\n")
+    upgrades = [g for g in groups if (g.get("releases") or {}).get("upgrade")]
+    upgrades = [g for g in upgrades if not g.get("folded_into")]
+    fixed = "; ".join(f"{g.get('finding')} ({g['releases']['fixed_in']})" for g in upgrades[:5]) + (
+        f" and {len(upgrades) - 5} more" if len(upgrades) > 5 else ""
+    )
+    return (
+        f"dated {named} finding(s) of {target} ({chart['library']} {version or '?'}); "
+        f"{len(upgrades)} fixed by an upgrade" + (f": {fixed}" if upgrades else "")
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from caiconform.cli import UsageError
+    from caiconform.report.html import releases_page
+    from caiconform.report.releases import (
+        ReleasesInputError,
+        build_chart,
+        charted_library,
+        render_markdown,
+    )
+
+    if len(args.run_dirs) < 2:
+        raise UsageError("give the run directories of two or more releases (one was given)")
+    for directory in args.run_dirs:
+        if not Path(directory).is_dir():
+            raise UsageError(f"{directory}: not a run directory")
+    runs = [_release_run(d) for d in args.run_dirs]
+    try:
+        library, others = charted_library([r.libraries for r in runs], args.library)
+        for release in runs:
+            release.version = str(release.libraries[library])
+        chart = build_chart(runs, library, others)
+    except ReleasesInputError as exc:
+        raise UsageError(str(exc)) from None
+    out = Path(args.out) if args.out else Path(args.run_dirs[0]).resolve().parent
+    _write(out / "releases.json", json.dumps(chart, indent=1, ensure_ascii=False) + "\n")
+    _write(out / "releases.md", render_markdown(chart))
+    _write(out / "releases.html", releases_page(chart))
+    annotated = _annotate(args.annotate, chart) if args.annotate else None
+    if args.json:
+        print(json.dumps(chart, indent=1, ensure_ascii=False))
+        return 0
+    summary = chart["summary"]
+    print(
+        f"{library}: {summary['rows']} finding(s) over {len(chart['versions'])} releases "
+        f"({', '.join(chart['versions'])}), {summary['of_library']} of them {library}'s, "
+        f"{len(summary['fixed'])} fixed in a later release, {summary['in_newest']} in "
+        f"{chart['versions'][-1]}; wrote releases.json, releases.md, releases.html to {out}"
+    )
+    if others:
+        print(f"note: other libraries' versions differ too: {', '.join(others)}")
+    if annotated:
+        print(annotated)
+    return 0
