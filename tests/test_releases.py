@@ -177,7 +177,7 @@ def test_a_finding_led_by_another_member_in_another_release_is_one_row():
     assert row["cells"] == sorted(cells) and row["fixed_in"] is None
 
 
-def test_annotate_dates_another_runs_findings_and_the_report_keeps_it(releases, tmp_path):
+def test_annotate_dates_another_runs_findings_and_the_report_keeps_it(releases, tmp_path, capsys):
     from caiconform.report.build import write_report
 
     today = _write_run(tmp_path / "today", "0.28.0", [MASK, READS], [])
@@ -199,6 +199,10 @@ def test_annotate_dates_another_runs_findings_and_the_report_keeps_it(releases, 
     assert dated(today)["CAI-CONSUMER-READS-DESCRIBED"]["since"] == "since 0.27.0"
     assert written.matrix["releases"]["library"] == "numba-cuda"
     assert '<section id="releases">' in (today / "index.html").read_text()
+    capsys.readouterr()
+    assert main(["findings", str(today), "--library", "numba"]) == 0
+    line = "**Across releases**: numba-cuda since 0.27.0; last seen in 0.28.0; fixed in 0.29.0"
+    assert line + "; an upgrade fixes it." in capsys.readouterr().out
 
 
 def test_without_a_chart_nothing_is_dated(tmp_path):

@@ -46,6 +46,7 @@ __all__ = [
     "listed_rows",
     "render_markdown",
     "annotate_since",
+    "since_line",
     "load_chart",
 ]
 
@@ -393,3 +394,20 @@ def annotate_since(
             "upgrade": upgrade,
         }
     return named
+
+
+def since_line(group: Mapping[str, Any]) -> str | None:
+    """What a group's `releases` says, in one line for an issue text: "numba-cuda since 0.27.0;
+    last seen in 0.28.0; fixed in 0.29.0; an upgrade fixes it"; None without one."""
+    dated = group.get("releases")
+    if not dated:
+        return None
+    parts = [
+        f"{dated.get('library')} {dated.get('since')}",
+        f"last seen in {dated.get('last_seen')}",
+    ]
+    if dated.get("fixed_in"):
+        parts.append(f"fixed in {dated['fixed_in']}")
+    if dated.get("upgrade"):
+        parts.append("an upgrade fixes it")
+    return "; ".join(parts)
