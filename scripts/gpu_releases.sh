@@ -12,7 +12,14 @@
 # ${RELEASE_WHEELS:-.whl/releases} (named in carry with .whl; `pip download --no-deps` as the
 # device notes say, one wheel per release). Runs go to ${RELEASES_WORK:-/root/releases}, outside
 # the checkout, so a later call to the same warm machine adds releases (one already run there is
-# not run again) and charts them all. SEED (default 1) is every release's seed.
+# not run again) and charts them all. SEED (default 1) is every release's seed, CAP_S (default
+# 300) each run's time limit. WITH="REQ ..." installs those requirements (wheels there too) into
+# every release's venv, the same for each, so they stay fixed: numba-cuda before 0.30 asks for
+# cuda-core<1.0, so WITH="cuda-core==0.7.0" runs every numba-cuda release beside that one. What a
+# release asks for that its venv does not hold is written to the summary ("needs ...").
+# The wheels, on a machine with pip and a network (the device notes' platform flags):
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#     --implementation cp --platform manylinux_2_28_x86_64 -d .whl/releases numba-cuda==0.26.0 ...
 # Writes under OUT: summary.txt, gpu.txt, releases.json, releases.md, releases.html and
 # runs.tar.gz (each release's env.json, run.json, adapters.json, cells.jsonl, findings.json).
 set -uo pipefail
@@ -30,6 +37,8 @@ source scripts/gpu_env.sh
 wheels=${RELEASE_WHEELS:-.whl/releases}
 work=${RELEASES_WORK:-/root/releases}
 seed=${SEED:-1}
+cap=${CAP_S:-300}
+read -r -a with <<< "${WITH:-}"
 summary="$out/summary.txt"
 : > "$summary"
 mkdir -p "$work"
@@ -55,7 +64,8 @@ for version in "${versions[@]}"; do
     while read -r dir; do echo "import site; site.addsitedir('$dir')" >> "$site/_outer.pth"; done <<< "$outer"
     # the release first on the path: ahead of the carried wheels under /tmp/site too
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-      --find-links "$wheels" --find-links .whl --target "$site" --upgrade "$library==$version" \
+      --find-links "$wheels" --find-links .whl --target "$site" --upgrade \
+      "$library==$version" "${with[@]}" \
       || { echo "$library $version: no wheel in $wheels" | tee -a "$summary"; continue; }
     python=$venv/bin/python
     path=$site:$PWD:${PYTHONPATH:-}
@@ -65,6 +75,8 @@ for version in "${versions[@]}"; do
     echo "$library $version asked, ${found:-none} imported: left out" | tee -a "$summary"
     continue
   fi
+  PYTHONPATH=$path "$python" scripts/releases_plan.py unmet "$library" \
+    | sed "s/^/  $library $version /" | tee -a "$summary"
   run=$work/$library-$version
   if [ -f "$run/findings.json" ]; then
     echo "$library $version: already run in $run" | tee -a "$summary"
@@ -72,7 +84,7 @@ for version in "${versions[@]}"; do
   fi
   rm -rf "$run"
   fresh_builds
-  timed "$library-$version" 590 env PYTHONPATH="$path" "$python" -m caiconform.cli run \
+  timed "$library-$version" "$cap" env PYTHONPATH="$path" "$python" -m caiconform.cli run \
     --seed "$seed" --out "$run" "$@"
   PYTHONPATH=$path "$python" -m caiconform.cli report "$run" > /dev/null 2>&1
   echo "  report: exit $?" >> "$summary"

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Release", "Plan", "PlanError", "plan", "constraints_without"]
+__all__ = ["Release", "Plan", "PlanError", "plan", "constraints_without", "unmet"]
 
 DEFAULT_OUT_ROOT = "runs/releases"
 DEFAULT_SEED = "1"
@@ -141,3 +141,39 @@ def constraints_without(text: str, library: str) -> str:
             continue
         kept.append(line)
     return "\n".join(kept) + ("\n" if kept else "")
+
+
+def unmet(library: str) -> list[str]:
+    """What the installed `library` asks for that this environment does not hold ("needs
+    cuda-core<1.0.0,>=0.5.1: 1.2.0 here"): a release run beside fixed libraries it was not
+    built for says so in the summary (`scripts/gpu_releases.sh`)."""
+    import importlib.metadata as metadata
+
+    from packaging.requirements import Requirement
+
+    try:
+        requires = metadata.requires(library) or []
+    except metadata.PackageNotFoundError:
+        return [f"{library}: not installed"]
+    lines = []
+    for text in requires:
+        need = Requirement(text)
+        if need.marker is not None and not need.marker.evaluate({"extra": ""}):
+            continue
+        try:
+            have = metadata.version(need.name)
+        except metadata.PackageNotFoundError:
+            lines.append(f"needs {need}: not installed")
+            continue
+        if need.specifier and not need.specifier.contains(have, prereleases=True):
+            lines.append(f"needs {need}: {have} here")
+    return lines
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:2] != ["unmet"] or len(sys.argv) != 3:
+        sys.exit("usage: releases_plan.py unmet LIBRARY")
+    for line in unmet(sys.argv[2]):
+        print(line)

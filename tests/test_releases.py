@@ -114,6 +114,23 @@ def test_the_chart_says_first_seen_fixed_in_and_not_run(chart):
     # the charted library's findings first
     assert [r["of_library"] for r in chart["rows"]] == [True, True, False]
     assert chart["summary"]["fixed"] == [reads["id"]]
+    assert chart["summary"]["tested_nothing"] == []
+
+
+def test_a_release_that_ran_no_cell_is_said_not_run(releases, tmp_path, capsys):
+    broken = tmp_path / "numba-cuda-0.31.0"
+    broken.mkdir()
+    skip = {**_record(0, READS, "skip", run_id="0.31.0"), "index": None, "rule": None}
+    (broken / "results.jsonl").write_text(json.dumps(skip) + "\n")
+    (broken / "cells.jsonl").write_text(json.dumps({"cell": cell_key(skip), "skipped": "no"}))
+    env = {"libraries": {"numba-cuda": "0.31.0", "cupy-cuda13x": "14.2.0", "cuda-core": "1.2.0"}}
+    (broken / "env.json").write_text(json.dumps(env))
+    out = tmp_path / "chart"
+    assert main(["releases", *map(str, releases), str(broken), "--out", str(out)]) == 0
+    assert "NOT RUN: 0.31.0 ran no cell" in capsys.readouterr().out
+    chart = json.loads((out / "releases.json").read_text())
+    assert {r["statuses"][-1] for r in chart["rows"]} == {NOT_RUN}
+    assert "**Not run**: 0.31.0 ran no cell" in (out / "releases.md").read_text()
 
 
 def test_per_release_counts(chart):
@@ -329,3 +346,22 @@ def test_the_constraints_lose_the_charted_library():
     rp = _plan_module()
     text = "numba_cuda==0.30.4\ncupy-cuda13x==14.2.0\nNumba-CUDA[cu13]>=0.2\ntorch==2.11.0\n"
     assert rp.constraints_without(text, "numba-cuda") == "cupy-cuda13x==14.2.0\ntorch==2.11.0\n"
+
+
+def test_unmet_says_what_a_release_asks_for_that_is_not_here(tmp_path, monkeypatch):
+    rp = _plan_module()
+    info = tmp_path / "old_release-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: old-release\nVersion: 0.1\n"
+        "Requires-Dist: hypothesis<1.0\nRequires-Dist: no-such-dist-here\n"
+        "Requires-Dist: pytest; extra == 'test'\nRequires-Dist: rich\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import hypothesis
+
+    assert rp.unmet("old-release") == [
+        f"needs hypothesis<1.0: {hypothesis.__version__} here",
+        "needs no-such-dist-here: not installed",
+    ]
+    assert rp.unmet("no-such-dist-here") == ["no-such-dist-here: not installed"]

@@ -183,6 +183,11 @@ def run(args: argparse.Namespace) -> int:
         f"{len(summary['fixed'])} fixed in a later release, {summary['in_newest']} in "
         f"{chart['versions'][-1]}; wrote releases.json, releases.md, releases.html to {out}"
     )
+    if summary["tested_nothing"]:
+        print(
+            f"NOT RUN: {', '.join(summary['tested_nothing'])} ran no cell (the library would "
+            "not import, or no GPU)"
+        )
     if others:
         print(f"note: other libraries' versions differ too: {', '.join(others)}")
     if annotated:

@@ -211,6 +211,8 @@ def build_chart(runs: Sequence[ReleaseRun], library: str, others: Mapping[str, A
             "of_library": sum(r["of_library"] for r in chart_rows),
             "fixed": [r["id"] for r in chart_rows if r["fixed_in"]],
             "in_newest": sum(r["statuses"][-1] == FOUND for r in chart_rows),
+            # releases whose run ran no cell (the library would not import, no GPU)
+            "tested_nothing": [r["version"] for r in releases if not r["cells_ran"]],
         },
     }
 
@@ -301,6 +303,12 @@ def render_markdown(chart: Mapping[str, Any]) -> str:
         "when that one ran its cells.",
         "",
     ]
+    if summary.get("tested_nothing"):
+        lines += [
+            f"**Not run**: {', '.join(summary['tested_nothing'])} ran no cell (the library would "
+            "not import, or no GPU): no finding is charted there.",
+            "",
+        ]
     if chart.get("others_differ"):
         differ = "; ".join(
             f"{name} {', '.join(str(v) for v in values)}"
