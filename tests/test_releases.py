@@ -158,7 +158,7 @@ def test_markdown_and_html_tables(releases, tmp_path):
     # cupy's, in every release with cupy fixed, is counted, not listed
     assert "CAI-SYNC-CONSUMER" not in md and "Not listed: 1 finding(s)" in md
     page = (tmp_path / "releases.html").read_text()
-    assert '<section id="releases">' in page and "<script" not in page
+    assert 'id="releases-numba-cuda"' in page and "<script" not in page
 
 
 def test_a_finding_led_by_another_member_in_another_release_is_one_row():
@@ -195,30 +195,56 @@ def test_a_finding_led_by_another_member_in_another_release_is_one_row():
 
 
 def test_annotate_dates_another_runs_findings_and_the_report_keeps_it(releases, tmp_path, capsys):
+    """Two charts date one run: numba-cuda's releases and cuda-core's (cupy's finding, which
+    cuda-core 1.2.0 fixed, is dated by cuda-core's chart only: in numba-cuda's it is a fixed
+    library's finding in every release)."""
     from caiconform.report.build import write_report
 
     today = _write_run(tmp_path / "today", "0.28.0", [MASK, READS], [])
+    env = json.loads((today / "env.json").read_text())
+    env["libraries"]["cuda-core"] = "1.1.0"
+    (today / "env.json").write_text(json.dumps(env))
     write_report([today])
-    out = tmp_path / "chart"
-    args = ["releases", *map(str, releases), "--out", str(out), "--annotate", str(today)]
-    assert main(args) == 0
-    assert (today / "releases.json").is_file()
+    core = [
+        _write_run(tmp_path / f"cuda-core-{v}", v, found, passed, library="cuda-core")
+        for v, found, passed in (
+            ("1.0.0", [MASK], []),
+            ("1.1.0", [MASK], []),
+            ("1.2.0", [], [MASK]),
+        )
+    ]
+    for runs, library in ((releases, "numba-cuda"), (core, "cuda-core")):
+        out = tmp_path / f"chart-{library}"
+        args = ["releases", *map(str, runs), "--out", str(out), "--annotate", str(today)]
+        assert main(args) == 0
+        assert (today / f"releases-{library}.json").is_file()
+    said = capsys.readouterr().out
+    assert (
+        "dated 1 finding(s) of" in said
+        and "by cuda-core's releases (it has 1.1.0); 1 fixed" in said
+    )
 
     def dated(path):
         groups = json.loads((path / "findings.json").read_text())["groups"]
-        return {g["rule"]: g.get("releases") for g in groups}
+        return {g["rule"]: {e["library"]: e for e in g.get("releases") or []} for g in groups}
 
-    reads = dated(today)["CAI-CONSUMER-READS-DESCRIBED"]
+    reads = dated(today)["CAI-CONSUMER-READS-DESCRIBED"]["numba-cuda"]
     assert reads["since"] == "since 0.27.0" and reads["fixed_in"] == "0.29.0"
     assert reads["upgrade"] == "fixed in numba-cuda 0.29.0 (this run has 0.28.0)"
-    assert dated(today)["CAI-SYNC-CONSUMER"]["upgrade"] is None
-    written = write_report([today])  # rebuilt: the chart beside it still dates them
-    assert dated(today)["CAI-CONSUMER-READS-DESCRIBED"]["since"] == "since 0.27.0"
-    assert written.matrix["releases"]["library"] == "numba-cuda"
-    assert '<section id="releases">' in (today / "index.html").read_text()
-    capsys.readouterr()
+    mask = dated(today)["CAI-SYNC-CONSUMER"]
+    assert mask["numba-cuda"]["upgrade"] is None and mask["numba-cuda"]["since"] == "since ≤0.26.0"
+    assert mask["cuda-core"]["upgrade"] == "fixed in cuda-core 1.2.0 (this run has 1.1.0)"
+    written = write_report([today])  # rebuilt: the charts beside it still date them
+    assert dated(today)["CAI-CONSUMER-READS-DESCRIBED"]["numba-cuda"]["since"] == "since 0.27.0"
+    assert [c["library"] for c in written.matrix["releases"]] == ["cuda-core", "numba-cuda"]
+    page = (today / "index.html").read_text()
+    assert 'id="releases-numba-cuda"' in page and 'id="releases-cuda-core"' in page
     assert main(["findings", str(today), "--library", "numba"]) == 0
     line = "**Across releases**: numba-cuda since 0.27.0; last seen in 0.28.0; fixed in 0.29.0"
+    assert line + "; an upgrade fixes it." in capsys.readouterr().out
+    assert main(["findings", str(today), "--library", "cupy"]) == 0
+    # cupy's own library was not charted: the chart whose release fixed it speaks
+    line = "**Across releases**: cuda-core since ≤1.0.0; last seen in 1.1.0; fixed in 1.2.0"
     assert line + "; an upgrade fixes it." in capsys.readouterr().out
 
 
@@ -365,3 +391,8 @@ def test_unmet_says_what_a_release_asks_for_that_is_not_here(tmp_path, monkeypat
         "needs no-such-dist-here: not installed",
     ]
     assert rp.unmet("no-such-dist-here") == ["no-such-dist-here: not installed"]
+
+
+def test_the_chart_goes_beside_the_runs_by_default(releases):
+    assert main(["releases", *map(str, releases), "--json"]) == 0
+    assert (releases[0].parent / "numba-cuda" / "releases.md").is_file()

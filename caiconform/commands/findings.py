@@ -185,16 +185,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _annotate_releases(groups: list[dict[str, Any]], run_dir: Path, run_data: Any) -> None:
-    """Date each group by the releases.json in the run directory (`caiconform releases
-    --annotate`), as `caiconform report` does; nothing without one."""
-    from caiconform.report.releases import annotate_since, load_chart
+    """Date each group by the charts in the run directory (`caiconform releases --annotate`),
+    as `caiconform report` does; nothing without one."""
+    from caiconform.report.releases import annotate_since, load_charts
     from caiconform.results.expectations import env_versions, lookup_version
 
-    chart = load_chart(run_dir)
-    if chart is None:
+    charts = load_charts(run_dir)
+    if not charts:
         return
-    env = next(iter(run_data.envs.values()), {}) or {}
-    annotate_since(groups, chart, lookup_version(env_versions(env), chart["library"]))
+    versions = env_versions(next(iter(run_data.envs.values()), {}) or {})
+    annotate_since(
+        groups, charts, {c["library"]: lookup_version(versions, c["library"]) for c in charts}
+    )
 
 
 #: the severities a standalone reproducer is owed: at or above refuses-valid

@@ -10,12 +10,14 @@ nothing: "not run"); per release, the counts. The library is the one distributio
 differs between the runs (env.json `libraries`), or `--library` (an adapter name or a
 distribution's) when others differ too.
 
-`--out DIR` (default: the first run directory's parent) receives releases.json, releases.md and
-releases.html; `--json` prints the chart instead of the summary. `--annotate RUN` dates another
-run's findings by the chart: it copies releases.json into RUN and writes each finding's
-`releases` (since when, fixed in, whether an upgrade from RUN's version fixes it) into
-RUN/findings.json; `caiconform report RUN` keeps it (index.html shows the chart) and prints
-nothing else new.
+`--out DIR` (default: LIBRARY beside the first run directory, `runs/releases/numba-cuda` for
+`runs/releases/numba-cuda-*`) receives releases.json, releases.md and releases.html; `--json`
+prints the chart instead of the summary. `--annotate RUN` dates another run's findings by the
+chart: it copies the chart into RUN as releases-LIBRARY.json (beside other libraries' charts)
+and writes each finding's `releases` (per chart naming it: since when, fixed in, whether an
+upgrade from RUN's version fixes it) into RUN/findings.json; `caiconform report RUN` and
+`caiconform findings RUN` read the charts there too (index.html shows them, issue texts say
+since when).
 
 Exit status: 0; 2 for a directory that is not a run, one run, runs that are not one library's
 releases (different libraries' versions mixed, one release twice), an unwritable directory.
@@ -42,14 +44,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the library whose releases these are (default: the one whose version differs)",
     )
     parser.add_argument(
-        "--out", metavar="DIR", help="write releases.json, .md and .html here (default: beside)"
+        "--out",
+        metavar="DIR",
+        help="write releases.json, .md and .html here (default: LIBRARY beside the runs)",
     )
     parser.add_argument("--json", action="store_true", help="print the chart as JSON")
     parser.add_argument(
         "--annotate",
         metavar="RUN",
-        help="date the findings of this run directory by the chart (its findings.json, "
-        "releases.json)",
+        help="date the findings of this run directory by the chart (its findings.json; the "
+        "chart is copied there as releases-LIBRARY.json)",
     )
 
 
@@ -106,11 +110,17 @@ def _write(path: Path, text: str) -> None:
 
 
 def _annotate(target: str, chart: dict[str, Any]) -> str:
-    """Copy the chart into the run directory `target` and date its findings.json's groups;
+    """Copy the chart into the run directory `target` (`releases-LIBRARY.json`, beside the
+    charts of other libraries there) and date its findings.json's groups by every chart there;
     the line that says what it did."""
     from caiconform.cli import UsageError
     from caiconform.report.load import ReportInputError, load_run
-    from caiconform.report.releases import RELEASES_JSON, annotate_since
+    from caiconform.report.releases import (
+        ReleasesInputError,
+        annotate_since,
+        chart_file,
+        load_charts,
+    )
     from caiconform.results.expectations import env_versions, lookup_version
     from caiconform.rundir import RunDir
 
@@ -119,29 +129,41 @@ def _annotate(target: str, chart: dict[str, Any]) -> str:
         env = next(iter(load_run(target).envs.values()), {})
     except ReportInputError as exc:
         raise UsageError(f"--annotate: {exc}") from None
-    version = lookup_version(env_versions(env or {}), chart["library"])
-    text = json.dumps(chart, indent=1, ensure_ascii=False) + "\n"
-    _write(directory.path / RELEASES_JSON, text)
+    path = directory.path / chart_file(chart["library"])
+    _write(path, json.dumps(chart, indent=1, ensure_ascii=False) + "\n")
     if not directory.findings.is_file():
         return (
-            f"wrote {directory.path / RELEASES_JSON}; no findings.json there: "
-            f"`caiconform report {target}` dates its findings"
+            f"wrote {path}; no findings.json there: `caiconform report {target}` dates its findings"
         )
     try:
+        charts = load_charts(directory.path)
         catalogue = json.loads(directory.findings.read_text(encoding="utf-8"))
         groups = catalogue["groups"]
+    except ReleasesInputError as exc:
+        raise UsageError(str(exc)) from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{directory.findings}: not a findings.json ({exc})") from None
-    named = annotate_since(groups, chart, version)
+    versions = env_versions(env or {})
+    libraries = {c["library"]: lookup_version(versions, c["library"]) for c in charts}
+    annotate_since(groups, charts, libraries)
     _write(directory.findings, json.dumps(catalogue, indent=1, ensure_ascii=False) + "\n")
-    upgrades = [g for g in groups if (g.get("releases") or {}).get("upgrade")]
-    upgrades = [g for g in upgrades if not g.get("folded_into")]
-    fixed = "; ".join(f"{g.get('finding')} ({g['releases']['fixed_in']})" for g in upgrades[:5]) + (
+    library = chart["library"]
+    ours = [
+        g
+        for g in groups
+        if not g.get("folded_into")
+        and any(e["library"] == library for e in g.get("releases") or [])
+    ]
+    upgrades = [
+        g for g in ours if any(e["library"] == library and e.get("upgrade") for e in g["releases"])
+    ]
+    fixed = "; ".join(str(g.get("finding")) for g in upgrades[:5]) + (
         f" and {len(upgrades) - 5} more" if len(upgrades) > 5 else ""
     )
     return (
-        f"dated {named} finding(s) of {target} ({chart['library']} {version or '?'}); "
-        f"{len(upgrades)} fixed by an upgrade" + (f": {fixed}" if upgrades else "")
+        f"dated {len(ours)} finding(s) of {target} by {library}'s releases (it has "
+        f"{libraries.get(library) or '?'}); {len(upgrades)} fixed by an upgrade"
+        + (f": {fixed}" if upgrades else "")
     )
 
 
@@ -168,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         chart = build_chart(runs, library, others)
     except ReleasesInputError as exc:
         raise UsageError(str(exc)) from None
-    out = Path(args.out) if args.out else Path(args.run_dirs[0]).resolve().parent
+    out = Path(args.out) if args.out else Path(args.run_dirs[0]).resolve().parent / library
     _write(out / "releases.json", json.dumps(chart, indent=1, ensure_ascii=False) + "\n")
     _write(out / "releases.md", render_markdown(chart))
     _write(out / "releases.html", releases_page(chart))

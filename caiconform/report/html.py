@@ -602,18 +602,21 @@ def render_migration(matrix: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def render_releases(chart: dict[str, Any] | None) -> str:
-    """The "across releases" section (`report.releases`) as escaped HTML: per finding, whether
-    each release of the charted library showed it, since when and the release that fixed it; ""
-    without a chart."""
-    if not chart:
-        return ""
+def render_releases(charts: list[dict[str, Any]] | None) -> str:
+    """The "across releases" sections (`report.releases`), one per chart, as escaped HTML: per
+    finding, whether each release of the charted library showed it, since when and the release
+    that fixed it; "" without a chart."""
+    return "\n".join(_releases_section(chart) for chart in charts or [])
+
+
+def _releases_section(chart: dict[str, Any]) -> str:
     from caiconform.report.releases import MARKS, listed_rows
 
     library = html.escape(str(chart.get("library")))
     versions = [str(v) for v in chart.get("versions") or []]
     parts = [
-        f'<section id="releases"><h2>{library} across releases</h2><p class="muted">'
+        f'<section class="releases" id="releases-{library}"><h2>{library} across releases</h2>'
+        '<p class="muted">'
         "Each release run in an environment of its own, the other libraries fixed. ✓ found, — "
         "its cells ran and it was not found, not run: none of its cells ran, part run: some "
         "did.</p>",
@@ -653,7 +656,7 @@ def releases_page(chart: dict[str, Any]) -> str:
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'\">\n"
         f"<title>{title}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        f"{render_releases(chart)}\n</body>\n</html>\n"
+        f"{_releases_section(chart)}\n</body>\n</html>\n"
     )
 
 

@@ -344,23 +344,24 @@ def _annotate_known(groups: list[dict[str, Any]], run: Run) -> None:
         run.warnings.append(str(exc))
 
 
-def _annotate_releases(groups: list[dict[str, Any]], run: Run) -> dict[str, Any] | None:
+def _annotate_releases(groups: list[dict[str, Any]], run: Run) -> list[dict[str, Any]] | None:
     """Each group's `releases` (since when it is seen, the release that fixed it:
-    `report.releases.annotate_since`) from the first releases.json of the run's directories
-    (`caiconform releases --annotate`), and that chart; None without one. A chart that cannot
-    be read is a warning of the run."""
-    from caiconform.report.releases import ReleasesInputError, annotate_since, load_chart
+    `report.releases.annotate_since`) from the charts in the run's first directory holding any
+    (`releases-LIBRARY.json`, `caiconform releases --annotate`), and those charts; None without
+    one. A chart that cannot be read is a warning of the run."""
+    from caiconform.report.releases import ReleasesInputError, annotate_since, load_charts
 
     for run_id, directory in run.dirs.items():
         try:
-            chart = load_chart(directory)
+            charts = load_charts(directory)
         except ReleasesInputError as exc:
             run.warnings.append(str(exc))
             continue
-        if chart is not None:
-            version = lookup_version(env_versions(run.envs.get(run_id) or {}), chart["library"])
-            annotate_since(groups, chart, version)
-            return chart
+        if charts:
+            versions = env_versions(run.envs.get(run_id) or {})
+            libraries = {c["library"]: lookup_version(versions, c["library"]) for c in charts}
+            annotate_since(groups, charts, libraries)
+            return charts
     return None
 
 
@@ -456,7 +457,7 @@ def build_matrix(
         "migration": migration_rows(catalogue, cells),
         "verdict": verdict_json(verdict, catalogue),
         "coverage": coverage,
-        # the chart of a library's releases (releases.json in the run directory), or None
+        # the charts of libraries' releases (releases-LIBRARY.json in the run directory), or None
         "releases": releases,
     }
     return json_safe(matrix)

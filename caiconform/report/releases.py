@@ -16,8 +16,9 @@ as "since X" when the release before X ran its cells without it, else "since ≤
 oldest charted, or the one before did not run it).
 
 `annotate_since` writes a row's dates into the groups of another run (a run's findings.json,
-`caiconform releases --annotate`, and `caiconform report` when a releases.json lies in the run
-directory), with whether a later release than that run's fixes it.
+`caiconform releases --annotate`, and `caiconform report` and `findings` when a chart,
+`releases-LIBRARY.json`, lies in the run directory), with whether a later release than that
+run's fixes it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from caiconform.results.severity import SEVERITIES, rank
 
 __all__ = [
     "SCHEMA",
-    "RELEASES_JSON",
     "STATUSES",
     "ReleaseRun",
     "ReleasesInputError",
@@ -47,12 +47,11 @@ __all__ = [
     "render_markdown",
     "annotate_since",
     "since_line",
-    "load_chart",
+    "chart_file",
+    "load_charts",
 ]
 
 SCHEMA = "caiconform-releases/1"
-#: the chart's file; a run directory holding one has its findings dated by it
-RELEASES_JSON = "releases.json"
 FOUND, ABSENT, NOT_RUN, PARTLY_RUN = "found", "absent", "not run", "partly run"
 STATUSES = (FOUND, ABSENT, NOT_RUN, PARTLY_RUN)
 #: what releases.md writes for each status
@@ -352,70 +351,95 @@ def render_markdown(chart: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load_chart(directory: str | Path) -> dict[str, Any] | None:
-    """The releases.json of a run directory, or None when it has none; ReleasesInputError for
-    one that is not a chart."""
-    path = Path(directory) / RELEASES_JSON
-    if not path.is_file():
-        return None
-    try:
-        chart = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise ReleasesInputError(f"{path}: not a releases chart ({exc})") from None
-    if not isinstance(chart, dict) or chart.get("schema") != SCHEMA:
-        raise ReleasesInputError(f"{path}: not a releases chart (schema {SCHEMA} expected)")
-    return chart
+def chart_file(library: str) -> str:
+    """The name a chart of `library` has in a run directory it dates (one per charted library:
+    numba-cuda's and cuda-core's charts date one run side by side)."""
+    return f"releases-{library}.json"
+
+
+def load_charts(directory: str | Path) -> list[dict[str, Any]]:
+    """The charts in a run directory (`releases-LIBRARY.json`, by name), [] when it has none;
+    ReleasesInputError for one that is not a chart."""
+    charts = []
+    for path in sorted(Path(directory).glob(chart_file("*"))):
+        try:
+            chart = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
+            raise ReleasesInputError(f"{path}: not a releases chart ({exc})") from None
+        if not isinstance(chart, dict) or chart.get("schema") != SCHEMA:
+            raise ReleasesInputError(f"{path}: not a releases chart (schema {SCHEMA} expected)")
+        charts.append(chart)
+    return charts
 
 
 def annotate_since(
-    groups: Iterable[dict[str, Any]], chart: Mapping[str, Any], version: str | None
+    groups: Sequence[dict[str, Any]],
+    charts: Sequence[Mapping[str, Any]],
+    versions: Mapping[str, str | None],
 ) -> int:
-    """Set `releases` on each group a chart row names (by its finding's identity or a member's):
-    the charted library, first and last release seen, `since`, `fixed_in`, and `upgrade` when
-    the run's own `version` of that library is older than the release that fixed it. Returns
-    how many findings (groups leading one) a row named."""
-    by_id = {alias: row for row in chart.get("rows") or [] for alias in row.get("aliases") or []}
-    named = 0
+    """Set `releases` on each group a chart row names (by its finding's identity or a
+    member's): one entry per such chart, the chart of the group's own library first: the
+    charted library, first and last release seen, `since`, `fixed_in`, and `upgrade` when the
+    run's own version of that library (`versions`) is older than the release that fixed it.
+    Returns how many findings (groups leading one) a row named."""
     for group in groups:
-        row = by_id.get(str(group.get("finding") or group_id(group))) or by_id.get(group_id(group))
         group.pop("releases", None)
-        if row is None:
-            continue
-        named += not group.get("folded_into")
-        fixed = row.get("fixed_in")
-        upgrade = None
-        if fixed and version is not None:
-            try:
-                older = version_key(version) < version_key(fixed)
-            except ReleasesInputError:
-                older = False
-            upgrade = (
-                f"fixed in {chart['library']} {fixed} (this run has {version})" if older else None
+    named: set[int] = set()
+    for chart in charts:
+        library = str(chart.get("library"))
+        version = versions.get(library)
+        by_id = {a: row for row in chart.get("rows") or [] for a in row.get("aliases") or []}
+        for group in groups:
+            row = by_id.get(str(group.get("finding") or group_id(group))) or by_id.get(
+                group_id(group)
             )
-        group["releases"] = {
-            "library": chart.get("library"),
-            "row": row.get("id"),
-            "first_seen": row.get("first_seen"),
-            "last_seen": row.get("last_seen"),
-            "since": row.get("since"),
-            "fixed_in": fixed,
-            "upgrade": upgrade,
-        }
-    return named
+            if row is None:
+                continue
+            if not group.get("folded_into"):
+                named.add(id(group))
+            entry = _dated(row, library, version)
+            entries = group.setdefault("releases", [])
+            own = bool(group.get("library")) and distribution_of(str(group["library"])) == library
+            entries.insert(0, entry) if own else entries.append(entry)
+    return len(named)
+
+
+def _dated(row: Mapping[str, Any], library: str, version: str | None) -> dict[str, Any]:
+    fixed = row.get("fixed_in")
+    upgrade = None
+    if fixed and version is not None:
+        try:
+            older = version_key(version) < version_key(fixed)
+        except ReleasesInputError:
+            older = False
+        upgrade = f"fixed in {library} {fixed} (this run has {version})" if older else None
+    return {
+        "library": library,
+        "row": row.get("id"),
+        "first_seen": row.get("first_seen"),
+        "last_seen": row.get("last_seen"),
+        "since": row.get("since"),
+        "fixed_in": fixed,
+        "upgrade": upgrade,
+    }
 
 
 def since_line(group: Mapping[str, Any]) -> str | None:
     """What a group's `releases` says, in one line for an issue text: "numba-cuda since 0.27.0;
-    last seen in 0.28.0; fixed in 0.29.0; an upgrade fixes it"; None without one."""
-    dated = group.get("releases")
-    if not dated:
-        return None
-    parts = [
-        f"{dated.get('library')} {dated.get('since')}",
-        f"last seen in {dated.get('last_seen')}",
-    ]
-    if dated.get("fixed_in"):
-        parts.append(f"fixed in {dated['fixed_in']}")
-    if dated.get("upgrade"):
-        parts.append("an upgrade fixes it")
-    return "; ".join(parts)
+    last seen in 0.28.0; fixed in 0.29.0; an upgrade fixes it", for the chart of its own
+    library and any other whose releases fixed it; None without one."""
+    own = distribution_of(str(group.get("library"))) if group.get("library") else None
+    said = []
+    for dated in group.get("releases") or []:
+        if dated.get("library") != own and not dated.get("fixed_in"):
+            continue
+        parts = [
+            f"{dated.get('library')} {dated.get('since')}",
+            f"last seen in {dated.get('last_seen')}",
+        ]
+        if dated.get("fixed_in"):
+            parts.append(f"fixed in {dated['fixed_in']}")
+        if dated.get("upgrade"):
+            parts.append("an upgrade fixes it")
+        said.append("; ".join(parts))
+    return " — ".join(said) or None
