@@ -208,9 +208,9 @@ def test_annotate_dates_another_runs_findings_and_the_report_keeps_it(releases, 
     core = [
         _write_run(tmp_path / f"cuda-core-{v}", v, found, passed, library="cuda-core")
         for v, found, passed in (
-            ("1.0.0", [MASK], []),
-            ("1.1.0", [MASK], []),
-            ("1.2.0", [], [MASK]),
+            ("1.0.0", [MASK, READS], []),
+            ("1.1.0", [MASK, READS], []),
+            ("1.2.0", [READS], [MASK]),
         )
     ]
     for runs, library in ((releases, "numba-cuda"), (core, "cuda-core")):
@@ -220,7 +220,7 @@ def test_annotate_dates_another_runs_findings_and_the_report_keeps_it(releases, 
         assert (today / f"releases-{library}.json").is_file()
     said = capsys.readouterr().out
     assert (
-        "dated 1 finding(s) of" in said
+        "dated 2 finding(s) of" in said
         and "by cuda-core's releases (it has 1.1.0); 1 fixed" in said
     )
 
@@ -228,6 +228,10 @@ def test_annotate_dates_another_runs_findings_and_the_report_keeps_it(releases, 
         groups = json.loads((path / "findings.json").read_text())["groups"]
         return {g["rule"]: {e["library"]: e for e in g.get("releases") or []} for g in groups}
 
+    groups = json.loads((today / "findings.json").read_text())["groups"]
+    (entries,) = [g["releases"] for g in groups if g["rule"] == "CAI-CONSUMER-READS-DESCRIBED"]
+    # numba's finding in both charts: its own library's first (cuda-core's file is read first)
+    assert [e["library"] for e in entries] == ["numba-cuda", "cuda-core"]
     reads = dated(today)["CAI-CONSUMER-READS-DESCRIBED"]["numba-cuda"]
     assert reads["since"] == "since 0.27.0" and reads["fixed_in"] == "0.29.0"
     assert reads["upgrade"] == "fixed in numba-cuda 0.29.0 (this run has 0.28.0)"
@@ -396,3 +400,46 @@ def test_unmet_says_what_a_release_asks_for_that_is_not_here(tmp_path, monkeypat
 def test_the_chart_goes_beside_the_runs_by_default(releases):
     assert main(["releases", *map(str, releases), "--json"]) == 0
     assert (releases[0].parent / "numba-cuda" / "releases.md").is_file()
+
+
+def test_since_is_a_bound_after_a_release_that_did_not_run_it():
+    from caiconform.report.releases import annotate_since
+
+    lead = {
+        "library": "numba",
+        "role": "consumer",
+        "rule": "CAI-X",
+        "outcome": "fail",
+        "severity": "corrupts",
+        "count": 1,
+        "cells": ["roundtrip/reference/numba"],
+    }
+    cell = {"roundtrip/reference/numba"}
+    runs = [
+        ReleaseRun(Path("a"), "1.0", {}, [], set()),  # would not import: no cell ran
+        ReleaseRun(Path("b"), "2.0", {}, [dict(lead)], cell),
+        ReleaseRun(Path("c"), "3.0", {}, [], cell),
+    ]
+    chart = build_chart(runs, "numba-cuda", {})
+    (row,) = chart["rows"]
+    assert row["statuses"] == [NOT_RUN, FOUND, ABSENT]
+    assert row["since"] == "since ≤2.0" and row["fixed_in"] == "3.0"
+    group = {**lead, "finding": row["id"]}
+    annotate_since([group], [chart], {"numba-cuda": "3.0"})  # already on the release that fixed it
+    assert group["releases"][0]["upgrade"] is None
+    annotate_since([group], [chart], {"numba-cuda": "2.0"})
+    assert group["releases"][0]["upgrade"] == "fixed in numba-cuda 3.0 (this run has 2.0)"
+
+
+def test_a_cell_whose_journal_lost_lines_did_not_run(tmp_path):
+    """cells.jsonl counts more examples than the journal holds (lines lost): the cell is not
+    said to have run, so a finding absent from it is not fixed there."""
+    runs = []
+    for version, found, passed in (("1.0", [READS], []), ("2.0", [], [READS])):
+        runs.append(_write_run(tmp_path / f"numba-cuda-{version}", version, found, passed))
+    cells = runs[1] / "cells.jsonl"
+    entry = {"cell": cell_key(_record(0, READS)), "counts": {"pass": 5}}
+    cells.write_text(json.dumps(entry) + "\n")
+    assert main(["releases", *map(str, runs), "--out", str(tmp_path / "c")]) == 0
+    chart = json.loads((tmp_path / "c" / "releases.json").read_text())
+    assert chart["rows"][0]["statuses"] == [FOUND, NOT_RUN]
