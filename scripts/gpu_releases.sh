@@ -39,6 +39,8 @@ work=${RELEASES_WORK:-/root/releases}
 seed=${SEED:-1}
 cap=${CAP_S:-300}
 read -r -a with <<< "${WITH:-}"
+links=()
+[ -d .whl ] && links=(--find-links .whl)
 summary="$out/summary.txt"
 : > "$summary"
 mkdir -p "$work"
@@ -64,7 +66,7 @@ for version in "${versions[@]}"; do
     while read -r dir; do echo "import site; site.addsitedir('$dir')" >> "$site/_outer.pth"; done <<< "$outer"
     # the release first on the path: ahead of the carried wheels under /tmp/site too
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-      --find-links "$wheels" --find-links .whl --target "$site" --upgrade \
+      --find-links "$wheels" "${links[@]}" --target "$site" --upgrade \
       "$library==$version" "${with[@]}" \
       || { echo "$library $version: no wheel in $wheels" | tee -a "$summary"; continue; }
     python=$venv/bin/python

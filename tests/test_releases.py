@@ -443,3 +443,19 @@ def test_a_cell_whose_journal_lost_lines_did_not_run(tmp_path):
     assert main(["releases", *map(str, runs), "--out", str(tmp_path / "c")]) == 0
     chart = json.loads((tmp_path / "c" / "releases.json").read_text())
     assert chart["rows"][0]["statuses"] == [FOUND, NOT_RUN]
+
+
+def test_the_version_recorded_is_the_one_that_imports(tmp_path, monkeypatch):
+    """A release installed ahead of the environment's own copy (gpu_releases.sh puts its venv
+    first on PYTHONPATH): env.json records the release, the first on the path."""
+    from caiconform.env import library_versions
+
+    for folder, version in (("first", "0.26.0"), ("second", "0.30.4")):
+        info = tmp_path / folder / f"numba_cuda-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: numba-cuda\nVersion: {version}\n"
+        )
+    monkeypatch.syspath_prepend(str(tmp_path / "second"))
+    monkeypatch.syspath_prepend(str(tmp_path / "first"))
+    assert library_versions()["numba-cuda"] == "0.26.0"
