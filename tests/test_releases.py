@@ -287,6 +287,7 @@ def test_a_copy_without_the_journal_is_charted_from_its_findings(releases, tmp_p
     [
         ("one run", "one was given"),
         ("not a dir", "not a run directory"),
+        ("empty dir", "not a run directory (no results.jsonl"),
         ("mixed", "different libraries' versions mixed"),
         ("twice", "in more than one run"),
         ("same", "same version of every library"),
@@ -298,6 +299,7 @@ def test_bad_input_is_one_line_and_exit_2(releases, tmp_path, capsys, case, word
     given = {
         "one run": [releases[0]],
         "not a dir": [releases[0], tmp_path / "nope"],
+        "empty dir": [releases[0], tmp_path],
         "mixed": [releases[0], other],
         "twice": [releases[1], twin, "--library", "numba"],
         "same": [releases[1], twin],

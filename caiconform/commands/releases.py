@@ -57,28 +57,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _release_run(directory: str) -> Any:
-    """One run directory's findings and finished cells (the version is set once the library
-    is known): its catalogue, built from its journal as `findings` builds it, or, in a copy
-    without the journal (what `scripts/gpu_releases.sh` brings back), its findings.json."""
+def _libraries(directory: str) -> dict[str, Any]:
+    """The library versions a run directory's env.json records, read before anything heavier:
+    runs that are not one library's releases are refused before their catalogues are built. A
+    directory with neither a journal nor a findings.json is no run."""
+    from caiconform.rundir import JOURNAL_NAMES, RunDir
+
+    where = RunDir(directory)
+    if not where.path.is_dir():
+        raise _usage(f"{directory}: not a run directory")
+    if where.journal_found() is None and not where.findings.is_file():
+        raise _usage(
+            f"{directory}: not a run directory (no {' or '.join(JOURNAL_NAMES)}, no findings.json)"
+        )
+    env = _json(where.env) if where.env.is_file() else {}
+    return env.get("libraries") if isinstance(env.get("libraries"), dict) else {}
+
+
+def _release_run(directory: str, libraries: dict[str, Any], version: str) -> Any:
+    """One release's run: its findings, built from its journal as `findings` builds them, or,
+    in a copy without the journal (what `scripts/gpu_releases.sh` brings back), its
+    findings.json's; and the cells it finished and ran."""
     from caiconform.commands._groups import catalogue_groups
     from caiconform.report.releases import ReleaseRun
     from caiconform.report.runstate import finished_cells
     from caiconform.rundir import RunDir
 
     where = RunDir(directory)
-    if where.journal_found() is None and where.findings.is_file():
+    if where.journal_found() is None:
         catalogue = _json(where.findings)
-        env = _json(where.env) if where.env.is_file() else {}
         groups, run_ids = catalogue.get("groups"), catalogue.get("runs") or []
         if not isinstance(groups, list):
             raise _usage(f"{where.findings}: not a findings.json (no 'groups')")
     else:
         run_data, groups = catalogue_groups([directory])
-        env = next(iter(run_data.envs.values()), {}) or {}
         run_ids = sorted(run_data.envs)
-    libraries = env.get("libraries") if isinstance(env.get("libraries"), dict) else {}
-    return ReleaseRun(Path(directory), "", libraries, groups, finished_cells(directory), run_ids)
+    ran = finished_cells(directory)
+    return ReleaseRun(Path(directory), version, libraries, groups, ran, run_ids)
 
 
 def _usage(message: str) -> Exception:
@@ -175,18 +190,21 @@ def run(args: argparse.Namespace) -> int:
         build_chart,
         charted_library,
         render_markdown,
+        version_key,
     )
 
     if len(args.run_dirs) < 2:
         raise UsageError("give the run directories of two or more releases (one was given)")
-    for directory in args.run_dirs:
-        if not Path(directory).is_dir():
-            raise UsageError(f"{directory}: not a run directory")
-    runs = [_release_run(d) for d in args.run_dirs]
+    libraries = [_libraries(directory) for directory in args.run_dirs]
     try:
-        library, others = charted_library([r.libraries for r in runs], args.library)
-        for release in runs:
-            release.version = str(release.libraries[library])
+        library, others = charted_library(libraries, args.library)
+        versions = [str(found[library]) for found in libraries]
+        for version in versions:
+            version_key(version)
+        runs = [
+            _release_run(directory, found, version)
+            for directory, found, version in zip(args.run_dirs, libraries, versions, strict=True)
+        ]
         chart = build_chart(runs, library, others)
     except ReleasesInputError as exc:
         raise UsageError(str(exc)) from None

@@ -62,7 +62,7 @@ class ReleasesInputError(ValueError):
     """Run directories that cannot be charted together (one line for the user)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReleaseRun:
     """One release's run: its directory, the charted library's version there, every library's
     version (env.json), the run's catalogue groups and the cells it finished and ran."""
@@ -197,7 +197,7 @@ def build_chart(runs: Sequence[ReleaseRun], library: str, others: Mapping[str, A
             row["aliases"] |= set(_members(lead))
     chart_rows = [_row(row, runs, library) for row in rows.values()]
     chart_rows.sort(key=lambda r: (not r["of_library"], rank(r["severity"]), r["id"]))
-    releases = [_release(i, run, chart_rows, library) for i, run in enumerate(runs)]
+    releases = [_release(i, run, chart_rows) for i, run in enumerate(runs)]
     return {
         "schema": SCHEMA,
         "library": library,
@@ -255,9 +255,7 @@ def _row(row: Mapping[str, Any], runs: Sequence[ReleaseRun], library: str) -> di
     }
 
 
-def _release(
-    index: int, run: ReleaseRun, rows: Sequence[Mapping[str, Any]], library: str
-) -> dict[str, Any]:
+def _release(index: int, run: ReleaseRun, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     found = [r for r in rows if r["statuses"][index] == FOUND]
     severities = Counter(r["severity"] for r in found if r["severity"])
     return {
