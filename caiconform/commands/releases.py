@@ -129,7 +129,6 @@ def _annotate(target: str, chart: dict[str, Any]) -> str:
     charts of other libraries there) and date its findings.json's groups by every chart there;
     the line that says what it did."""
     from caiconform.cli import UsageError
-    from caiconform.report.load import ReportInputError, load_run
     from caiconform.report.releases import (
         ReleasesInputError,
         annotate_since,
@@ -140,10 +139,9 @@ def _annotate(target: str, chart: dict[str, Any]) -> str:
     from caiconform.rundir import RunDir
 
     directory = RunDir(target)
-    try:
-        env = next(iter(load_run(target).envs.values()), {})
-    except ReportInputError as exc:
-        raise UsageError(f"--annotate: {exc}") from None
+    if not directory.path.is_dir():
+        raise UsageError(f"--annotate: {target}: not a run directory")
+    env = _json(directory.env) if directory.env.is_file() else {}
     path = directory.path / chart_file(chart["library"])
     _write(path, json.dumps(chart, indent=1, ensure_ascii=False) + "\n")
     if not directory.findings.is_file():
