@@ -6,6 +6,8 @@ matrix, the report and the benchmarks.
     nox -s "suite(torch)"        one library against the reference, in its own venv (GPU)
     nox -s matrix                every library against every other, one venv (GPU)
     nox -s report -- RUN_DIR     rebuild a run's report (default: the newest under reports/)
+    nox -s releases -- numba-cuda 0.26.0 0.27.0 --libraries reference,numba
+                                 each release in a venv of its own, then their chart (GPU)
     nox -s bench                 the benchmarks in benchmarks/ (GPU)
 
 Offline mode, for GPU machines without a network: `CAICONFORM_NOX_OFFLINE=1 nox -s matrix`
@@ -17,6 +19,8 @@ invocation. Runs are written to reports/<UTC time>-<session>/ (docs/reports.md).
 from __future__ import annotations
 
 import os
+import shlex
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -39,6 +43,9 @@ LIBRARIES = {
 MATRIX = ["numba-cuda", "cupy-cuda13x", "torch", "jax[cuda13]"]
 
 nox.options.sessions = ["tests", "lint"]
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
+import releases_plan  # noqa: E402  (scripts/releases_plan.py: no caiconform import)
 
 
 def _install(session: nox.Session, *requirements: str) -> None:
@@ -112,6 +119,47 @@ def report(session: nox.Session) -> None:
             session.error("no run directory under reports/; give one: nox -s report -- RUN_DIR")
         args = [str(runs[-1])]
     session.run("caiconform", "report", *args)
+
+
+@nox.session(venv_backend=BACKEND)
+def releases(session: nox.Session) -> None:
+    """Several releases of one library, each in a venv of its own with the other libraries
+    fixed, then `caiconform releases` charts them (GPU): `nox -s releases -- LIBRARY VERSION...
+    [--no-index] [--find-links DIR] [--constraints FILE] [--with REQ] [--system-site-packages]
+    [caiconform run options]` (scripts/releases_plan.py; no arguments: CAICONFORM_RELEASES)."""
+    if OFFLINE or session.venv_backend == "none":
+        session.error("releases installs each release: not offline (scripts/gpu_releases.sh)")
+    words = session.posargs or shlex.split(os.environ.get("CAICONFORM_RELEASES", ""))
+    try:
+        plan = releases_plan.plan(words)
+    except releases_plan.PlanError as exc:
+        session.error(str(exc))
+    session.install(*plan.index, "-e", ".")
+    constraints: list[str] = []
+    if plan.constraints is not None:
+        path = Path(session.create_tmp()) / "constraints.txt"
+        text = Path(plan.constraints).read_text(encoding="utf-8")
+        path.write_text(releases_plan.constraints_without(text, plan.library), encoding="utf-8")
+        constraints = ["-c", str(path)]
+    root = Path(session.virtualenv.location).parent
+    for release in plan.releases:
+        venv = root / release.venv
+        system = ["--system-site-packages"] if plan.system_site_packages else []
+        session.run("python", "-m", "venv", "--clear", *system, str(venv))
+        python = str(venv / "bin" / "python")
+        session.run(python, "-m", "pip", "install", *constraints, *release.install, external=True)
+        probe = f"import importlib.metadata as m; print(m.version({release.library!r}))"
+        found = session.run(python, "-c", probe, silent=True, external=True) or ""
+        if found.strip() != release.version:
+            session.error(f"{release.library} {release.version} asked, {found.strip()} installed")
+        # 1: defects found, 3: a cell did not finish, 4: nothing tested (the release would not
+        # import): the chart says so ("not run"), the next release still runs
+        session.run(
+            python, "-m", "caiconform.cli", *release.run, external=True, success_codes=[0, 1, 3, 4]
+        )
+        session.log(f"{release.library} {release.version}: {release.out}")
+    if len(plan.releases) > 1:
+        session.run("caiconform", *plan.chart)
 
 
 @nox.session(venv_backend=BACKEND)

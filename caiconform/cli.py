@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "rules": "caiconform.commands.rules",
     "report": "caiconform.commands.report",
     "compare": "caiconform.commands.compare",
+    "releases": "caiconform.commands.releases",
     "findings": "caiconform.commands.findings",
     "emm-check": "caiconform.commands.emm_check",
     "run": "caiconform.commands.run",

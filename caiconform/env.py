@@ -59,11 +59,13 @@ def _normalise(name: str) -> str:
 
 
 def library_versions() -> dict[str, str | None]:
-    """Version of every relevant installed distribution (None when a listed one is absent)."""
+    """Version of every relevant installed distribution (None when a listed one is absent).
+    Where two versions of one are on the path (a release installed ahead of the environment's
+    own: `scripts/gpu_releases.sh`), the first, the one that imports."""
     versions: dict[str, str | None] = dict.fromkeys(LIBRARIES)
     for dist in metadata.distributions():
         name = _normalise(dist.metadata.get("Name") or "")
-        if name in versions or name.startswith(LIBRARY_PREFIXES):
+        if (name in versions or name.startswith(LIBRARY_PREFIXES)) and versions.get(name) is None:
             versions[name] = dist.version
     return dict(sorted(versions.items()))
 

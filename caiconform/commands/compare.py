@@ -70,26 +70,6 @@ def _catalogue(path: str, cells: set[str] | None = None) -> dict:
     return build_catalogue(records, run.envs, run.confirmations)
 
 
-def _finished_cells(path: str) -> set[str]:
-    """The cells a run directory finished and ran: a `cells.jsonl` entry (its last) that is not a
-    skip of the whole cell, with every example its counts name still in the journal."""
-    from caiconform.report.load import read_cells
-    from caiconform.report.runstate import state_of
-
-    last = {str(entry["cell"]): entry for entry in read_cells(path)}
-    unfinished = {u.cell for u in state_of(path).unfinished}
-    return {
-        cell
-        for cell, entry in last.items()
-        if cell not in unfinished and entry.get("skipped") is None and not _only_skips(entry)
-    }
-
-
-def _only_skips(entry: dict) -> bool:
-    counts = entry.get("counts")
-    return isinstance(counts, dict) and bool(counts) and set(counts) == {"skip"}
-
-
 def _incomplete_lines(paths: tuple[str, str]) -> list[str]:
     """The INCOMPLETE line (`report.runstate.first_line`) of each run directory that is."""
     from pathlib import Path
@@ -125,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--min-overlap must be between 0 and 1, got {args.min_overlap}")
     from pathlib import Path
 
-    from caiconform.report.runstate import EXIT_INCOMPLETE
+    from caiconform.report.runstate import EXIT_INCOMPLETE, finished_cells
 
     incomplete = _incomplete_lines((args.run_a, args.run_b))
     both_dirs = all(Path(path).is_dir() for path in (args.run_a, args.run_b))
@@ -134,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         for path in (args.run_a, args.run_b):
             if not Path(path).is_dir():
                 raise UsageError(f"{path}: --common-cells needs run directories")
-        done_a, done_b = _finished_cells(args.run_a), _finished_cells(args.run_b)
+        done_a, done_b = finished_cells(args.run_a), finished_cells(args.run_b)
         common = done_a & done_b
         if not common and incomplete:
             for line in incomplete:

@@ -132,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         verify.annotate(groups, verify.load_verification(run_dir), run_dir)
         upstream.annotate_known(groups, upstream.known_reports())
+        _annotate_releases(groups, run_dir, run_data)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if not chosen:
@@ -181,6 +182,21 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
     print(f"wrote {len(texts)} finding(s) and index.md to {out}")
     return state_exit
+
+
+def _annotate_releases(groups: list[dict[str, Any]], run_dir: Path, run_data: Any) -> None:
+    """Date each group by the charts in the run directory (`caiconform releases --annotate`),
+    as `caiconform report` does; nothing without one."""
+    from caiconform.report.releases import annotate_since, load_charts
+    from caiconform.results.expectations import env_versions, lookup_version
+
+    charts = load_charts(run_dir)
+    if not charts:
+        return
+    versions = env_versions(next(iter(run_data.envs.values()), {}) or {})
+    annotate_since(
+        groups, charts, {c["library"]: lookup_version(versions, c["library"]) for c in charts}
+    )
 
 
 #: the severities a standalone reproducer is owed: at or above refuses-valid

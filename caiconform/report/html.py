@@ -24,7 +24,15 @@ from string import Template
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["render_html", "render_verdict", "render_migration", "render_libraries", "embed_json"]
+__all__ = [
+    "render_html",
+    "render_verdict",
+    "render_migration",
+    "render_libraries",
+    "render_releases",
+    "releases_page",
+    "embed_json",
+]
 
 CSS = """
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #ffffff; --soft: #f6f8fa; }
@@ -420,6 +428,7 @@ matrix.md and matrix.json beside this file hold the same data.</p></noscript>
 $verdict
 $libraries
 $migration
+$releases
 <section id="matrix"><h2>Matrix</h2>
 <div class="legend"><span>0%</span><span class="bar"></span><span>100% pass (of results not skipped);
 grey: all skipped; hatched: not run. Click a cell to list its findings.</span></div>
@@ -637,6 +646,64 @@ def render_libraries(records: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(parts)
 
 
+def render_releases(charts: list[dict[str, Any]] | None) -> str:
+    """The "across releases" sections (`report.releases`), one per chart, as escaped HTML: per
+    finding, whether each release of the charted library showed it, since when and the release
+    that fixed it; "" without a chart."""
+    return "\n".join(_releases_section(chart) for chart in charts or [])
+
+
+def _releases_section(chart: dict[str, Any]) -> str:
+    from caiconform.report.releases import MARKS, listed_rows
+
+    library = html.escape(str(chart.get("library")))
+    versions = [str(v) for v in chart.get("versions") or []]
+    parts = [
+        f'<section class="releases" id="releases-{library}"><h2>{library} across releases</h2>'
+        '<p class="muted">'
+        "Each release run in an environment of its own, the other libraries fixed. ✓ found, — "
+        "its cells ran and it was not found, not run: none of its cells ran, part run: some "
+        "did.</p>",
+        "<table><tr>"
+        + "".join(
+            f"<th>{html.escape(h)}</th>"
+            for h in ("finding", "severity", "rule", *versions, "since", "fixed in")
+        )
+        + "</tr>",
+    ]
+    rows = listed_rows(chart)
+    for row in rows:
+        finding = f"{row.get('library') or '(ambiguous)'} ({row.get('role')}) {row.get('outcome')}"
+        severity = "about input" if row.get("about_input") else row.get("severity")
+        marks = [MARKS.get(s, s) for s in row.get("statuses") or []]
+        values = (finding, severity, row.get("rule"), *marks, row.get("since"))
+        values += (row.get("fixed_in"),)
+        cells = "".join(f"<td>{html.escape(str(v or '-'))}</td>" for v in values)
+        parts.append(f"<tr>{cells}</tr>")
+    parts.append("</table>")
+    steady = len(chart.get("rows") or []) - len(rows)
+    if steady:
+        parts.append(
+            f'<p class="muted">Not listed: {steady} finding(s) of the other libraries, found in '
+            "every release (releases.json lists every finding).</p>"
+        )
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def releases_page(chart: dict[str, Any]) -> str:
+    """releases.html: the across-releases section as a page of its own (no script, no
+    network), in the report's style."""
+    title = html.escape(f"{chart.get('library')} across releases")
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'\">\n"
+        f"<title>{title}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"{_releases_section(chart)}\n</body>\n</html>\n"
+    )
+
+
 def render_html(
     matrix: dict[str, Any],
     title: str = "caiconform report",
@@ -660,6 +727,7 @@ def render_html(
         libraries=render_libraries(records or {}),
         libraries_nav='<a href="#libraries">Libraries</a>' if records else "",
         migration=render_migration(matrix),
+        releases=render_releases(matrix.get("releases")),
         css=CSS,
         data=embed_json(matrix),
         js=JS,

@@ -150,8 +150,10 @@ def _standalone(group: dict[str, Any], run_dir: Path | None) -> tuple[list[str],
 
 
 def _verified(group: dict[str, Any]) -> list[str]:
-    """Whether the standalone reproducer reproduced the finding, and whether it is already
-    reported upstream (the group as `caiconform findings` annotates it)."""
+    """Whether the standalone reproducer reproduced the finding, whether it is already
+    reported upstream, and since which release it is seen (the group as `caiconform findings`
+    annotates it)."""
+    from caiconform.report.releases import since_line
     from caiconform.report.verify import status_line
     from caiconform.results.wording import known_line
 
@@ -162,6 +164,9 @@ def _verified(group: dict[str, Any]) -> list[str]:
     known = known_line(group)
     if known:
         lines += [f"**Known upstream**: {known}.", ""]
+    dated = since_line(group)
+    if dated:
+        lines += [f"**Across releases**: {dated}.", ""]
     return lines
 
 

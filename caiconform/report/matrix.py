@@ -344,6 +344,27 @@ def _annotate_known(groups: list[dict[str, Any]], run: Run) -> None:
         run.warnings.append(str(exc))
 
 
+def _annotate_releases(groups: list[dict[str, Any]], run: Run) -> list[dict[str, Any]] | None:
+    """Each group's `releases` (since when it is seen, the release that fixed it:
+    `report.releases.annotate_since`) from the charts in the run's first directory holding any
+    (`releases-LIBRARY.json`, `caiconform releases --annotate`), and those charts; None without
+    one. A chart that cannot be read is a warning of the run."""
+    from caiconform.report.releases import ReleasesInputError, annotate_since, load_charts
+
+    for run_id, directory in run.dirs.items():
+        try:
+            charts = load_charts(directory)
+        except ReleasesInputError as exc:
+            run.warnings.append(str(exc))
+            continue
+        if charts:
+            versions = env_versions(run.envs.get(run_id) or {})
+            libraries = {c["library"]: lookup_version(versions, c["library"]) for c in charts}
+            annotate_since(groups, charts, libraries)
+            return charts
+    return None
+
+
 def build_matrix(
     run: Run,
     out_dir: str | Path,
@@ -373,6 +394,7 @@ def build_matrix(
         reproducer["href"] = _repro_href(run, reproducer, out_dir)
     _annotate_standalone(catalogue["groups"], run)
     _annotate_known(catalogue["groups"], run)
+    releases = _annotate_releases(catalogue["groups"], run)
     coverage = build_coverage(run.records, planned_from_dirs(run.dirs))
     verdict = judge(
         run.records,
@@ -435,5 +457,7 @@ def build_matrix(
         "migration": migration_rows(catalogue, cells),
         "verdict": verdict_json(verdict, catalogue),
         "coverage": coverage,
+        # the charts of libraries' releases (releases-LIBRARY.json in the run directory), or None
+        "releases": releases,
     }
     return json_safe(matrix)

@@ -34,6 +34,7 @@ __all__ = [
     "as_json",
     "headline_in_state",
     "missing_shards",
+    "finished_cells",
     "differing_settings",
     "EXIT_INCOMPLETE",
     "EXIT_NOTHING_TESTED",
@@ -251,6 +252,29 @@ def as_json(states: Sequence[RunState]) -> dict[str, Any]:
         "unfinished": [u.describe() for s in states for u in s.unfinished],
         "missing_examples": sum(s.missing for s in states),
     }
+
+
+def finished_cells(run_dir: str | Path) -> set[str]:
+    """The cells a run directory finished and ran: a `cells.jsonl` entry (its last) that is not a
+    skip of the whole cell, with every example its counts name still in the journal. What two
+    runs are compared on (`caiconform compare --common-cells`) and what a release's run is said
+    to have covered (`report.releases`). A copy of a run directory without its journal (a
+    published chart's runs) is judged on its cells.jsonl alone."""
+    from caiconform.report.load import read_cells
+
+    last = {str(entry["cell"]): entry for entry in read_cells(run_dir)}
+    journal = RunDir(run_dir).journal_found() is not None
+    unfinished = {u.cell for u in state_of(run_dir).unfinished} if journal else set()
+    return {
+        cell
+        for cell, entry in last.items()
+        if cell not in unfinished and entry.get("skipped") is None and not _only_skips(entry)
+    }
+
+
+def _only_skips(entry: Mapping[str, Any]) -> bool:
+    counts = entry.get("counts")
+    return isinstance(counts, dict) and bool(counts) and set(counts) == {"skip"}
 
 
 def state_of(run_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = None) -> RunState:
