@@ -88,11 +88,15 @@ def _group(rule: str) -> dict:
     return group("dlpack_capi/torch/-", params, rule=rule, role="producer", library="torch")
 
 
-def test_a_conforming_table_prints_ok(table_stand_ins: Path, tmp_path: Path) -> None:
-    text = script_for_group(_group("DLPACK-CAPI-SAME-TENSOR"))
+@pytest.mark.parametrize(
+    "rule", ["DLPACK-CAPI-SAME-TENSOR", "DLPACK-CAPI-TO-PY-OBJECT", "DLPACK-CAPI-ALLOCATOR-SETERROR"]
+)
+def test_a_conforming_table_prints_ok(table_stand_ins: Path, tmp_path: Path, rule: str) -> None:
+    text = script_for_group(_group(rule))
     assert text is not None and "exchange_api(obj)" in text
+    assert ("ALLOCATOR(" in text) == (rule == "DLPACK-CAPI-ALLOCATOR-SETERROR")
     rc, line = verdict_of(run(text, table_stand_ins, tmp_path))
-    assert (rc, line.split(":")[0]) == (0, "OK"), line
+    assert (rc, line.split(":")[0]) == (0, "OK"), (line, text[-3000:])
 
 
 def test_a_tensor_of_other_values_prints_bug(table_stand_ins: Path, tmp_path: Path) -> None:

@@ -6,10 +6,11 @@ state, are not (`NOT_COVERED`). The producer's own array, in the example's layou
 type's table read with ctypes (`exchange_api`) and the family's checks made in its order
 (`caiconform.checks.dlpack_capi`): the header's major version and `prev_api` chain, the
 required entries, `managed_tensor_from_py_object_no_sync` (0 and a tensor whose elements are the
-array's, or -1 with an exception), `managed_tensor_to_py_object_no_sync` (an object of the
-producer's type with those elements), the allocator (a tensor of the prototype, or NULL after
-one SetError). The first broken one prints `BUG:` when it is the group's rule, else `OK:` (not
-this group's defect).
+array's, or -1 with an exception), then, for the groups of their rules only (a script stays as
+short as its group needs), `managed_tensor_to_py_object_no_sync` (an object of the producer's
+type with those elements) and the allocator (a tensor of the prototype, or NULL after one
+SetError). The first broken one prints `BUG:` when it is the group's rule, else `OK:` (not this
+group's defect).
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ print("tensor:", fields)
 wrong = differ(capsule_values(fields, dtype), values)
 if wrong:
     broke("DLPACK-CAPI-SAME-TENSOR", f"the table's tensor holds other values ({context}): {{wrong}}")
+"""
+
+#: managed_tensor_to_py_object_no_sync, written for the groups of its rule and the allocator's
+_TO_OBJECT = """
 back = ctypes.c_void_p()
 try:
     rc = TO_OBJECT(api["entries"]["managed_tensor_to_py_object_no_sync"])(out.value, ctypes.byref(back))
@@ -69,6 +74,17 @@ if type(made) is not type(obj):
 wrong = differ(capsule_values(read_capsule(made.__dlpack__(max_version=(1, 3))), dtype), values)
 if wrong:
     broke("DLPACK-CAPI-TO-PY-OBJECT", f"its object holds other values: {{wrong}}")
+"""
+
+#: the tensor released by its deleter, where no managed_tensor_to_py_object_no_sync took it
+_RELEASE = """
+managed = DLManagedTensorVersioned.from_address(out.value)
+if managed.deleter:
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(managed.deleter)(out.value)
+"""
+
+#: the allocator, written for its own groups
+_ALLOCATOR = """
 errors = []
 set_error = SET_ERROR(lambda ctx, kind, message: errors.append((kind, message)))
 extents = (ctypes.c_int64 * 1)(4)
@@ -85,6 +101,9 @@ except Exception as exc:  # an exception set besides SetError: the return code i
 if made.value and errors or not made.value and len(errors) != 1:
     broke("DLPACK-CAPI-ALLOCATOR-SETERROR", f"tensor {{made.value}} with SetError calls {{errors}}")
 print("allocator:", made.value and read_managed(made.value), errors)
+"""
+
+_OK = """
 verdict(False, f"{producer}'s exchange table keeps the header's text ({context})")
 """
 
@@ -103,5 +122,13 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     ex.values(s, array)
     if not ex.library_export(s, producer, array):
         return None
-    s.add(_BODY.format(rule=rule, producer=producer, context=context))
+    parts = [_BODY]
+    if rule in ("DLPACK-CAPI-TO-PY-OBJECT", "DLPACK-CAPI-ALLOCATOR-SETERROR"):
+        parts.append(_TO_OBJECT)
+    else:
+        parts.append(_RELEASE)
+    if rule == "DLPACK-CAPI-ALLOCATOR-SETERROR":
+        parts.append(_ALLOCATOR)
+    parts.append(_OK)
+    s.add("".join(parts).format(rule=rule, producer=producer, context=context))
     return s.render()
