@@ -327,14 +327,15 @@ def _exchange(
     host = device is None or device[0] == kDLCPU
     why_not = _dlpack_calls.undescribable(typestr, layout)
     entries = table.entries
-    stream = None
+    stream = handle = None
     busy_before = False
     if not host:
         named = _capi_calls.work_stream(entries["current_work_stream"], device)
         if not named.succeeded:
             return _refusal(named, "current_work_stream", context, None)
-        stream = named.out
-        busy_before = scenario != "none" and not stream_query(stream)
+        handle = named.out  # 0: NULL, the legacy default stream
+        stream = handle or None  # what the reads are ordered after (None: the legacy stream)
+        busy_before = scenario != "none" and not stream_query(handle)
     made = _capi_calls.tensor_from_object(entries["managed_tensor_from_py_object_no_sync"], obj)
     if not made.succeeded or not made.out:
         if made.succeeded:
@@ -348,7 +349,7 @@ def _exchange(
     notes = []
     handed_over = False
     try:
-        if busy_before and stream_query(stream):
+        if busy_before and stream_query(handle):
             return _results.failed(
                 "DLPACK-CAPI-NO-SYNC",
                 "the work stream, busy with the pending write before the call, idle after it",
