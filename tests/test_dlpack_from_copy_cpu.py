@@ -152,3 +152,85 @@ def test_the_copy_case_s_reproducer_calls_the_adapter_with_the_copy() -> None:
     assert "consume_dlpack_with(recorder, copy=False, device=device)" in script
     assert "if True else None" in script and "stream_scenario" not in script
     compile(script, "repro", "exec")
+
+
+class _HostArray:
+    """A stand-in for the reference array in host memory: numpy's own `__dlpack__` over
+    `values` (kDLCPU), so NumPy's from_dlpack can alias or copy it without a GPU."""
+
+    def __init__(self, values, layout, typestr, **_) -> None:
+        self.values = np.array(values, dtype=np.dtype(typestr))
+        self.dlpack_exports: list = []
+
+    def __dlpack__(self, **kwargs):
+        return self.values.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def _flip(array) -> None:
+    array.values.view(np.uint8)[...] ^= 0xFF
+
+
+@pytest.fixture
+def host_copy_case(monkeypatch):
+    import caiconform.reference.producer as producer
+
+    monkeypatch.setattr(producer, "ReferenceArray", _HostArray)
+    monkeypatch.setattr(family, "overwrite", _flip)
+
+    def run(scenario: str):
+        params = {"case": "copy", "scenario": scenario, "typestr": "<f4", "shape": [6], "seed": 1}
+        return family.execute(params, None, "numpy")
+
+    return run
+
+
+@pytest.mark.parametrize("scenario", list(family.COPIES))
+def test_the_copy_case_end_to_end_over_host_memory(host_copy_case, scenario) -> None:
+    copy, own = family.COPIES[scenario]
+    result = host_copy_case(scenario)
+    assert result.outcome == "pass", result.message
+    assert f"copy={copy} " in result.message
+    assert f"device={(1, 0) if own else None}" in result.message
+    dl_device = (1, 0) if own else None
+    assert f"__dlpack__ asked (copy, dl_device): [({copy}, {dl_device})]" in result.message
+
+
+def test_the_copy_case_fails_copy_false_when_the_result_keeps_its_values(
+    host_copy_case, monkeypatch
+) -> None:
+    monkeypatch.setattr(family, "overwrite", lambda array: None)  # as if the result were a copy
+    result = host_copy_case("false")
+    assert (result.outcome, result.rule) == ("fail", "DLPACK-FROM-COPY-FALSE")
+    assert host_copy_case("true").outcome == "pass"
+
+
+def test_overwrite_flips_every_element_s_bytes_a_bool_s_lowest_bit(monkeypatch) -> None:
+    import caiconform.cuda.device as device
+    import caiconform.cuda.memory as memory
+
+    written = []
+    monkeypatch.setattr(memory, "copy_from_host", lambda ptr, data: written.append((ptr, data)))
+    monkeypatch.setattr(device, "synchronize", lambda: written.append("synchronized"))
+
+    class Array:
+        ptr = 0x1000
+        values = np.array([[True, False]])
+
+    family.overwrite(Array())
+    Array.values = VALUES
+    family.overwrite(Array())
+    (ptr, flags), _, (_, floats), last = written
+    assert ptr == 0x1000 and last == "synchronized"
+    assert flags.tolist() == [[0, 1]]
+    assert family.changed_count(VALUES, floats.view(np.float32)) == VALUES.size
+
+
+@pytest.mark.parametrize("rule", ["DLPACK-FROM-COPY-TRUE", "DLPACK-FROM-COPY-FALSE"])
+def test_copy_semantics_not_kept_by_from_dlpack_corrupt(rule) -> None:
+    from caiconform.results import severity
+
+    assert severity.harm_of("fail", rule, "MUST") == severity.CORRUPTS
+    assert severity.harm_of("rejected-valid", rule, "MUST") == severity.REFUSES_VALID

@@ -231,17 +231,25 @@ class JaxAdapter(Adapter):
         is asked with `stream` alone, and jax copies itself: `copy=True` by
         `dlpack_managed_tensor_to_buffer`, a device other than the source's by `device_put`,
         refused with ValueError under copy=False). `device` is named as jax names it: the GPU
-        device of that local hardware id, or the CPU device."""
+        device of that local hardware id, or the CPU device. The values are read by
+        `read_result`."""
         jax = _import_jax()
         import jax.numpy as jnp
 
         result = jnp.from_dlpack(
             _staging.dlpack_only(obj), device=_jax_device(jax, device), copy=copy
         )
-        return np.asarray(result), result
+        return self.read_result(result), result
 
     def read_result(self, result: Any) -> np.ndarray:
-        return np.asarray(result)
+        """`np.asarray(jnp.copy(result))`: a device copy made now, read on the host.
+        `np.asarray(result)` itself keeps the host copy it made in the array
+        (jax/_src/array.py, `ArrayImpl._value` sets `_npy_value`), so a second read would
+        show the first values whether the memory changed or not."""
+        _import_jax()
+        import jax.numpy as jnp
+
+        return np.asarray(jnp.copy(result))
 
     def own_array(self, values: np.ndarray) -> Any:
         """`jax.device_put(values, jax.devices("gpu")[0])`, bfloat16 and float8 as their

@@ -37,7 +37,8 @@ alone). Two cases:
 
 Other wrong values are the consumer's misreading [DLPACK-CONSUMER-READS-DESCRIBED]; a refusal
 is `rejected` (valid input refused). Outcomes: `pass` (the streams asked in its message),
-`fail`, `rejected`, `skip` for a consumer without a DLPack import.
+`fail`, `rejected`, `skip` for a consumer without a DLPack import (in the copy case, one
+without `copy` and `device` keywords).
 """
 
 from __future__ import annotations
@@ -385,13 +386,14 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     return _results.passed(f"{context}: the final values read; deleter calls {calls}")
 
 
-def overwrite(array: Any, values: np.ndarray) -> None:
-    """Rewrite every byte of the array's elements (C layout, from the allocation's start) on the
-    device: each flipped (a bool's lowest bit only, so it stays a bool), so no element keeps its
-    value; done when it returns."""
+def overwrite(array: Any) -> None:
+    """Rewrite every byte of a C-contiguous reference array's elements on the device: each
+    flipped (a bool's lowest bit only, so it stays a bool), so no element keeps its value; done
+    when it returns."""
     from caiconform.cuda.device import synchronize
     from caiconform.cuda.memory import copy_from_host
 
+    values = array.values
     flip = 0x01 if values.dtype.kind == "b" else 0xFF
     copy_from_host(array.ptr, np.ascontiguousarray(values).view(np.uint8) ^ np.uint8(flip))
     synchronize()
@@ -438,7 +440,7 @@ def _execute_copy(
         failure = judge_device(device, source, _result_device(result), context)
         if failure is not None:
             return failure
-        overwrite(array, values)
+        overwrite(array)
         again = np.array(adapter.read_result(result), copy=True)
     else:
         again = None
@@ -470,7 +472,7 @@ device = obj.__dlpack_device__() if {own} else None
 got, result = adapter.consume_dlpack_with(recorder, copy={copy}, device=device)
 print("__dlpack__ calls:", recorder.calls)
 print("read:", got)
-overwrite(obj, values)  # every element of the producer's memory changed
+overwrite(obj)  # every element of the producer's memory changed
 print("read again after the producer's memory changed:", adapter.read_result(result))
 print("a copy keeps the first values; a view follows the producer's memory")
 """
