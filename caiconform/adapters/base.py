@@ -24,7 +24,8 @@ __all__ = [
 #: write: its consume path can write (so the readonly family can check it is honoured);
 #: kernel: can launch a kernel reading the array; consume-dlpack: `consume_dlpack` imports
 #: through the library's own DLPack path (the DLPack families' consumers); dlpack-c: the type of
-#: its objects carries DLPack's C exchange API table (`__dlpack_c_exchange_api__`).
+#: its objects carries DLPack's C exchange API table (`__dlpack_c_exchange_api__`); dlpack-copy:
+#: `consume_dlpack_with` calls the library's from_dlpack with its `copy` and `device` keywords.
 CAPABILITIES = frozenset(
     {
         "produce",
@@ -38,6 +39,7 @@ CAPABILITIES = frozenset(
         "multigpu",
         "consume-dlpack",
         "dlpack-c",
+        "dlpack-copy",
     }
 )
 
@@ -122,6 +124,21 @@ class Adapter:
         `__dlpack__` and `__dlpack_device__` and nothing else, so the library cannot fall back
         to the CAI or short-circuit its own array type."""
         raise SkipExchange(f"{self.name} does not import DLPack")
+
+    def consume_dlpack_with(
+        self, obj: Any, *, copy: bool | None = None, device: tuple[int, int] | None = None
+    ) -> tuple[np.ndarray, Any]:
+        """`consume_dlpack` with the array API standard's keywords: the library's own
+        `from_dlpack(obj, copy=copy, device=...)`, `device` given as a DLPack device tuple and
+        passed as the library names that device. Returns (its logical values on the host, the
+        library's own result), so a family can read the result again (`read_result`) after the
+        producer's memory changed. Raise SkipExchange where the library's from_dlpack has no such
+        keyword or no name for that device (capability "dlpack-copy" when it has)."""
+        raise SkipExchange(f"{self.name}'s DLPack import takes no copy or device")
+
+    def read_result(self, result: Any) -> np.ndarray:
+        """The host values of a result of `consume_dlpack_with`, read again as it read them."""
+        raise SkipExchange(f"{self.name}'s DLPack import takes no copy or device")
 
     def own_array(self, values: np.ndarray) -> Any:
         """The library's own device array of `values` (C-ordered, any shape, 0-d included),

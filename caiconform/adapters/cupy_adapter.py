@@ -220,7 +220,9 @@ class CupyAdapter(Adapter):
     name = "cupy"
     module = "cupy"
     consume_is_library_call = True
-    capabilities = frozenset({"produce", "consume", "streams", "dlpack", "write", "consume-dlpack"})
+    capabilities = frozenset(
+        {"produce", "consume", "streams", "dlpack", "write", "consume-dlpack", "dlpack-copy"}
+    )
     memory_kinds = ("device", "managed")
     repro: Repro = _CupyRepro()
 
@@ -278,6 +280,23 @@ class CupyAdapter(Adapter):
         import cupy
 
         return cupy.asnumpy(cupy.from_dlpack(_staging.dlpack_only(obj)))
+
+    def consume_dlpack_with(
+        self, obj: Any, *, copy: bool | None = None, device: tuple[int, int] | None = None
+    ) -> tuple[np.ndarray, Any]:
+        """`cupy.from_dlpack(obj, device=device, copy=copy)` (cupy/_core/dlpack.pyx,
+        `from_dlpack(array, *, device=None, copy=None)`: `device` is the DLPack tuple itself,
+        and any device but None raises NotImplementedError; `copy` goes to `__dlpack__` as it
+        is, so the producer makes the copy), then `cupy.asnumpy`."""
+        import cupy
+
+        result = cupy.from_dlpack(_staging.dlpack_only(obj), device=device, copy=copy)
+        return cupy.asnumpy(result), result
+
+    def read_result(self, result: Any) -> np.ndarray:
+        import cupy
+
+        return cupy.asnumpy(result)
 
     def own_array(self, values: np.ndarray) -> Any:
         import cupy

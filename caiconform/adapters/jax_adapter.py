@@ -149,7 +149,7 @@ class JaxAdapter(Adapter):
     name = "jax"
     module = "jax"
     consume_is_library_call = True
-    capabilities = frozenset({"produce", "consume", "dlpack", "consume-dlpack"})
+    capabilities = frozenset({"produce", "consume", "dlpack", "consume-dlpack", "dlpack-copy"})
     repro: Repro = _JaxRepro()
 
     def available(self) -> tuple[bool, str]:
@@ -223,6 +223,34 @@ class JaxAdapter(Adapter):
 
         return np.asarray(jnp.from_dlpack(_staging.dlpack_only(obj)))
 
+    def consume_dlpack_with(
+        self, obj: Any, *, copy: bool | None = None, device: tuple[int, int] | None = None
+    ) -> tuple[np.ndarray, Any]:
+        """`jnp.from_dlpack(obj, device=..., copy=copy)` (jax/_src/numpy/lax_numpy.py, to
+        jax/_src/dlpack.py `from_dlpack(external_array, device=None, copy=None)`: `__dlpack__`
+        is asked with `stream` alone, and jax copies itself: `copy=True` by
+        `dlpack_managed_tensor_to_buffer`, a device other than the source's by `device_put`,
+        refused with ValueError under copy=False). `device` is named as jax names it: the GPU
+        device of that local hardware id, or the CPU device. The values are read by
+        `read_result`."""
+        jax = _import_jax()
+        import jax.numpy as jnp
+
+        result = jnp.from_dlpack(
+            _staging.dlpack_only(obj), device=_jax_device(jax, device), copy=copy
+        )
+        return self.read_result(result), result
+
+    def read_result(self, result: Any) -> np.ndarray:
+        """`np.asarray(jnp.copy(result))`: a device copy made now, read on the host.
+        `np.asarray(result)` itself keeps the host copy it made in the array
+        (jax/_src/array.py, `ArrayImpl._value` sets `_npy_value`), so a second read would
+        show the first values whether the memory changed or not."""
+        _import_jax()
+        import jax.numpy as jnp
+
+        return np.asarray(jnp.copy(result))
+
     def own_array(self, values: np.ndarray) -> Any:
         """`jax.device_put(values, jax.devices("gpu")[0])`, bfloat16 and float8 as their
         `ml_dtypes` types."""
@@ -245,3 +273,18 @@ class JaxAdapter(Adapter):
 
     def repro_consume_dlpack(self) -> str:
         return "import numpy as np, jax.numpy as jnp\nresult = np.asarray(jnp.from_dlpack(obj))\n"
+
+
+def _jax_device(jax: Any, device: tuple[int, int] | None) -> Any:
+    """The jax device a DLPack device tuple names (None for None); SkipExchange for a device
+    type jax has no backend for here."""
+    if device is None:
+        return None
+    kind, number = int(device[0]), int(device[1])
+    backend = {1: "cpu", 2: "gpu"}.get(kind)
+    if backend is None:
+        raise SkipExchange(f"jax names no device of DLPack type {kind}")
+    for candidate in jax.local_devices(backend=backend):
+        if backend == "cpu" or candidate.local_hardware_id == number:
+            return candidate
+    raise SkipExchange(f"jax has no {backend} device {number} here")

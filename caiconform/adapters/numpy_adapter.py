@@ -27,7 +27,7 @@ class NumpyAdapter(Adapter):
 
     name = "numpy"
     module = "numpy"
-    capabilities = frozenset({"consume-dlpack"})
+    capabilities = frozenset({"consume-dlpack", "dlpack-copy"})
     repro: Repro = Missing(
         {
             "consume-dlpack": "the DLPack reproducers read device capsules; numpy asks the "
@@ -43,6 +43,24 @@ class NumpyAdapter(Adapter):
             if "device" in str(exc):  # NumPy before 2.1 takes no device
                 raise SkipExchange(f"numpy {np.__version__} from_dlpack takes no device") from exc
             raise
+
+    def consume_dlpack_with(
+        self, obj: Any, *, copy: bool | None = None, device: tuple[int, int] | None = None
+    ) -> tuple[np.ndarray, Any]:
+        """`numpy.from_dlpack(obj, copy=copy, device=...)` (numpy/_core/src/multiarray/dlpack.c,
+        `from_dlpack(obj, *, copy=None, device=None)`: `copy` goes to `__dlpack__` as it is, a
+        device, which must be "cpu", as `dl_device=(kDLCPU, 0)`). NumPy holds host memory
+        only: kDLCPU is named "cpu"; a device array asked for on its own device, or without a
+        device, is no import NumPy can make (a skip)."""
+        if device is not None and tuple(int(d) for d in device) != (1, 0):
+            raise SkipExchange(f"numpy holds host memory only: no device {tuple(device)}")
+        if device is None and int(obj.__dlpack_device__()[0]) != 1:
+            raise SkipExchange("numpy holds host memory only: a device array needs device='cpu'")
+        result = np.from_dlpack(obj, copy=copy, device=None if device is None else "cpu")
+        return result.copy(), result
+
+    def read_result(self, result: Any) -> np.ndarray:
+        return np.array(result, copy=True)
 
     def repro_consume_dlpack(self) -> str:
         return "import numpy as np\nresult = np.from_dlpack(obj, device='cpu')\n"

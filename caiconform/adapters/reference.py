@@ -51,7 +51,9 @@ class ReferenceAdapter(Adapter):
 
     name = "reference"
     module = "caiconform"
-    capabilities = CAPABILITIES - {"multigpu"}
+    #: all but multigpu, and dlpack-copy: its DLPack import reads a capsule, it is no
+    #: from_dlpack with copy and device keywords
+    capabilities = CAPABILITIES - {"multigpu", "dlpack-copy"}
     memory_kinds = MEMORY_KINDS
     repro: Repro = _ReferenceRepro()
 

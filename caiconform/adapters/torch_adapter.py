@@ -251,7 +251,16 @@ class TorchAdapter(Adapter):
     module = "torch"
     consume_is_library_call = True
     capabilities = frozenset(
-        {"produce", "consume", "streams", "dlpack", "write", "consume-dlpack", "dlpack-c"}
+        {
+            "produce",
+            "consume",
+            "streams",
+            "dlpack",
+            "write",
+            "consume-dlpack",
+            "dlpack-c",
+            "dlpack-copy",
+        }
     )
     repro: Repro = _TorchRepro()
 
@@ -306,6 +315,24 @@ class TorchAdapter(Adapter):
 
         return self.own_values(torch.from_dlpack(_staging.dlpack_only(obj)))
 
+    def consume_dlpack_with(
+        self, obj: Any, *, copy: bool | None = None, device: tuple[int, int] | None = None
+    ) -> tuple[np.ndarray, Any]:
+        """`torch.from_dlpack(obj, device=..., copy=copy)` (torch/utils/dlpack.py,
+        `from_dlpack(ext_tensor, *, device=None, copy=None)`: a `copy` not None goes to
+        `__dlpack__` as `copy`, a device as `dl_device=torch._C._torchDeviceToDLDevice(device)`,
+        so the producer makes any copy). `device` is named as torch names it: "cuda:N" for CUDA
+        (and CUDA managed) memory, "cpu" for kDLCPU."""
+        import torch
+
+        result = torch.from_dlpack(
+            _staging.dlpack_only(obj), device=_torch_device(torch, device), copy=copy
+        )
+        return self.own_values(result), result
+
+    def read_result(self, result: Any) -> np.ndarray:
+        return self.own_values(result)
+
     def own_array(self, values: np.ndarray) -> Any:
         """`torch.from_numpy(values).to("cuda")`; a type numpy has no code for (bfloat16,
         float8) goes as integers of its size, `Tensor.view`ed as the torch dtype."""
@@ -341,3 +368,16 @@ class TorchAdapter(Adapter):
 
     def repro_consume_dlpack(self) -> str:
         return "import torch\nresult = torch.from_dlpack(obj).cpu().numpy()\n"
+
+
+def _torch_device(torch: Any, device: tuple[int, int] | None) -> Any:
+    """The torch.device a DLPack device tuple names (None for None); SkipExchange for a device
+    type torch's from_dlpack takes no name for here."""
+    if device is None:
+        return None
+    kind, number = int(device[0]), int(device[1])
+    if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged
+        return torch.device("cuda", number)
+    if kind == 1:  # kDLCPU
+        return torch.device("cpu")
+    raise SkipExchange(f"torch names no device of DLPack type {kind}")

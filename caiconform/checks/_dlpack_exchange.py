@@ -4,6 +4,8 @@ values read are not the values written.
 `consume_dlpack_with(name, obj)` hands the producer's object to consumer `name` behind
 `_staging.dlpack_only` (only `__dlpack__` and `__dlpack_device__` visible, so no library can
 fall back to the CAI or return its own array unchanged) and calls its `consume_dlpack`.
+`import_with(name, obj, copy, device)` is the same import with from_dlpack's `copy` and
+`device` (`Adapter.consume_dlpack_with`), the library's result kept to be read again.
 `reference_read(obj)` is the same object read by caiconform's own reading of the capsule (the
 reference consumer, `ReferenceAdapter.consume_dlpack`), or, where that cannot run, through the
 object's CAI by the reference CAI consumer: what decides between "the consumer misread the
@@ -20,6 +22,7 @@ from caiconform.checks import _exchange
 
 __all__ = [
     "consume_dlpack_with",
+    "import_with",
     "reference_read",
     "CONSUMER_RULE",
     "PRODUCER_RULE",
@@ -48,6 +51,30 @@ def consume_dlpack_with(name: str, obj: Any) -> tuple[Any, BaseException | None]
         if why is not None:
             raise SkipExchange(f"consumer {name} cannot run here: {why}") from exc
         return None, exc
+
+
+def import_with(
+    name: str, obj: Any, copy: bool | None, device: tuple[int, int] | None
+) -> tuple[Any, Any, BaseException | None]:
+    """Consumer `name`'s from_dlpack of `obj` with `copy` and `device`
+    (`Adapter.consume_dlpack_with`): (values, its result, None) or (None, None, the exception),
+    SkipExchange and a missing driver handled as `consume_dlpack_with` handles them."""
+    from caiconform.adapters._staging import dlpack_only
+
+    try:
+        values, result = _exchange.adapter(name).consume_dlpack_with(
+            dlpack_only(obj), copy=copy, device=device
+        )
+        return values, result, None
+    except SkipExchange:
+        raise
+    except Exception as exc:  # any clean exception is the consumer's answer
+        from caiconform.cuda.device import missing_driver
+
+        why = missing_driver(exc)
+        if why is not None:
+            raise SkipExchange(f"consumer {name} cannot run here: {why}") from exc
+        return None, None, exc
 
 
 def reference_read(obj: Any) -> tuple[Any, str]:

@@ -22,10 +22,23 @@ alone). Two cases:
   [DLPACK-CONSUMER-READS-DESCRIBED: the elements it read are not the ones described]; the
   deleter must run exactly once in all [DLPACK-DELETER-ONCE], here once the consumer's values
   are in hand and its import dropped.
+- `copy`: from_dlpack itself asked with `copy` True, False or None, and `device` None or the
+  array's own (`Adapter.consume_dlpack_with`, capability "dlpack-copy"; a consumer without it
+  is skipped with that reason). The producer's memory is then overwritten and the consumer's
+  result read again (`Adapter.read_result`): a result that follows the overwrite aliases the
+  producer's memory, one that keeps its values is a copy (`judge_copy`). copy=True must copy
+  [DLPACK-FROM-COPY-TRUE: an alias is memory it promised not to share], copy=False must not,
+  or refuse with BufferError (or ValueError, the Raises section's word)
+  [DLPACK-FROM-COPY-FALSE], copy=None may do either [DLPACK-FROM-COPY-NONE: reuse where it
+  can, which the consumer decides; the message says which]. The result is on the device asked
+  for [DLPACK-FROM-DEVICE], the array's own without one [DLPACK-FROM-DLPACK-SAME-DEVICE]
+  (`judge_device`, for arrays in CUDA device or managed memory). What the consumer passed on to
+  `__dlpack__` (`copy`, `dl_device`) is in the message.
 
 Other wrong values are the consumer's misreading [DLPACK-CONSUMER-READS-DESCRIBED]; a refusal
 is `rejected` (valid input refused). Outcomes: `pass` (the streams asked in its message),
-`fail`, `rejected`, `skip` for a consumer without a DLPack import.
+`fail`, `rejected`, `skip` for a consumer without a DLPack import (in the copy case, one
+without `copy` and `device` keywords).
 """
 
 from __future__ import annotations
@@ -49,6 +62,10 @@ __all__ = [
     "Recorder",
     "judge_streams",
     "judge_values",
+    "judge_copy",
+    "judge_device",
+    "changed_count",
+    "overwrite",
     "examples",
     "floor",
     "execute",
@@ -61,7 +78,26 @@ NEEDS_GPU = True
 #: SINGLE_QUEUE stays False: with one hardware queue every stream runs in issue order, and a
 #: consumer reading on a stream it did not name would see the final values all the same
 #: (case -> the reference producer's stream scenarios it plays)
-CASES = {"stream": ("pending", "legacy"), "release": ("none",)}
+CASES = {
+    "stream": ("pending", "legacy"),
+    "release": ("none",),
+    "copy": ("true", "false", "none", "true-own", "false-own", "none-own"),
+}
+#: a copy scenario -> (copy, whether `device` is the array's own `__dlpack_device__()`)
+COPIES = {
+    "true": (True, False),
+    "false": (False, False),
+    "none": (None, False),
+    "true-own": (True, True),
+    "false-own": (False, True),
+    "none-own": (None, True),
+}
+#: the rule each `copy` value of from_dlpack stands on
+COPY_RULES = {
+    True: "DLPACK-FROM-COPY-TRUE",
+    False: "DLPACK-FROM-COPY-FALSE",
+    None: "DLPACK-FROM-COPY-NONE",
+}
 #: the reference producer's spin before the pending write (µs, nominal: `streams.spin_of`)
 DELAY_US = 20_000
 
@@ -91,7 +127,10 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     on the producer's own stream, '|b1' of shape (1,)."""
     from caiconform import strategies as cst
 
-    cases = st.sampled_from([(c, s) for c, scenarios in CASES.items() for s in scenarios])
+    # the case first, then its scenario: each case is drawn as often, however many scenarios
+    cases = st.sampled_from(list(CASES)).flatmap(
+        lambda c: st.tuples(st.just(c), st.sampled_from(CASES[c]))
+    )
     return st.fixed_dictionaries(
         {
             "case": cases,
@@ -178,6 +217,94 @@ def judge_values(
     )
 
 
+def changed_count(before: np.ndarray, after: np.ndarray) -> int:
+    """How many elements of the consumer's result read again (`after`) differ, byte for byte,
+    from its first read (`before`); every element when the shapes or sizes differ."""
+    size = max(before.size, after.size, 1)
+    if before.shape != after.shape or before.nbytes != after.nbytes:
+        return size
+    first = np.ascontiguousarray(before).view(np.uint8).reshape(before.size, -1)
+    again = np.ascontiguousarray(after).view(np.uint8).reshape(after.size, -1)
+    return int((first != again).any(axis=1).sum())
+
+
+def judge_copy(
+    copy: bool | None,
+    before: np.ndarray | None,
+    after: np.ndarray | None,
+    refusal: BaseException | None,
+    context: str,
+) -> Result:
+    """The outcome of one from_dlpack(copy=...) import whose producer's memory was then
+    overwritten: `before` the values first read, `after` the result read again, `refusal` what
+    the import raised (then neither was read).
+
+    | copy  | refused                  | result followed the overwrite | kept its values |
+    | True  | rejected                 | fail DLPACK-FROM-COPY-TRUE    | pass            |
+    | False | BufferError/ValueError: pass, else rejected | pass       | fail DLPACK-FROM-COPY-FALSE |
+    | None  | rejected                 | pass (a view)                 | pass (a copy)   |
+    """
+    rule = COPY_RULES[copy]
+    expected = {
+        True: "a copy: the result keeps its values when the producer's memory changes",
+        False: "a view of the producer's memory, or BufferError where a copy is needed",
+        None: "the producer's memory reused where possible, a copy otherwise",
+    }[copy]
+    if refusal is not None:
+        if copy is False and isinstance(refusal, (BufferError, ValueError)):
+            return _results.passed(
+                f"{context}: copy=False refused with {type(refusal).__name__}: {refusal}"
+            )
+        return _results.rejected(rule, refusal, expected, context)
+    changed = changed_count(before, after)
+    size = max(before.size, 1)
+    if copy is True and changed:
+        return _results.failed(
+            rule,
+            f"{changed} of {size} elements of the copy=True result changed when the producer's "
+            "memory was overwritten: it aliases memory it promised to copy",
+            expected,
+            context,
+        )
+    if copy is False and not changed:
+        return _results.failed(
+            rule,
+            f"none of {size} elements of the copy=False result changed when the producer's "
+            "memory was overwritten: it is a copy",
+            expected,
+            context,
+        )
+    how = f"a view ({changed} of {size} elements followed the overwrite)" if changed else "a copy"
+    return _results.passed(f"{context}: copy={copy} gave {how}")
+
+
+def _cuda_device(device: Any) -> tuple[int, int] | None:
+    """(2, id) for a DLPack device of CUDA device or managed memory, else None."""
+    kind, number = int(device[0]), int(device[1])
+    return (2, number) if kind in (2, 13) else None  # kDLCUDA, kDLCUDAManaged
+
+
+def judge_device(
+    device: tuple[int, int] | None, source: Any, result_device: Any, context: str
+) -> Result | None:
+    """The failure the device of a from_dlpack result shows, or None: it is `device`, the one
+    asked, or without one `source`, the input's [DLPACK-FROM-DEVICE,
+    DLPACK-FROM-DLPACK-SAME-DEVICE]. Judged only for arrays in CUDA device or managed memory
+    (one GPU's memory, of either device type); None when the result's device is unknown."""
+    if result_device is None or _cuda_device(source) is None:
+        return None
+    want = device if device is not None else source
+    if _cuda_device(result_device) == _cuda_device(want):
+        return None
+    rule = "DLPACK-FROM-DEVICE" if device is not None else "DLPACK-FROM-DLPACK-SAME-DEVICE"
+    return _results.failed(
+        rule,
+        f"the result is on DLPack device {tuple(result_device)}",
+        f"the device {tuple(want)} ({'asked' if device is not None else 'of the input'})",
+        context,
+    )
+
+
 def _poisoned(got: np.ndarray, values: np.ndarray, poison: int) -> int:
     """How many elements of `got` are the poison byte throughout (and were not that already)."""
     if got.shape != values.shape or got.dtype != values.dtype or values.size == 0:
@@ -213,6 +340,8 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     case, scenario = params["case"], params["scenario"]
     typestr, shape = params["typestr"], tuple(params["shape"])
     values = make_values(typestr, shape, params["seed"])
+    if case == "copy":
+        return _execute_copy(scenario, values, typestr, shape, consumer)
     _warm_up(consumer, typestr)
     streams._free_garbage()
     context = f"reference->{consumer} {case} {scenario} {typestr} {shape}"
@@ -257,6 +386,69 @@ def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
     return _results.passed(f"{context}: the final values read; deleter calls {calls}")
 
 
+def overwrite(array: Any) -> None:
+    """Rewrite every byte of a C-contiguous reference array's elements on the device: each
+    flipped (a bool's lowest bit only, so it stays a bool), so no element keeps its value; done
+    when it returns."""
+    from caiconform.cuda.device import synchronize
+    from caiconform.cuda.memory import copy_from_host
+
+    values = array.values
+    flip = 0x01 if values.dtype.kind == "b" else 0xFF
+    copy_from_host(array.ptr, np.ascontiguousarray(values).view(np.uint8) ^ np.uint8(flip))
+    synchronize()
+
+
+def _result_device(result: Any) -> Any:
+    """The DLPack device of a library's result, None where it does not say."""
+    try:
+        return tuple(int(d) for d in result.__dlpack_device__())
+    except Exception:  # a result without __dlpack_device__: its device is not judged
+        return None
+
+
+def _execute_copy(
+    scenario: str, values: np.ndarray, typestr: str, shape: tuple, consumer: str
+) -> Result:
+    """The copy case (the module docstring)."""
+    from caiconform.checks import _exchange
+    from caiconform.reference.producer import ReferenceArray
+
+    copy, own = COPIES[scenario]
+    context = f"reference->{consumer} copy={copy} {typestr} {shape}"
+    adapter = _exchange.adapter(consumer)
+    if "dlpack-copy" not in adapter.capabilities:
+        return _results.skipped(
+            f"{context}: {consumer}'s DLPack import takes no copy or device (capability "
+            "dlpack-copy)"
+        )
+    array = ReferenceArray(values, Layout(shape), typestr)
+    source = tuple(int(d) for d in array.__dlpack_device__())
+    device = source if own else None
+    context += f" device={device}"
+    recorder = Recorder(array)
+    got, result, exc = _dlpack_exchange.import_with(consumer, recorder, copy, device)
+    asked = [
+        (c.get("copy", "not passed"), c.get("dl_device", "not passed")) for c in recorder.calls
+    ]
+    context += f" (__dlpack__ asked (copy, dl_device): {asked})"
+    if exc is None:
+        got = np.array(got, copy=True)
+        failure = judge_values(got, values, "copy", recorder.streams, context)
+        if failure is not None:
+            return failure
+        failure = judge_device(device, source, _result_device(result), context)
+        if failure is not None:
+            return failure
+        overwrite(array)
+        again = np.array(adapter.read_result(result), copy=True)
+    else:
+        again = None
+    del result, recorder
+    gc.collect()
+    return judge_copy(copy, got, again, exc, context)
+
+
 _REPRO_BODY = """
 from caiconform.checks.dlpack_consumer import Recorder
 from caiconform.checks._dlpack_exchange import consume_dlpack_with
@@ -270,10 +462,38 @@ print("expected:", values)
 """
 
 
+_REPRO_COPY = """
+from caiconform.adapters import registry
+from caiconform.checks.dlpack_consumer import Recorder, overwrite
+
+adapter = registry.get({consumer!r})
+recorder = Recorder(obj)
+device = obj.__dlpack_device__() if {own} else None
+got, result = adapter.consume_dlpack_with(recorder, copy={copy}, device=device)
+print("__dlpack__ calls:", recorder.calls)
+print("read:", got)
+overwrite(obj)  # every element of the producer's memory changed
+print("read again after the producer's memory changed:", adapter.read_result(result))
+print("a copy keeps the first values; a view follows the producer's memory")
+"""
+
+
 def repro(params: dict, producer: str | None, consumer: str | None) -> str:
     """A script replaying the example through caiconform's reference producer and the
     consumer's adapter."""
     shape = tuple(params["shape"])
+    if params["case"] == "copy":
+        copy, own = COPIES[params["scenario"]]
+        return _sources.repro_script(
+            f"dlpack_consumer: {consumer}'s from_dlpack(copy={copy}) of a reference array: "
+            "copy=True must copy, copy=False must not [DLPACK-FROM-COPY-TRUE, "
+            "DLPACK-FROM-COPY-FALSE].",
+            values_source(params["typestr"], shape, params["seed"]),
+            "from caiconform.reference.producer import ReferenceArray\n"
+            "from caiconform.spec.layout import Layout\n"
+            f"obj = ReferenceArray(values, Layout({shape!r}), {params['typestr']!r})\n",
+            _REPRO_COPY.format(consumer=consumer, own=own, copy=copy),
+        )
     return _sources.repro_script(
         f"dlpack_consumer: {consumer}'s DLPack import of a reference array ({params['case']}, "
         f"{params['scenario']}): the final values, read on the stream it passes "

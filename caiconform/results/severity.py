@@ -40,7 +40,9 @@ described (CAI-CONSUMER-READS-DESCRIBED), a description other than the data
 (CAI-PRODUCER-DESCRIBES-DATA, DLPACK-PRODUCER-DESCRIBES-DATA: a misdescription that makes a
 conforming consumer read wrong values is the producer's corruption), the sentinel read before a
 producer's pending write (the CAI-SYNC rules, the DLPack stream rules), memory freed under a
-view, a mask dropped, objects built from device bytes, documented copy semantics not kept. The
+view, a mask dropped, objects built from device bytes, documented copy semantics not kept
+(the CAI-ENTRY rules; from_dlpack's copy=True aliasing the producer's memory, copy=False a
+copy: DLPACK-FROM-COPY-TRUE, DLPACK-FROM-COPY-FALSE). The
 other rules' fails (an exported dict's field, a leak, a wait nobody asked for) are ranked
 `refuses-valid` before their bound.
 """
@@ -114,6 +116,8 @@ CORRUPTING_RULES = frozenset(
         "DLPACK-STREAM-PRODUCER-SYNC",
         "DLPACK-STREAM-NONE-LEGACY",
         "DLPACK-STREAM-DL-DEVICE-CPU",
+        "DLPACK-FROM-COPY-TRUE",
+        "DLPACK-FROM-COPY-FALSE",
     }
 )
 #: corrupting rules whose wrong value only caiconform saw: no corruption by the library's own

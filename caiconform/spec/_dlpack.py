@@ -209,6 +209,36 @@ RULES = (
          "from_dlpack without a device places the result on the device of its input.",
          quote="If device is None and x supports DLPack, the output array must be on the same "
                "device as x."),
+    make("DLPACK-FROM-DEVICE", "MUST", "", "consumer", FROM,
+         "from_dlpack(x, device=d) places the result on device d.",
+         quote="device on which to place the created array.", derived=True),
+    make("DLPACK-FROM-DEVICE-CPU", "SHOULD", "", "consumer", FROM,
+         "from_dlpack offers a device that gives an array of host-accessible memory.",
+         quote="The v2023.12 standard only mandates that a compliant library should offer a way "
+               "for from_dlpack to return an array whose underlying memory is accessible to the "
+               "Python interpreter, when the corresponding device is provided."),
+    make("DLPACK-FROM-DEVICE-BUFFERERROR", "MUST", "", "consumer", FROM,
+         "A from_dlpack that cannot give host-accessible memory at all raises BufferError when "
+         "asked for it.",
+         quote="If the array library does not support such cases at all, the function must "
+               "raise BufferError."),
+    make("DLPACK-FROM-COPY-FALSE-VALUEERROR", "MUST", "", "consumer", FROM,
+         "from_dlpack(x, device=d, copy=False) raises ValueError when placing x on d needs a "
+         "copy.",
+         quote="If a copy must be made to enable this support but copy is set to False, the "
+               "function must raise ValueError."),
+    make("DLPACK-FROM-COPY-TRUE", "MUST", "", "consumer", FROM,
+         "from_dlpack(x, copy=True) always copies: the result shares no memory with x.",
+         quote="If True, the function must always copy."),
+    make("DLPACK-FROM-COPY-FALSE", "MUST", "", "consumer", FROM,
+         "from_dlpack(x, copy=False) never copies: the result is a view of x's memory, or the "
+         "import raises BufferError where a copy is deemed necessary.",
+         quote="If False, the function must never copy, and raise BufferError in case a copy is "
+               "deemed necessary"),
+    make("DLPACK-FROM-COPY-NONE", "MUST", "", "consumer", FROM,
+         "from_dlpack(x, copy=None) reuses x's memory where it can and copies otherwise.",
+         quote="If None, the function must reuse the existing memory buffer if possible and copy "
+               "otherwise."),
     make("DLPACK-FROM-DLPACK-PROPAGATES", "MUST", "", "consumer", FROM,
          "from_dlpack propagates the exceptions __dlpack__ and __dlpack_device__ raise.",
          quote="from_dlpack must propagate such exceptions."),

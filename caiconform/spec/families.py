@@ -143,8 +143,9 @@ CATALOGUE: tuple[Entry, ...] = (
         "dlpack_consumer",
         ("dlpack",),
         "a DLPack consumer reads a reference array's final values on the stream it passes and "
-        "before it releases the tensor [DLPACK-STREAM-PRODUCER-SYNC, "
-        "DLPACK-CONSUMER-READS-DESCRIBED]",
+        "before it releases the tensor, and its from_dlpack keeps `copy` and `device` "
+        "[DLPACK-STREAM-PRODUCER-SYNC, DLPACK-CONSUMER-READS-DESCRIBED, DLPACK-FROM-COPY-TRUE, "
+        "DLPACK-FROM-COPY-FALSE]",
     ),
     Entry(
         "dlpack_capi",

@@ -156,6 +156,16 @@ UNCHECKED: dict[str, str] = {
     "DLPACK-SUBBYTE-PACKED": "No family exports a float6 or float4 array yet, and the reference "
     "consumer refuses such elements as a type it does not hold (DLPACK-PORT-DTYPE): nothing "
     "reads sub-byte elements to see whether they are packed as the flag says.",
+    **{
+        rule_id: "The copy case of dlpack_consumer asks a consumer for the array's own device: "
+        "an import onto another device (kDLCPU of device memory), where these apply, is not "
+        "played yet."
+        for rule_id in (
+            "DLPACK-FROM-DEVICE-CPU",
+            "DLPACK-FROM-DEVICE-BUFFERERROR",
+            "DLPACK-FROM-COPY-FALSE-VALUEERROR",
+        )
+    },
     "DLPACK-STRIDES-NULL-LEGACY": "It allows NULL strides before DLPack 1.2, so no behaviour "
     "breaks it; the validator accepts them there and every reader reads them as compact "
     "row-major.",
