@@ -20,8 +20,10 @@ export CAICONFORM_START_CACHE=off
 mkdir -p "$work/code-before"
 tar -xzf .old/before.tar.gz -C "$work/code-before" || { echo "no .old/before.tar.gz"; exit 1; }
 fresh_builds
-timed before 300 env PYTHONPATH="$work/code-before:${PYTHONPATH:-}" \
-  python3 -m caiconform.cli run --seed "$seed" --out "$work/before"
+# from another directory: `python -m` puts the working directory first on sys.path, and the
+# checkout's caiconform would then shadow the code before
+(cd "$work" && timed before 300 env PYTHONPATH="$work/code-before:${PYTHONPATH:-}" \
+  python3 -m caiconform.cli run --seed "$seed" --out "$work/before")
 fresh_builds
 timed after 300 caiconform run --seed "$seed" --out "$work/after"
 caiconform compare "$work/before" "$work/after" > "$out/compare.txt" 2>&1

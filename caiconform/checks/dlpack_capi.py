@@ -85,8 +85,15 @@ REQUIRED = (
 
 
 def _scenarios(producer: str | None) -> tuple[str, ...]:
-    """"none", then the producer's pending scenarios (`_dlpack_calls.pending_scenarios`)."""
-    return ("none", *_dlpack_calls.pending_scenarios(producer))
+    """"none", then the producer's pending scenarios played on a stream of the library's own
+    (`_dlpack_calls.pending_scenarios`, those of `LIBRARY_STREAM_SCENARIOS`): the table's
+    `current_work_stream` names the library's current stream, so only work queued there is
+    what a consumer of the table must find finished (the reference producer's pending work is on
+    streams of its own, ordered by its `__dlpack__`'s events, and its table names no stream)."""
+    from caiconform.spec.scenarios import LIBRARY_STREAM_SCENARIOS
+
+    pending = _dlpack_calls.pending_scenarios(producer)
+    return ("none", *(s for s in pending if s in LIBRARY_STREAM_SCENARIOS))
 
 
 def crash_kind(params: dict) -> str:

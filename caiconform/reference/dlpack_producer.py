@@ -258,14 +258,21 @@ def export(
         owner=owner,
     )
     if getattr(array, "poison_on_release", False) and owner is array and size:
-        record.on_release = lambda: _poison(array)
+        record.on_release = lambda: _poison_when_last(array)
     array.dlpack_exports.append(record)
     return capsule
 
 
-#: the byte the reference producer writes over an array's block when a consumer releases its
-#: tensor (`ReferenceArray.poison_on_release`): a read after the release reads it
+#: the byte the reference producer writes over an array's block when a consumer releases the
+#: last tensor it held of it (`ReferenceArray.poison_on_release`): a read after that reads it
 POISON = 0xA5
+
+
+def _poison_when_last(array: Any) -> None:
+    """Poison the block once no tensor of the array is held any more: a consumer may release
+    one capsule (numba types a kernel argument with one) while it reads through another."""
+    if all(export.released for export in array.dlpack_exports):
+        _poison(array)
 
 
 def _poison(array: Any) -> None:

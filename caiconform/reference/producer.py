@@ -254,8 +254,8 @@ class ReferenceArray:
         self.stream: int | None = None
         #: one `caiconform.reference.dlpack_export.Export` per `__dlpack__` capsule
         self.dlpack_exports: list[Any] = []
-        #: when a consumer releases a capsule's tensor (its deleter), overwrite the block with
-        #: `dlpack_producer.POISON` first: a consumer reading after it released reads that
+        #: when a consumer releases the last capsule's tensor it held (its deleter), overwrite the
+        #: block with `dlpack_producer.POISON` first: a consumer reading after that reads it
         self.poison_on_release = False
 
         ensure_context(device)
