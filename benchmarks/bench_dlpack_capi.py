@@ -37,7 +37,8 @@ import numpy as np
 from caiconform.checks import _capi_calls
 from caiconform.dlpack.capsule import capi, capsule_pointer, stream_for
 from caiconform.dlpack.exchange_api import read_exchange_api
-from caiconform.dlpack.header import USED_VERSIONED, VERSIONED, Deleter, DLManagedTensorVersioned
+from caiconform.dlpack.header import USED_VERSIONED, VERSIONED
+from caiconform.reference.dlpack_export import call_deleter
 
 _set_name = capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
 _noop = capi("Py_IsInitialized", ctypes.c_int)
@@ -45,7 +46,7 @@ _noop = capi("Py_IsInitialized", ctypes.c_int)
 
 def _release(address: int) -> None:
     """The consumer done with the tensor at `address`: its deleter, once."""
-    Deleter(DLManagedTensorVersioned.from_address(address).deleter)(address)
+    call_deleter(address, True)
 
 
 def dlpack_exchange(obj: Any) -> None:

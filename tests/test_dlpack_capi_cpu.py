@@ -14,6 +14,7 @@ import pytest
 
 from caiconform.checks import _capi_calls, dlpack_capi
 from caiconform.dlpack import header
+from caiconform.dlpack.capsule import read_managed
 from caiconform.dlpack.exchange_api import read_exchange_api
 from caiconform.reference.dlpack_capi import exchange_table
 from caiconform.spec.layout import Layout
@@ -38,7 +39,7 @@ class HostArray:
 def _host_array_of(address: int) -> HostArray:
     """The table's to_py_object: a HostArray over the owning tensor's elements (copied), the
     tensor released."""
-    tensor = _capi_calls.read_tensor(address)
+    tensor = read_managed(address)
     from caiconform.dlpack.elements import element_type, read_host
 
     values = read_host(tensor, element_type(tensor))
@@ -75,7 +76,7 @@ def test_from_py_object_hands_over_the_same_tensor_and_to_py_object_takes_it_bac
     entries = read_exchange_api(obj).entries
     made = _capi_calls.tensor_from_object(entries["managed_tensor_from_py_object_no_sync"], obj)
     assert made.succeeded and made.out
-    tensor = _capi_calls.read_tensor(made.out)
+    tensor = read_managed(made.out)
     assert tensor.shape == (3, 4) and tensor.pointer == VALUES.ctypes.data
     back = _capi_calls.tensor_to_object(entries["managed_tensor_to_py_object_no_sync"], made.out)
     assert back.succeeded and isinstance(back.out, HostArray)

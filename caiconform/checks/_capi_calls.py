@@ -150,11 +150,6 @@ def _address(pointer: Any) -> int:
     return int(ctypes.cast(pointer, ctypes.c_void_p).value or 0)
 
 
-def read_tensor(address: int) -> Capsule:
-    """What the DLManagedTensorVersioned at `address` says (`dlpack.capsule.read_managed`)."""
-    return read_managed(address)
-
-
 def read_dltensor(tensor: Any, version: tuple[int, int]) -> Capsule:
     """What a DLTensor filled by `dltensor_from_py_object_no_sync` says, as a tensor of the
     table's `version` would."""
@@ -165,11 +160,8 @@ def read_dltensor(tensor: Any, version: tuple[int, int]) -> Capsule:
 
 
 def release(address: int) -> bool:
-    """Call the deleter of the owning tensor at `address`, once; False when it is NULL."""
-    if not address:
-        return False
-    deleter = header.DLManagedTensorVersioned.from_address(address).deleter
-    if not deleter:
-        return False
-    header.Deleter(deleter)(address)
-    return True
+    """Call the deleter of the owning tensor at `address`, once (the consumer's call of
+    `reference.dlpack_export.call_deleter`); False when the address or the deleter is NULL."""
+    from caiconform.reference.dlpack_export import call_deleter
+
+    return bool(address) and call_deleter(address, True)

@@ -51,6 +51,7 @@ from caiconform.checks import (
     _sources,
     _values,
 )
+from caiconform.dlpack.capsule import read_managed
 from caiconform.dlpack.header import kDLCPU
 from caiconform.results.outcome import PASS, Result
 from caiconform.spec.layout import Layout
@@ -363,7 +364,7 @@ def _exchange(
                 "managed_tensor_from_py_object_no_sync returning without waiting",
                 context,
             )
-        tensor = _capi_calls.read_tensor(made.out)
+        tensor = read_managed(made.out)
         read, failure = _read(tensor, typestr, stream, context, "DLPACK-CAPI-SAME-TENSOR")
         if failure is not None:
             return failure
@@ -455,7 +456,7 @@ def _judge_allocator(entry: int, device, context: str, notes: list) -> Result | 
     call, log = _capi_calls.allocate(entry, shape, dtype, device or (1, 0))
     if call.rc == 0 and call.out:
         try:
-            tensor = _capi_calls.read_tensor(call.out)
+            tensor = read_managed(call.out)
         finally:
             _capi_calls.release(call.out)
         got = (tensor.shape, (tensor.code, tensor.bits, tensor.lanes), tensor.device)
@@ -481,6 +482,7 @@ def _judge_allocator(entry: int, device, context: str, notes: list) -> Result | 
 
 _REPRO_BODY = """
 from caiconform.checks import _capi_calls
+from caiconform.dlpack.capsule import read_managed
 from caiconform.dlpack.exchange_api import read_exchange_api
 
 table = read_exchange_api(obj)
@@ -488,7 +490,7 @@ print("table:", table)
 made = _capi_calls.tensor_from_object(table.entries["managed_tensor_from_py_object_no_sync"], obj)
 print("managed_tensor_from_py_object_no_sync:", made)
 if made.succeeded and made.out:
-    print("tensor:", _capi_calls.read_tensor(made.out))
+    print("tensor:", read_managed(made.out))
     _capi_calls.release(made.out)
 """
 

@@ -79,9 +79,7 @@ def take_elements(address: int) -> tuple[Any, str]:
     try:
         return read_elements(tensor, element_type(tensor)), typestr_of(tensor)
     finally:
-        deleter = header.DLManagedTensorVersioned.from_address(address).deleter
-        if deleter:
-            header.Deleter(deleter)(address)
+        dx.call_deleter(address, True)
 
 
 def typestr_for(dtype: tuple[int, int, int], device: tuple[int, int]) -> str:
