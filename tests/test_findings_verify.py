@@ -38,8 +38,8 @@ HANG = (
 )
 #: library -> the standalone script the fake generator writes for its group
 SCRIPTS = {
-    "cupy": "import numpy\nprint('BUG: cupy wrote through a read-only view')\nraise SystemExit(1)\n",
-    "torch": "import numpy\nprint('OK: torch read every value')\n",
+    "cupy": "import json\nprint('BUG: cupy wrote through a read-only view')\nraise SystemExit(1)\n",
+    "torch": "import json\nprint('OK: torch read every value')\n",
     "jax": HANG,
     "numba": "import os\nprint('starting')\nos.kill(os.getpid(), 11)\n",
     "pycuda": "import importlib\nimportlib.import_module('caicon' + 'form.spec')\nprint('OK: x')\n",
@@ -120,7 +120,8 @@ def _no_triage():
 
 @pytest.fixture(scope="module")
 def verified_once(tmp_path_factory, _no_triage):
-    """A run verified once for the module (timeout 1.5 s, all scripts at once): its directory,
+    """A run verified once for the module (timeout 4 s, all scripts at once: a loaded
+    two-core CI machine starts eleven interpreters slowly): its directory,
     what --verify printed and how long it took."""
     run = _run_dir(tmp_path_factory.mktemp("verified"))
     # a library installed with `pip --target` into a PYTHONPATH directory, which python -I
@@ -135,7 +136,7 @@ def verified_once(tmp_path_factory, _no_triage):
         mp.setattr(verify, "no_gpu", lambda: None)
         mp.setenv("PYTHONPATH", str(site))
         start = time.monotonic()
-        code = main(["findings", str(run), "--verify", "--timeout", "1.5", "--jobs", "11"])
+        code = main(["findings", str(run), "--verify", "--timeout", "4", "--jobs", "11"])
         elapsed = time.monotonic() - start
     assert code == 5  # one script could not run here (a library missing): NOT VERIFIED
     return run, printed.getvalue(), elapsed
@@ -165,7 +166,7 @@ def test_verify_records_each_script_by_what_it_did(verified):
     )
     assert (entries["jax"]["standalone"], entries["jax"]["result"]) == ("no verdict", "timeout")
     # killed with its child at the timeout: the child's open pipes do not hold it up
-    assert 1.5 <= entries["jax"]["seconds"] < 4
+    assert 4 <= entries["jax"]["seconds"] < 8
     numba = entries["numba"]
     assert (numba["standalone"], numba["result"], numba["signal"]) == (
         "no verdict",
@@ -204,7 +205,7 @@ def test_verify_records_each_script_by_what_it_did(verified):
     )
     assert (run / cupy["script"]).read_text() == SCRIPTS["cupy"]
     # a hang (and its child) is killed at the timeout and never holds up the rest
-    assert elapsed < 10 and data["seconds"] < 10
+    assert elapsed < 14 and data["seconds"] < 14
     lines = printed.splitlines()
     assert sum(line.startswith("[") for line in lines) == 11
     assert any(
