@@ -90,7 +90,9 @@ def test_a_factory_that_made_no_sample_keeps_its_dlpack_claim():
 
 
 def test_objects_without_dlpack_skip_only_the_dlpack_family_s_producer_items():
-    campaign = _claims(Sample("a mylib.Array made for <f4 (4,)", frozenset({"__cuda_array_interface__"})))
+    campaign = _claims(
+        Sample("a mylib.Array made for <f4 (4,)", frozenset({"__cuda_array_interface__"}))
+    )
     assert "have no __dlpack__" in (campaign.unjudged("dlpack_roundtrip", "producer") or "")
     assert campaign.unjudged("dlpack_roundtrip", "consumer") is None, "the consumer is judged"
     assert campaign.unjudged("roundtrip", "producer") is None, "a CAI family judges it"
@@ -131,24 +133,19 @@ def test_the_adapter_claims_dlpack_only_for_objects_that_export_it():
     assert "dlpack" in User().capabilities
 
 
-def test_the_narrowed_probe_gives_each_library_its_role_in_the_direction(monkeypatch):
-    from caiconform.pytest_plugin.adapter import narrowed_probe
-    from caiconform.runner import libraries
+def test_the_exchange_cells_are_the_user_against_each_peer_in_each_direction():
+    from types import SimpleNamespace
 
-    every = ["consume", "consume-dlpack", "dlpack", "produce", "streams"]
-    monkeypatch.setattr(libraries, "probe", lambda name: {"capabilities": list(every)})
-    assert narrowed_probe("mylib", "mylib", "producer")["capabilities"] == [
-        "dlpack",
-        "produce",
-        "streams",
-    ], "expected the user's library only producing in the producer direction"
-    assert narrowed_probe("torch", "mylib", "producer")["capabilities"] == [
-        "consume",
-        "consume-dlpack",
-        "streams",
-    ], "expected a peer only consuming in the producer direction"
-    got = narrowed_probe("mylib", "mylib", "consumer")["capabilities"]
-    assert got == ["consume", "consume-dlpack", "streams"], got
+    from caiconform.pytest_plugin.campaign import _cell_keys
+
+    pair, prod, cons = (SimpleNamespace(name=n, roles=n) for n in ("pair", "producer", "consumer"))
+    peers = ["cupy", "torch"]
+    assert _cell_keys(pair, "producer", "mylib", peers) == ["pair/mylib/cupy", "pair/mylib/torch"]
+    assert _cell_keys(pair, "consumer", "mylib", peers) == ["pair/cupy/mylib", "pair/torch/mylib"]
+    assert _cell_keys(prod, "producer", "mylib", peers) == ["producer/mylib/-"]
+    assert _cell_keys(cons, "consumer", "mylib", peers) == ["consumer/-/mylib"]
+    assert _cell_keys(prod, "consumer", "mylib", peers) == []
+    assert _cell_keys(cons, "producer", "mylib", peers) == []
 
 
 # --- verdicts, the baseline, the contract -------------------------------------------------

@@ -354,3 +354,73 @@ def test_the_docs_say_what_the_plugin_does():
     )
     assert "what was asked for, whatever rules it breaks" in ci
     assert "a baseline entry for the one never covers the other" in ci
+
+
+def test_both_directions_are_one_run_of_the_user_s_cells(tmp_path, monkeypatch):
+    """The producer and the consumer direction's items read one run (one start, their cells
+    side by side): its `only_cells` are the user's library against each peer in each direction
+    and in its one-sided families, never a peer against a peer or the library against itself;
+    each direction sees only its own cells' records."""
+    from types import SimpleNamespace
+
+    from caiconform.pytest_plugin.campaign import Campaign, Options, family_roles
+    from caiconform.pytest_plugin.targets import Target
+    from caiconform.results.record import cell_key
+    from caiconform.runner import driver
+
+    (tmp_path / "fakelib.py").write_text(FAKELIB)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    calls = []
+
+    def record(key):
+        check, producer, consumer = key.split("/")
+        return {"check": check, "producer": producer, "consumer": consumer, "outcome": "pass"}
+
+    def run_matrix(config):
+        calls.append(config)
+        return SimpleNamespace(
+            records=[record(k) for k in config.only_cells],
+            skipped=[("readonly/-/fakelib", "why"), ("readonly/-/cupy", "a peer's: not asked")],
+            run_dir=config.out,
+        )
+
+    monkeypatch.setattr(driver, "run_matrix", run_matrix)
+    options = Options(
+        target=Target("fakelib", "fakelib:make_dlpack_array", "fakelib:to_host"),
+        peers=["reference", "cupy"],
+        max_examples=2,
+        expectations=[],
+        report=None,
+    )
+    campaign = Campaign.start(options, (True, "pretend"))
+    campaign.family_protocols.update((f.name, f.protocols) for f in family_roles())
+    campaign.planned = {"producer": ["roundtrip", "schema"], "consumer": ["roundtrip", "readonly"]}
+    try:
+        produced = campaign.run_direction("producer", ["roundtrip"])
+        consumed = campaign.run_direction("consumer", ["roundtrip"])
+    finally:
+        campaign.close()
+    (config,) = calls  # one run for both directions
+    assert config.only_cells == sorted(
+        [
+            "roundtrip/fakelib/reference",
+            "roundtrip/fakelib/cupy",
+            "schema/fakelib/-",
+            "roundtrip/reference/fakelib",
+            "roundtrip/cupy/fakelib",
+            "readonly/-/fakelib",
+        ]
+    )
+    assert config.checks == ["roundtrip", "schema", "readonly"]
+    assert {cell_key(r) for r in produced.records} == {
+        "roundtrip/fakelib/reference",
+        "roundtrip/fakelib/cupy",
+        "schema/fakelib/-",
+    }
+    assert {cell_key(r) for r in consumed.records} == {
+        "roundtrip/reference/fakelib",
+        "roundtrip/cupy/fakelib",
+        "readonly/-/fakelib",
+    }
+    assert produced.skipped == [] and consumed.skipped == [("readonly/-/fakelib", "why")]
+    assert len(campaign.records) == len(config.only_cells) and len(campaign.run_dirs) == 1

@@ -412,9 +412,10 @@ def pytest_collection_modifyitems(
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Run only the families whose items survived selection (`-k`, `-m`): each direction's run
-    covers exactly the selected items of that direction."""
-    if session.config.stash.get(_KEY, None) is None:
+    """Run only the families whose items survived selection (`-k`, `-m`): the session's one
+    exchange run covers exactly the selected items of each direction."""
+    campaign = session.config.stash.get(_KEY, None)
+    if campaign is None:
         return
     selected: dict[str, list[str]] = {}
     for item in session.items:
@@ -423,6 +424,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         if isinstance(item, ExchangeItem):
             item.families = selected[item.direction]
+    campaign.planned = selected
 
 
 # --- end of session -------------------------------------------------------------------------

@@ -7,10 +7,10 @@ module subclassing `FunctionAdapter` with the user's specs and a `.dist-info` de
 that entry point group: exactly what a library shipping its own adapter does (docs/adapters.md),
 made on the fly. Nothing is patched; every worker, fresh or restarted, sees the same adapter.
 
-It also writes an *adapter source* per direction (the runner's `adapter_source`: `names()` and
-`probe(name)`): the real probe, with the produce/consume capabilities narrowed so that the
-runner plans only the cells that involve the user's library in that direction, not every peer
-against every other peer.
+It also writes the *adapter source* of the session's exchange run (the runner's
+`adapter_source`: `names()`, the user's library and its peers, and the registry's `probe`); the
+run's `only_cells` keeps the cells that involve the user's library in the directions asked
+(`campaign.Campaign.exchange_run`), never a peer against another peer.
 
 The adapter claims only what the user's library does: "dlpack" (its objects export `__dlpack__`)
 only when the factory's sample object has it (`targets.sample_exports`), so the runner plans no
@@ -31,7 +31,7 @@ from caiconform.adapters.base import Adapter, SkipExchange
 from caiconform.pytest_plugin.targets import Target, TargetError, resolve
 from caiconform.spec.layout import Layout
 
-__all__ = ["FunctionAdapter", "install", "uninstall", "narrowed_probe", "DIRECTIONS"]
+__all__ = ["FunctionAdapter", "install", "uninstall", "DIRECTIONS"]
 
 #: "producer": the user's factory against the peers' consumers (and the producer-only families);
 #: "consumer": the peers' producers against the user's consumer (and consumer-only families).
@@ -100,22 +100,20 @@ class FunctionAdapter(Adapter):
         return f"from {module} import {attr.split('.')[0]}  # the consumer under test\n"
 
 
-def _source_module(direction: str, target: Target, peers: list[str]) -> str:
+def _source_module(target: Target, peers: list[str]) -> str:
     return (
-        "from caiconform.pytest_plugin.adapter import narrowed_probe\n\n"
-        f"USER, PEERS, DIRECTION = {target.name!r}, {peers!r}, {direction!r}\n\n\n"
+        "from caiconform.runner.libraries import probe  # noqa: F401 (the runner asks it)\n\n"
+        f"USER, PEERS = {target.name!r}, {peers!r}\n\n\n"
         "def names():\n"
-        "    return [USER, *PEERS]\n\n\n"
-        "def probe(name):\n"
-        "    return narrowed_probe(name, USER, DIRECTION)\n"
+        "    return [USER, *PEERS]\n"
     )
 
 
 def install(
     directory: Path, target: Target, peers: list[str], *, exports_dlpack: bool = True
 ) -> dict[str, str]:
-    """Write the adapter module, its entry point and one adapter source per direction into
-    `directory`, put it first on `sys.path`, and return direction -> adapter source module.
+    """Write the adapter module, its entry point and the exchange run's adapter source into
+    `directory`, put it first on `sys.path`, and return {"exchange": the adapter source module}.
     `exports_dlpack` False: the factory's objects have no `__dlpack__`, so the adapter does not
     claim "dlpack".
 
@@ -142,11 +140,9 @@ def install(
     (dist / "entry_points.txt").write_text(
         f"[caiconform.adapters]\n{target.name} = {module}:UserAdapter\n"
     )
-    sources = {}
-    for direction in DIRECTIONS:
-        source = f"_caiconform_pytest_source_{direction}_{token}"
-        (directory / f"{source}.py").write_text(_source_module(direction, target, peers))
-        sources[direction] = source
+    source = f"_caiconform_pytest_source_{token}"
+    (directory / f"{source}.py").write_text(_source_module(target, peers))
+    sources = {"exchange": source}
     importlib.invalidate_caches()
     sys.path.insert(0, str(directory))
     return sources
@@ -161,18 +157,3 @@ def uninstall(directory: Path) -> None:
         sys.path.remove(str(directory))
     importlib.invalidate_caches()
     registry.clear_cache()
-
-
-def narrowed_probe(name: str, user: str, direction: str) -> dict[str, Any]:
-    """The registry probe of `name`, keeping only the role it plays in `direction`: in the
-    producer direction the user's library only produces and the peers only consume; in the
-    consumer direction the other way round. The runner then plans exactly user x peers."""
-    from caiconform.runner.libraries import probe
-
-    info = probe(name)
-    caps = set(info["capabilities"])
-    is_user = name == user
-    produces = is_user == (direction == "producer")
-    caps -= {"consume", "consume-dlpack"} if produces else {"produce", "dlpack"}
-    info["capabilities"] = sorted(caps)
-    return info

@@ -16,6 +16,7 @@ call the user's consumer over the family's protocol (`Protocol.plugin_consumer`)
 
 from __future__ import annotations
 
+import copy
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from caiconform.results.expectations import (
     apply_expectations,
     installed_version,
 )
+from caiconform.results.record import cell_key
 from caiconform.results.severity import DEFAULT_FAIL_ON
 from caiconform.rundir import RunDir
 
@@ -108,6 +110,19 @@ def directions_of(roles: str, target: Target, protocols: tuple[str, ...] = ("cai
     return directions
 
 
+def _cell_keys(family: Any, direction: str, user: str, peers: list[str]) -> list[str]:
+    """The keys ("family/producer/consumer") of the cells in which `family` (a loaded
+    `runner.plan.Family`) judges `user` in `direction`: a pair family's against each peer, a
+    one-sided family's of the user alone when its role is the direction's."""
+    if family.roles == "pair":
+        if direction == "producer":
+            return [f"{family.name}/{user}/{peer}" for peer in peers]
+        return [f"{family.name}/{peer}/{user}" for peer in peers]
+    if family.roles != direction:
+        return []
+    return [f"{family.name}/{user}/-" if direction == "producer" else f"{family.name}/-/{user}"]
+
+
 @dataclass
 class Campaign:
     """Everything the plugin keeps for one pytest session."""
@@ -136,8 +151,12 @@ class Campaign:
     baseline_written: tuple[Path, int] | None = None
     #: family name -> the names of its protocols, for the families the session's items belong to
     family_protocols: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: direction -> the families the session's selected items judge there (the plugin's
+    #: `pytest_collection_finish`): the one exchange run covers them all
+    planned: dict[str, list[str]] = field(default_factory=dict)
     _verdict: tuple[int, Any] | None = None
     _sample: Sample | None = None
+    _exchange: tuple[Any, dict[str, set[str]]] | None = None
 
     @classmethod
     def start(cls, options: Options, gpu: tuple[bool, str]) -> Campaign:
@@ -200,13 +219,36 @@ class Campaign:
         return [name for name in registry.names() if name != self.options.target.name]
 
     def run_direction(self, direction: str, families: list[str]) -> Any:
-        """Run (once) the runner over `families` in `direction`, leaving out those that do not
-        judge the library there (`unjudged`); returns its RunResult."""
-        if direction in self.runs:
-            return self.runs[direction]
+        """The run's records of `families` in `direction` (a RunResult of those alone).
+
+        Every direction is one run (`exchange_run`, made the first time an item asks): the
+        directions the session's selected items ask for (`planned`, set at the end of
+        collection) and this one. One run starts its workers once and runs both directions'
+        cells side by side, where a run per direction paid the start twice and each run's
+        slowest cell alone at its end (issue 43: the plugin's time)."""
+        wanted = dict(self.planned)
+        if direction not in wanted:
+            wanted[direction] = list(families)
+        result, keys = self.exchange_run(wanted)
+        mine = keys.get(direction, set())
+        view = copy.copy(result)
+        view.records = [r for r in result.records if cell_key(r) in mine]
+        view.skipped = [(key, why) for key, why in result.skipped if key in mine]
+        return view
+
+    def exchange_run(self, wanted: dict[str, list[str]]) -> tuple[Any, dict[str, set[str]]]:
+        """(the session's one RunResult, direction -> the keys of its cells), run the first
+        time over `wanted` (direction -> families): the user's library as producer against
+        each peer's consumer and in the producer families, as consumer of each peer's objects
+        and in the consumer families, with the families that do not judge it in a direction
+        (`unjudged`) left out of that direction; never a peer against a peer, nor the library
+        against itself."""
+        if self._exchange is not None:
+            return self._exchange
         from caiconform.pytest_plugin.adapter import install
         from caiconform.runner.config import RunConfig
         from caiconform.runner.driver import run_matrix
+        from caiconform.runner.plan import load_families
 
         if not self.sources:
             from caiconform.spec.protocols import DLPACK
@@ -219,21 +261,33 @@ class Campaign:
                 self.peers(),
                 exports_dlpack=not known or DLPACK.export in sample.exports,
             )
-        out = self.workdir / direction
+        user, peers = self.options.target.name, self.peers()
+        checks: list[str] = []
+        keys: dict[str, set[str]] = {}
+        for direction, families in wanted.items():
+            judged = [f for f in families if self.unjudged(f, direction) is None]
+            checks.extend(f for f in judged if f not in checks)
+            loaded, _ = load_families(judged)  # a family that cannot import: its cells' skip
+            keys[direction] = {
+                key for family in loaded for key in _cell_keys(family, direction, user, peers)
+            }
+        out = self.workdir / "exchange"
         config = RunConfig(
             out=out,
-            checks=[f for f in families if self.unjudged(f, direction) is None],
-            libraries=[self.options.target.name, *self.peers()],
+            checks=checks,
+            libraries=[user, *peers],
             max_examples=self.options.max_examples,
             seed=self.options.seed,  # the same examples on every CI run unless changed
-            adapter_source=self.sources[direction],
+            adapter_source=self.sources["exchange"],
+            only_cells=sorted(set().union(*keys.values())),
         )
         result = run_matrix(config)
-        self.runs[direction] = result
+        self.runs.update(dict.fromkeys(wanted, result))
         self.run_dirs.append(out)
         self.records.extend(result.records)
         self.skipped_cells.extend(result.skipped)
-        return result
+        self._exchange = (result, keys)
+        return self._exchange
 
     # -- verdicts -----------------------------------------------------------------------
     def verdict(self) -> Any:
