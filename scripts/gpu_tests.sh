@@ -19,7 +19,8 @@ export PYTHONUNBUFFERED=1
 
 # caiconform from this checkout: its pytest11 plugin and adapter entry points need the metadata
 here=$(python3 -c 'import os; print(os.path.realpath("caiconform"))')
-installed=$(python3 -c 'import caiconform, os; print(os.path.dirname(os.path.realpath(caiconform.__file__)))' 2>/dev/null || true)
+# asked from / so that the checkout in the working directory does not answer for the install
+installed=$(cd / && python3 -c 'import caiconform, os; print(os.path.dirname(os.path.realpath(caiconform.__file__)))' 2>/dev/null || true)
 if [ "$installed" != "$here" ]; then
   python3 -m pip install -q --no-deps --no-build-isolation -e . > "$out/install.log" 2>&1 \
     || echo "gpu_tests: editable install failed (see install.log); using PYTHONPATH=." >&2
