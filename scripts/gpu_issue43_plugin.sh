@@ -24,7 +24,7 @@ s=$(date +%s.%N)
   --cai-producer tests.downstream.cleanlib.testing:make_array \
   --cai-consumer tests.downstream.cleanlib.testing:to_host) > "$work/ab/report-run.log" 2>&1
 echo "report run: exit $?, $(python3 -c "print(round($(date +%s.%N) - $s, 1))") s" >> "$out/plugin-ab.txt"
-python3 scripts/timing_summary.py $(for d in "$work"/report/runs/*/exchange; do echo "plugin=$d"; done) \
+PYTHONPATH=$root python3 scripts/timing_summary.py $(for d in "$work"/report/runs/*/exchange; do echo "plugin=$d"; done) \
   > "$out/timing-summary.txt" 2>&1
 CAP_S=${CAP_S:-170} bash scripts/gpu_tests.sh "$work/tests" tests/downstream \
   tests/gpu/test_plugin_claims_gpu.py tests/gpu/test_plugin_dlpack_consumer_gpu.py \
