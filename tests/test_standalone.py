@@ -458,6 +458,13 @@ SYNTHETIC = {
         {"case": "stream", "scenario": "pending", "typestr": "<f4", "shape": [64], "seed": 0},
         rule="DLPACK-STREAM-PRODUCER-SYNC",
     ),
+    "dlpack_consumer-copy": group(
+        "dlpack_consumer/-/cupy",
+        {"case": "copy", "scenario": "none-own", "typestr": "<f4", "shape": [2, 3], "seed": 0},
+        rule="DLPACK-FROM-DEVICE",
+        outcome="rejected-valid",
+        severity="refuses-valid",
+    ),
 }
 
 

@@ -8,7 +8,8 @@ stand-in driver of tests/test_standalone.py (host memory as "device" memory) and
 `torch` whose DLPack import and export misbehave as `FAKE_TORCH_BUG` says: an import that
 leaves the capsule unrenamed, one that takes a bad capsule's ownership and never calls its
 deleter, one that dies on a consumed capsule, a copy without IS_COPIED, a capsule with wrong
-strides. Each prints BUG under the
+strides, a from_dlpack(copy=True) that does not pass `copy` on (a view where a copy was
+promised). Each prints BUG under the
 group's rule; the conforming stand-in prints OK, and a refusal whose exception holds the
 capsule (released once the exception is dropped) is not taken for a deleter never called.
 """
@@ -144,9 +145,14 @@ class Tensor:
         return self.array.copy()
 
 
-class Imported(Tensor):  # an import: calls the tensor's deleter when freed
-    def __init__(self, array, address, struct):
+class Imported(Tensor):  # an import: a view of the capsule's memory, read when asked; calls
+    # the tensor's deleter when freed
+    def __init__(self, array, address, struct, fields=None, dtype=None):
         self.array, self.address, self.struct = array, address, struct
+        self.fields, self.dtype = fields, dtype
+
+    def numpy(self):
+        return capsule_values(self.fields, self.dtype) if self.fields else self.array.copy()
 
     def __del__(self):
         deleter = self.struct.from_address(self.address).deleter
@@ -162,8 +168,13 @@ _set_name = capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_c
 _USED = {b"dltensor_versioned": b"used_dltensor_versioned", b"dltensor": b"used_dltensor"}
 
 
-def from_dlpack(obj):
-    capsule = obj.__dlpack__(max_version=(1, 0))
+def from_dlpack(obj, *, device=None, copy=None):
+    asked = {"max_version": (1, 0)}
+    if copy is not None and BUG != "ignore-copy":  # passed on: the producer makes the copy
+        asked["copy"] = copy
+    if device is not None:
+        asked["dl_device"] = (2, int(str(device).split(":")[1]))
+    capsule = obj.__dlpack__(**asked)
     name = capsule_name(capsule)
     if BUG == "segv-on-used" and name.startswith(b"used_"):
         ctypes.string_at(0)  # reads address 0: SIGSEGV
@@ -177,7 +188,9 @@ def from_dlpack(obj):
     dtype = np.dtype(f"{'<' if fields['dtype'][1] > 8 else '|'}{'iufXXcb'[fields['dtype'][0]]}"
                      f"{fields['dtype'][1] // 8}")
     values = capsule_values(fields, dtype)
-    return Imported(values, address, STRUCTS[name]) if BUG != "no-rename" else Tensor(values)
+    if BUG == "no-rename":
+        return Tensor(values)
+    return Imported(values, address, STRUCTS[name], fields, dtype)
 
 
 def read_at(ptr, shape, dtype, steps, stream=None):
@@ -375,3 +388,43 @@ def test_adversarial_a_consumer_dying_on_a_used_capsule_is_the_crash_scripts_bug
     assert code == 0 and line.startswith("OK: torch did not crash"), line
     code, line = verdict_of(run(text, stand_ins, tmp_path, "segv-on-used"))
     assert code == 1 and "killed the process with SIGSEGV given a used-capsule capsule" in line
+
+
+def _copy_group(scenario: str, rule: str, **fields) -> dict:
+    params = {"case": "copy", "scenario": scenario, "typestr": "<i4", "shape": [2, 3], "seed": 0}
+    return group("dlpack_consumer/-/torch", params, rule=rule, **fields)
+
+
+def test_from_dlpack_copy_true_that_aliases_prints_bug(stand_ins: Path, tmp_path: Path) -> None:
+    text = script_for_group(_copy_group("true", "DLPACK-FROM-COPY-TRUE"))
+    code, line = verdict_of(run(text, stand_ins, tmp_path))
+    assert code == 0 and "gave a copy" in line, line
+    code, line = verdict_of(run(text, stand_ins, tmp_path, "ignore-copy"))
+    assert code == 1 and "6 of 6 elements followed the overwrite" in line, line
+    assert line.endswith("[DLPACK-FROM-COPY-TRUE]")
+
+
+def test_from_dlpack_copy_false_that_copies_prints_bug(stand_ins: Path, tmp_path: Path) -> None:
+    """copy=False passed on to the reference producer exports in place: a view, OK; a consumer
+    copying on its own (here: passing copy=True on, as a consumer that copies would) prints
+    BUG."""
+    text = script_for_group(_copy_group("false", "DLPACK-FROM-COPY-FALSE"))
+    code, line = verdict_of(run(text, stand_ins, tmp_path))
+    assert code == 0 and "gave a view (6 of 6 elements" in line, line
+    copying = text.replace("copy=False)", "copy=True)", 1)
+    code, line = verdict_of(run(copying, stand_ins, tmp_path))
+    assert code == 1 and "gave a copy" in line and "[DLPACK-FROM-COPY-FALSE]" in line, line
+
+
+def test_from_dlpack_of_its_own_device_refused_prints_bug(stand_ins: Path, tmp_path: Path) -> None:
+    """A device asked for that is the array's own is a valid request: the stand-in passes it as
+    dl_device and is answered; a producer refusing it (here: the script's producer taking the
+    array's device for another) makes the consumer's refusal BUG under the group's rule."""
+    g = _copy_group("none-own", "DLPACK-FROM-DEVICE", outcome="rejected-valid")
+    text = script_for_group(g)
+    assert 'device=f"cuda:{dev[1]}"' in text
+    code, line = verdict_of(run(text, stand_ins, tmp_path))
+    assert code == 0 and "gave a view" in line, line
+    refusing = text.replace("tuple(wanted) != (2, 0)", "tuple(wanted) == (2, 0)", 1)
+    code, line = verdict_of(run(refusing, stand_ins, tmp_path))
+    assert code == 1 and "raised BufferError" in line and "[DLPACK-FROM-DEVICE]" in line, line

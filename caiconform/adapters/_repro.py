@@ -11,6 +11,10 @@ reproducers do not know it), and the caller then writes no script and says why:
 
 - `consume(array)`: read the object `obj` into a host numpy array `result`;
 - `consume_dlpack(array)`: the same through the library's own DLPack import;
+- `from_dlpack(copy, own_device)` / `reread()`: `kept`, the library's own
+  `from_dlpack(obj, copy=..., device=...)` (the device `dev`, the array's own DLPack device,
+  named as the library names it, when `own_device`), and `result` its host values; then
+  `again`, `kept` read once more (the adapters' `consume_dlpack_with` and `read_result`);
 - `hold()` / `write(ndim)`: the library's own device object `view` over `obj`, and a write of
   the host array `new` through it (the readonly and lifetime families);
 - `hold_dlpack()`: `view`, the library's own import of a capsule kept alive, and `at`, the
@@ -142,6 +146,12 @@ class Repro:
         return None
 
     def consume_dlpack(self, array: Array) -> Snip | None:
+        return None
+
+    def from_dlpack(self, copy: bool | None, own_device: bool) -> Snip | None:
+        return None
+
+    def reread(self) -> Snip | None:
         return None
 
     def hold(self) -> Snip | None:

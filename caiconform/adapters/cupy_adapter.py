@@ -152,6 +152,17 @@ class _CupyRepro(Repro):
     def consume_dlpack(self, array: Array) -> Snip | None:
         return Snip("result = cupy.asnumpy(cupy.from_dlpack(obj))", self.imports)
 
+    def from_dlpack(self, copy: bool | None, own_device: bool) -> Snip | None:
+        device = "dev" if own_device else "None"  # CuPy takes the DLPack tuple itself
+        return Snip(
+            f"kept = cupy.from_dlpack(obj, device={device}, copy={copy})\n"
+            "result = cupy.asnumpy(kept)",
+            self.imports,
+        )
+
+    def reread(self) -> Snip | None:
+        return Snip("again = cupy.asnumpy(kept)", self.imports)
+
     def hold(self) -> Snip | None:
         return Snip("view = cupy.asarray(obj)", self.imports)
 

@@ -112,6 +112,21 @@ class _JaxRepro(Repro):
     def consume_dlpack(self, array: Array) -> Snip | None:
         return Snip("result = np.asarray(jnp.from_dlpack(obj))", self.imports)
 
+    def from_dlpack(self, copy: bool | None, own_device: bool) -> Snip | None:
+        device = (  # jax names a GPU by its local hardware id
+            '[d for d in jax.local_devices(backend="gpu") if d.local_hardware_id == dev[1]][0]'
+            if own_device
+            else "None"
+        )
+        return Snip(
+            f"kept = jnp.from_dlpack(obj, device={device}, copy={copy})\n"
+            "result = np.asarray(jnp.copy(kept))  # a copy made now: np.asarray(kept) caches",
+            self.imports,
+        )
+
+    def reread(self) -> Snip | None:
+        return Snip("again = np.asarray(jnp.copy(kept))", self.imports)
+
     def hold(self) -> Snip | None:
         return Snip("view = jnp.asarray(obj)", self.imports)
 

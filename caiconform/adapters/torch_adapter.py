@@ -157,6 +157,17 @@ class _TorchRepro(Repro):
     def consume_dlpack(self, array: Array) -> Snip | None:
         return Snip("result = torch.from_dlpack(obj).cpu().numpy()", self.imports)
 
+    def from_dlpack(self, copy: bool | None, own_device: bool) -> Snip | None:
+        device = 'f"cuda:{dev[1]}"' if own_device else "None"  # torch names CUDA memory cuda:N
+        return Snip(
+            f"kept = torch.from_dlpack(obj, device={device}, copy={copy})\n"
+            "result = kept.cpu().numpy()",
+            self.imports,
+        )
+
+    def reread(self) -> Snip | None:
+        return Snip("again = kept.cpu().numpy()", self.imports)
+
     def hold(self) -> Snip | None:
         return Snip('view = torch.as_tensor(obj, device="cuda")', self.imports)
 

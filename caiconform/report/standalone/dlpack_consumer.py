@@ -7,15 +7,27 @@ non-blocking stream of its own ("pending") or on the legacy default stream ("leg
 `__dlpack__` call orders that write before the stream it names, as the array API standard asks
 (an event the named stream waits on; None: the legacy default stream; -1: nothing). The
 consumer's own import reads it; the streams it passed are printed, and elements read before the
-write (the sentinel) print BUG under the group's rule. The release case (the block poisoned by
-the deleter) is not written: the scripts' capsule builder counts its deleter's calls, it does not
-overwrite memory (`NOT_COVERED`).
+write (the sentinel) print BUG under the group's rule.
+
+The copy case is written too: the consumer's own `from_dlpack(obj, copy=..., device=...)` (the
+adapters' `from_dlpack` lines) of the rebuilt reference producer, whose `__dlpack__` exports a
+copy for copy=True (flagged IS_COPIED) and refuses a device other than its own, as the
+reference producer does; the producer's memory is then overwritten and the result read again
+(`reread`): a copy=True result that follows the overwrite prints BUG [DLPACK-FROM-COPY-TRUE],
+a copy=False one that does not [DLPACK-FROM-COPY-FALSE], a result on another device than the
+one asked [DLPACK-FROM-DEVICE], and a refusal of a valid request (any but BufferError or
+ValueError under copy=False with no device) BUG under the group's rule. The release case (the
+block poisoned by the deleter) is not written: the scripts' capsule builder counts its
+deleter's calls, it does not overwrite memory (`NOT_COVERED`).
 """
 
 from __future__ import annotations
 
+import textwrap
+
 from caiconform.report.standalone import dlpack_exchange as dx
 from caiconform.report.standalone import exchange as ex
+from caiconform.report.standalone import libraries as libs
 from caiconform.report.standalone._text import Script, array_of
 
 __all__ = ["script"]
@@ -66,7 +78,120 @@ verdict(bool(wrong) and {misread_bug}, f"{consumer} read " + (f"other values: {{
 """
 
 
+#: a copy scenario -> (copy, whether `device` is the array's own): the family's COPIES
+COPIES = {
+    "true": (True, False),
+    "false": (False, False),
+    "none": (None, False),
+    "true-own": (True, True),
+    "false-own": (False, True),
+    "none-own": (None, True),
+}
+
+_COPY_PRODUCER = """
+final = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+n = final.size
+ptr = upload(final)
+ck(cu.cuCtxSynchronize())
+
+
+def make(kwargs):  # the reference producer's __dlpack__: copy=True exports a copy of its own
+    wanted = kwargs.get("dl_device")
+    if wanted is not None and tuple(wanted) != (2, 0):
+        raise BufferError(f"no export to DLPack device {{tuple(wanted)}}")
+    data, flags = ptr, 0
+    if kwargs.get("copy") is True:
+        data, flags = upload(final), 1 << 1  # DLPACK_FLAG_BITMASK_IS_COPIED
+        ck(cu.cuCtxSynchronize())
+    version = (1, 1) if (kwargs.get("max_version") or (0,))[0] >= 1 else None
+    return make_capsule(data, {shape}, {code}, (2, 0), version=version, flags=flags)
+
+
+obj = CapsuleProducer(make, (2, 0))
+dev = obj.__dlpack_device__()
+asked = "from_dlpack(copy={copy}, device={device})"
+"""
+
+_COPY_JUDGE = """
+except Exception as exc:
+    verdict({refusal_bug}, f"{consumer}'s {{asked}} raised {{type(exc).__name__}}: {{exc}} "
+                 f"({context}); __dlpack__ asked {{[kwargs for _, kwargs, _ in obj.calls]}} [{rule}]")
+print("__dlpack__ asked:", [kwargs for _, kwargs, _ in obj.calls])
+wrong = differ(result, values)
+if wrong:
+    verdict({misread_bug}, f"{consumer}'s {{asked}} read other values: {{wrong}} ({context})")
+{device_check}flip = 0x01 if values.dtype.kind == "b" else 0xFF  # every element changes; a bool stays a bool
+changed_bytes = final ^ np.uint8(flip)
+ck(cu.cuMemcpyHtoD(ptr, changed_bytes.ctypes.data, n))  # the producer's memory overwritten
+ck(cu.cuCtxSynchronize())
+"""
+
+_DEVICE_CHECK = """
+where = tuple(int(d) for d in kept.__dlpack_device__()) if hasattr(kept, "__dlpack_device__") else None
+if where is not None and where != tuple(dev):
+    verdict(True, f"{consumer}'s {{asked}} result is on DLPack device {{where}}, not {{tuple(dev)}} "
+                  f"({context}) [DLPACK-FROM-DEVICE]")
+"""
+
+_COPY_VERDICT = """
+rows = [np.ascontiguousarray(x).view(np.uint8).reshape(values.size, -1) for x in (result, again)]
+changed = int((rows[0] != rows[1]).any(axis=1).sum())
+how = f"a view ({{changed}} of {{values.size}} elements followed the overwrite)" if changed else "a copy"
+verdict({bug}, f"{consumer}'s {{asked}} gave {{how}} ({context}) [{rule}]")
+"""
+
+
+def _copy_script(group: dict, params: dict, consumer: str) -> str | None:
+    """The copy case's script (the module docstring), None where the lines are missing."""
+    array = array_of(params)
+    if array is None or params.get("scenario") not in COPIES or array.size == 0:
+        return None
+    copy, own = COPIES[params["scenario"]]
+    code = dx.dl_dtype(array)
+    imported = libs.from_dlpack(consumer, copy, own)
+    again = libs.reread(consumer)
+    if code is None or imported is None or again is None:
+        return None
+    rule = group.get("rule") or f"DLPACK-FROM-COPY-{str(copy).upper()}"
+    device = "its own" if own else "None"
+    context = ex.context_of(array, f" from the reference producer, device={device}")
+    s = Script(
+        f"{consumer}'s from_dlpack(copy={copy}, device={device}) of an array in device memory "
+        f"({context}): copy=True must copy, copy=False must not or raise BufferError [{rule}]."
+    )
+    ex.header(s, group)
+    ex.values(s, array)
+    ex.add(s, imported)
+    ex.add(s, again)
+    s.add(
+        _COPY_PRODUCER.format(
+            shape=array.shape, code=code, copy=copy, device="dev" if own else "None"
+        )
+    )
+    judge = {"consumer": consumer, "context": context, "rule": rule, "copy": copy, "own": own}
+    misread = rule == "DLPACK-CONSUMER-READS-DESCRIBED"
+    refusal_bug = (  # copy=False may refuse with BufferError (ValueError: the Raises section)
+        "not isinstance(exc, (BufferError, ValueError))" if copy is False and not own else "True"
+    )
+    s.add(
+        "try:\n"
+        + textwrap.indent(imported.code, "    ")
+        + _COPY_JUDGE.format(
+            misread_bug=misread,
+            refusal_bug=refusal_bug,
+            device_check=_DEVICE_CHECK.format(**judge) if own else "",
+            **judge,
+        )
+    )
+    s.add(again.code)
+    bug = {True: "changed > 0", False: "changed == 0", None: "False"}[copy]
+    s.add(_COPY_VERDICT.format(bug=bug, **judge))
+    return s.render()
+
+
 def script(group: dict, params: dict, producer: str | None, consumer: str | None) -> str | None:
+    if params.get("case") == "copy":
+        return None if consumer is None else _copy_script(group, params, consumer)
     array = array_of(params)
     scenario = params.get("scenario")
     if array is None or params.get("case") != "stream" or scenario not in _STREAMS:

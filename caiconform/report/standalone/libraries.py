@@ -19,6 +19,8 @@ __all__ = [
     "lines",
     "consume",
     "consume_dlpack",
+    "from_dlpack",
+    "reread",
     "hold",
     "write",
     "hold_dlpack",
@@ -51,6 +53,17 @@ def consume_dlpack(name: str, array: Array) -> Snip | None:
     """Lines reading `obj` into the host array `result` with consumer `name`'s DLPack import
     (the adapters' `consume_dlpack`); `obj` may expose the CAI too, which they never read."""
     return lines(name).consume_dlpack(array)
+
+
+def from_dlpack(name: str, copy: bool | None, own_device: bool) -> Snip | None:
+    """Lines making `kept`, consumer `name`'s from_dlpack(obj, copy=copy, device=...) (the
+    device `dev` when `own_device`), and `result`, its host values."""
+    return lines(name).from_dlpack(copy, own_device)
+
+
+def reread(name: str) -> Snip | None:
+    """Lines reading `kept` (made by `from_dlpack`) once more into the host array `again`."""
+    return lines(name).reread()
 
 
 def hold(name: str) -> Snip | None:
