@@ -424,3 +424,39 @@ def test_both_directions_are_one_run_of_the_user_s_cells(tmp_path, monkeypatch):
     }
     assert produced.skipped == [] and consumed.skipped == [("readonly/-/fakelib", "why")]
     assert len(campaign.records) == len(config.only_cells) and len(campaign.run_dirs) == 1
+
+
+def test_from_dlpack_gives_the_adapter_the_copy_case_and_is_called_with_its_keywords(monkeypatch):
+    """`--cai-from-dlpack` (with a DLPack consumer) claims "dlpack-copy": the copy case calls the
+    user's function with copy and device as the family gives them, and reads its result back
+    through the result's `__dlpack__` with the reference consumer (here host memory)."""
+    from caiconform.pytest_plugin import adapter as plugin_adapter
+    from caiconform.reference import dlpack_import
+
+    seen = []
+
+    def from_dlpack(obj, *, copy=None, device=None):
+        seen.append((copy, device))
+        return obj
+
+    monkeypatch.setattr(plugin_adapter, "resolve", lambda spec: from_dlpack)
+    read = []
+    monkeypatch.setattr(
+        dlpack_import,
+        "import_dlpack",
+        lambda obj: read.append(obj) or SimpleNamespace(values=np.from_dlpack(obj)),
+    )
+
+    class User(plugin_adapter.FunctionAdapter):
+        name = "mylib"
+        dlpack_consumer_spec = "mylib:read"
+
+    assert "dlpack-copy" not in User().capabilities  # without --cai-from-dlpack
+    User.from_dlpack_spec = "mylib:from_dlpack"
+    assert {"consume-dlpack", "dlpack-copy"} <= User().capabilities
+    source = np.arange(4, dtype=np.int32)
+    values, result = User().consume_dlpack_with(source, copy=True, device=(1, 0))
+    assert seen == [(True, (1, 0))] and result is source and read == [source]
+    assert np.array_equal(values, source) and values is not source
+    source[0] = 7  # the result read again: the memory as it is now
+    assert User().read_result(result)[0] == 7

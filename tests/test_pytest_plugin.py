@@ -129,6 +129,7 @@ def test_options_are_registered_and_documented(pytester: pytest.Pytester):
         "--cai-producer",
         "--cai-consumer",
         "--cai-dlpack-consumer",
+        "--cai-from-dlpack",
         "--cai-protocol",
         "--cai-against",
         "--cai-max-examples",
@@ -346,6 +347,11 @@ def test_an_entry_about_a_check_caiconform_does_not_know_is_an_error_not_a_note(
         (("--cai-producer", "fakelib:make", "--cai-against", "nolib"), "unknown adapter 'nolib'"),
         (("--cai-producer", "fakelib:make", "--cai-max-examples", "0"), "must be >= 1, got 0"),
         (("--cai-producer", "fakelib:make", "-n", "2"), "cannot be combined with pytest-xdist"),
+        (("--cai-from-dlpack", "fakelib:make"), "--cai-from-dlpack needs --cai-dlpack-consumer"),
+        (
+            ("--cai-dlpack-consumer", "fakelib:make", "--cai-from-dlpack", "fakelib.make"),
+            "--cai-from-dlpack: expected 'module:function'",
+        ),
     ],
 )
 def test_bad_options_are_usage_errors(project, args, message):

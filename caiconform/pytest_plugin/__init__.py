@@ -49,6 +49,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "imported through obj.__dlpack__ (the DLPack families)",
     )
     group.addoption(
+        "--cai-from-dlpack",
+        metavar="MODULE:FUNCTION",
+        help="with --cai-dlpack-consumer: your from_dlpack with its keywords, "
+        "function(obj, *, copy=None, device=None) -> your library's array (device: a DLPack "
+        "(type, id) tuple, named your way); its values are read back through its __dlpack__ "
+        "(dlpack_consumer's copy case: copy=True must copy, copy=False must not)",
+    )
+    group.addoption(
         "--cai-protocol",
         choices=(*NAMES, "all", "both"),
         default="both",
@@ -113,6 +121,7 @@ def _active(config: pytest.Config) -> bool:
         config.getoption("cai_producer")
         or config.getoption("cai_consumer")
         or config.getoption("cai_dlpack_consumer")
+        or config.getoption("cai_from_dlpack")  # alone: a usage error, said by `_options`
     )
 
 
@@ -133,8 +142,16 @@ def _options(config: pytest.Config) -> Any:
         dlpack_consumer = config.getoption("cai_dlpack_consumer")
         if dlpack_consumer:
             parse_spec("--cai-dlpack-consumer", dlpack_consumer)
+        from_dlpack = config.getoption("cai_from_dlpack")
+        if from_dlpack:
+            parse_spec("--cai-from-dlpack", from_dlpack)
     except TargetError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if from_dlpack and not dlpack_consumer:
+        raise pytest.UsageError(
+            "--cai-from-dlpack needs --cai-dlpack-consumer: the DLPack families judge the "
+            "consumer that option names, and the copy case is one of its cases"
+        )
     if config.getoption("numprocesses", default=None) not in (None, 0):
         raise pytest.UsageError(
             "--cai-producer/--cai-consumer cannot be combined with pytest-xdist's -n: the runner "
@@ -178,7 +195,7 @@ def _options(config: pytest.Config) -> Any:
             f"--cai-write-baseline {baseline}: a baseline is written as YAML (.yaml or .yml)"
         )
     return Options(
-        target=Target(name, producer, consumer, dlpack_consumer),
+        target=Target(name, producer, consumer, dlpack_consumer, from_dlpack),
         peers=peers,
         max_examples=max_examples,
         expectations=expectations,

@@ -46,6 +46,7 @@ class FunctionAdapter(Adapter):
     producer_spec: str | None = None
     consumer_spec: str | None = None
     dlpack_consumer_spec: str | None = None
+    from_dlpack_spec: str | None = None
     exports_dlpack: bool = True
 
     @property
@@ -59,10 +60,17 @@ class FunctionAdapter(Adapter):
             caps.add("consume")
         if self.dlpack_consumer_spec:
             caps.add("consume-dlpack")
+            if self.from_dlpack_spec:
+                caps.add("dlpack-copy")
         return frozenset(caps)
 
     def available(self) -> tuple[bool, str]:
-        specs = (self.producer_spec, self.consumer_spec, self.dlpack_consumer_spec)
+        specs = (
+            self.producer_spec,
+            self.consumer_spec,
+            self.dlpack_consumer_spec,
+            self.from_dlpack_spec,
+        )
         for spec in filter(None, specs):
             try:
                 resolve(spec)
@@ -86,6 +94,24 @@ class FunctionAdapter(Adapter):
         if not self.dlpack_consumer_spec:
             raise SkipExchange(f"{self.name}: no --cai-dlpack-consumer given")
         return np.asarray(resolve(self.dlpack_consumer_spec)(obj))
+
+    def consume_dlpack_with(
+        self, obj: Any, *, copy: bool | None = None, device: tuple[int, int] | None = None
+    ) -> tuple[np.ndarray, Any]:
+        """The user's from_dlpack (`--cai-from-dlpack`) with the keywords as given, its result's
+        values read by `read_result`."""
+        if not self.from_dlpack_spec:
+            raise SkipExchange(f"{self.name}: no --cai-from-dlpack given")
+        result = resolve(self.from_dlpack_spec)(obj, copy=copy, device=device)
+        return self.read_result(result), result
+
+    def read_result(self, result: Any) -> np.ndarray:
+        """The values of the user's array read through its `__dlpack__` by caiconform's
+        reference DLPack consumer (the capsule read on its own stream, released once): the
+        library's memory as it is now, a copy or a view alike."""
+        from caiconform.reference.dlpack_import import import_dlpack
+
+        return np.array(import_dlpack(result).values, copy=True)
 
     def repro_produce(self) -> str:
         if not self.producer_spec:
@@ -130,6 +156,7 @@ def install(
         f"    producer_spec = {target.producer!r}\n"
         f"    consumer_spec = {target.consumer!r}\n"
         f"    dlpack_consumer_spec = {target.dlpack_consumer!r}\n"
+        f"    from_dlpack_spec = {target.from_dlpack!r}\n"
         f"    exports_dlpack = {exports_dlpack!r}\n"
     )
     dist = directory / f"caiconform_pytest_user_{token}-0.dist-info"

@@ -80,6 +80,8 @@ class Target:
     consumer: str | None = None
     #: `function(obj) -> np.ndarray` importing `obj` over DLPack (`--cai-dlpack-consumer`)
     dlpack_consumer: str | None = None
+    #: `function(obj, *, copy=None, device=None) -> the library's array` (`--cai-from-dlpack`)
+    from_dlpack: str | None = None
 
 
 #: the arrays a factory is asked for, in turn, to learn what its objects export: the first it

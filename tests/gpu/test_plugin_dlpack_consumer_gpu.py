@@ -2,7 +2,10 @@
 dlpack_consumer family against the reference producer: one that asks `__dlpack__` for no
 synchronization and reads at once is red under DLPACK-STREAM-PRODUCER-SYNC, one that calls the
 deleter before it reads is red under DLPACK-CONSUMER-READS-DESCRIBED, and caiconform's own
-DLPack consumer, wrapped as a user's function, stays green."""
+DLPack consumer, wrapped as a user's function, stays green. With `--cai-from-dlpack`, a
+from_dlpack returning the producer's memory under copy=True is red under DLPACK-FROM-COPY-TRUE
+and one that copies stays green. (GPU tests: the CPU tests of the options are in
+tests/test_plugin_claims.py.)"""
 
 from __future__ import annotations
 
@@ -99,3 +102,59 @@ def test_a_clean_consumer_stays_green(project) -> None:
     result = _run(project, "clean")
     outcomes = result.parseoutcomes()
     assert "failed" not in outcomes and outcomes.get("passed", 0) >= 1, result.stdout.str()
+
+
+FROM_DLPACK = textwrap.dedent(
+    """
+    import numpy as np
+
+    from caiconform.reference.dlpack_import import import_dlpack
+    from caiconform.reference.producer import ReferenceArray
+    from caiconform.spec.layout import Layout
+
+
+    def ignores_copy(obj, *, copy=None, device=None):
+        return obj  # the producer's own memory, whatever copy asked
+
+
+    def copies(obj, *, copy=None, device=None):
+        if not copy:
+            return obj  # a view: what copy=False and copy=None may give
+        values = np.asarray(import_dlpack(obj).values)
+        return ReferenceArray(values, Layout(values.shape), values.dtype.str)  # new memory
+    """
+)
+
+
+@pytest.mark.parametrize(("function", "red"), [("ignores_copy", True), ("copies", False)])
+def test_a_from_dlpack_ignoring_copy_true_is_red_and_one_that_copies_green(
+    project, function, red
+) -> None:
+    """`--cai-from-dlpack`: the copy case calls the user's from_dlpack with copy and device, then
+    reads its result again after the producer's memory changed."""
+    project.makepyfile(userfrom=FROM_DLPACK)
+    result = project.runpytest_subprocess(
+        "--cai-dlpack-consumer",
+        "userlib:clean",
+        "--cai-from-dlpack",
+        f"userfrom:{function}",
+        "--cai-name",
+        "userlib",
+        "--cai-protocol",
+        "dlpack",
+        "--cai-against",
+        "reference",
+        "--cai-max-examples",
+        "12",
+        "-k",
+        "dlpack_consumer",
+        "-p",
+        "no:cacheprovider",
+    )
+    out = result.stdout.str()
+    outcomes = result.parseoutcomes()
+    if red:
+        assert outcomes.get("failed") == 1 and "DLPACK-FROM-COPY-TRUE" in out, out
+    else:
+        assert "failed" not in outcomes and outcomes.get("passed", 0) >= 1, out
+        assert "DLPACK-FROM-COPY-TRUE" not in out, out
