@@ -1,0 +1,87 @@
+"""Replay a run's journal under other crash caps (issue 43: fewer process replacements).
+
+Each example that ended its worker (crash, hang, poisoned) cost a new worker process. The
+runner skips the rest of a kind once a cell has lost FLOOR_CRASH_CAP floor examples or
+DRAWN_CRASH_CAP drawn ones of it (`caiconform.runner.jobs`, `runner.config`). This script cuts the journal as
+tighter caps would have cut it, in journal order, and says how many deaths and examples each
+saves and which raw groups (family, producer, consumer, rule, outcome of the non-pass records)
+only the whole journal has.
+Usage: python scripts/simulate_crash_caps.py RUN_DIR [FLOOR_CAP,DRAWN_CAP ...]
+"""
+
+from __future__ import annotations
+
+import collections
+import gzip
+import json
+import sys
+from pathlib import Path
+
+from caiconform.runner.config import DRAWN_CRASH_CAP
+from caiconform.runner.jobs import FLOOR_CRASH_CAP, crash_kind
+
+LOST = {"crash", "poisoned", "hang"}
+
+
+def _records(run: Path) -> list[dict]:
+    plain, packed = run / "results.jsonl", run / "results.jsonl.gz"
+    if packed.exists() and not plain.exists():
+        with gzip.open(packed, "rt") as lines:
+            return [json.loads(line) for line in lines if line.strip()]
+    with plain.open() as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def replay(records: list[dict], floor_cap: int, drawn_cap: int) -> tuple[int, int, set]:
+    """(deaths, examples skipped, raw groups) of the journal cut by those caps."""
+    lost: collections.Counter = collections.Counter()
+    deaths = skipped = 0
+    groups = set()
+    for record in records:
+        if record.get("shrunk") or record.get("worker") is None:  # shrinks, capped skips
+            kept = record
+        else:
+            floor = bool(record.get("floor"))
+            kind = crash_kind(record["params"], record.get("coverage") if floor else None)
+            cap = floor_cap if floor else (drawn_cap if kind else 0)
+            key = (record["check"], record["producer"], record["consumer"], kind, floor)
+            if cap and lost[key] >= cap:
+                skipped += 1
+                continue
+            if record["outcome"] in LOST:
+                lost[key] += 1
+                deaths += 1
+            kept = record
+        if kept["outcome"] not in ("pass", "skip"):
+            groups.add(
+                (
+                    kept["check"],
+                    kept["producer"],
+                    kept["consumer"],
+                    kept.get("rule"),
+                    kept["outcome"],
+                )
+            )
+    return deaths, skipped, groups
+
+
+def main() -> None:
+    run = Path(sys.argv[1])
+    caps = [tuple(int(n) for n in arg.split(",")) for arg in sys.argv[2:]] or [(1, 3), (2, 1)]
+    records = _records(run)
+    deaths, _, whole = replay(records, FLOOR_CRASH_CAP, DRAWN_CRASH_CAP)
+    print(
+        f"{run}: {deaths} deaths, {len(whole)} raw groups under the caps "
+        f"({FLOOR_CRASH_CAP}, {DRAWN_CRASH_CAP})"
+    )
+    for floor_cap, drawn_cap in caps:
+        d, skipped, groups = replay(records, floor_cap, drawn_cap)
+        gone = sorted(whole - groups, key=str)
+        print(
+            f"caps ({floor_cap}, {drawn_cap}): {d} deaths, {skipped} examples unrun, "
+            f"{len(gone)} groups lost" + (f": {gone[:5]}" if gone else "")
+        )
+
+
+if __name__ == "__main__":
+    main()
