@@ -78,6 +78,10 @@ def _copy(dst, src, nbytes, stream=None):
     return (OK,)
 
 cuMemcpyHtoD = cuMemcpyDtoHAsync = cuMemcpyDtoDAsync = _copy
+
+def cuMemsetD8(dst, value, count):
+    ctypes.memset(int(dst), int(value), int(count))
+    return (OK,)
 """
 
 #: reads a dict's bytes as if C-contiguous, whatever its strides (a consumer that misreads)
@@ -457,6 +461,11 @@ SYNTHETIC = {
         "dlpack_consumer/-/torch",
         {"case": "stream", "scenario": "pending", "typestr": "<f4", "shape": [64], "seed": 0},
         rule="DLPACK-STREAM-PRODUCER-SYNC",
+    ),
+    "dlpack_consumer-release": group(
+        "dlpack_consumer/-/torch",
+        {"case": "release", "scenario": "none", "typestr": "<f4", "shape": [2, 3], "seed": 0},
+        rule="DLPACK-CONSUMER-READS-DESCRIBED",
     ),
     "dlpack_consumer-copy": group(
         "dlpack_consumer/-/cupy",

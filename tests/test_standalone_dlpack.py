@@ -9,7 +9,7 @@ stand-in driver of tests/test_standalone.py (host memory as "device" memory) and
 leaves the capsule unrenamed, one that takes a bad capsule's ownership and never calls its
 deleter, one that dies on a consumed capsule, a copy without IS_COPIED, a capsule with wrong
 strides, a from_dlpack(copy=True) that does not pass `copy` on (a view where a copy was
-promised). Each prints BUG under the
+promised), an import that calls the deleter before it reads. Each prints BUG under the
 group's rule; the conforming stand-in prints OK, and a refusal whose exception holds the
 capsule (released once the exception is dropped) is not taken for a deleter never called.
 """
@@ -185,6 +185,11 @@ def from_dlpack(obj, *, device=None, copy=None):
     address = _pointer_in(capsule, name)
     if BUG != "no-rename":
         _set_name(capsule, _USED[name])
+    if BUG == "release-first":  # calls the deleter, then reads the memory it gave back
+        _FN(STRUCTS[name].from_address(address).deleter)(address)
+        dtype = np.dtype(f"{'<' if fields['dtype'][1] > 8 else '|'}{'iufXXcb'[fields['dtype'][0]]}"
+                         f"{fields['dtype'][1] // 8}")
+        return Tensor(capsule_values(fields, dtype))
     dtype = np.dtype(f"{'<' if fields['dtype'][1] > 8 else '|'}{'iufXXcb'[fields['dtype'][0]]}"
                      f"{fields['dtype'][1] // 8}")
     values = capsule_values(fields, dtype)
@@ -428,3 +433,19 @@ def test_from_dlpack_of_its_own_device_refused_prints_bug(stand_ins: Path, tmp_p
     refusing = text.replace("tuple(wanted) != (2, 0)", "tuple(wanted) == (2, 0)", 1)
     code, line = verdict_of(run(refusing, stand_ins, tmp_path))
     assert code == 1 and "raised BufferError" in line and "[DLPACK-FROM-DEVICE]" in line, line
+
+
+def test_a_consumer_releasing_before_it_reads_prints_bug(stand_ins: Path, tmp_path: Path) -> None:
+    """The release case's deleter overwrites the block: an import that releases the tensor and
+    then reads reads the poison; the conforming stand-in reads first, its deleter run once."""
+    params = {"case": "release", "scenario": "none", "typestr": "<i4", "shape": [2, 3], "seed": 0}
+    text = script_for_group(
+        group("dlpack_consumer/-/torch", params, rule="DLPACK-CONSUMER-READS-DESCRIBED")
+    )
+    proc = run(text, stand_ins, tmp_path)
+    code, line = verdict_of(proc)
+    assert code == 0 and "read the values, then released the tensor" in line, line
+    assert "deleter calls per tensor: [1]" in proc.stdout
+    code, line = verdict_of(run(text, stand_ins, tmp_path, "release-first"))
+    assert code == 1 and "6 of 6 elements after it released" in line, line
+    assert line.endswith("[DLPACK-CONSUMER-READS-DESCRIBED]")

@@ -48,8 +48,7 @@ NOT_COVERED = [
     "capsule to the array it comes from, not to the whole capsule validator",
     "dlpack_copy's device-cpu-pending and readonly cases, dlpack_streams' and dlpack_capi's "
     "pending scenarios: they need the producer's work left pending or a read-only export, "
-    "which the scripts rebuild for no library; dlpack_consumer's release case (the scripts' "
-    "capsule builder counts its deleter's calls, it does not poison the block)",
+    "which the scripts rebuild for no library",
     "dlpack_lifetime's groups of a library producer (its deleter cannot be counted), and "
     "element types a library producer cannot make here (bfloat16 and float8 but in torch and "
     "JAX; a strided JAX, RMM, PyCUDA or Warp array) nor the numba kernels read (ndim above 3, "

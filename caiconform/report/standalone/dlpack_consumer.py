@@ -16,9 +16,13 @@ reference producer does; the producer's memory is then overwritten and the resul
 (`reread`): a copy=True result that follows the overwrite prints BUG [DLPACK-FROM-COPY-TRUE],
 a copy=False one that does not [DLPACK-FROM-COPY-FALSE], a result on another device than the
 one asked [DLPACK-FROM-DEVICE], and a refusal of a valid request (any but BufferError or
-ValueError under copy=False with no device) BUG under the group's rule. The release case (the
-block poisoned by the deleter) is not written: the scripts' capsule builder counts its
-deleter's calls, it does not overwrite memory (`NOT_COVERED`).
+ValueError under copy=False with no device) BUG under the group's rule.
+
+The release case too: the rebuilt reference producer's tensors get a deleter of the script's
+own that counts its call and then overwrites the block with the poison byte, as a pool reusing
+a freed block would (`ReferenceArray.poison_on_release`); a consumer that releases the tensor
+before it has read the memory reads the poison [DLPACK-CONSUMER-READS-DESCRIBED], one whose
+deleter ran other than once per tensor breaks [DLPACK-DELETER-ONCE].
 """
 
 from __future__ import annotations
@@ -189,9 +193,92 @@ def _copy_script(group: dict, params: dict, consumer: str) -> str | None:
     return s.render()
 
 
+#: the byte the release case's deleter writes over the block (the reference producer's POISON)
+POISON = 0xA5
+
+_RELEASE_BODY = """
+final = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+n = final.size
+ptr = upload(final)
+ck(cu.cuCtxSynchronize())
+
+
+def _release(address):  # the tensor's deleter: counted, then the block overwritten, as a pool
+    DELETER_CALLS[address] = DELETER_CALLS.get(address, 0) + 1  # reusing it would
+    ck(cu.cuMemsetD8(ptr, {poison}, n))
+    ck(cu.cuCtxSynchronize())
+
+
+RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_release)
+
+
+def make(kwargs):  # the reference producer's capsule, with that deleter
+    version = (1, 1) if (kwargs.get("max_version") or (0,))[0] >= 1 else None
+    capsule, address = make_capsule(ptr, {shape}, {code}, (2, 0), version=version)
+    struct = DLManagedTensor if version is None else DLManagedTensorVersioned
+    struct.from_address(address).deleter = ctypes.cast(RELEASE, ctypes.c_void_p).value
+    return capsule, address
+
+
+obj = CapsuleProducer(make, (2, 0))
+result = np.array(read(obj), copy=True)
+gc.collect()
+calls = [DELETER_CALLS.get(address, 0) for address in obj.tensors]
+print("deleter calls per tensor:", calls)
+size = dtype.itemsize
+hit = (np.ascontiguousarray(result).view(np.uint8).reshape(-1, size) == {poison}).all(axis=1)
+early = int((hit & ~(final.reshape(-1, size) == {poison}).all(axis=1)).sum()) if result.shape == values.shape else 0
+if early:
+    verdict(True, f"{consumer} read {{early}} of {{values.size}} elements after it released the "
+                  f"tensor ({context}): the deleter ran before the read [DLPACK-CONSUMER-READS-DESCRIBED]")
+if any(c > 1 for c in calls):
+    {once}f"{consumer}'s deleter ran more than once: calls per tensor {{calls}} ({context}) "
+        "[DLPACK-DELETER-ONCE]")
+wrong = differ(result, values)
+verdict({misread}, f"{consumer} read " + (f"other values: {{wrong}}" if wrong
+        else "the values, then released the tensor") + f" ({context})")
+"""
+
+
+def _release_script(group: dict, params: dict, consumer: str) -> str | None:
+    """The release case's script (the module docstring), None where the lines are missing."""
+    array = array_of(params)
+    if array is None or array.size == 0:
+        return None
+    code = dx.dl_dtype(array)
+    if code is None:
+        return None
+    rule = group.get("rule") or "DLPACK-CONSUMER-READS-DESCRIBED"
+    context = ex.context_of(array, " from the reference producer, its block poisoned on release")
+    s = Script(
+        f"{consumer} as DLPack consumer of an array whose block is overwritten when its tensor is "
+        f"released ({context}): read before release, release once [{rule}]."
+    )
+    ex.header(s, group)
+    ex.values(s, array)
+    if not dx.reader(s, consumer, array):
+        return None
+    s.imp("import ctypes", "import gc")
+    s.add(
+        _RELEASE_BODY.format(
+            shape=array.shape,
+            code=code,
+            poison=POISON,
+            consumer=consumer,
+            context=context,
+            # another rule's bug is said, not taken for the group's
+            once="verdict(True, " if rule == "DLPACK-DELETER-ONCE" else "print(",
+            misread="bool(wrong)" if rule == "DLPACK-CONSUMER-READS-DESCRIBED" else "False",
+        )
+    )
+    return s.render()
+
+
 def script(group: dict, params: dict, producer: str | None, consumer: str | None) -> str | None:
     if params.get("case") == "copy":
         return None if consumer is None else _copy_script(group, params, consumer)
+    if params.get("case") == "release":
+        return None if consumer is None else _release_script(group, params, consumer)
     array = array_of(params)
     scenario = params.get("scenario")
     if array is None or params.get("case") != "stream" or scenario not in _STREAMS:
