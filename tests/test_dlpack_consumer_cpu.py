@@ -116,10 +116,16 @@ def test_the_stream_case_gets_a_standalone_script(scenario) -> None:
     compile(text, "repro.py", "exec")
 
 
-def test_the_release_case_gets_no_script() -> None:
+def test_the_release_case_gets_a_script_whose_deleter_poisons_the_block() -> None:
+    """(tests/test_standalone_dlpack.py runs it over the stand-in driver and torch.)"""
     from caiconform.report.standalone import script_for_group
+    from tests.test_standalone import check_script
 
-    assert script_for_group(_group("release", "none")) is None
+    text = script_for_group(_group("release", "none"))
+    assert text is not None
+    check_script(text)
+    assert "cuMemsetD8(ptr, 165, n)" in text and "read(obj)" in text
+    compile(text, "repro.py", "exec")
 
 
 def test_the_plugin_judges_a_dlpack_consumer_with_the_family() -> None:

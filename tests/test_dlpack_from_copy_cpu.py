@@ -234,3 +234,39 @@ def test_copy_semantics_not_kept_by_from_dlpack_corrupt(rule) -> None:
 
     assert severity.harm_of("fail", rule, "MUST") == severity.CORRUPTS
     assert severity.harm_of("rejected-valid", rule, "MUST") == severity.REFUSES_VALID
+
+
+@pytest.mark.parametrize(
+    ("refuses", "copy", "outcome", "rule"),
+    [
+        ("device", True, "rejected", "DLPACK-FROM-DEVICE"),
+        ("device", None, "rejected", "DLPACK-FROM-DEVICE"),
+        ("copy", True, "rejected", "DLPACK-FROM-COPY-TRUE"),
+        ("copy", None, "pass", None),
+    ],
+)
+def test_a_refused_device_request_is_asked_again_to_tell_which_keyword(
+    host_copy_case, monkeypatch, refuses, copy, outcome, rule
+) -> None:
+    """A consumer refusing any device (CuPy's NotImplementedError) is filed under
+    DLPACK-FROM-DEVICE; one refusing copy=True whatever the device (JAX's UNIMPLEMENTED copy)
+    under DLPACK-FROM-COPY-TRUE for both scenarios, one bug under one rule."""
+    from caiconform.adapters.numpy_adapter import NumpyAdapter
+
+    real = NumpyAdapter.consume_dlpack_with
+
+    def refusing(self, obj, *, copy=None, device=None):
+        if refuses == "device" and device is not None:
+            raise NotImplementedError("from_dlpack() does not support device yet.")
+        if refuses == "copy" and copy is True:
+            raise RuntimeError("UNIMPLEMENTED: no copy here")
+        return real(self, obj, copy=copy, device=device)
+
+    monkeypatch.setattr(NumpyAdapter, "consume_dlpack_with", refusing)
+    result = host_copy_case("true-own" if copy else "none-own")
+    assert (result.outcome, result.rule) == (outcome, rule), result.message
+    if rule == "DLPACK-FROM-DEVICE":
+        assert "without device imported" in result.message
+    if rule == "DLPACK-FROM-COPY-TRUE":
+        assert "refused without device too (RuntimeError)" in result.message
+        assert host_copy_case("true").rule == "DLPACK-FROM-COPY-TRUE"  # the same rule

@@ -32,7 +32,9 @@ alone). Two cases:
   [DLPACK-FROM-COPY-FALSE], copy=None may do either [DLPACK-FROM-COPY-NONE: reuse where it
   can, which the consumer decides; the message says which]. The result is on the device asked
   for [DLPACK-FROM-DEVICE], the array's own without one [DLPACK-FROM-DLPACK-SAME-DEVICE]
-  (`judge_device`, for arrays in CUDA device or managed memory). What the consumer passed on to
+  (`judge_device`, for arrays in CUDA device or managed memory); a request with the device
+  refused is asked again without it: refused then too, the refusal is the copy's (filed under
+  its copy rule), else the device's [DLPACK-FROM-DEVICE]. What the consumer passed on to
   `__dlpack__` (`copy`, `dl_device`) is in the message.
 
 Other wrong values are the consumer's misreading [DLPACK-CONSUMER-READS-DESCRIBED]; a refusal
@@ -464,10 +466,20 @@ def _execute_copy(
         again = None
     del result, recorder
     gc.collect()
-    if exc is not None and device is not None:  # a refusal of the device asked, whatever copy
-        return _results.rejected(
-            "DLPACK-FROM-DEVICE", exc, f"the array placed on device {device}", context
-        )
+    if exc is not None and device is not None:
+        # which keyword was refused: the same `copy` asked without the device tells (one bug
+        # under one rule, not filed again under the other)
+        _, plain, plain_exc = _dlpack_exchange.import_with(consumer, Recorder(array), copy, None)
+        del plain
+        gc.collect()
+        if plain_exc is None:
+            return _results.rejected(
+                "DLPACK-FROM-DEVICE",
+                exc,
+                f"the array placed on device {device}",
+                f"{context}; the same copy={copy} without device imported",
+            )
+        context += f"; refused without device too ({type(plain_exc).__name__})"
     return judge_copy(copy, got, again, exc, context)
 
 
