@@ -209,9 +209,11 @@ RULES = (
          "from_dlpack without a device places the result on the device of its input.",
          quote="If device is None and x supports DLPack, the output array must be on the same "
                "device as x."),
+    # the sentence defines the parameter; of the devices a consumer may be asked for, the text
+    # mandates only one giving host-accessible memory (the two rules after this one)
     make("DLPACK-FROM-DEVICE", "MUST", "", "consumer", FROM,
          "from_dlpack(x, device=d) places the result on device d.",
-         quote="device on which to place the created array.", derived=True),
+         quote="device on which to place the created array.", derived=True, duty=False),
     make("DLPACK-FROM-DEVICE-CPU", "SHOULD", "", "consumer", FROM,
          "from_dlpack offers a device that gives an array of host-accessible memory.",
          quote="The v2023.12 standard only mandates that a compliant library should offer a way "
