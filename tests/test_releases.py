@@ -461,3 +461,30 @@ def test_the_version_recorded_is_the_one_that_imports(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path / "second"))
     monkeypatch.syspath_prepend(str(tmp_path / "first"))
     assert library_versions()["numba-cuda"] == "0.26.0"
+
+
+def test_a_chart_made_before_dates_a_run_without_its_release_runs(chart, tmp_path, capsys):
+    """`--chart releases.json --annotate RUN`: a published chart dates a later run (its runs
+    are not kept); anything else with --chart is a one-line usage error."""
+    from caiconform.report.build import write_report
+
+    today = _write_run(tmp_path / "today", "0.28.0", [MASK, READS], [])
+    write_report([today])
+    published = tmp_path / "releases.json"
+    published.write_text(json.dumps(chart))
+    assert main(["releases", "--chart", str(published), "--annotate", str(today)]) == 0
+    said = capsys.readouterr().out
+    assert "dated 2 finding(s) of" in said and "1 fixed by an upgrade" in said
+    groups = json.loads((today / "findings.json").read_text())["groups"]
+    (reads,) = [g for g in groups if g["rule"] == "CAI-CONSUMER-READS-DESCRIBED"]
+    (entry,) = reads["releases"]
+    assert (entry["since"], entry["fixed_in"]) == ("since 0.27.0", "0.29.0")
+    assert (today / "releases-numba-cuda.json").is_file()
+    assert main(["releases", "--chart", str(published)]) == 2  # no --annotate
+    assert main(["releases", str(today), "--chart", str(published), "--annotate", str(today)]) == 2
+    published.write_text(json.dumps({"schema": "other"}))
+    assert main(["releases", "--chart", str(published), "--annotate", str(today)]) == 2
+    err = capsys.readouterr().err
+    assert "not a releases chart" in err and "Traceback" not in err
+    assert main(["releases"]) == 2
+    assert "(none was given)" in capsys.readouterr().err

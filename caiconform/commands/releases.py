@@ -17,7 +17,8 @@ chart: it copies the chart into RUN as releases-LIBRARY.json (beside other libra
 and writes each finding's `releases` (per chart naming it: since when, fixed in, whether an
 upgrade from RUN's version fixes it) into RUN/findings.json; `caiconform report RUN` and
 `caiconform findings RUN` read the charts there too (index.html shows them, issue texts say
-since when).
+since when). `caiconform releases --chart RELEASES_JSON --annotate RUN` dates RUN by a chart
+made before (a published `reports/releases/LIBRARY/releases.json`), without its runs.
 
 Exit status: 0; 2 for a directory that is not a run, one run, runs that are not one library's
 releases (different libraries' versions mixed, one release twice), an unwritable directory.
@@ -36,7 +37,13 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "run_dirs", metavar="RUN_DIR", nargs="+", help="run directories, one per release"
+        "run_dirs", metavar="RUN_DIR", nargs="*", help="run directories, one per release"
+    )
+    parser.add_argument(
+        "--chart",
+        metavar="RELEASES_JSON",
+        help="with --annotate and no run directories: date the run by this chart, one made "
+        "before (a published releases.json)",
     )
     parser.add_argument(
         "--library",
@@ -110,6 +117,16 @@ def _json(path: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _usage(f"{path}: not a JSON object")
     return value
+
+
+def _chart(path: str) -> dict[str, Any]:
+    """A chart file (`releases.json`), checked as a run directory's charts are."""
+    from caiconform.report.releases import SCHEMA
+
+    chart = _json(Path(path))
+    if chart.get("schema") != SCHEMA or not isinstance(chart.get("library"), str):
+        raise _usage(f"{path}: not a releases chart (schema {SCHEMA} expected)")
+    return chart
 
 
 def _write(path: Path, text: str) -> None:
@@ -191,8 +208,17 @@ def run(args: argparse.Namespace) -> int:
         version_key,
     )
 
+    if args.chart is not None:
+        if args.run_dirs or not args.annotate:
+            raise UsageError(
+                "--chart dates a run by a chart made before: give it with --annotate RUN and no "
+                "run directories"
+            )
+        print(_annotate(args.annotate, _chart(args.chart)))
+        return 0
     if len(args.run_dirs) < 2:
-        raise UsageError("give the run directories of two or more releases (one was given)")
+        given = "one was given" if args.run_dirs else "none was given"
+        raise UsageError(f"give the run directories of two or more releases ({given})")
     libraries = [_libraries(directory) for directory in args.run_dirs]
     try:
         library, others = charted_library(libraries, args.library)
