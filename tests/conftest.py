@@ -13,6 +13,8 @@ import gc
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,71 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # anew: a test changes adapters and libraries in ways the start cache's key cannot see (a
 # monkeypatched probe). tests/test_startcache.py turns it on where it is the subject.
 os.environ.setdefault("CAICONFORM_START_CACHE", "off")
+
+
+# Where the environment forbids writing bytecode (PYTHONDONTWRITEBYTECODE, set on this project's
+# machines), every interpreter the tests start (xdist's workers, and the hundreds of run workers,
+# fork servers, CLI and pytest processes the tests start) compiled caiconform, the tests and
+# their assertion rewriting from source anew: 0.2 s of CPU for each run worker that imports the
+# check families, a second or more for each pytest the plugin tests start. The test processes
+# write bytecode as Python does by default instead, into the `__pycache__/` folders beside the
+# sources (ignored by git: .gitignore). Set before xdist starts its workers, so that they and
+# every process started from them inherit it. (A folder of the run's own, PYTHONPYCACHEPREFIX,
+# was tried: it keeps the checkout clean but hides the installed packages' own bytecode, which
+# every run then compiled anew: 108 s of CPU against 93 s here and 120 s before, for
+# test_batch.py, test_pytest_plugin.py and test_suites_run.py.)
+if sys.flags.dont_write_bytecode and not os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+
+
+#: how long the collection ahead of the workers may take (about 12 s on the 2-core machine)
+PRECOLLECT_TIMEOUT_S = 120
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under xdist, before its workers start (it starts them last): each worker collects every
+    test module, and the assertion rewriting is most of a collection (about 10 s of CPU), so
+    three workers of a fresh checkout rewrote the same modules side by side. Here the modules
+    are collected first, in one process per core each collecting a share, which leaves their
+    rewritten bytecode in `__pycache__/` for the workers to load. Only where bytecode is written
+    (above); nothing is judged here: a share that fails to collect leaves the workers to collect
+    it, and report, as before."""
+    config = session.config
+    if sys.dont_write_bytecode or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if not config.pluginmanager.hasplugin("dsession") or len(config.option.tx or []) < 2:
+        return
+    files: set[Path] = set()
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0])
+        if not path.exists():  # testpaths are the rootdir's
+            path = Path(config.rootpath, arg.split("::")[0])
+        if path.is_dir():
+            files.update(path.rglob("test_*.py"))
+        elif path.suffix == ".py":
+            files.add(path)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    shares = max(1, min(cores or 1, len(config.option.tx)))
+    biggest_first = sorted(files, key=lambda f: -f.stat().st_size)
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    procs = [
+        subprocess.Popen(
+            [*command, *map(str, biggest_first[share::shares])],
+            cwd=config.invocation_params.dir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for share in range(shares)
+        if biggest_first[share::shares]
+    ]
+    for proc in procs:  # a share that has not collected in time is the workers' to collect
+        try:
+            proc.wait(timeout=PRECOLLECT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
