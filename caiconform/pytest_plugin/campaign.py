@@ -267,7 +267,7 @@ class Campaign:
         for direction, families in wanted.items():
             judged = [f for f in families if self.unjudged(f, direction) is None]
             checks.extend(f for f in judged if f not in checks)
-            loaded, _ = load_families(judged)  # a family that cannot import: its cells' skip
+            loaded, _ = load_families(judged)  # one that cannot import: no cells (its item says)
             keys[direction] = {
                 key for family in loaded for key in _cell_keys(family, direction, user, peers)
             }
