@@ -15,7 +15,8 @@
 # not run again) and charts them all. SEED (default 1) is every release's seed, CAP_S (default
 # 300) each run's time limit. WITH="REQ ..." installs those requirements (wheels there too) into
 # every release's venv, the same for each, so they stay fixed: numba-cuda before 0.30 asks for
-# cuda-core<1.0, so WITH="cuda-core==0.7.0" runs every numba-cuda release beside that one. What a
+# cuda-core<1.0, so WITH="cuda-core==0.7.0" runs every numba-cuda release beside that one (its
+# wheel trimmed by scripts/trim_cuda_core_wheel.sh to fit one call with the tree). What a
 # release asks for that its venv does not hold is written to the summary ("needs ...").
 # The wheels, on a machine with pip and a network (the device notes' platform flags):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
