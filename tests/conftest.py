@@ -63,6 +63,8 @@ if sys.flags.dont_write_bytecode and not os.environ.get("PYTEST_XDIST_WORKER"):
 
 #: how long the collection ahead of the workers may take (about 12 s on the 2-core machine)
 PRECOLLECT_TIMEOUT_S = 120
+#: set in the collecting processes, which then collect no further ahead
+_PRECOLLECTING = "CAICONFORM_TESTS_PRECOLLECTING"
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -75,6 +77,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     it, and report, as before."""
     config = session.config
     if sys.dont_write_bytecode or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if os.environ.get(_PRECOLLECTING):  # a collecting process itself (-n from PYTEST_ADDOPTS)
         return
     if not config.pluginmanager.hasplugin("dsession") or len(config.option.tx or []) < 2:
         return
@@ -95,6 +99,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         subprocess.Popen(
             [*command, *map(str, biggest_first[share::shares])],
             cwd=config.invocation_params.dir,
+            env={**os.environ, _PRECOLLECTING: "1"},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
