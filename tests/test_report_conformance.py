@@ -16,26 +16,11 @@ from caiconform.report.build import load_runs, write_records, write_report
 from caiconform.report.conformance import Measured, build_records
 from caiconform.report.matrix import build_matrix
 from caiconform.results.record import EXPECT_REJECTION
+from tests.test_report_verdict import rec
 
 STRIDES = "DLPACK-STRIDES-ELEMENTS"
 #: its triage (caiconform/report/triage.toml) names this upstream report
 CUPY_ISSUE = "https://github.com/cupy/cupy/issues/10172"
-
-
-def rec(seq: int, check: str, producer, consumer, outcome: str, rule=None, **extra) -> dict:
-    return {
-        "run_id": extra.pop("run_id", "r1"),
-        "seq": seq,
-        "check": check,
-        "producer": producer,
-        "consumer": consumer,
-        "outcome": outcome,
-        "rule": rule,
-        "params": extra.pop("params", {"n": seq}),
-        "message": extra.pop("message", f"{outcome} [{rule}]"),
-        "expected": extra.pop("expected", "x"),
-        **extra,
-    }
 
 
 def write_run(directory: Path, records: list[dict], cupy: str = "14.2.0") -> Path:

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def rec(seq: int, check: str, producer, consumer, outcome: str, rule=None, **extra) -> dict:
     return {
-        "run_id": "r1",
+        "run_id": extra.pop("run_id", "r1"),
         "seq": seq,
         "check": check,
         "producer": producer,

@@ -132,7 +132,6 @@ class Campaign:
     workdir: Path
     records: list[dict[str, Any]] = field(default_factory=list)
     warnings: dict[str, set[str]] = field(default_factory=dict)
-    runs: dict[str, Any] = field(default_factory=dict)
     run_dirs: list[Path] = field(default_factory=list)
     skipped_cells: list[tuple[str, str]] = field(default_factory=list)
     skipped_items: list[tuple[str, str]] = field(default_factory=list)
@@ -282,7 +281,6 @@ class Campaign:
             only_cells=sorted(set().union(*keys.values())),
         )
         result = run_matrix(config)
-        self.runs.update(dict.fromkeys(wanted, result))
         self.run_dirs.append(out)
         self.records.extend(result.records)
         self.skipped_cells.extend(result.skipped)

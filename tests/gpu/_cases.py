@@ -4,28 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from caiconform.checks.dlpack_consumer import TYPESTRS
 from caiconform.spec.layout import Layout, f_strides
 
 __all__ = ["sample_values", "layouts", "DTYPES"]
 
-#: the typestrs the probe tries with every producer and consumer
-DTYPES = (
-    "|b1",
-    "|i1",
-    "<i2",
-    "<i4",
-    "<i8",
-    "|u1",
-    "<u2",
-    "<u4",
-    "<u8",
-    "<f2",
-    "<f4",
-    "<f8",
-    "<c8",
-    "<c16",
-    ">i4",
-)
+#: the typestrs the probe tries with every producer and consumer: the common ones every DLPack
+#: consumer reads (dlpack_consumer's), and one of the other byte order
+DTYPES = (*TYPESTRS, ">i4")
 
 
 def sample_values(shape: tuple[int, ...], typestr: str, broadcast_axis: int | None = None):
