@@ -25,6 +25,8 @@ if [ ! -d .mlir_site/numba_cuda_mlir ] && ls /root/mlir_stash/mlirpart.* .mlir2/
   fi
   rm -f /tmp/mlir.tar.xz
 fi
+# other carries in parts (scripts/carry_parts.sh): unpacked into /root/parts/NAME
+source scripts/gpu_parts.sh
 [ -d .mlir_site/numba_cuda_mlir ] && export PYTHONPATH=$site:$PWD/.mlir_site
 python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
   || { echo "caiconform install failed"; exit 1; }

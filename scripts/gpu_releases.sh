@@ -18,6 +18,11 @@
 # cuda-core<1.0, so WITH="cuda-core==0.7.0" runs every numba-cuda release beside that one (its
 # wheel trimmed by scripts/trim_cuda_core_wheel.sh to fit one call with the tree). What a
 # release asks for that its venv does not hold is written to the summary ("needs ...").
+# FIXED_SITE=DIR puts a folder of unpacked libraries after each release and before the
+# machine's own, the same for every release: numba-cuda before 0.30.4 imports NPDatetime from
+# numba.core.types, which numba 0.66 moved, so those releases run beside numba 0.65 (with its
+# llvmlite 0.47 and NumPy 2.4, which it needs) carried in parts (scripts/carry_parts.sh,
+# unpacked by scripts/gpu_parts.sh into /root/parts/NAME).
 # The wheels, on a machine with pip and a network (the device notes' platform flags):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux_2_28_x86_64 -d .whl/releases numba-cuda==0.26.0 ...
@@ -57,7 +62,8 @@ for version in "${versions[@]}"; do
   python=python3
   path=${PYTHONPATH:-}
   if [ "$version" = installed ]; then
-    version=$(version_of python3) || { echo "$library: not installed here" | tee -a "$summary"; continue; }
+    path=${FIXED_SITE:+$FIXED_SITE:}${PYTHONPATH:-}
+    version=$(PYTHONPATH=$path version_of python3) || { echo "$library: not installed here" | tee -a "$summary"; continue; }
   else
     venv=/tmp/releases-venv/$library-$version
     rm -rf "$venv"
@@ -71,7 +77,7 @@ for version in "${versions[@]}"; do
       "$library==$version" "${with[@]}" \
       || { echo "$library $version: no wheel in $wheels" | tee -a "$summary"; continue; }
     python=$venv/bin/python
-    path=$site:$PWD:${PYTHONPATH:-}
+    path=$site:${FIXED_SITE:+$FIXED_SITE:}$PWD:${PYTHONPATH:-}
   fi
   found=$(PYTHONPATH=$path version_of "$python")
   if [ "$found" != "$version" ]; then

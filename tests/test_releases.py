@@ -133,6 +133,36 @@ def test_a_release_that_ran_no_cell_is_said_not_run(releases, tmp_path, capsys):
     assert "**Not run**: 0.31.0 ran no cell" in (out / "releases.md").read_text()
 
 
+def test_a_release_whose_adapters_would_not_load_says_why(releases, tmp_path, capsys):
+    """Its cells are `not run`, and the chart says which adapters of the charted release would
+    not load and why (adapters.json), not only that nothing ran; another library's unavailable
+    adapter (another version) is not the release's."""
+    broken = tmp_path / "numba-cuda-0.25.0"
+    broken.mkdir()
+    skip = {**_record(0, READS, "skip", run_id="0.25.0"), "index": None, "rule": None}
+    (broken / "results.jsonl").write_text(json.dumps(skip) + "\n")
+    (broken / "cells.jsonl").write_text(json.dumps({"cell": cell_key(skip), "skipped": "no"}))
+    env = {"libraries": {"numba-cuda": "0.25.0", "cupy-cuda13x": "14.2.0", "cuda-core": "1.2.0"}}
+    (broken / "env.json").write_text(json.dumps(env))
+    why = "numba.cuda not importable: AttributeError: no attribute 'NPDatetime'"
+    adapters = {
+        "numba": {"available": False, "reason": why, "version": "0.25.0"},
+        "numba-kernel": {"available": False, "reason": why, "version": "0.25.0+shim(x)"},
+        "cupy": {"available": True, "reason": "", "version": "14.2.0"},
+        "warp": {"available": False, "reason": "not installed", "version": None},
+    }
+    (broken / "adapters.json").write_text(json.dumps(adapters))
+    out = tmp_path / "chart"
+    assert main(["releases", str(broken), *map(str, releases), "--out", str(out)]) == 0
+    assert f"WOULD NOT LOAD: 0.25.0: numba, numba-kernel: {why}" in capsys.readouterr().out
+    chart = json.loads((out / "releases.json").read_text())
+    assert chart["releases"][0]["unavailable"] == {"numba": why, "numba-kernel": why}
+    assert chart["summary"]["unavailable"] == ["0.25.0"]
+    assert all(r["statuses"][0] == NOT_RUN for r in chart["rows"])
+    assert f"- 0.25.0: numba, numba-kernel: {why}" in (out / "releases.md").read_text()
+    assert "0.25.0 would not load: numba: " in (out / "releases.html").read_text()
+
+
 def test_per_release_counts(chart):
     counts = {
         r["version"]: (r["findings"], r["of_library"], r["fixed_here"]) for r in chart["releases"]

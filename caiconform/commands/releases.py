@@ -100,7 +100,23 @@ def _release_run(directory: str, libraries: dict[str, Any], version: str) -> Any
         run_data, groups = catalogue_groups([directory])
         run_ids = sorted(run_data.envs)
     ran = finished_cells(directory)
-    return ReleaseRun(Path(directory), version, libraries, groups, ran, run_ids)
+    unavailable = _unavailable(where.adapters, version)
+    return ReleaseRun(Path(directory), version, libraries, groups, ran, run_ids, unavailable)
+
+
+def _unavailable(path: Path, version: str) -> dict[str, str]:
+    """The adapters of the charted release (those whose probed version is it) that
+    adapters.json records as not available, with the reason; {} without the file."""
+    if not path.is_file():
+        return {}
+    probed = _json(path)
+    return {
+        name: str(entry.get("reason") or "not available")
+        for name, entry in probed.items()
+        if isinstance(entry, dict)
+        and not entry.get("available")
+        and str(entry.get("version") or "").split("+")[0] == version
+    }
 
 
 def _usage(message: str) -> Exception:
@@ -252,6 +268,11 @@ def run(args: argparse.Namespace) -> int:
             f"NOT RUN: {', '.join(summary['tested_nothing'])} ran no cell (the library would "
             "not import, or no GPU)"
         )
+    for release in chart["releases"]:
+        if release.get("unavailable"):
+            names = ", ".join(release["unavailable"])
+            reason = next(iter(release["unavailable"].values()))
+            print(f"WOULD NOT LOAD: {release['version']}: {names}: {reason}")
     if others:
         print(f"note: other libraries' versions differ too: {', '.join(others)}")
     if annotated:

@@ -664,6 +664,13 @@ def _releases_section(chart: dict[str, Any]) -> str:
         "Each release run in an environment of its own, the other libraries fixed. ✓ found, — "
         "its cells ran and it was not found, not run: none of its cells ran, part run: some "
         "did.</p>",
+        *(
+            f'<p class="muted">{html.escape(str(r.get("version")))} would not load: '
+            + html.escape("; ".join(f"{a}: {why}" for a, why in r["unavailable"].items()))
+            + "</p>"
+            for r in chart.get("releases") or []
+            if r.get("unavailable")
+        ),
         "<table><tr>"
         + "".join(
             f"<th>{html.escape(h)}</th>"

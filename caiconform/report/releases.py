@@ -73,6 +73,9 @@ class ReleaseRun:
     groups: list[dict[str, Any]]
     ran: set[str]
     run_ids: list[str] = field(default_factory=list)
+    #: the charted library's adapters that were not available in this run, with the reason
+    #: their probe gave (adapters.json): why its cells did not run there
+    unavailable: Mapping[str, str] = field(default_factory=dict)
 
 
 def distribution_of(name: str) -> str:
@@ -212,6 +215,9 @@ def build_chart(runs: Sequence[ReleaseRun], library: str, others: Mapping[str, A
             "in_newest": sum(r["statuses"][-1] == FOUND for r in chart_rows),
             # releases whose run ran no cell (the library would not import, no GPU)
             "tested_nothing": [r["version"] for r in releases if not r["cells_ran"]],
+            # releases where an adapter of the charted library would not load: its cells are
+            # `not run` there, not `absent`
+            "unavailable": [r["version"] for r in releases if r["unavailable"]],
         },
     }
 
@@ -267,6 +273,7 @@ def _release(index: int, run: ReleaseRun, rows: Sequence[Mapping[str, Any]]) -> 
         "by_severity": {s: severities[s] for s in SEVERITIES if severities[s]},
         "cells_ran": len(run.ran),
         "fixed_here": sum(r["fixed_in"] == run.version for r in rows),
+        "unavailable": dict(sorted(run.unavailable.items())),
     }
 
 
@@ -306,6 +313,18 @@ def render_markdown(chart: Mapping[str, Any]) -> str:
             "not import, or no GPU): no finding is charted there.",
             "",
         ]
+    unavailable = [r for r in chart["releases"] if r.get("unavailable")]
+    if unavailable:
+        lines += ["**Would not load** (its cells are `not run` there, whatever they would find):"]
+        for release in unavailable:
+            reasons = Counter(release["unavailable"].values())
+            said = "; ".join(
+                f"{', '.join(a for a, r in release['unavailable'].items() if r == reason)}: "
+                f"{_cell(reason)}"
+                for reason in reasons
+            )
+            lines.append(f"- {release['version']}: {said}")
+        lines.append("")
     if chart.get("others_differ"):
         differ = "; ".join(
             f"{name} {', '.join(str(v) for v in values)}"
