@@ -5,9 +5,11 @@
 export PYTHONUNBUFFERED=1
 site=/tmp/site
 mkdir -p "$site"
-if ls .whl/*.whl >/dev/null 2>&1; then
+# .whl/adopters*/: the adopters' wheels apart from the release wheels (.whl/releases,
+# .whl/numba-releases), so that a call can carry them alone
+if ls .whl/*.whl .whl/adopters*/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target "$site" .whl/*.whl || echo "wheel install failed"
+    --target "$site" $(ls .whl/*.whl .whl/adopters*/*.whl 2>/dev/null) || echo "wheel install failed"
 fi
 export PYTHONPATH=$site
 # numba-cuda-mlir travels in two parts (scripts/mlir_parts.sh): an earlier call to the same warm

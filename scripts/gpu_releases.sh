@@ -7,7 +7,8 @@
 #   bash scripts/gpu_releases.sh OUT LIBRARY VERSION... [-- CAICONFORM RUN OPTIONS]
 # e.g. bash scripts/gpu_releases.sh /tmp/out numba-cuda 0.26.0 0.27.0 -- \
 #        --libraries reference,numba,numba-from-cai,numba-kernel,cupy,torch
-# VERSION `installed` runs the version the machine already has (numba-cuda-mlir from the
+# A VERSION whose release came unpacked in parts (/root/parts/LIBRARY-VERSION, see below) runs
+# from there. VERSION `installed` runs the version the machine already has (numba-cuda-mlir from the
 # carried parts, scripts/mlir_parts.sh), without a venv. The release wheels travel in
 # ${RELEASE_WHEELS:-.whl/releases} (named in carry with .whl; `pip download --no-deps` as the
 # device notes say, one wheel per release). Runs go to ${RELEASES_WORK:-/root/releases}, outside
@@ -71,13 +72,22 @@ for version in "${versions[@]}"; do
     site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     : > "$site/_outer.pth"
     while read -r dir; do echo "import site; site.addsitedir('$dir')" >> "$site/_outer.pth"; done <<< "$outer"
-    # the release first on the path: ahead of the carried wheels under /tmp/site too
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-      --find-links "$wheels" "${links[@]}" --target "$site" --upgrade \
-      "$library==$version" "${with[@]}" \
-      || { echo "$library $version: no wheel in $wheels" | tee -a "$summary"; continue; }
+    # the release first on the path: ahead of the carried wheels under /tmp/site too; a
+    # release too large for one call comes unpacked in parts (scripts/carry_parts.sh NAME as
+    # LIBRARY-VERSION: /root/parts/LIBRARY-VERSION) instead of as a wheel
+    unpacked=/root/parts/$library-$version
+    if [ -d "$unpacked" ]; then
+      [ ${#with[@]} -eq 0 ] || python3 -m pip install -q --no-index --no-deps --no-compile \
+        --no-cache-dir --find-links "$wheels" "${links[@]}" --target "$site" "${with[@]}"
+    else
+      unpacked=
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+        --find-links "$wheels" "${links[@]}" --target "$site" --upgrade \
+        "$library==$version" "${with[@]}" \
+        || { echo "$library $version: no wheel in $wheels" | tee -a "$summary"; continue; }
+    fi
     python=$venv/bin/python
-    path=$site:${FIXED_SITE:+$FIXED_SITE:}$PWD:${PYTHONPATH:-}
+    path=${unpacked:+$unpacked:}$site:${FIXED_SITE:+$FIXED_SITE:}$PWD:${PYTHONPATH:-}
   fi
   found=$(PYTHONPATH=$path version_of "$python")
   if [ "$found" != "$version" ]; then
