@@ -7,21 +7,26 @@ site=/tmp/site
 mkdir -p "$site"
 # .whl/adopters*/: the adopters' wheels apart from the release wheels (.whl/releases,
 # .whl/numba-releases), so that a call can carry them alone
-if ls .whl/*.whl .whl/adopters*/*.whl >/dev/null 2>&1; then
+# (`ls` of two globs fails when either matches nothing: the wheels are gathered by compgen)
+carried=$(compgen -G '.whl/*.whl'; compgen -G '.whl/adopters*/*.whl')
+if [ -n "$carried" ]; then
+  # shellcheck disable=SC2086
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target "$site" $(ls .whl/*.whl .whl/adopters*/*.whl 2>/dev/null) || echo "wheel install failed"
+    --target "$site" $carried || echo "wheel install failed"
 fi
 export PYTHONPATH=$site
 # numba-cuda-mlir travels in two parts (scripts/mlir_parts.sh): an earlier call to the same warm
 # machine carries .mlir1 and copies it to /root/mlir_stash (outside the checkout: the copy of the
 # working tree removes what the tree there does not hold), this one carries .mlir2; unpacked
-# into .mlir_site, which joins PYTHONPATH
+# into /root/mlir_site, outside the checkout too (unpacked inside it, in .mlir_site, a later
+# call found files of it gone: numba_cuda_mlir.numba_cuda.cudadrv.driver), which joins PYTHONPATH
+mlir_site=/root/mlir_site
 if [ -d .mlir1 ]; then mkdir -p /root/mlir_stash && cp .mlir1/mlirpart.* /root/mlir_stash/; fi
-if [ ! -d .mlir_site/numba_cuda_mlir ] && ls /root/mlir_stash/mlirpart.* .mlir2/mlirpart.* >/dev/null 2>&1; then
-  mkdir -p .mlir_site
+if [ ! -f $mlir_site/numba_cuda_mlir/__init__.py ] && ls /root/mlir_stash/mlirpart.* .mlir2/mlirpart.* >/dev/null 2>&1; then
+  rm -rf $mlir_site && mkdir -p $mlir_site
   cat /root/mlir_stash/mlirpart.* .mlir2/mlirpart.* > /tmp/mlir.tar.xz
   if (cd /tmp && echo "$(cut -d' ' -f1 "$OLDPWD/.mlir2/SHA256")  mlir.tar.xz" | sha256sum -c --quiet); then
-    xz -dc /tmp/mlir.tar.xz | tar -x -C .mlir_site && echo "numba-cuda-mlir unpacked"
+    xz -dc /tmp/mlir.tar.xz | tar -x -C $mlir_site && echo "numba-cuda-mlir unpacked"
   else
     echo "numba-cuda-mlir parts do not match their checksum"
   fi
@@ -29,7 +34,7 @@ if [ ! -d .mlir_site/numba_cuda_mlir ] && ls /root/mlir_stash/mlirpart.* .mlir2/
 fi
 # other carries in parts (scripts/carry_parts.sh): unpacked into /root/parts/NAME
 source scripts/gpu_parts.sh
-[ -d .mlir_site/numba_cuda_mlir ] && export PYTHONPATH=$site:$PWD/.mlir_site
+[ -f $mlir_site/numba_cuda_mlir/__init__.py ] && export PYTHONPATH=$site:$mlir_site
 python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
   || { echo "caiconform install failed"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt"

@@ -7,7 +7,7 @@
 # /root/mlir_stash (a carried path not carried again is removed, the checkout's untracked files
 # too), the second .mlir2 (with its SHA256), the third, at once, to the same warm machine, .whl,
 # moving the second part back into .mlir2 before `source scripts/gpu_env.sh`, which joins,
-# checks and unpacks them into .mlir_site.
+# checks and unpacks them into /root/mlir_site.
 set -euo pipefail
 wheel=${1:?usage: mlir_parts.sh numba_cuda_mlir-*.whl}
 tmp=$(mktemp -d)
