@@ -110,6 +110,22 @@ class _CudaCoreRepro(Repro):
             "view = StridedMemoryView.from_cuda_array_interface(obj, stream_ptr=-1)", self.imports
         )
 
+    def produce_named_dlpack(self, array: Array) -> Snip | None:
+        """cuda.core has no array type: the adapter's producer is a `StridedMemoryView` of a
+        finished array (`from_dlpack(source, stream_ptr=-1)`). For an element type numpy has
+        no code for (bfloat16, float8) the script's source is a torch tensor holding the
+        values' bytes, which has those types; the view's type is what the C exchange API
+        checks call."""
+        if array.typestr not in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+            return None
+        return Snip(
+            "source = torch.from_numpy(values.view(np.uint8).reshape(-1).copy()).cuda()"
+            f".view(torch.{array.typestr}).reshape({array.shape})\n"
+            "torch.cuda.synchronize()  # the source's work finished, as the adapter's is\n"
+            "obj = StridedMemoryView.from_dlpack(source, stream_ptr=-1)",
+            ("import torch", *self.imports),
+        )
+
     def write(self, ndim: int) -> Snip | None:
         return Snip(
             "if view.readonly:\n"

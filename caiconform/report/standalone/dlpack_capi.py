@@ -2,7 +2,8 @@
 
 Only the examples of scenario "none" are written (the producer's work finished before the
 calls); the pending scenarios, which judge the work stream against the library's own stream
-state, are not (`NOT_COVERED`). The producer's own array, in the example's layout, has its
+state, are not (`NOT_COVERED`). The producer's own array, in the example's layout (of a type numpy has no code
+for, bfloat16 or float8: the library's own array of it, `produce_named_dlpack`), has its
 type's table read with ctypes (`exchange_api`) and the family's checks made in its order
 (`caiconform.checks.dlpack_capi`): the header's major version and `prev_api` chain, the
 required entries, `managed_tensor_from_py_object_no_sync` (0 and a tensor whose elements are the
@@ -16,7 +17,8 @@ group's defect).
 from __future__ import annotations
 
 from caiconform.report.standalone import exchange as ex
-from caiconform.report.standalone._text import Script, array_of
+from caiconform.report.standalone import libraries as libs
+from caiconform.report.standalone._text import OPAQUE, Script, array_of
 
 __all__ = ["script"]
 
@@ -120,7 +122,13 @@ def script(group: dict, params: dict, producer: str | None, consumer: str | None
     )
     ex.header(s, group)
     ex.values(s, array)
-    if not ex.library_export(s, producer, array):
+    if array.typestr in OPAQUE:  # a type numpy has no code for: the library's own of it
+        snip = libs.produce_named_dlpack(producer, array) if array.plain and array.size else None
+        if snip is None:
+            return None
+        ex.add(s, snip)
+        s.add(snip.code)
+    elif not ex.library_export(s, producer, array):
         return None
     parts = [_BODY]
     if rule in ("DLPACK-CAPI-TO-PY-OBJECT", "DLPACK-CAPI-ALLOCATOR-SETERROR"):
