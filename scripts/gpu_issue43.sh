@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 43's GPU call: the default matrix twice on one seed on a fresh machine's GPU, first as
-# before the issue's levers (`--saturate 0 --fresh-start`: every drawn example, the start
-# measured; it keeps its start for the next run), then as now (saturation, the start read from
+# before the issue's levers (`--saturate 0 --saturate-found 0 --fresh-start`: every drawn
+# example, the start measured; it keeps its start for the next run), then as now (saturation, the start read from
 # the first run's cache), then `caiconform compare` of the two and both timing summaries. Carry
 # .whl (and the numba-cuda-mlir parts as scripts/mlir_parts.sh says, or an earlier call's
 # /root/mlir_site on the same warm machine):
@@ -21,7 +21,7 @@ export CAICONFORM_START_CACHE=$work/start-cache
 python3 -c "import importlib.metadata as m; print('numba-cuda-mlir', m.version('numba-cuda-mlir'))" \
   2>&1 | tail -1 | tee -a "$summary"
 fresh_builds
-timed before 240 caiconform run --seed "$seed" --saturate 0 --fresh-start --out "$work/before"
+timed before 240 caiconform run --seed "$seed" --saturate 0 --saturate-found 0 --fresh-start --out "$work/before"
 fresh_builds
 timed after 240 caiconform run --seed "$seed" --out "$work/after"
 caiconform compare "$work/before" "$work/after" > "$out/compare.txt" 2>&1

@@ -1,8 +1,9 @@
 """Saturation (`RunConfig.saturate`, `runner.cell`): the drawn examples of a cell that met
 nothing but pass and skip end once that many in a row met no (outcome, rule) class the cell had
-not met (a cell that met a failure runs them all); decided in journal order, so the
-journal is the same however the cell is split; families whose draws are each their own input
-(`SATURATES = False`) and `--saturate 0` run every drawn example."""
+not met; a cell that met a failure has its own limit (`saturate_found`; 0 runs them all);
+decided in journal order, so the journal is the same however the cell is split; families whose
+draws are each their own input (`SATURATES = False`) and `--saturate 0` run every drawn
+example."""
 
 from __future__ import annotations
 
@@ -28,7 +29,12 @@ NOTES: list[str] = []
 
 
 def _run(
-    out: Path, workers: int, saturate: int, libraries=("good", "wrong"), checks=(SYNTHETIC,)
+    out: Path,
+    workers: int,
+    saturate: int,
+    libraries=("good", "wrong"),
+    checks=(SYNTHETIC,),
+    saturate_found: int = 0,
 ) -> Path:
     result = run_matrix(
         RunConfig(
@@ -45,6 +51,7 @@ def _run(
             health_hooks=[HOOK],
             adapter_source=SOURCE,
             saturate=saturate,
+            saturate_found=saturate_found,
             batch=3,
         )
     )
@@ -151,3 +158,62 @@ def test_the_report_says_what_saturation_left_unrun(tmp_path):
     assert expected in page, page[:2000]
     html = (out / "index.html").read_text()
     assert "pass-only cell(s) ended their draws " in html and "early (--saturate): " in html
+
+
+def test_a_cell_that_met_a_failure_ends_its_draws_under_its_own_limit(tmp_path):
+    """`wrong` fails for n >= 100 and passes below: once both classes are met, five drawn
+    examples in a row that meet neither anew end its draws (`saturate_found`), the same
+    however the cell is split, and the cut says the cell had met a failure."""
+    one = _run(tmp_path / "one", 1, saturate=5, saturate_found=5, libraries=("wrong",))
+    drawn = _drawn(one, "wrong")
+    assert 6 <= len(drawn) < 40, len(drawn)
+    cut = _cells(one)["synthetic/wrong/-"]["saturated"]
+    assert cut == {"quiet": 5, "unrun": 40 - len(drawn), "found": True}, cut
+    assert any(r["outcome"] == "fail" for r in drawn)
+    said = [n for n in NOTES if "met a failure" in n]
+    assert said == [
+        "1 cell(s) that met a failure ended their draws after 5 in a row met no new class: "
+        f"{cut['unrun']} drawn examples left unrun (--saturate-found 0 runs them)"
+    ], NOTES
+    three = _run(tmp_path / "three", 3, saturate=5, saturate_found=5, libraries=("wrong",))
+    assert _outcomes(three) == _outcomes(one), "three workers journaled other examples"
+    assert _cells(three)["synthetic/wrong/-"]["saturated"] == cut
+    settings = json.loads((three / "run.json").read_text())["settings"]
+    assert settings["saturate_found"] == 5
+
+
+def test_a_family_that_does_not_saturate_runs_every_draw_of_a_failing_cell(tmp_path, monkeypatch):
+    import tests.synthetic.checks as family
+
+    monkeypatch.setattr(family, "SATURATES", False, raising=False)
+    out = _run(tmp_path / "mutants", 2, saturate=5, saturate_found=5, libraries=("wrong",))
+    assert len(_drawn(out, "wrong")) == 40
+    assert "saturated" not in _cells(out)["synthetic/wrong/-"]
+
+
+def test_a_run_from_before_the_found_limit_resumes_without_it(tmp_path):
+    from caiconform.runner.config import DEFAULT_SATURATE_FOUND, resumed_run_id
+
+    settings = {"checks": [SYNTHETIC], "max_examples": 40, "saturate": 20}
+    (tmp_path / "run.json").write_text(json.dumps({"run_id": "old", "settings": settings}))
+    config = RunConfig(out=tmp_path, checks=[SYNTHETIC], resume=True)
+    assert config.saturate_found == DEFAULT_SATURATE_FOUND > 0
+    assert resumed_run_id(config) == "old"
+    assert (config.saturate, config.saturate_found) == (20, 0)
+
+
+def test_the_report_counts_the_cells_cut_after_a_failure(tmp_path):
+    from caiconform.cli import main as cli_main
+
+    out = _run(tmp_path / "run", 2, saturate=5, saturate_found=5, libraries=("good", "wrong"))
+    cells = _cells(out)
+    unrun = sum(cells[f"synthetic/{name}/-"]["saturated"]["unrun"] for name in ("good", "wrong"))
+    assert cli_main(["report", str(out)]) in (0, 1)
+    summary = json.loads((out / "matrix.json").read_text())["summary"]
+    assert (summary["saturated_cells"], summary["saturated_found_cells"]) == (2, 1)
+    expected = (
+        "2 cell(s) ended their draws early, 1 of them after meeting a failure (`--saturate`, "
+        f"`--saturate-found`): {unrun} drawn example(s) not run."
+    )
+    assert expected in (out / "matrix.md").read_text()
+    assert "of them after meeting a failure, ended " in (out / "index.html").read_text()

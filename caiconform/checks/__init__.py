@@ -19,9 +19,9 @@ Optional, with the runner's value when absent:
   make their CUDA contexts with one hardware queue, much cheaper to make beside others
   (`runner.forkserver.queues_for`); the streams family, whose spin exposes a consumer that does
   not wait, must not;
-- `SATURATES` (True): the drawn examples of a cell that met nothing but pass and skip stop
-  after `RunConfig.saturate` in a row brought no new class; False where each draw is a
-  different input (a mutant of its own rule);
+- `SATURATES` (True): the drawn examples of a cell stop after `RunConfig.saturate` in a row
+  brought no new class (`saturate_found` once the cell met a failure); False where each draw is
+  a different input (a mutant of its own rule);
 - `prepare(producer, consumer)`: readies a worker for a cell, instead of the adapter source's
   `warm`/`probe`;
 - `taints(params, result) -> bool` (False): the example left its worker untrusted (retired, and

@@ -67,6 +67,7 @@ _KEPT_ON_RESUME = {
     "adapter_source": "--adapter-source",
     "drawn_crash_cap": "--drawn-crash-cap",
     "saturate": "--saturate",
+    "saturate_found": "--saturate-found",
     "memory_kinds": "--memory-kinds",
 }
 
@@ -256,7 +257,7 @@ def _machine_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _budget_arguments(parser: argparse.ArgumentParser) -> None:
     """What each cell spends: shrinking, confirming, saturation, the start, batches."""
-    from caiconform.runner.config import DEFAULT_SATURATE
+    from caiconform.runner.config import DEFAULT_SATURATE, DEFAULT_SATURATE_FOUND
 
     parser.add_argument(
         "--no-shrink", action="store_true", help="keep non-pass examples as found, unshrunk"
@@ -274,6 +275,14 @@ def _budget_arguments(parser: argparse.ArgumentParser) -> None:
         help="end the drawn examples of a cell that met nothing but pass and skip after N in "
         f"a row met no new class ({DEFAULT_SATURATE}; 0: run every drawn example; on "
         "--resume, the run's)",
+    )
+    parser.add_argument(
+        "--saturate-found",
+        type=_count,
+        metavar="N",
+        help="the same for a cell that met a failure: its drawn examples end after N in a row "
+        f"met no new class ({DEFAULT_SATURATE_FOUND}; 0: run every drawn example, as runs "
+        "before it did; on --resume, the run's)",
     )
     parser.add_argument(
         "--fresh-start",
@@ -649,6 +658,8 @@ def run(args: argparse.Namespace) -> int:
         config.drawn_crash_cap = args.drawn_crash_cap
     if args.saturate is not None:
         config.saturate = args.saturate
+    if args.saturate_found is not None:
+        config.saturate_found = args.saturate_found
     if args.memory_kinds is not None:
         config.memory_kinds = args.memory_kinds
     if args.batch is not None:

@@ -106,17 +106,19 @@ def planned_from_dirs(dirs: Mapping[str, Any]) -> dict[str, int]:
     return planned
 
 
-def saturation_from_dirs(dirs: Mapping[str, Any]) -> tuple[int, int]:
-    """(cells, drawn examples left unrun) of the cells whose draws ended early
-    (`cells.jsonl` `saturated`, `RunConfig.saturate`): what a report says the run did not
-    draw, beside what its floor did not exercise."""
+def saturation_from_dirs(dirs: Mapping[str, Any]) -> tuple[int, int, int]:
+    """(cells, drawn examples left unrun, cells among them that had met a failure) of the
+    cells whose draws ended early (`cells.jsonl` `saturated`, `RunConfig.saturate` and
+    `saturate_found`): what a report says the run did not draw, beside what its floor did not
+    exercise."""
     from caiconform.report.load import read_cells
 
-    cells = unrun = 0
+    cells = unrun = found = 0
     for directory in dict.fromkeys(dirs.values()):
         for entry in read_cells(directory):
             saturated = entry.get("saturated")
             if isinstance(saturated, dict) and isinstance(saturated.get("unrun"), int):
                 cells += 1
                 unrun += saturated["unrun"]
-    return cells, unrun
+                found += bool(saturated.get("found"))
+    return cells, unrun, found

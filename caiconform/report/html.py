@@ -134,8 +134,11 @@ function drawSummary() {
     (failOn !== null ? "; " + s.failing_groups + " failing at --fail-on " + failOn : "") +
     (s.required_combinations ? "; coverage floor: " + s.not_exercised + " of " +
       s.required_combinations + " required combinations not exercised" : "") +
-    (s.saturated_cells ? "; " + s.saturated_cells + " pass-only cell(s) ended their draws " +
-      "early (--saturate): " + s.unrun_examples + " drawn example(s) not run" : "") +
+    (s.saturated_cells ? "; " + s.saturated_cells + (s.saturated_found_cells
+      ? " cell(s), " + s.saturated_found_cells + " of them after meeting a failure, ended " +
+        "their draws early (--saturate, --saturate-found): "
+      : " pass-only cell(s) ended their draws early (--saturate): ") +
+      s.unrun_examples + " drawn example(s) not run" : "") +
     (DATA.expectations && DATA.verdict
       ? "; " + DATA.verdict.entry_errors.length + " expectation entry error(s)."
       : ".");

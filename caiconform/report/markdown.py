@@ -442,14 +442,23 @@ def _coverage_summary(matrix: dict[str, Any]) -> list[str]:
 
 
 def _saturation_line(summary: dict[str, Any]) -> list[str]:
-    """What the run did not draw: cells that met nothing but pass and skip end their draws
-    early (`caiconform run --saturate`)."""
+    """What the run did not draw: cells whose draws met no new class for long enough end them
+    early (`caiconform run --saturate`, and `--saturate-found` for a cell that met a
+    failure)."""
     cells = summary.get("saturated_cells") or 0
     if not cells:
         return []
+    unrun = summary.get("unrun_examples") or 0
+    found = summary.get("saturated_found_cells") or 0
+    if not found:
+        return [
+            f"{cells} cell(s) that met nothing but pass and skip ended their draws early "
+            f"(`--saturate`): {unrun} drawn example(s) not run.",
+            "",
+        ]
     return [
-        f"{cells} cell(s) that met nothing but pass and skip ended their draws early "
-        f"(`--saturate`): {summary.get('unrun_examples') or 0} drawn example(s) not run.",
+        f"{cells} cell(s) ended their draws early, {found} of them after meeting a failure "
+        f"(`--saturate`, `--saturate-found`): {unrun} drawn example(s) not run.",
         "",
     ]
 

@@ -404,7 +404,7 @@ def build_matrix(
         catalogue=catalogue,
     )
     skips = _skips(run.records)
-    saturated_cells, unrun = saturation_from_dirs(run.dirs)
+    saturated_cells, unrun, saturated_found = saturation_from_dirs(run.dirs)
     matrix: dict[str, Any] = {
         "schema": SCHEMA,
         "summary": {
@@ -436,6 +436,7 @@ def build_matrix(
             # cells that met nothing but pass and skip and ended their draws early
             "saturated_cells": saturated_cells,
             "unrun_examples": unrun,
+            "saturated_found_cells": saturated_found,
         },
         "runs": {
             run_id: {"results": runs[run_id], "env": run.envs.get(run_id, {})}

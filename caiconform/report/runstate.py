@@ -56,6 +56,7 @@ MATRIX_SETTINGS = (
     "adapter_source",
     "memory_kinds",
     "saturate",
+    "saturate_found",
 )
 
 

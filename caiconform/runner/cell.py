@@ -115,7 +115,7 @@ class CellRun:
         self.dispatch = Dispatch()
         self.caps = CrashCaps(module, config.drawn_crash_cap)
         self.caps.resumed(self.explored)
-        self.saturation = Saturation(config.saturate, module)
+        self.saturation = Saturation(config.saturate, module, config.saturate_found)
         for record in self.explored:
             self.saturation.count(record)
         self.draw_error: str | None = None

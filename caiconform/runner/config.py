@@ -39,13 +39,21 @@ DRAWN_CRASH_CAP = 3
 #: drawn examples of a cell in a row, in journal order, that met no (outcome, rule) class the
 #: cell had not met (its floor's included), in a cell that met nothing but pass and skip, before
 #: the cell's other drawn examples are left unrun: a cell that has only passed for that many
-#: examples in a row rarely fails in the rest, while a cell that failed once finds its
-#: failure's variants and rarer failures in the rest (cutting those too lost MUST-level groups
-#: on a published run). Families whose draws are each a different input (adversarial's
+#: examples in a row rarely fails in the rest (a cell that failed has its own limit,
+#: DEFAULT_SATURATE_FOUND, below). Families whose draws are each a different input (adversarial's
 #: mutants: `SATURATES = False`) run all of theirs. Decided in journal order, so the journal
 #: is the same however the cell is split (`RunConfig.saturate`, `--saturate`; 0 runs every
 #: drawn example; docs/performance.md)
 DEFAULT_SATURATE = 20
+
+#: the same for a cell that met a failure (`RunConfig.saturate_found`, `--saturate-found`; 0
+#: runs every drawn example of such a cell, as runs before it did): 30 drawn examples in a row
+#: that met no (outcome, rule) class the cell had not met, its failures' included. Replayed on
+#: the published run's journal (`scripts/simulate_saturation.py`, docs/performance.md): 30 left
+#: 13,881 of its 28,309 drawn examples unrun, 70 s of their 346 s of execution, and lost no
+#: finding group; 20 lost none either. Families whose draws are each their own input
+#: (`SATURATES = False`) still run every one: cut there too, the replay lost two groups.
+DEFAULT_SATURATE_FOUND = 30
 
 #: a cell's examples sent to a worker in one request (`Worker.run_many`, `RunConfig.batch`):
 #: the worker runs the next while the parent reads, judges and journals the last, instead of
@@ -91,6 +99,9 @@ class RunConfig:
     #: drawn examples in a row without a new class that end a cell's draws (DEFAULT_SATURATE;
     #: 0: every drawn example runs)
     saturate: int = DEFAULT_SATURATE
+    #: the same for a cell that met a class other than pass and skip (DEFAULT_SATURATE_FOUND;
+    #: 0: such a cell runs every drawn example)
+    saturate_found: int = DEFAULT_SATURATE_FOUND
     #: keep a prepared spare process per worker slot (see `Worker`)
     spare_workers: bool = True
     #: calibrate the streams spin on this machine when streams cells run on a GPU
@@ -150,6 +161,7 @@ class RunConfig:
             "shard": list(self.shard) if self.shard is not None else None,
             "drawn_crash_cap": self.drawn_crash_cap,
             "saturate": self.saturate,
+            "saturate_found": self.saturate_found,
             "memory_kinds": list(self.memory_kinds) if self.memory_kinds is not None else None,
         }
 
@@ -193,6 +205,8 @@ def resumed_run_id(config: RunConfig) -> str:
             config.drawn_crash_cap = 0
         if "saturate" not in settings:  # a run from before saturation ran every example
             config.saturate = 0
+        if "saturate_found" not in settings:  # before it, a cell that failed ran every draw
+            config.saturate_found = 0
         if "memory_kinds" not in settings:  # a run from before the dimension drew none
             config.memory_kinds = ("device",)
         if config.shard is not None:

@@ -308,7 +308,7 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
             )
         ready.set()
         _wait_for_threads(threads, stop, result, config.timeout_s)
-        result.notes.extend(_saturation_note(runs, config.saturate))
+        result.notes.extend(_saturation_note(runs, config.saturate, config.saturate_found))
     finally:
         stop.set()  # threads still waiting for a schedule that will not come (an error) leave
         if prefetch is not None:
@@ -323,16 +323,27 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
     return result
 
 
-def _saturation_note(runs: Sequence[CellRun], limit: int) -> list[str]:
-    """What saturation (`RunConfig.saturate`) left unrun, in one line, when it left any."""
+def _saturation_note(runs: Sequence[CellRun], limit: int, limit_found: int) -> list[str]:
+    """What saturation (`RunConfig.saturate`, `saturate_found`) left unrun, a line for the
+    cells that met nothing but pass and skip and one for those that met a failure, when it
+    left any."""
     cut = [r.saturated for r in runs if r.saturated]
-    if not cut:
-        return []
-    unrun = sum(entry["unrun"] for entry in cut)
-    return [
-        f"{len(cut)} cell(s) that met nothing but pass and skip ended their draws after {limit} "
-        f"in a row met no new class: {unrun} drawn examples left unrun (--saturate 0 runs them)"
-    ]
+    notes = []
+    passing = [entry for entry in cut if not entry.get("found")]
+    failing = [entry for entry in cut if entry.get("found")]
+    if passing:
+        notes.append(
+            f"{len(passing)} cell(s) that met nothing but pass and skip ended their draws after "
+            f"{limit} in a row met no new class: {sum(e['unrun'] for e in passing)} drawn "
+            "examples left unrun (--saturate 0 runs them)"
+        )
+    if failing:
+        notes.append(
+            f"{len(failing)} cell(s) that met a failure ended their draws after {limit_found} "
+            f"in a row met no new class: {sum(e['unrun'] for e in failing)} drawn examples left "
+            "unrun (--saturate-found 0 runs them)"
+        )
+    return notes
 
 
 def _libraries_asked(config: RunConfig) -> list[str]:

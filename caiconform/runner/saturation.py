@@ -2,7 +2,10 @@
 
 A cell whose drawn examples met nothing but pass and skip, and `saturate` of them in a row no
 class it had not met before, is unlikely to meet one in the rest of its draws: those are left
-unrun (cells.jsonl `saturated`, docs/performance.md). `Saturation` counts in journal order
+unrun (cells.jsonl `saturated`, docs/performance.md). A cell that met a failure has a limit of
+its own, `saturate_found` (cells.jsonl `saturated` then says `found`): its failures' variants
+and rarer failures come within that many draws of the last new class, or, replayed on a
+published run, not at all. `Saturation` counts in journal order
 (`cell.CellRun` feeds it each record as it is journaled), so the cut is the same whoever ran
 what.
 """
@@ -22,12 +25,14 @@ class Saturation:
     """One cell's count towards saturation: the classes met so far in journal order, the drawn
     examples journaled since the last new one, and what was left unrun."""
 
-    def __init__(self, limit: int | None, module: ModuleType) -> None:
+    def __init__(self, limit: int | None, module: ModuleType, limit_found: int = 0) -> None:
         self.limit = limit
+        #: the limit once a class other than pass and skip was met (0: every draw runs)
+        self.limit_found = limit_found
         self.module = module
         self.met_classes: set[tuple[str, str | None]] = set()
         self.quiet = 0
-        #: a class other than pass and skip met: the cell runs every drawn example
+        #: a class other than pass and skip met: `limit_found` decides
         self.found = False
         #: cells.jsonl `saturated`: the cut, once made
         self.saturated: dict[str, int] | None = None
@@ -35,10 +40,9 @@ class Saturation:
     def count(self, record: dict) -> None:
         """Count a journaled record towards saturation: a floor example's class is met; a
         drawn example's either is new (the count starts again) or adds one to it. A class
-        other than pass and skip, floor or drawn, and the cell runs all its draws: its
-        failures' other variants and rarer failures are met in the rest (measured on a
-        published run: a cell cut after its first failure lost two MUST-level groups of one
-        example each; docs/performance.md)."""
+        other than pass and skip, floor or drawn, puts the cell under `limit_found` (cut at
+        its first failure, a published run lost two MUST-level groups of one example each;
+        docs/performance.md)."""
         cls = class_of(record)
         if cls[0] not in (PASS, SKIP):
             self.found = True
@@ -53,13 +57,12 @@ class Saturation:
     def cuts(self, jobs: Sequence[Job], journaled: int, drawing: bool) -> bool:
         """Whether the cell's examples after its first `journaled` of `jobs` are to be left
         unrun now (the cut is then recorded): once `limit` drawn ones in a row met no new
-        class, in a cell that met no class but pass and skip, its draws complete (`drawing`
-        False) and none of those left a floor example (the floor runs whole)."""
-        limit = self.limit
+        class (`limit_found` in a cell that met a class but pass and skip), its draws complete
+        (`drawing` False) and none of those left a floor example (the floor runs whole)."""
+        limit = self.limit_found if self.found else self.limit
         if (
             not limit
             or self.quiet < limit
-            or self.found
             or drawing
             or self.saturated is not None
             or not getattr(self.module, "SATURATES", True)
@@ -69,4 +72,6 @@ class Saturation:
         if any(job.coverage is not None for job in left):
             return False
         self.saturated = {"quiet": limit, "unrun": len(left)}
+        if self.found:
+            self.saturated["found"] = True
         return True
