@@ -3,9 +3,9 @@
 A cell whose drawn examples met nothing but pass and skip, and `saturate` of them in a row no
 class it had not met before, is unlikely to meet one in the rest of its draws: those are left
 unrun (cells.jsonl `saturated`, docs/performance.md). A cell that met a failure has a limit of
-its own, `saturate_found` (cells.jsonl `saturated` then says `found`): its failures' variants
-and rarer failures come within that many draws of the last new class, or, replayed on a
-published run, not at all. `Saturation` counts in journal order
+its own, `saturate_found` (cells.jsonl `saturated` then says `found`): replayed on the
+published run's journal, no class of such a cell came after that many draws without a new one
+(`scripts/simulate_saturation.py`). `Saturation` counts in journal order
 (`cell.CellRun` feeds it each record as it is journaled), so the cut is the same whoever ran
 what.
 """
