@@ -4,14 +4,14 @@ Only the examples of scenario "none" are written (the producer's work finished b
 calls); the pending scenarios, which judge the work stream against the library's own stream
 state, are not (`NOT_COVERED`). The producer's own array, in the example's layout (of a type
 numpy has no code for, bfloat16 or float8: the library's own array of it,
-`produce_named_dlpack`), has its type's table read with ctypes (`exchange_api`) and the
-family's checks made in its order (`caiconform.checks.dlpack_capi`): the header's major
-version and `prev_api` chain, the required entries, `managed_tensor_from_py_object_no_sync` (0 and a tensor whose elements are the
-array's, or -1 with an exception), then, for the groups of their rules only (a script stays as
-short as its group needs), `managed_tensor_to_py_object_no_sync` (an object of the producer's
-type with those elements) and the allocator (a tensor of the prototype, or NULL after one
-SetError). The first broken one prints `BUG:` when it is the group's rule, else `OK:` (not this
-group's defect).
+`produce_named_dlpack`), has its type's table read with ctypes (`exchange_api`) and the family's
+checks made in its order (`caiconform.checks.dlpack_capi`): the header's major version and
+`prev_api` chain, the required entries, `managed_tensor_from_py_object_no_sync` (0 and a tensor
+whose elements are the array's, or -1 with an exception), then, for the groups of their rules
+only (a script stays as short as its group needs), `managed_tensor_to_py_object_no_sync` (an
+object of the producer's type with those elements) and the allocator (a tensor of the prototype,
+or NULL after one SetError). The first broken one prints `BUG:` when it is the group's rule,
+else `OK:` (not this group's defect).
 """
 
 from __future__ import annotations
