@@ -194,3 +194,31 @@ def test_runs_merged_from_machines_with_other_versions_name_each(tmp_path):
     run = load_runs([first, second])
     (release,) = build_records([Measured(None, run, build_matrix(run, first))])["cupy"]["releases"]
     assert release == {"release": "14.1.0, 14.2.0", "version": "14.1.0, 14.2.0", "runs": ["a", "b"]}
+
+
+def test_a_finding_dated_by_a_chart_beside_the_run_says_since_when(tmp_path):
+    """A release chart in the run directory (`caiconform releases --annotate`) dates the
+    record's findings: the row's "across releases" is the issue texts' since line."""
+    from caiconform.report.releases import ReleaseRun, build_chart, chart_file
+
+    run = release_run(tmp_path / "run", "14.2.0", broken=2, run_id="r1")
+    write_report([run])
+    (found,) = [
+        g for g in json.loads((run / "findings.json").read_text())["groups"]
+        if g.get("rule") == STRIDES
+    ]  # fmt: skip
+    cells = set(found["cells"])
+    releases = [
+        ReleaseRun(tmp_path / version, version, {}, [found], cells)
+        for version in ("14.0.0", "14.2.0")
+    ]
+    chart = build_chart(releases, "cupy", {})
+    (run / chart_file("cupy")).write_text(json.dumps(chart))
+    write_report([run])
+    record = json.loads((run / "libraries" / "cupy.json").read_text())
+    (finding,) = [f for f in record["findings"] if f["rule"] == STRIDES]
+    said = "cupy since ≤14.0.0; last seen in 14.2.0"
+    assert finding["across_releases"] == said
+    page = (run / "libraries" / "cupy.md").read_text()
+    assert "| across releases | triage | upstream |" in page and f"| {said} | real |" in page
+    assert f"<td>{said}</td>" in (run / "libraries" / "cupy.html").read_text()

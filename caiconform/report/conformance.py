@@ -32,6 +32,7 @@ from typing import Any
 
 from caiconform.report.load import Run
 from caiconform.report.matrix import counted
+from caiconform.report.releases import since_line
 from caiconform.results.catalogue import library_version, passed
 from caiconform.results.filing import filed_rule
 from caiconform.results.fold import group_id
@@ -274,6 +275,8 @@ def _finding(group: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "triage": group.get("triage"),
         "known_reports": list(group.get("known_reports") or []),
+        # the releases it is seen in, from a chart beside the run (`caiconform releases`)
+        "across_releases": since_line(group),
     }
 
 

@@ -2,8 +2,8 @@
 
 Both open with what a user of the library reads in a minute: per protocol and role, how many of
 its examples passed and how many rules it failed, for each release measured (a column each);
-then the findings it is the culprit of, most severe first, with their triage and upstream
-reports; then, per protocol and role, every rule its examples exercised with the passed and
+then the findings it is the culprit of, most severe first, with the releases they are seen in
+(where a release chart lies beside the run), their triage and upstream reports; then, per protocol and role, every rule its examples exercised with the passed and
 failed counts. The Markdown is the top of `libraries/<name>.md` (the library's defect groups
 follow it there, `report.markdown`); the HTML is `libraries/<name>.html`, a self-contained page
 like index.html (no script, no network: the same Content-Security-Policy).
@@ -168,12 +168,13 @@ def record_lines(
                     rule,
                     _md(finding["level"]),
                     *map(_finding_text, finding["measured"]),
+                    _md(finding.get("across_releases") or NONE),
                     _triage_word(finding),
                     upstream or NONE,
                 ]
             )
         header = ["severity", "protocol", "role", "rule", "level", *map(_md, labels)]
-        lines += [*_table([*header, "triage", "upstream"], rows), ""]
+        lines += [*_table([*header, "across releases", "triage", "upstream"], rows), ""]
     else:
         lines += ["None.", ""]
     for protocol in record["protocols"]:
@@ -266,11 +267,15 @@ def render_record_html(record: Mapping[str, Any], *, in_report: bool = True) -> 
                 f"<code>{_h(_rule_of(finding))}</code>",
                 _h(finding["level"]),
                 *(_h(_finding_text(m)) for m in finding["measured"]),
+                _h(finding.get("across_releases") or NONE),
                 triage,
                 upstream or NONE,
             ]
         )
-    header = ["severity", "protocol", "role", "rule", "level", *labels, "triage", "upstream"]
+    header = [
+        "severity", "protocol", "role", "rule", "level", *labels,
+        "across releases", "triage", "upstream",
+    ]  # fmt: skip
     parts.append(_html_table(header, rows) if rows else "<p>None.</p>")
     for protocol in record["protocols"]:
         for role in protocol["roles"]:
