@@ -518,3 +518,23 @@ def test_a_chart_made_before_dates_a_run_without_its_release_runs(chart, tmp_pat
     assert "not a releases chart" in err and "Traceback" not in err
     assert main(["releases"]) == 2
     assert "(none was given)" in capsys.readouterr().err
+
+
+def test_an_adapter_whose_distribution_is_a_variant_is_charted_and_dated():
+    """CuPy's runs name cupy-cuda13x in env.json: `--library cupy` charts that distribution,
+    and its rows are cupy's own (the group's library is the adapter's name)."""
+    from caiconform.report.releases import charted_library, of_distribution, since_line
+
+    runs = [
+        {"cupy-cuda13x": "14.1.0", "torch": "2.11.0"},
+        {"cupy-cuda13x": "14.2.0", "torch": "2.11.0"},
+    ]
+    assert charted_library(runs, "cupy") == ("cupy-cuda13x", {})
+    assert charted_library(runs, None) == ("cupy-cuda13x", {})
+    assert of_distribution("cupy", "cupy-cuda13x") and of_distribution("numba", "numba-cuda")
+    assert not of_distribution("numba", "numba-cuda-mlir")
+    group = {
+        "library": "cupy",
+        "releases": [{"library": "cupy-cuda13x", "since": "since 14.1.0", "last_seen": "14.2.0"}],
+    }
+    assert since_line(group) == "cupy-cuda13x since 14.1.0; last seen in 14.2.0"

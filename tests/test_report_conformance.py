@@ -198,7 +198,9 @@ def test_runs_merged_from_machines_with_other_versions_name_each(tmp_path):
 
 def test_a_finding_dated_by_a_chart_beside_the_run_says_since_when(tmp_path):
     """A release chart in the run directory (`caiconform releases --annotate`) dates the
-    record's findings: the row's "across releases" is the issue texts' since line."""
+    record's findings: the row's "across releases" is the issue texts' since line. CuPy's
+    chart is of the distribution its env.json names, cupy-cuda13x, and still dates the
+    findings of the adapter "cupy"."""
     from caiconform.report.releases import ReleaseRun, build_chart, chart_file
 
     run = release_run(tmp_path / "run", "14.2.0", broken=2, run_id="r1")
@@ -212,12 +214,12 @@ def test_a_finding_dated_by_a_chart_beside_the_run_says_since_when(tmp_path):
         ReleaseRun(tmp_path / version, version, {}, [found], cells)
         for version in ("14.0.0", "14.2.0")
     ]
-    chart = build_chart(releases, "cupy", {})
-    (run / chart_file("cupy")).write_text(json.dumps(chart))
+    chart = build_chart(releases, "cupy-cuda13x", {})
+    (run / chart_file("cupy-cuda13x")).write_text(json.dumps(chart))
     write_report([run])
     record = json.loads((run / "libraries" / "cupy.json").read_text())
     (finding,) = [f for f in record["findings"] if f["rule"] == STRIDES]
-    said = "cupy since ≤14.0.0; last seen in 14.2.0"
+    said = "cupy-cuda13x since ≤14.0.0; last seen in 14.2.0"
     assert finding["across_releases"] == said
     page = (run / "libraries" / "cupy.md").read_text()
     assert "| across releases | triage | upstream |" in page and f"| {said} | real |" in page

@@ -40,6 +40,7 @@ __all__ = [
     "ReleaseRun",
     "ReleasesInputError",
     "distribution_of",
+    "of_distribution",
     "version_key",
     "charted_library",
     "build_chart",
@@ -84,6 +85,20 @@ def distribution_of(name: str) -> str:
     return DISTRIBUTION.get(name, name)
 
 
+def of_distribution(library: str, distribution: str) -> bool:
+    """Whether adapter or distribution `library` is charted as `distribution`: its own
+    distribution, or the variant of it a run's env.json names (cupy as cupy-cuda13x, as
+    `results.expectations.lookup_version` finds it)."""
+    own = distribution_of(library)
+    return own == distribution or _variant_of(distribution, own)
+
+
+def _variant_of(name: str, distribution: str) -> bool:
+    """`name` is a build of `distribution` (cupy-cuda13x of cupy), not another library whose
+    name starts with it (numba-cuda-mlir is not numba-cuda's)."""
+    return name.startswith(distribution + "-") and name not in set(DISTRIBUTION.values())
+
+
 def version_key(version: str) -> Any:
     """A sort key ordering releases as their versions do (PEP 440); ReleasesInputError for a
     version that is none."""
@@ -121,6 +136,9 @@ def charted_library(
             )
         library = next(iter(differ))
     chosen = distribution_of(library)
+    variants = sorted({name for name in names if _variant_of(name, chosen)})
+    if chosen not in names and len(variants) == 1:  # cupy: the runs have cupy-cuda13x
+        chosen = variants[0]
     versions = [versions.get(chosen) for versions in libraries]
     missing = sum(v is None for v in versions)
     if missing:
@@ -238,7 +256,7 @@ def _row(row: Mapping[str, Any], runs: Sequence[ReleaseRun], library: str) -> di
         "aliases": sorted(row["aliases"]),
         "library": culprit,
         "role": lead.get("role"),
-        "of_library": bool(culprit) and distribution_of(str(culprit)) == library,
+        "of_library": bool(culprit) and of_distribution(str(culprit), library),
         "rule": lead.get("rule")
         or (f"input:{lead['input_rule']}" if lead.get("input_rule") else None),
         "level_text": lead.get("level_text"),
@@ -416,7 +434,7 @@ def annotate_since(
                 named.add(id(group))
             entry = _dated(row, library, version)
             entries = group.setdefault("releases", [])
-            own = bool(group.get("library")) and distribution_of(str(group["library"])) == library
+            own = bool(group.get("library")) and of_distribution(str(group["library"]), library)
             entries.insert(0, entry) if own else entries.append(entry)
     return len(named)
 
@@ -445,10 +463,11 @@ def since_line(group: Mapping[str, Any]) -> str | None:
     """What a group's `releases` says, in one line for an issue text: "numba-cuda since 0.27.0;
     last seen in 0.28.0; fixed in 0.29.0; an upgrade fixes it", for the chart of its own
     library and any other whose releases fixed it; None without one."""
-    own = distribution_of(str(group.get("library"))) if group.get("library") else None
+    library = str(group.get("library") or "")
     said = []
     for dated in group.get("releases") or []:
-        if dated.get("library") != own and not dated.get("fixed_in"):
+        own = bool(library) and of_distribution(library, str(dated.get("library")))
+        if not own and not dated.get("fixed_in"):
             continue
         parts = [
             f"{dated.get('library')} {dated.get('since')}",
