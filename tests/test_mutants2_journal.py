@@ -68,6 +68,44 @@ def test_append_flushes_its_line_to_disk(tmp_path: Path, monkeypatch):
     assert len(flushed) == 2, f"got {len(flushed)} flushes, expected one per append"
 
 
+def test_records_are_flushed_by_time_a_cell_by_its_end_and_the_rest_on_close(
+    tmp_path: Path, monkeypatch
+):
+    """A result record is the kernel's at once (a killed run keeps it); its flush to the disk
+    waits for the first record RECORD_SYNC_S after the last flush, for its cell's end, or for
+    the journal's close: never a record left unflushed once the run ends."""
+    from caiconform.runner import journal as journal_module
+
+    flushed: list[int] = []
+    real = getattr(os, "fdatasync", None) or os.fsync
+
+    def counting(fd: int) -> None:
+        flushed.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", counting, raising=False)
+    monkeypatch.setattr(os, "fsync", counting)
+    clock = [100.0]
+    monkeypatch.setattr(journal_module.time, "monotonic", lambda: clock[0])
+    journal = Journal(tmp_path / "run", "r1")
+    record = {"check": "c", "producer": "p", "consumer": None, "outcome": "pass"}
+    try:
+        journal.record(record)  # the first: flushed
+        journal.record(record)  # within RECORD_SYNC_S of it: left to a later flush
+        assert len(flushed) == 1
+        assert len((tmp_path / "run" / "results.jsonl").read_text().splitlines()) == 2
+        clock[0] += journal_module.RECORD_SYNC_S
+        journal.record(record)  # RECORD_SYNC_S later: flushes all three
+        assert len(flushed) == 2
+        journal.record(record)
+        journal.cell_done("c/p/-", counts={"pass": 4})  # the records, then the cell's line
+        assert len(flushed) == 4
+        journal.record(record)
+    finally:
+        journal.close()
+    assert len(flushed) == 5, f"got {len(flushed)} flushes: close leaves no record unflushed"
+
+
 def test_a_new_journal_numbers_its_first_record_zero(tmp_path: Path):
     journal = Journal(tmp_path / "run", "r1")
     try:
