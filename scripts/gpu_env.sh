@@ -15,26 +15,10 @@ if [ -n "$carried" ]; then
     --target "$site" $carried || echo "wheel install failed"
 fi
 export PYTHONPATH=$site
-# numba-cuda-mlir travels in two parts (scripts/mlir_parts.sh): an earlier call to the same warm
-# machine carries .mlir1 and copies it to /root/mlir_stash (outside the checkout: the copy of the
-# working tree removes what the tree there does not hold), this one carries .mlir2; unpacked
-# into /root/mlir_site, outside the checkout too (unpacked inside it, in .mlir_site, a later
-# call found files of it gone: numba_cuda_mlir.numba_cuda.cudadrv.driver), which joins PYTHONPATH
-mlir_site=/root/mlir_site
-if [ -d .mlir1 ]; then mkdir -p /root/mlir_stash && cp .mlir1/mlirpart.* /root/mlir_stash/; fi
-if [ ! -f $mlir_site/numba_cuda_mlir/__init__.py ] && ls /root/mlir_stash/mlirpart.* .mlir2/mlirpart.* >/dev/null 2>&1; then
-  rm -rf $mlir_site && mkdir -p $mlir_site
-  cat /root/mlir_stash/mlirpart.* .mlir2/mlirpart.* > /tmp/mlir.tar.xz
-  if (cd /tmp && echo "$(cut -d' ' -f1 "$OLDPWD/.mlir2/SHA256")  mlir.tar.xz" | sha256sum -c --quiet); then
-    xz -dc /tmp/mlir.tar.xz | tar -x -C $mlir_site && echo "numba-cuda-mlir unpacked"
-  else
-    echo "numba-cuda-mlir parts do not match their checksum"
-  fi
-  rm -f /tmp/mlir.tar.xz
-fi
-# other carries in parts (scripts/carry_parts.sh): unpacked into /root/parts/NAME
+# carries in parts (scripts/carry_parts.sh), unpacked into /root/parts/NAME; numba-cuda-mlir's
+# (scripts/mlir_parts.sh) joins PYTHONPATH
 source scripts/gpu_parts.sh
-[ -f $mlir_site/numba_cuda_mlir/__init__.py ] && export PYTHONPATH=$site:$mlir_site
+[ -f /root/parts/mlir/numba_cuda_mlir/__init__.py ] && export PYTHONPATH=$site:/root/parts/mlir
 python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
   || { echo "caiconform install failed"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt"

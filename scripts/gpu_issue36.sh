@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 36's GPU call: numba-cuda-mlir beside numba-cuda, and DLPack beside the CAI.
-# Carry .mlir2 and .whl; .mlir1 must have come with the call just before, to the same warm
-# machine (scripts/mlir_parts.sh says why):
+# Carry .whl; .parts/mlir.1 and .parts/mlir.2 must have come with the calls just before, to the
+# same warm machine (scripts/mlir_parts.sh says why):
 #   bash scripts/gpu_issue36.sh OUT [SEED]          (SEED: 2802562769)
 # 1. the default matrix, both protocols, timed from no compiled code on disk; report; findings
 #    --verify (standalone scripts in a fresh process) and the upstream pack;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 40's GPU call: the default matrix rerun with the severity policy, folding and triage, its
-# standalone verification and upstream pack. Carry .mlir2 and .whl; .mlir1 must have come with
-# the call just before, to the same warm machine (scripts/mlir_parts.sh says why):
+# standalone verification and upstream pack. Carry .whl; .parts/mlir.1 and .parts/mlir.2 must
+# have come with the calls just before, to the same warm machine (scripts/mlir_parts.sh says why):
 #   bash scripts/gpu_issue40.sh OUT [SEED]
 # Writes under OUT: summary.txt, gpu.txt, run.tar.gz (the run directory with its reports,
 # standalone/ and upstream/), findings.json, verify.json.

@@ -4,7 +4,7 @@
 # example, the start measured; it keeps its start for the next run), then as now (saturation, the start read from
 # the first run's cache), then `caiconform compare` of the two and both timing summaries. Carry
 # .whl (and the numba-cuda-mlir parts as scripts/mlir_parts.sh says, or an earlier call's
-# /root/mlir_site on the same warm machine):
+# /root/parts/mlir on the same warm machine):
 #   bash scripts/gpu_issue43.sh OUT [SEED]
 # Writes under OUT: summary.txt, gpu.txt, compare.txt, compare.json, timing.txt and runs.tar.gz
 # (each run's run.json, cells.jsonl, matrix.json and findings.json).

@@ -4,7 +4,7 @@
 # (`caiconform rules --derived --markdown`, replacing the file's table from its header row on)
 # and docs/coverage.md (`caiconform rules --coverage RUN --markdown`, RUN: the run it counts).
 set -euo pipefail
-run=${1:-reports/2026-11-25-h100-reach/run}
+run=${1:-reports/latest}
 python3 - <<'PY'
 import subprocess, pathlib
 p = pathlib.Path("docs/derived-rules.md")

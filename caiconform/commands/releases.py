@@ -1,5 +1,11 @@
 """Chart the findings of one library's releases, each run apart, side by side.
 
+To chart numba-cuda: run each release in an environment of its own (`nox -s releases --
+numba-cuda 0.29.0 0.30.4 ...`, or `scripts/gpu_releases.sh` on a GPU machine without a
+network), then `caiconform releases runs/releases/numba-cuda-*` and read releases.md; a
+release whose adapters would not load is named with the reason (`WOULD NOT LOAD:`), and its
+findings are `not run`, never `absent`.
+
 `caiconform releases RUN_DIR... [--library NAME] [--out DIR] [--json] [--annotate RUN]` reads
 two or more run directories, each a run of one release of a library with the other libraries
 fixed (`nox -s releases`, `scripts/gpu_releases.sh`), builds each run's findings as `findings`

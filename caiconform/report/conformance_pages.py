@@ -3,10 +3,11 @@
 Both open with what a user of the library reads in a minute: per protocol and role, how many of
 its examples passed and how many rules it failed, for each release measured (a column each);
 then the findings it is the culprit of, most severe first, with the releases they are seen in
-(where a release chart lies beside the run), their triage and upstream reports; then, per protocol and role, every rule its examples exercised with the passed and
-failed counts. The Markdown is the top of `libraries/<name>.md` (the library's defect groups
-follow it there, `report.markdown`); the HTML is `libraries/<name>.html`, a self-contained page
-like index.html (no script, no network: the same Content-Security-Policy).
+(where a release chart lies beside the run), their triage and upstream reports; then, per
+protocol and role, every rule its examples exercised with the passed and failed counts. The
+Markdown is the top of `libraries/<name>.md` (the library's defect groups follow it there,
+`report.markdown`); the HTML is `libraries/<name>.html`, a self-contained page like index.html
+(no script, no network: the same Content-Security-Policy).
 """
 
 from __future__ import annotations

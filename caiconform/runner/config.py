@@ -41,20 +41,18 @@ DRAWN_CRASH_CAP = 3
 #: the cell's other drawn examples are left unrun: a cell that has only passed for that many
 #: examples in a row rarely fails in the rest (a cell that failed has its own limit,
 #: DEFAULT_SATURATE_FOUND, below). Families whose draws are each a different input
-#: (adversarial's mutants: `SATURATES = False`) run all of theirs. Decided in journal order, so the journal
-#: is the same however the cell is split (`RunConfig.saturate`, `--saturate`; 0 runs every
-#: drawn example; docs/performance.md)
+#: (adversarial's mutants: `SATURATES = False`) run all of theirs. Decided in journal order, so
+#: the journal is the same however the cell is split (`RunConfig.saturate`, `--saturate`; 0
+#: runs every drawn example; docs/performance.md)
 DEFAULT_SATURATE = 20
 
 #: the same for a cell that met a failure (`RunConfig.saturate_found`, `--saturate-found`; 0
-#: runs every drawn example of such a cell, as runs before it did): 30 drawn examples in a row
-#: that met no (outcome, rule) class the cell had not met, its failures' included. Replayed on
-#: the published run's journal (`scripts/simulate_saturation.py`, docs/performance.md): 30 left
-#: 13,881 of its 28,309 drawn examples unrun, 70 s of their 346 s of execution, and lost no
-#: finding group; 20 lost none either. But a run of 2026-11-28 that cut every cell at 20 lost
-#: two MUST-level groups of one and three examples: hence 30, to be measured on a GPU against
-#: 0 (`scripts/gpu_issue43.sh`). Families whose draws are each their own input
-#: (`SATURATES = False`) still run every one: cut there too, the replay lost two groups.
+#: runs every drawn example of such a cell): drawn examples in a row that met no (outcome,
+#: rule) class the cell had not met, its failures' included. Larger than DEFAULT_SATURATE: a
+#: failing cell's rarer failures come later than a passing cell's first one. Families whose
+#: draws are each their own input (`SATURATES = False`) run every one. What each limit leaves
+#: unrun and loses, replayed on a run's journal (`scripts/simulate_saturation.py`):
+#: docs/performance.md.
 DEFAULT_SATURATE_FOUND = 30
 
 #: a cell's examples sent to a worker in one request (`Worker.run_many`, `RunConfig.batch`):

@@ -6,9 +6,7 @@ cell's line is flushed, after its records, before `cell_done` returns; the examp
 thousands a minute, are flushed by the first record written `RECORD_SYNC_S` or more after the
 last flush (group commit by time: one flush for all written since), by a cell's end and when
 the journal closes, so the machine going down loses only records written since the last
-flush, which `--resume` runs again. A flush per record, measured on the
-synthetic matrix of 3,003 records on the 2-core CPU machine, made the run 9.1-9.3 s against
-7.4-8.1 s without one (docs/performance.md).
+flush, which `--resume` runs again (what a flush per record cost: docs/performance.md).
 
 A run killed in the middle of a write leaves a truncated last line; reading drops it and cuts
 it off the file, so the file stays one JSON object per line. Records are read back on `--resume`

@@ -3,9 +3,8 @@
 A cell whose drawn examples met nothing but pass and skip, and `saturate` of them in a row no
 class it had not met before, is unlikely to meet one in the rest of its draws: those are left
 unrun (cells.jsonl `saturated`, docs/performance.md). A cell that met a failure has a limit of
-its own, `saturate_found` (cells.jsonl `saturated` then says `found`): replayed on the
-published run's journal, no class of such a cell came after that many draws without a new one
-(`scripts/simulate_saturation.py`). `Saturation` counts in journal order
+its own, `saturate_found` (cells.jsonl `saturated` then says `found`). `Saturation` counts in
+journal order
 (`cell.CellRun` feeds it each record as it is journaled), so the cut is the same whoever ran
 what.
 """
@@ -40,9 +39,7 @@ class Saturation:
     def count(self, record: dict) -> None:
         """Count a journaled record towards saturation: a floor example's class is met; a
         drawn example's either is new (the count starts again) or adds one to it. A class
-        other than pass and skip, floor or drawn, puts the cell under `limit_found` (cut at
-        its first failure, a published run lost two MUST-level groups of one example each;
-        docs/performance.md)."""
+        other than pass and skip, floor or drawn, puts the cell under `limit_found`."""
         cls = class_of(record)
         if cls[0] not in (PASS, SKIP):
             self.found = True
