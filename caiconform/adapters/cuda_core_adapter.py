@@ -113,17 +113,20 @@ class _CudaCoreRepro(Repro):
     def produce_named_dlpack(self, array: Array) -> Snip | None:
         """cuda.core has no array type: the adapter's producer is a `StridedMemoryView` of a
         finished array (`from_dlpack(source, stream_ptr=-1)`). For an element type numpy has
-        no code for (bfloat16, float8) the script's source is a torch tensor holding the
-        values' bytes, which has those types; the view's type is what the C exchange API
-        checks call."""
+        no code for (bfloat16, float8) the script's source is torch's tensor of it (torch's
+        own lines); the view's type is what the C exchange API checks call."""
+        from caiconform.adapters.torch_adapter import TorchAdapter
+
         if array.typestr not in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
             return None
+        source = TorchAdapter.repro.produce_named_dlpack(array)
+        if source is None:
+            return None
         return Snip(
-            "source = torch.from_numpy(values.view(np.uint8).reshape(-1).copy()).cuda()"
-            f".view(torch.{array.typestr}).reshape({array.shape})\n"
+            f"{source.code}\n"
             "torch.cuda.synchronize()  # the source's work finished, as the adapter's is\n"
-            "obj = StridedMemoryView.from_dlpack(source, stream_ptr=-1)",
-            ("import torch", *self.imports),
+            "obj = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)  # cuda.core's view of it",
+            (*source.imports, *self.imports),
         )
 
     def write(self, ndim: int) -> Snip | None:
