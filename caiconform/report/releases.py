@@ -335,7 +335,7 @@ def render_markdown(chart: Mapping[str, Any]) -> str:
     if unavailable:
         lines += ["**Would not load** (its cells are `not run` there, whatever they would find):"]
         for release in unavailable:
-            reasons = Counter(release["unavailable"].values())
+            reasons = dict.fromkeys(release["unavailable"].values())
             said = "; ".join(
                 f"{', '.join(a for a, r in release['unavailable'].items() if r == reason)}: "
                 f"{_cell(reason)}"
