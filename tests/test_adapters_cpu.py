@@ -477,6 +477,21 @@ def test_jax_skips_what_jax_arrays_cannot_be_before_importing_jax(layout, scenar
         JaxAdapter().produce(np.zeros((2, 3)), layout, "<f4", scenario)
 
 
+@pytest.mark.parametrize(("spin", "steps"), [(None, 64), ("20000", 64), ("2000", 6), ("1", 1)])
+def test_jax_pending_delay_follows_the_calibrated_spin(monkeypatch, spin, steps):
+    """JAX's pending work is matrix products that hold the whole GPU: a run that calibrated
+    a 2 ms spin runs a tenth of them, not the uncalibrated count (issue 43)."""
+    from caiconform.adapters import _staging
+    from caiconform.adapters.jax_adapter import delay_steps
+
+    monkeypatch.delenv(_staging._SPIN_FILE_ENV, raising=False)
+    if spin is None:
+        monkeypatch.delenv(_staging._SPIN_ENV, raising=False)
+    else:
+        monkeypatch.setenv(_staging._SPIN_ENV, spin)
+    assert delay_steps() == steps
+
+
 def test_numba_kernel_launch_covers_the_shape():
     from caiconform.adapters.numba_adapter import launch_shape
 

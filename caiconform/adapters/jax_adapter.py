@@ -40,8 +40,10 @@ __all__ = ["JaxAdapter", "SUPPORTED"]
 #: with x64 enabled JAX holds every numeric numpy dtype, float16 included, and the ml_dtypes
 #: types (bfloat16, float8).
 SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS) | {"bfloat16", "float8_e4m3fn", "float8_e5m2"}
-#: matrix side and product count of the `pending` scenario's delay (tens of ms on a current
-#: data-centre GPU)
+#: matrix side and product count of the `pending` scenario's delay at the uncalibrated spin
+#: (`_staging.SPIN_US`; about 3 ms a product on an H200); a run's calibrated spin scales the
+#: count (`delay_steps`), as the other producers' pending work is the calibrated spin itself.
+#: The products hold the whole GPU, every other process's kernels waiting for their time slice
 _DELAY_N, _DELAY_STEPS = 4096, 64
 
 
@@ -53,22 +55,29 @@ def _import_jax() -> Any:
     return jax
 
 
-_delayed_fn: list[Any] = []
+_delayed_fns: dict[int, Any] = {}
+
+
+def delay_steps() -> int:
+    """The matrix products of the `pending` delay: `_DELAY_STEPS` scaled by this process's
+    spin over the uncalibrated one, at least one."""
+    return max(1, _DELAY_STEPS * _staging.spin_us() // _staging.SPIN_US)
 
 
 def _delayed(jax: Any) -> Any:
-    """A jitted identity that finishes only after a chain of matrix products: its result is
-    still being computed when the caller gets it back (asynchronous dispatch)."""
-    if not _delayed_fn:
+    """A jitted identity that finishes only after a chain of `delay_steps()` matrix products:
+    its result is still being computed when the caller gets it back (asynchronous dispatch)."""
+    steps = delay_steps()
+    if steps not in _delayed_fns:
         import jax.numpy as jnp
 
         def delayed(x: Any) -> Any:
             m = jnp.full((_DELAY_N, _DELAY_N), 1e-3, dtype=jnp.float32)
-            m = jax.lax.fori_loop(0, _DELAY_STEPS, lambda _, a: a @ m, m)
+            m = jax.lax.fori_loop(0, steps, lambda _, a: a @ m, m)
             return jnp.where(jnp.sum(m) == -1.5, jnp.zeros_like(x), x)
 
-        _delayed_fn.append(jax.jit(delayed))
-    return _delayed_fn[0]
+        _delayed_fns[steps] = jax.jit(delayed)
+    return _delayed_fns[steps]
 
 
 #: a reproducer's JAX arrays: its import sharing the GPU and keeping 64-bit values
