@@ -7,7 +7,11 @@
 # /root/parts/mlir on the same warm machine):
 #   bash scripts/gpu_issue43.sh OUT [SEED]
 # Writes under OUT: summary.txt, gpu.txt, compare.txt, compare.json, timing.txt and runs.tar.gz
-# (each run's run.json, cells.jsonl, matrix.json and findings.json).
+# (each run's run.json, cells.jsonl, matrix.json and findings.json). With PLUGIN=1, then the
+# pytest plugin (`cleanlib` against reference, cupy, torch and numba, both protocols) twice, a
+# new start cache (a fresh machine's case) with `--cai-report`, then reading that cache:
+# OUT/plugin.txt (wall times, summary lines) and OUT/plugin-timing.txt (the first run's
+# `timing_summary.py`).
 set -uo pipefail
 out=${1:?usage: gpu_issue43.sh OUT [SEED]}
 seed=${2:-2802562769}
@@ -41,6 +45,31 @@ print(run.name, "wall", meta.get("parent", {}).get("wall_s"), "startup", meta.ge
       "saturated cells", len(cut), "unrun", sum(c["unrun"] for c in cut))
 PY
 done
+if [ "${PLUGIN:-0}" = 1 ]; then
+  root=$PWD
+  : > "$out/plugin.txt"
+  pcache=$(mktemp -d /tmp/plugin-start.XXXX)
+  for n in 1 2; do
+    plug=$(mktemp -d /tmp/plugin.XXXX)
+    report=()
+    [ "$n" = 1 ] && report=(--cai-report "$work/plugin-report")
+    s=$(date +%s.%N)
+    (cd "$plug" && CAICONFORM_START_CACHE=$pcache PYTHONPATH=$root:$PYTHONPATH timeout -k 10 150 \
+      python3 -m pytest -m cai -p no:cacheprovider -q \
+      --cai-name cleanlib --cai-against reference,cupy,torch,numba "${report[@]}" \
+      --cai-producer tests.downstream.cleanlib.testing:make_array \
+      --cai-consumer tests.downstream.cleanlib.testing:to_host) > "$work/plugin-$n.log" 2>&1
+    rc=$?
+    line=$(grep -m1 -E "^(OK|FIX|INCOMPLETE|NOTHING)" "$work/plugin-$n.log")
+    echo "plugin run $n: exit $rc, $(python3 -c "print(round($(date +%s.%N) - $s, 1))") s: $line" \
+      | tee -a "$out/plugin.txt"
+    tail -3 "$work/plugin-$n.log" >> "$out/plugin.txt"
+  done
+  python3 scripts/timing_summary.py \
+    $(for d in "$work"/plugin-report/runs/*/exchange; do echo "plugin=$d"; done) \
+    > "$out/plugin-timing.txt" 2>&1
+fi
 tar -czf "$out/runs.tar.gz" -C "$work" \
-  $(cd "$work" && ls -d {before,after}/{run.json,cells.jsonl,matrix.json,findings.json} 2>/dev/null)
+  $(cd "$work" && ls -d {before,after}/{run.json,cells.jsonl,matrix.json,findings.json} \
+    after/results.jsonl plugin-report/runs/*/exchange/{run.json,cells.jsonl,results.jsonl} 2>/dev/null)
 cat "$summary"
