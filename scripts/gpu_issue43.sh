@@ -11,7 +11,8 @@
 # pytest plugin (`cleanlib` against reference, cupy, torch and numba, both protocols) twice, a
 # new start cache (a fresh machine's case) with `--cai-report`, then reading that cache:
 # OUT/plugin.txt (wall times, summary lines) and OUT/plugin-timing.txt (the first run's
-# `timing_summary.py`).
+# `timing_summary.py`). VERIFY=1: `findings --verify` of the run as now (its verify.json in
+# runs.tar.gz).
 set -uo pipefail
 out=${1:?usage: gpu_issue43.sh OUT [SEED]}
 seed=${2:-2802562769}
@@ -45,6 +46,8 @@ print(run.name, "wall", meta.get("parent", {}).get("wall_s"), "startup", meta.ge
       "saturated cells", len(cut), "unrun", sum(c["unrun"] for c in cut))
 PY
 done
+# VERIFY=1: each finding group of the run as now reproduced by a script without caiconform
+[ "${VERIFY:-0}" = 1 ] && timed verify 150 caiconform findings "$work/after" --verify
 if [ "${PLUGIN:-0}" = 1 ]; then
   root=$PWD
   : > "$out/plugin.txt"
@@ -71,5 +74,5 @@ if [ "${PLUGIN:-0}" = 1 ]; then
 fi
 tar -czf "$out/runs.tar.gz" -C "$work" \
   $(cd "$work" && ls -d {before,after}/{run.json,cells.jsonl,matrix.json,findings.json} \
-    after/results.jsonl plugin-report/runs/*/exchange/{run.json,cells.jsonl,results.jsonl} 2>/dev/null)
+    after/results.jsonl after/verify.json plugin-report/runs/*/exchange/{run.json,cells.jsonl,results.jsonl} 2>/dev/null)
 cat "$summary"
