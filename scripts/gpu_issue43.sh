@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 43's GPU call: the default matrix twice on one seed on a fresh machine's GPU, first as
-# before the issue's levers (`--saturate 0 --saturate-found 0 --fresh-start`: every drawn
-# example, the start measured; it keeps its start for the next run), then as now (saturation, the start read from
-# the first run's cache), then `caiconform compare` of the two and both timing summaries. Carry
+# now (the machine's first run, its start cache empty: a fresh machine's run), then as before
+# the issue's levers (`--saturate 0 --saturate-found 0 --fresh-start`: every drawn example, the
+# start measured), then `caiconform compare` of the two and both timing summaries. Carry
 # .whl (and the numba-cuda-mlir parts as scripts/mlir_parts.sh says, or an earlier call's
 # /root/parts/mlir on the same warm machine):
 #   bash scripts/gpu_issue43.sh OUT [SEED]
@@ -25,10 +25,11 @@ summary="$out/summary.txt"
 export CAICONFORM_START_CACHE=$work/start-cache
 python3 -c "import importlib.metadata as m; print('numba-cuda-mlir', m.version('numba-cuda-mlir'))" \
   2>&1 | tail -1 | tee -a "$summary"
-fresh_builds
-timed before 240 caiconform run --seed "$seed" --saturate 0 --saturate-found 0 --fresh-start --out "$work/before"
+# as now first, on the fresh machine with an empty start cache: a fresh machine's run
 fresh_builds
 timed after 240 caiconform run --seed "$seed" --out "$work/after"
+fresh_builds
+timed before 240 caiconform run --seed "$seed" --saturate 0 --saturate-found 0 --fresh-start --out "$work/before"
 caiconform compare "$work/before" "$work/after" > "$out/compare.txt" 2>&1
 echo "compare: exit $?" | tee -a "$summary"
 caiconform compare --json "$work/before" "$work/after" > "$out/compare.json" 2>/dev/null
