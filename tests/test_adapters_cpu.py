@@ -864,3 +864,22 @@ def test_cccl_skips_element_types_its_identity_operator_refuses(monkeypatch):
     answer[:] = [KeyError("strides")]
     with pytest.raises(KeyError):
         CcclAdapter().consume(Exported())
+
+
+def test_jax_pending_chain_is_compiled_once_whatever_the_shape(monkeypatch):
+    """The pending delay's chain of products takes no argument: new shapes and dtypes compile
+    only the select (issue 43: one jitted function of the array cost 100-200 ms an example).
+    Runs wherever jax is installed (its CPU backend will do)."""
+    jax = pytest.importorskip("jax", reason="jax is not installed")
+    from caiconform.adapters import _staging, jax_adapter
+
+    monkeypatch.setenv(_staging._SPIN_ENV, "1")  # one product: quick on a CPU
+    monkeypatch.setattr(jax_adapter, "_DELAY_N", 64)
+    monkeypatch.setattr(jax_adapter, "_delayed_fns", {})
+    for shape, dtype in [((3,), np.float32), ((2, 5), np.int16), ((4, 1, 2), np.bool_)]:
+        values = np.arange(np.prod(shape)).reshape(shape).astype(dtype)
+        out = jax_adapter._delayed(jax)(jax.numpy.asarray(values))
+        np.testing.assert_array_equal(np.asarray(out), values)
+    ((chain, select),) = jax_adapter._delayed_fns.values()
+    assert chain._cache_size() == 1
+    assert select._cache_size() == 3
