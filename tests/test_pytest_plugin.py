@@ -880,3 +880,30 @@ def test_the_protocol_option_selects_the_dlpack_families(project):
     assert "dlpack_roundtrip[fakelib->peers]" in out
     assert "dlpack_roundtrip[peers->fakelib]" not in out  # no --cai-dlpack-consumer
     assert "agreement" in out and "::roundtrip[" not in out and "dict-schema" in out
+
+
+def test_exchange_source_preloads_the_peers_not_the_user(tmp_path, monkeypatch):
+    """The exchange run's adapter source lets fork servers import the peers' libraries once
+    (`preload`) and prepares ready a library without the version lookup (`warm`); the user's
+    module, which may make a CUDA context when imported, is never preloaded (issue 43: the
+    plugin's new children prepared for 0.5 s each without them)."""
+    import importlib
+    import sys
+
+    from caiconform.pytest_plugin.adapter import install, uninstall
+    from caiconform.pytest_plugin.targets import Target
+    from caiconform.runner import libraries
+
+    asked: list[str] = []
+    monkeypatch.setattr(libraries, "preload", asked.append)
+    sources = install(tmp_path, Target("mylib", producer="m:f"), ["cupy", "torch"])
+    try:
+        source = importlib.import_module(sources["exchange"])
+        assert source.names() == ["mylib", "cupy", "torch"]
+        assert source.warm is libraries.warm and source.probe is libraries.probe
+        for name in source.names():
+            source.preload(name)
+        assert asked == ["cupy", "torch"]
+    finally:
+        uninstall(tmp_path)
+        sys.modules.pop(sources["exchange"], None)

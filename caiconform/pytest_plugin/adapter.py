@@ -8,7 +8,8 @@ that entry point group: exactly what a library shipping its own adapter does (do
 made on the fly. Nothing is patched; every worker, fresh or restarted, sees the same adapter.
 
 It also writes the *adapter source* of the session's exchange run (the runner's
-`adapter_source`: `names()`, the user's library and its peers, and the registry's `probe`); the
+`adapter_source`: `names()`, the user's library and its peers, and the registry's `probe`,
+`warm` and `preload`, the last for the peers alone); the
 run's `only_cells` keeps the cells that involve the user's library in the directions asked
 (`campaign.Campaign.exchange_run`), never a peer against another peer.
 
@@ -127,11 +128,20 @@ class FunctionAdapter(Adapter):
 
 
 def _source_module(target: Target, peers: list[str]) -> str:
+    """The exchange run's adapter source: the registry's `probe`, `warm` (a prepare readies a
+    library without `probe`'s version lookup, which reads every installed distribution's
+    metadata) and `preload` (the fork servers import the peers' libraries once, so a new
+    worker child does not), the peers only: the user's module may make a CUDA context when
+    imported, and a fork server must not hold one."""
     return (
-        "from caiconform.runner.libraries import probe  # noqa: F401 (the runner asks it)\n\n"
+        "from caiconform.runner.libraries import preload as _preload\n"
+        "from caiconform.runner.libraries import probe, warm  # noqa: F401 (the runner asks them)\n\n"
         f"USER, PEERS = {target.name!r}, {peers!r}\n\n\n"
         "def names():\n"
-        "    return [USER, *PEERS]\n"
+        "    return [USER, *PEERS]\n\n\n"
+        "def preload(name):\n"
+        "    if name != USER:  # its module may make a CUDA context: not in a fork server\n"
+        "        _preload(name)\n"
     )
 
 
