@@ -907,3 +907,61 @@ def test_exchange_source_preloads_the_peers_not_the_user(tmp_path, monkeypatch):
     finally:
         uninstall(tmp_path)
         sys.modules.pop(sources["exchange"], None)
+
+
+def _planned_campaign(tmp_path, planned):
+    from caiconform.pytest_plugin.campaign import Campaign, Options
+    from caiconform.pytest_plugin.targets import Target
+
+    options = Options(Target("mylib", producer="m:f"), None, 5, [], None)
+    campaign = Campaign(options, (True, ""), tmp_path)
+    campaign.planned = planned
+    return campaign
+
+
+def test_exchange_run_begun_at_collection_is_the_one_items_read(tmp_path, monkeypatch):
+    """The exchange run begins in a thread at the end of collection, beside the in-process
+    dict-schema items; the items that need it wait for that one run (issue 43)."""
+    import threading
+
+    campaign = _planned_campaign(tmp_path, {"producer": ["roundtrip"]})
+    ran: list[tuple[str, dict]] = []
+    release = threading.Event()
+
+    def run_exchange(wanted):
+        ran.append((threading.current_thread().name, wanted))
+        release.wait(5)
+        return "result", {"producer": {"roundtrip/mylib/cupy"}}
+
+    monkeypatch.setattr(campaign, "_run_exchange", run_exchange)
+    campaign.begin_exchange()
+    campaign.begin_exchange()  # once only
+    release.set()
+    assert campaign.exchange_run({"producer": ["roundtrip"]})[0] == "result"
+    campaign.wait_exchange()
+    assert ran == [("caiconform-exchange", {"producer": ["roundtrip"]})]
+
+
+def test_exchange_run_error_of_the_background_run_is_raised_to_the_item(tmp_path, monkeypatch):
+    from caiconform.errors import UsageError
+
+    campaign = _planned_campaign(tmp_path, {"consumer": ["streams"]})
+
+    def run_exchange(wanted):
+        raise UsageError("no such library")
+
+    monkeypatch.setattr(campaign, "_run_exchange", run_exchange)
+    campaign.begin_exchange()
+    campaign.wait_exchange()
+    with pytest.raises(UsageError, match="no such library"):
+        campaign.exchange_run({"consumer": ["streams"]})
+
+
+def test_no_exchange_run_begins_without_a_gpu_or_a_plan(tmp_path):
+    campaign = _planned_campaign(tmp_path, {})
+    campaign.begin_exchange()
+    assert campaign._background is None
+    campaign = _planned_campaign(tmp_path, {"producer": ["roundtrip"]})
+    campaign.gpu = (False, "no driver")
+    campaign.begin_exchange()
+    assert campaign._background is None

@@ -442,6 +442,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if isinstance(item, ExchangeItem):
             item.families = selected[item.direction]
     campaign.planned = selected
+    if not session.config.option.collectonly:
+        campaign.begin_exchange()
 
 
 # --- end of session -------------------------------------------------------------------------
@@ -453,6 +455,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from caiconform.pytest_plugin.schema import FAMILY
 
+    campaign.wait_exchange()  # a session stopped early (-x) still reports the run it began
     if campaign.options.report is not None:
         campaign.write_local_run([r for r in campaign.records if r["check"] == FAMILY])
         campaign.report_path = campaign.write_report()

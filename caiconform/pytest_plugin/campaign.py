@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,11 @@ class Campaign:
     _verdict: tuple[int, Any] | None = None
     _sample: Sample | None = None
     _exchange: tuple[Any, dict[str, set[str]]] | None = None
+    #: held while the exchange run runs: an item asking for it waits for the one under way
+    _exchange_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: the exchange run begun at the end of collection (`begin_exchange`), and what it raised
+    _background: threading.Thread | None = None
+    _background_error: BaseException | None = None
 
     @classmethod
     def start(cls, options: Options, gpu: tuple[bool, str]) -> Campaign:
@@ -235,15 +241,44 @@ class Campaign:
         view.skipped = [(key, why) for key, why in result.skipped if key in mine]
         return view
 
+    def begin_exchange(self) -> None:
+        """Begin the exchange run of the `planned` directions in a thread of its own, at the
+        end of collection: its start and cells overlap the in-process dict-schema items,
+        which ran before it (issue 43: the plugin's time). An item that needs it waits for it
+        (`exchange_run`); what it raised is raised there."""
+        if self._background is not None or not self.planned or not self.gpu[0]:
+            return
+
+        def run() -> None:
+            try:
+                self.exchange_run(dict(self.planned))
+            except BaseException as exc:  # raised again by the item that asks for the run
+                self._background_error = exc
+
+        self._background = threading.Thread(target=run, name="caiconform-exchange", daemon=True)
+        self._background.start()
+
+    def wait_exchange(self) -> None:
+        """Wait for a run `begin_exchange` began (the session's end: its records reported)."""
+        if self._background is not None:
+            self._background.join()
+
     def exchange_run(self, wanted: dict[str, list[str]]) -> tuple[Any, dict[str, set[str]]]:
         """(the session's one RunResult, direction -> the keys of its cells), run the first
         time over `wanted` (direction -> families): the user's library as producer against
         each peer's consumer and in the producer families, as consumer of each peer's objects
         and in the consumer families, with the families that do not judge it in a direction
         (`unjudged`) left out of that direction; never a peer against a peer, nor the library
-        against itself."""
-        if self._exchange is not None:
+        against itself. A run under way (`begin_exchange`) is waited for, and what it raised
+        is raised again."""
+        with self._exchange_lock:
+            if self._exchange is None and self._background_error is not None:
+                raise self._background_error
+            if self._exchange is None:
+                self._exchange = self._run_exchange(wanted)
             return self._exchange
+
+    def _run_exchange(self, wanted: dict[str, list[str]]) -> tuple[Any, dict[str, set[str]]]:
         from caiconform.pytest_plugin.adapter import install
         from caiconform.runner.config import RunConfig
         from caiconform.runner.driver import run_matrix
@@ -284,8 +319,7 @@ class Campaign:
         self.run_dirs.append(out)
         self.records.extend(result.records)
         self.skipped_cells.extend(result.skipped)
-        self._exchange = (result, keys)
-        return self._exchange
+        return result, keys
 
     # -- verdicts -----------------------------------------------------------------------
     def verdict(self) -> Any:
