@@ -429,3 +429,39 @@ def test_pin_variant_pins_the_layout_kind():
         )
     assert mutant.interface["data"][0] == 0
     assert min(mutant.interface["strides"]) < 0
+
+
+def test_the_shipped_adversarial_floor_is_current_and_is_the_floor(_adversarial_floor_data):
+    """The floor kept with the package (`adversarial.SHIPPED_FLOOR`, read at a run's start
+    instead of built: issue 43) was written by the code here, and is the floor this code
+    builds (`_adversarial_floor_data`: built here once per run) wherever hypothesis is the
+    version that wrote it; elsewhere it still has every mutant rule and live mutation."""
+    import json
+
+    from hypothesis import __version__
+
+    from caiconform import strategies as cst
+    from caiconform.checks import adversarial
+    from caiconform.spec.families import LIVE
+
+    rows = adversarial.shipped_floor()
+    assert rows is not None, (
+        "caiconform/checks/adversarial_floor.json is stale: the floor's sources changed; "
+        "write it again with `python -m caiconform.checks.adversarial`"
+    )
+    kept = json.loads(adversarial.SHIPPED_FLOOR.read_text())
+    if kept["hypothesis"] == __version__:
+        assert rows == _adversarial_floor_data
+    assert {p["rule"] for _, p in rows if p["kind"] == "mutant"} == set(cst.MUTATIONS)
+    assert {p["mutation"] for _, p in rows if p["kind"] == "live"} == set(LIVE)
+
+
+def test_a_stale_shipped_floor_is_not_read(tmp_path, monkeypatch):
+    from caiconform.checks import adversarial
+
+    stale = tmp_path / "floor.json"
+    stale.write_text('{"key": "another", "hypothesis": "0", "rows": [[{}, {}]]}')
+    monkeypatch.setattr(adversarial, "SHIPPED_FLOOR", stale)
+    assert adversarial.shipped_floor() is None
+    monkeypatch.setattr(adversarial, "floor_key", lambda: "another")
+    assert adversarial.shipped_floor() == [[{}, {}]]

@@ -31,6 +31,7 @@ Optional, with the runner's value when absent:
   (`checks._floor`);
 - `floor_data(part, parts)`, `seed_floor(parts)`, `FLOOR_PARTS` (1): a floor built at the run's
   start in worker processes and merged in the parent;
+- `shipped_floor() -> list | None`: that floor as the package keeps it, when still current;
 - `repro(params, producer, consumer) -> str`: a standalone reproducer script (else a generic one).
 
 Their names, in the order a run goes through them, with the protocol each exchanges over, are

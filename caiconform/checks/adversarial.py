@@ -28,14 +28,16 @@ record. `Export` is the object class that exposes an arbitrary dict.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 
-from caiconform.checks import _encoding, _exchange, _results, _sources, _values
+from caiconform.checks import _encoding, _exchange, _floor, _results, _sources, _values
 from caiconform.results.outcome import REJECTED, SKIP, Result
 from caiconform.results.record import EXPECT_REJECTION
 from caiconform.spec.families import LIVE
@@ -139,12 +141,65 @@ def floor(producer: str | None, consumer: str | None) -> list:
     """Every mutant rule, every variant of its mutation (`strategies.pin_variant`: a float, a
     str, a bool...) as hypothesis's minimal mutant and as the minimal mutant of a zero-size 1-d
     array, LAYOUT_FLOOR_RULES on each layout kind, and MUTANT_VARIANTS drawn ones; every live
-    mutation once, on a float32 (3, 4) array. The same for every consumer, in every run: found
-    once per process (a few seconds)."""
+    mutation once, on a float32 (3, 4) array. The same for every consumer, in every run: read
+    from `SHIPPED_FLOOR` while the code that builds it is unchanged (`shipped_floor`), else
+    found once per process (a few seconds)."""
     with _floor_lock:
         if not _floor_cache:
-            _floor_cache.extend(_build_floor())
+            shipped = shipped_floor()
+            if shipped is not None:
+                _floor_cache.extend(_floor.FloorExample(c, p) for c, p in shipped)
+            else:
+                _floor_cache.extend(_build_floor())
         return list(_floor_cache)
+
+
+#: the floor as built (`floor_data()`), kept with the package: `{"key": floor_key(),
+#: "hypothesis": the version that found it, "rows": [[coverage, params], ...]}`. A run's start built it in four worker processes beside the
+#: probes, 3.5-5.8 s on an H200 and the longest part of the pytest plugin's start (issue 43);
+#: hypothesis's minimal mutants are the same wherever its version finds them alike, and read
+#: from the file they are the same everywhere. `python -m caiconform.checks.adversarial`
+#: writes it again (tests/test_floor.py says when it must)
+SHIPPED_FLOOR = Path(__file__).with_name("adversarial_floor.json")
+#: the sources the floor is built from: a change to any of them builds it again
+_FLOOR_SOURCES = ("strategies.py", "draws.py", "checks/adversarial.py", "checks/_floor.py",
+                  "checks/_encoding.py", "spec/*.py")  # fmt: skip
+
+
+def floor_key() -> str:
+    """SHA-256 of `_FLOOR_SOURCES` as they are here (relative names and bytes, in order)."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for pattern in _FLOOR_SOURCES:
+        for path in sorted(root.glob(pattern)):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def shipped_floor() -> list | None:
+    """`SHIPPED_FLOOR`'s rows when it was written by the code here (its key is `floor_key()`),
+    else None: the floor is then built."""
+    try:
+        kept = json.loads(SHIPPED_FLOOR.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("key") != floor_key():
+        return None
+    rows = kept.get("rows")
+    return rows if isinstance(rows, list) else None
+
+
+def write_shipped_floor() -> int:
+    """Build the floor and write it to `SHIPPED_FLOOR`; the number of rows."""
+    rows = floor_data()
+    lines = ",\n".join(json.dumps(row, sort_keys=True) for row in rows)  # a row a line
+    from hypothesis import __version__ as hypothesis_version
+
+    head = f'"key": {json.dumps(floor_key())}, "hypothesis": {json.dumps(hypothesis_version)}'
+    text = f'{{{head}, "rows": [\n{lines}\n]}}\n'
+    SHIPPED_FLOOR.write_text(text, encoding="utf-8")
+    return len(rows)
 
 
 #: the floor is built in this many worker processes side by side at a run's start
@@ -474,3 +529,7 @@ def repro(params: dict, producer: str | None, consumer: str | None) -> str:
         _sources.consumer_source(consumer),
         "print('accepted; read:', result)\n",
     )
+
+
+if __name__ == "__main__":  # python -m caiconform.checks.adversarial: write SHIPPED_FLOOR again
+    print(f"{write_shipped_floor()} floor rows written to {SHIPPED_FLOOR}")

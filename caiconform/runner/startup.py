@@ -83,9 +83,15 @@ def _in_worker(function: str, log_path: Path | None, **kwargs: Any) -> Any:
 
 def _floor_elsewhere(module: str, log_dir: Path, cache: StartCache | None = None) -> None:
     """`module`'s floor in its FLOOR_PARTS parts (1 if it names none), each built in a worker
-    process of its own, side by side, then given to `module.seed_floor`; read from `cache`
-    instead when the last run in this environment kept it."""
+    process of its own, side by side, then given to `module.seed_floor`; taken from
+    `module.shipped_floor()` instead when the package keeps it as this code builds it, or
+    read from `cache` when the last run in this environment kept it."""
     family = importlib.import_module(module)
+    shipped = getattr(family, "shipped_floor", None)
+    rows = shipped() if shipped is not None else None
+    if rows is not None:  # the floor kept with the package, as the code here builds it
+        family.seed_floor([rows])
+        return
     kept = None if cache is None else cache.get(f"floor:{module}")
     if isinstance(kept, list):
         family.seed_floor(kept)
