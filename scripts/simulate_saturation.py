@@ -23,6 +23,7 @@ import types
 from pathlib import Path
 
 from caiconform.runner.config import DEFAULT_SATURATE, DEFAULT_SATURATE_FOUND
+from caiconform.runner.jobs import class_of
 from caiconform.runner.saturation import Saturation
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -53,31 +54,44 @@ def replay(records: list[dict], limit: int, limit_found: int) -> tuple[int, floa
     """(drawn examples left unrun, their seconds, raw groups kept) of the journal cut as
     saturation under those limits would have cut each cell."""
     cells: dict[tuple, list[dict]] = collections.defaultdict(list)
+    shrunk: dict[tuple, list[dict]] = collections.defaultdict(list)
     groups = set()
     for record in records:
-        if record.get("floor") is None or record.get("shrunk"):  # skips, shrinks: kept
+        key = (record["check"], record.get("producer"), record.get("consumer"))
+        if record.get("shrunk"):  # kept only where the replay still meets the class shrunk
+            shrunk[key].append(record)
+            continue
+        if record.get("floor") is None:  # a cell's skip: kept
             if record["outcome"] not in ("pass", "skip"):
                 groups.add(_group(record))
             continue
-        cells[(record["check"], record.get("producer"), record.get("consumer"))].append(record)
+        cells[key].append(record)
     unrun, seconds = 0, 0.0
     modules: dict[str, object] = {}
-    for (check, _, _), journal in cells.items():
-        module = modules.setdefault(check, _family(check))
+    for key in sorted({*cells, *shrunk}, key=str):
+        journal = cells.get(key, [])
+        module = modules.setdefault(key[0], _family(key[0]))
         journal.sort(key=lambda r: r.get("seq", 0))
         saturation = Saturation(limit, module, limit_found)  # type: ignore[arg-type]
         jobs = [types.SimpleNamespace(coverage=r.get("coverage") if r.get("floor") else None)
                 for r in journal]  # fmt: skip
         cut = False
+        met: set = set()
         for index, record in enumerate(journal):
             if cut and not record.get("floor"):
                 unrun += 1
                 seconds += float(record.get("duration_s") or 0.0)
                 continue
             saturation.count(record)
+            met.add(class_of(record))
             if record["outcome"] not in ("pass", "skip"):
                 groups.add(_group(record))
             cut = cut or saturation.cuts(jobs, index + 1, drawing=False)
+        # a class's shrink follows from its drawn example: a class the replay never met in
+        # the cell is not shrunk, and what its shrink journaled is lost with it
+        for record in shrunk.get(key, []):
+            if record["outcome"] not in ("pass", "skip") and class_of(record) in met:
+                groups.add(_group(record))
     return unrun, seconds, groups
 
 
@@ -96,7 +110,10 @@ def _severities(run: Path) -> dict[tuple, str]:
                 None if producer == "-" else producer,
                 None if consumer == "-" else consumer,
             )
-            found[(*key, rule, group.get("outcome"))] = group.get("severity") or "-"
+            outcome = group.get("outcome")
+            found[(*key, rule, outcome)] = group.get("severity") or "-"
+            if outcome == "rejected-valid":  # the journal's outcome of a valid input refused
+                found[(*key, rule, "rejected")] = group.get("severity") or "-"
     return found
 
 

@@ -55,3 +55,17 @@ def test_a_failing_cell_cut_after_its_limit_loses_what_only_its_later_draws_met(
 def test_a_family_that_does_not_saturate_is_replayed_whole() -> None:
     sim = _module()
     assert sim.replay(_journal("adversarial"), 20, 2)[0] == 0
+
+
+def test_a_shrink_of_a_class_the_replay_cut_is_lost_with_it() -> None:
+    """A class met only by draws the replay leaves unrun is not shrunk either: its shrink's
+    records do not keep its group (they had hidden the two refuses-valid groups a limit of
+    30 lost on the H200, 2026-12-02)."""
+    sim = _module()
+    journal = _journal()
+    journal.append({**_record(6, "fail", "CAI-B"), "shrunk": True, "floor": None})
+    journal.append({**_record(7, "fail", "CAI-A"), "shrunk": True, "floor": None})
+    groups = sim.replay(journal, 20, 2)[2]
+    assert ("roundtrip", "lib", "peer", "CAI-B", "fail") not in groups
+    assert ("roundtrip", "lib", "peer", "CAI-A", "fail") in groups
+    assert ("roundtrip", "lib", "peer", "CAI-B", "fail") in sim.replay(journal, 0, 0)[2]
