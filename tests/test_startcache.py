@@ -76,7 +76,7 @@ def test_off_turns_it_off(monkeypatch, tmp_path):
 
 
 def _probes(calls: list, reason: str = ""):
-    def probe_all(source, names, processes, log_dir=None):
+    def probe_all(source, names, processes, log_dir=None, seconds=None):
         calls.append(list(names))
         return {n: LibraryInfo(n, not reason, reason, "1.0", frozenset({"produce"})) for n in names}
 

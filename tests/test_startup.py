@@ -22,8 +22,10 @@ def _pids(infos) -> dict[str, str]:
 
 
 def test_probes_run_side_by_side_and_a_crash_costs_only_its_library(tmp_path):
-    infos = probe_all(SOURCE, NAMES, processes=3, log_dir=tmp_path)
+    seconds: dict = {}
+    infos = probe_all(SOURCE, NAMES, processes=3, log_dir=tmp_path, seconds=seconds)
     assert list(infos) == NAMES
+    assert set(seconds) == set(NAMES) and all(s >= 0 for s in seconds.values())
     assert not infos["crash"].available
     assert "probing it failed" in infos["crash"].reason and "died" in infos["crash"].reason
     pids = _pids(infos)

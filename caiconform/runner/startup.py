@@ -115,11 +115,17 @@ def _floor_elsewhere(module: str, log_dir: Path, cache: StartCache | None = None
 
 
 def probe_all(
-    source: str, names: Sequence[str], processes: int, log_dir: Path | None = None
+    source: str,
+    names: Sequence[str],
+    processes: int,
+    log_dir: Path | None = None,
+    seconds: dict[str, float] | None = None,
 ) -> dict[str, LibraryInfo]:
     """Each library's probe (`source:probe`), one call each, in up to `processes` workers side
     by side; a library whose import crashes or hangs is marked unavailable with that reason and
-    the others are still probed. In `names` order."""
+    the others are still probed. In `names` order. `seconds`, when given, gets each library's
+    probe and self-check time (run.json `startup.probes_s`: which library the start waits
+    for)."""
     names = list(dict.fromkeys(names))
     infos: dict[str, LibraryInfo] = {}
     lock = threading.Lock()
@@ -135,6 +141,7 @@ def probe_all(
                     if not queue:
                         return
                     name = queue.pop()
+                began = time.perf_counter()
                 try:
                     data = worker.call(f"{source}:probe", PROBE_TIMEOUT_S, name=name)
                     info = LibraryInfo.from_dict(data)
@@ -144,6 +151,8 @@ def probe_all(
                     info = _with_selfcheck(worker, source, info)
                 with lock:
                     infos[name] = info
+                    if seconds is not None:
+                        seconds[name] = round(time.perf_counter() - began, 3)
         finally:
             worker.close()
 
@@ -261,7 +270,9 @@ class Startup:
         started = time.perf_counter()
         infos = self._kept_probes(names)
         if infos is None:
-            infos = probe_all(source, names, processes, RunDir(self.out).workers)
+            seconds: dict[str, float] = {}
+            infos = probe_all(source, names, processes, RunDir(self.out).workers, seconds)
+            self.timings["probes_s"] = seconds  # type: ignore[assignment]
             if self.cache is not None and all(map(_keepable, infos.values())):
                 self.cache.put("probes", {n: _info_json(i) for n, i in infos.items()})
         self.timings["probe_s"] = round(time.perf_counter() - started, 3)
