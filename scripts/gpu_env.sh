@@ -26,9 +26,11 @@ nproc >> "$out/gpu.txt"
 
 # a matrix as on a fresh machine: no compiled code kept on disk by an earlier run or the tests
 # (cuda.compute's builds, adapters/_cccl_builds.py, and the reference kernels' cubin,
-# cuda/kernels.py, stay in the temp directory between runs)
+# cuda/kernels.py, and JAX's compilation cache, adapters/jax_adapter.py, stay in the temp
+# directory between runs)
 fresh_builds() {
-  rm -rf "${TMPDIR:-/tmp}"/caiconform-cccl-* "${TMPDIR:-/tmp}"/caiconform-kernels-*
+  rm -rf "${TMPDIR:-/tmp}"/caiconform-cccl-* "${TMPDIR:-/tmp}"/caiconform-kernels-* \
+    "${TMPDIR:-/tmp}"/caiconform-jax-*
 }
 
 # timed NAME CAP_S COMMAND...: run it under `timeout` with its output in "$work/NAME.log", its

@@ -881,5 +881,23 @@ def test_jax_pending_chain_is_compiled_once_whatever_the_shape(monkeypatch):
         out = jax_adapter._delayed(jax)(jax.numpy.asarray(values))
         np.testing.assert_array_equal(np.asarray(out), values)
     ((chain, select),) = jax_adapter._delayed_fns.values()
-    assert chain._cache_size() == 1
+    assert chain.func._cache_size() == 1
     assert select._cache_size() == 3
+
+
+def test_jax_compiles_go_to_a_cache_the_runs_processes_share(tmp_path, monkeypatch):
+    """JAX's persistent compilation cache in CAICONFORM_JAX_CACHE's directory, every compile
+    kept: a worker child replaced after a crash reads what an earlier one compiled."""
+    pytest.importorskip("jax", reason="jax is not installed")
+    from caiconform.adapters import jax_adapter
+
+    monkeypatch.setenv(jax_adapter.CACHE_ENV, str(tmp_path / "jax"))
+    jax = jax_adapter._import_jax()
+    try:
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path / "jax")
+        assert jax.config.jax_persistent_cache_min_compile_time_secs == 0.0
+        monkeypatch.setenv(jax_adapter.CACHE_ENV, str(tmp_path / "other"))
+        jax_adapter._import_jax()  # a cache already set (the user's) is kept
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path / "jax")
+    finally:
+        jax.config.update("jax_compilation_cache_dir", None)

@@ -25,6 +25,7 @@ device memory at start-up, starving the other libraries in the same worker), and
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -47,12 +48,40 @@ SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS) | {"bfloat16", "float8_e4m3fn", "
 _DELAY_N, _DELAY_STEPS = 4096, 64
 
 
+#: where JAX keeps what it compiled (its persistent compilation cache), for every worker of a
+#: run; default `<tempdir>/caiconform-jax-<uid>` (`diskcache.cache_dir`)
+CACHE_ENV = "CAICONFORM_JAX_CACHE"
+#: JAX's settings of that cache: every compile kept, however quick
+_CACHE_SETTINGS = (
+    ("jax_persistent_cache_min_compile_time_secs", 0.0),
+    ("jax_persistent_cache_min_entry_size_bytes", 0),
+)
+
+
 def _import_jax() -> Any:
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     import jax
 
     jax.config.update("jax_enable_x64", True)
+    _share_compiles(jax)
     return jax
+
+
+def _share_compiles(jax: Any) -> None:
+    """JAX's persistent compilation cache in `CACHE_ENV`'s directory: a worker child replaced
+    after a crash compiled the pending delay's chain and each select again, 75 ms median and
+    236 ms mean a JAX streams example on an H200 (issue 43); with the cache a run compiles
+    each once. What runs is what JAX compiled; a JAX without these settings keeps its own."""
+    from caiconform.diskcache import cache_dir
+
+    try:
+        if jax.config.jax_compilation_cache_dir:  # the user's own cache is kept
+            return
+        jax.config.update("jax_compilation_cache_dir", str(cache_dir(CACHE_ENV, "jax")))
+        for name, value in _CACHE_SETTINGS:
+            jax.config.update(name, value)
+    except (AttributeError, KeyError, ValueError):  # a JAX without the persistent cache
+        pass
 
 
 #: steps -> (the chain of products, the select that waits for it), jitted once per process
@@ -70,19 +99,22 @@ def _delayed(jax: Any) -> Any:
     (asynchronous dispatch): `x` selected by the sum of a chain of `delay_steps()` matrix
     products. The chain takes no argument, so it is compiled once per process; only the
     elementwise select is compiled for each new shape and dtype (one jitted function of `x`
-    holding the chain was compiled anew for each, 100-200 ms an example)."""
+    holding the chain was compiled anew for each, 100-200 ms an example), and JAX's
+    persistent cache (`_share_compiles`) keeps both for the run's other processes."""
     steps = delay_steps()
     if steps not in _delayed_fns:
         import jax.numpy as jnp
 
-        def chain() -> Any:
-            m = jnp.full((_DELAY_N, _DELAY_N), 1e-3, dtype=jnp.float32)
+        def chain(m: Any) -> Any:
             return jnp.sum(jax.lax.fori_loop(0, steps, lambda _, a: a @ m, m))
 
         def select(total: Any, x: Any) -> Any:
             return jnp.where(total == -1.5, jnp.zeros_like(x), x)
 
-        _delayed_fns[steps] = (jax.jit(chain), jax.jit(select))
+        # the matrix an argument, made once: as a constant of the jitted chain XLA folds the
+        # products on the host when it compiles (seconds of CPU, and no delay left to run)
+        m = jnp.full((_DELAY_N, _DELAY_N), 1e-3, dtype=jnp.float32).block_until_ready()
+        _delayed_fns[steps] = (functools.partial(jax.jit(chain), m), jax.jit(select))
     chain_fn, select_fn = _delayed_fns[steps]
     return lambda x: select_fn(chain_fn(), x)
 
