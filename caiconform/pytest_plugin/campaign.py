@@ -1,10 +1,12 @@
 """The plugin's session state: the options, the GPU answer, the records of every check, and the
 runner runs that exchange the user's library with its peers.
 
-A direction (the user's factory against the peers' consumers, or the peers' producers against
-the user's consumer) is one `run_matrix` call over the families that have that direction, made
-the first time one of its items runs; the items then read their family's records. Each run
-writes an ordinary run directory, so `--cai-report` merges them into one report.
+The directions (the user's factory against the peers' consumers, the peers' producers against
+the user's consumer) the selected items ask for are one `run_matrix` call, the exchange run,
+begun in a thread of its own at the end of collection (`begin_exchange`), so that its start and
+cells overlap the in-process dict-schema items; each item waits for it and reads its family's
+records. The run writes an ordinary run directory, so `--cai-report` merges it with the
+dict-schema records into one report.
 
 The factory is a CAI producer (`--cai-producer`); the families of another protocol (the family
 catalogue's, `caiconform.spec.protocols`: DLPack's, agreement included) judge it only when its
