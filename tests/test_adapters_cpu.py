@@ -867,9 +867,9 @@ def test_cccl_skips_element_types_its_identity_operator_refuses(monkeypatch):
 
 
 def test_jax_pending_chain_is_compiled_once_whatever_the_shape(monkeypatch):
-    """The pending delay's chain of products takes no argument: new shapes and dtypes compile
-    only the select (issue 43: one jitted function of the array cost 100-200 ms an example).
-    Runs wherever jax is installed (its CPU backend will do)."""
+    """The pending delay's chain of products is compiled once, its matrix an argument (not a
+    constant XLA folds while compiling): new shapes and dtypes compile only the select (issue
+    43). Runs wherever jax is installed (its CPU backend will do)."""
     jax = pytest.importorskip("jax", reason="jax is not installed")
     from caiconform.adapters import _staging, jax_adapter
 

@@ -42,9 +42,10 @@ __all__ = ["JaxAdapter", "SUPPORTED"]
 #: types (bfloat16, float8).
 SUPPORTED = frozenset(_staging.ALL_DTYPE_KEYS) | {"bfloat16", "float8_e4m3fn", "float8_e5m2"}
 #: matrix side and product count of the `pending` scenario's delay at the uncalibrated spin
-#: (`_staging.SPIN_US`; about 3 ms a product on an H200); a run's calibrated spin scales the
-#: count (`delay_steps`), as the other producers' pending work is the calibrated spin itself.
-#: The products hold the whole GPU, every other process's kernels waiting for their time slice
+#: (`_staging.SPIN_US`); a run's calibrated spin scales the count (`delay_steps`), as the other
+#: producers' pending work is the calibrated spin itself. The products hold the whole GPU, every
+#: other process's kernels waiting for their time slice (docs/performance.md, "Figures behind
+#: the code")
 _DELAY_N, _DELAY_STEPS = 4096, 64
 
 
@@ -68,10 +69,10 @@ def _import_jax() -> Any:
 
 
 def _share_compiles(jax: Any) -> None:
-    """JAX's persistent compilation cache in `CACHE_ENV`'s directory: a worker child replaced
-    after a crash compiled the pending delay's chain and each select again, 75 ms median and
-    236 ms mean a JAX streams example on an H200 (issue 43); with the cache a run compiles
-    each once. What runs is what JAX compiled; a JAX without these settings keeps its own."""
+    """JAX's persistent compilation cache in `CACHE_ENV`'s directory: without it a worker
+    child replaced after a crash compiles the pending delay's chain and each select again
+    (docs/performance.md); with it a run compiles each once. What runs is what JAX compiled;
+    a JAX without these settings keeps its own."""
     from caiconform.diskcache import cache_dir
 
     try:
@@ -97,10 +98,10 @@ def delay_steps() -> int:
 def _delayed(jax: Any) -> Any:
     """An identity whose result is still being computed when the caller gets it back
     (asynchronous dispatch): `x` selected by the sum of a chain of `delay_steps()` matrix
-    products. The chain takes no argument, so it is compiled once per process; only the
-    elementwise select is compiled for each new shape and dtype (one jitted function of `x`
-    holding the chain was compiled anew for each, 100-200 ms an example), and JAX's
-    persistent cache (`_share_compiles`) keeps both for the run's other processes."""
+    products. The chain's one argument is the matrix, made once, so it is compiled once per
+    process; only the elementwise select is compiled for each new shape and dtype (one jitted
+    function of `x` holding the chain would be compiled anew for each), and JAX's persistent
+    cache (`_share_compiles`) keeps both for the run's other processes."""
     steps = delay_steps()
     if steps not in _delayed_fns:
         import jax.numpy as jnp

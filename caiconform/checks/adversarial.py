@@ -155,11 +155,11 @@ def floor(producer: str | None, consumer: str | None) -> list:
 
 
 #: the floor as built (`floor_data()`), kept with the package: `{"key": floor_key(),
-#: "hypothesis": the version that found it, "rows": [[coverage, params], ...]}`. A run's start built it in four worker processes beside the
-#: probes, 3.5-5.8 s on an H200 and the longest part of the pytest plugin's start (issue 43);
-#: hypothesis's minimal mutants are the same wherever its version finds them alike, and read
-#: from the file they are the same everywhere. `python -m caiconform.checks.adversarial`
-#: writes it again (tests/test_floor.py says when it must)
+#: "hypothesis": the version that found it, "rows": [[coverage, params], ...]}`, so that a
+#: run's start need not build it in worker processes beside the probes (what that cost:
+#: docs/performance.md). Read from the file, the floor is the same wherever hypothesis would
+#: find other minimal mutants. `python -m caiconform.checks.adversarial` writes it again
+#: (tests/test_floor.py says when it must)
 SHIPPED_FLOOR = Path(__file__).with_name("adversarial_floor.json")
 #: the sources the floor is built from: a change to any of them builds it again
 _FLOOR_SOURCES = ("strategies.py", "draws.py", "checks/adversarial.py", "checks/_floor.py",
