@@ -455,7 +455,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from caiconform.pytest_plugin.schema import FAMILY
 
-    campaign.wait_exchange()  # a session stopped early (-x) still reports the run it began
+    if exitstatus != pytest.ExitCode.INTERRUPTED:  # Ctrl-C: the process leaves the run
+        campaign.wait_exchange()  # a session stopped early (-x) still reports the run it began
     if campaign.options.report is not None:
         campaign.write_local_run([r for r in campaign.records if r["check"] == FAMILY])
         campaign.report_path = campaign.write_report()
