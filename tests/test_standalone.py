@@ -693,3 +693,24 @@ def test_the_folder_writer_lists_every_group_and_refuses_an_unreadable_file(
     scripts = sorted((tmp_path / "out").glob("*.py"))
     assert len(scripts) == len(SYNTHETIC)
     assert f"{len(SYNTHETIC)} scripts for {len(SYNTHETIC)} groups" in capsys.readouterr().out
+
+
+def test_a_dlpack_consumer_script_hands_a_versioned_capsule_only_to_who_asks_for_one() -> None:
+    """The stream case's capsules, the warm-up's included, are versioned only when the
+    consumer's `__dlpack__` call passes a max_version of 1 or more (DLPack's Python
+    specification): the warm-up's had been versioned always, and numba-cuda-mlir's kernel
+    launcher failed the script's first call (SystemError) where the run's worker had read."""
+    text = script_for_group(SYNTHETIC["dlpack_consumer"])
+    tree = ast.parse(text)
+    (versioned,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "versioned"]
+    scope: dict = {}
+    exec(compile(ast.Module([versioned], []), "<script>", "exec"), scope)
+    assert scope["versioned"]({}) is None
+    assert scope["versioned"]({"max_version": None}) is None
+    assert scope["versioned"]({"max_version": (1, 0)}) == (1, 1)
+    calls = [
+        n for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "make_capsule"
+    ]  # fmt: skip
+    assert len(calls) == 2
+    assert all(any(k.arg == "version" for k in call.keywords) for call in calls)

@@ -49,7 +49,15 @@ n = final.size
 ptr = upload(np.concatenate([~final, final]))  # the sentinel (bytes complemented), then the values
 ck(cu.cuCtxSynchronize())
 work = {stream}
-warm = read(CapsuleProducer(lambda kwargs: make_capsule(ptr + n, {shape}, {code}, (2, 0)), (2, 0)))
+
+
+def versioned(kwargs):  # a versioned capsule only for a consumer that asks for one (max_version)
+    return (1, 1) if (kwargs.get("max_version") or (0,))[0] >= 1 else None
+
+
+warm = read(CapsuleProducer(
+    lambda kwargs: make_capsule(ptr + n, {shape}, {code}, (2, 0), version=versioned(kwargs)),
+    (2, 0)))
 ck(cu.cuCtxSynchronize())  # the consumer's import warmed on the final bytes: no first-call delay
 sleep_on(work, {spin})  # the producer's work, still running ...
 ck(cu.cuMemcpyDtoDAsync(ptr, ptr + n, n, cu.CUstream(work)))  # ... then its final write
@@ -61,8 +69,7 @@ def make(kwargs):  # the producer's __dlpack__: its write ordered before the str
         event = ck(cu.cuEventCreate(cu.CUevent_flags.CU_EVENT_DISABLE_TIMING.value))
         ck(cu.cuEventRecord(event, cu.CUstream(work)))
         ck(cu.cuStreamWaitEvent(cu.CUstream(1 if stream is None else stream), event, 0))
-    version = (1, 1) if (kwargs.get("max_version") or (0,))[0] >= 1 else None
-    return make_capsule(ptr, {shape}, {code}, (2, 0), version=version)
+    return make_capsule(ptr, {shape}, {code}, (2, 0), version=versioned(kwargs))
 
 
 obj = CapsuleProducer(make, (2, 0))
