@@ -55,28 +55,8 @@ done
 # VERIFY=1: each finding group of the run as now reproduced by a script without caiconform
 [ "${VERIFY:-0}" = 1 ] && timed verify 150 caiconform findings "$work/after" --verify
 if [ "${PLUGIN:-0}" = 1 ]; then
-  root=$PWD
-  : > "$out/plugin.txt"
-  pcache=$(mktemp -d /tmp/plugin-start.XXXX)
-  for n in 1 2; do
-    plug=$(mktemp -d /tmp/plugin.XXXX)
-    report=()
-    [ "$n" = 1 ] && report=(--cai-report "$work/plugin-report")
-    s=$(date +%s.%N)
-    (cd "$plug" && CAICONFORM_START_CACHE=$pcache PYTHONPATH=$root:$PYTHONPATH timeout -k 10 150 \
-      python3 -m pytest -m cai -p no:cacheprovider -q \
-      --cai-name cleanlib --cai-against reference,cupy,torch,numba "${report[@]}" \
-      --cai-producer tests.downstream.cleanlib.testing:make_array \
-      --cai-consumer tests.downstream.cleanlib.testing:to_host) > "$work/plugin-$n.log" 2>&1
-    rc=$?
-    line=$(grep -m1 -E "^(OK|FIX|INCOMPLETE|NOTHING)" "$work/plugin-$n.log")
-    echo "plugin run $n: exit $rc, $(python3 -c "print(round($(date +%s.%N) - $s, 1))") s: $line" \
-      | tee -a "$out/plugin.txt"
-    tail -3 "$work/plugin-$n.log" >> "$out/plugin.txt"
-  done
-  python3 scripts/timing_summary.py \
-    $(for d in "$work"/plugin-report/runs/*/exchange; do echo "plugin=$d"; done) \
-    > "$out/plugin-timing.txt" 2>&1
+  RUNS=2 REPORT="$work/plugin-report" bash scripts/gpu_plugin_time.sh "$work/plugin"
+  cp "$work/plugin/plugin.txt" "$work/plugin/plugin-timing.txt" "$out/" 2>/dev/null
 fi
 tar -czf "$out/runs.tar.gz" -C "$work" \
   $(cd "$work" && ls -d {before,after}/{run.json,cells.jsonl,matrix.json,findings.json} \
