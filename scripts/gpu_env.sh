@@ -10,8 +10,10 @@ mkdir -p "$site"
 # (`ls` of two globs fails when either matches nothing: the wheels are gathered by compgen)
 carried=$(compgen -G '.whl/*.whl'; compgen -G '.whl/adopters*/*.whl')
 if [ -n "$carried" ]; then
+  # installed as pip installs them, with their bytecode compiled (the first processes to
+  # import a package without it each compile it, which a fresh run's start would then measure)
   # shellcheck disable=SC2086
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade \
     --target "$site" $carried || echo "wheel install failed"
 fi
 export PYTHONPATH=$site
@@ -25,12 +27,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 nproc >> "$out/gpu.txt"
 
 # a matrix as on a fresh machine: no compiled code kept on disk by an earlier run or the tests
-# (cuda.compute's builds, adapters/_cccl_builds.py, and the reference kernels' cubin,
-# cuda/kernels.py, and JAX's compilation cache, adapters/jax_adapter.py, stay in the temp
-# directory between runs)
+# (cuda.compute's builds, adapters/_cccl_builds.py, the reference kernels' cubin,
+# cuda/kernels.py, JAX's compilation cache, adapters/jax_adapter.py, and numba's cache of the
+# copy kernels, adapters/numba_adapter.py, stay in the temp directory between runs)
 fresh_builds() {
   rm -rf "${TMPDIR:-/tmp}"/caiconform-cccl-* "${TMPDIR:-/tmp}"/caiconform-kernels-* \
-    "${TMPDIR:-/tmp}"/caiconform-jax-*
+    "${TMPDIR:-/tmp}"/caiconform-jax-* "${TMPDIR:-/tmp}"/caiconform-numba-*
 }
 
 # timed NAME CAP_S COMMAND...: run it under `timeout` with its output in "$work/NAME.log", its

@@ -438,3 +438,65 @@ def test_the_matrix_carries_the_migration_rows(tmp_path):
     assert "## numba-cuda and numba-cuda-mlir" in render_markdown(matrix)
     assert '<section id="migration">' in render_html(matrix)
     assert json.loads(json.dumps(matrix["migration"])) == matrix["migration"]
+
+
+# -- the copy kernels' disk cache ---------------------------------------------------------------
+
+
+def _fake_implementation(monkeypatch, name: str, package: str) -> tuple[list, types.ModuleType]:
+    """A Numba implementation `name` whose `cuda.jit(cache=...)` records, per kernel made, the
+    cache flag and its config's CACHE_DIR at that moment (what numba's locator reads)."""
+    from caiconform.adapters import numba_adapter
+
+    config = types.ModuleType(f"{package}.core.config")
+    config.CACHE_DIR = "the user's own"
+    cuda = types.ModuleType(f"{package}.fakecuda")
+    made: list = []
+
+    def jit(cache=False):
+        def decorate(function):
+            made.append((function.__name__, cache, config.CACHE_DIR))
+            return function
+
+        return decorate
+
+    cuda.jit = jit
+    for module in (config, cuda):
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    impl = numba_impls.NumbaImpl(name, cuda.__name__, package, needs_shim=False)
+    monkeypatch.setitem(numba_impls.IMPLS, name, impl)
+    monkeypatch.setattr(numba_adapter, "IMPLS", numba_impls.IMPLS)
+    return made, config
+
+
+@pytest.mark.parametrize("name", ["numba-cuda-mlir", "numba-cuda"])
+def test_copy_kernels_are_cached_in_caiconforms_folder_per_implementation(
+    name, monkeypatch, tmp_path
+):
+    """Every copy kernel is made with numba's `cache=True` while the implementation's CACHE_DIR
+    is caiconform's folder for that implementation (so numba-cuda's and numba-cuda-mlir's
+    caches never meet), and the library's own setting is back afterwards."""
+    from caiconform.adapters import numba_adapter
+
+    made, config = _fake_implementation(monkeypatch, name, f"fake_{name.replace('-', '_')}")
+    monkeypatch.setenv(numba_adapter.CACHE_ENV, str(tmp_path))
+    kernels = numba_adapter._copy_kernels.__wrapped__(name)
+    assert sorted(kernels) == [0, 1, 2, 3]
+    assert [(n, c) for n, c, _ in made] == [(f"copy{i}", True) for i in range(4)]
+    assert {d for _, _, d in made} == {str(tmp_path / name)}
+    assert config.CACHE_DIR == "the user's own"
+
+
+def test_copy_kernels_restore_the_cache_setting_when_decorating_fails(monkeypatch, tmp_path):
+    from caiconform.adapters import numba_adapter
+
+    made, config = _fake_implementation(monkeypatch, "numba-cuda-mlir", "fake_broken")
+
+    def refuses(cache=False):
+        raise RuntimeError("no jit here")
+
+    sys.modules["fake_broken.fakecuda"].jit = refuses
+    monkeypatch.setenv(numba_adapter.CACHE_ENV, str(tmp_path))
+    with pytest.raises(RuntimeError, match="no jit here"):
+        numba_adapter._copy_kernels.__wrapped__("numba-cuda-mlir")
+    assert config.CACHE_DIR == "the user's own"

@@ -32,7 +32,10 @@ default); `numba_mlir_adapter` sets numba-cuda-mlir, whose API is the same under
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -106,37 +109,71 @@ def shim_needed() -> str:
     return "" if hasattr(np, "row_stack") else _ROW_STACK_SHIM
 
 
+#: where the copy kernels' compiled code is kept on disk for every process of a run and the
+#: runs after it (numba's own cache, `cache=True`), one folder per implementation:
+#: `$CAICONFORM_NUMBA_CACHE`, else `<tempdir>/caiconform-numba-<uid>` (`diskcache.cache_dir`)
+CACHE_ENV = "CAICONFORM_NUMBA_CACHE"
+
+
+@contextlib.contextmanager
+def _kernel_cache(impl: str) -> Iterator[None]:
+    """Numba's cache folder set to caiconform's for `impl` while its kernels are decorated.
+
+    Numba compiles a kernel per argument signature (dtype, rank, layout) in every process, and
+    a run's examples execute in children replaced after every crash or poisoned context: each
+    new child compiled again what the last had (docs/performance.md, "Figures behind the
+    code"). Numba's locator takes the folder when a `cache=True` kernel is made, so the
+    library's own setting is back as it was for everything else afterwards."""
+    import importlib
+
+    from caiconform.diskcache import cache_dir
+
+    configs = []
+    with contextlib.suppress(ImportError):
+        configs.append(importlib.import_module(f"{IMPLS[impl].package}.core.config"))
+    if impl == DEFAULT and "numba.core.config" in sys.modules:  # numba-cuda 0.2x read numba's
+        configs.append(sys.modules["numba.core.config"])
+    before = [getattr(config, "CACHE_DIR", "") for config in configs]
+    for config in configs:
+        config.CACHE_DIR = str(cache_dir(CACHE_ENV, "numba") / impl)
+    try:
+        yield
+    finally:
+        for config, value in zip(configs, before, strict=True):
+            config.CACHE_DIR = value
+
+
 @functools.cache
 def _copy_kernels(impl: str = DEFAULT) -> dict[int, Any]:
     """The jitted copy kernels of implementation `impl`, one per rank, compiled lazily per
-    signature by numba (after `numpy_shim` where that implementation needs it)."""
+    signature by numba (after `numpy_shim` where that implementation needs it) or read from
+    the run's kernel cache (`_kernel_cache`): a cached kernel is typed and launched on its
+    argument's CAI as a compiled one is."""
     if IMPLS[impl].needs_shim:
         numpy_shim()
     cuda = IMPLS[impl].import_cuda()
 
-    @cuda.jit
     def copy0(src, dst):
         dst[()] = src[()]
 
-    @cuda.jit
     def copy1(src, dst):
         i = cuda.grid(1)
         if i < src.shape[0]:
             dst[i] = src[i]
 
-    @cuda.jit
     def copy2(src, dst):
         i, j = cuda.grid(2)
         if i < src.shape[0] and j < src.shape[1]:
             dst[i, j] = src[i, j]
 
-    @cuda.jit
     def copy3(src, dst):
         i, j, k = cuda.grid(3)
         if i < src.shape[0] and j < src.shape[1] and k < src.shape[2]:
             dst[i, j, k] = src[i, j, k]
 
-    return {0: copy0, 1: copy1, 2: copy2, 3: copy3}
+    with _kernel_cache(impl):
+        jit = cuda.jit(cache=True)
+        return {0: jit(copy0), 1: jit(copy1), 2: jit(copy2), 3: jit(copy3)}
 
 
 def _kernel_copy(

@@ -91,3 +91,54 @@ def test_readonly_family_writes_through_a_kernel_launch(add, readonly):
         assert write() == _views.WRITTEN
         written = consume(ref, sync="host").values
         assert written.tobytes() == sentinel_of(values).tobytes()  # bytes: a sentinel may be NaN
+
+
+_CACHED_COPY = """
+import json, sys
+import numpy as np
+from caiconform.adapters import registry
+from caiconform.adapters.numba_adapter import _copy_kernels
+from caiconform.reference.producer import ReferenceArray
+from caiconform.spec.layout import Layout
+adapter = registry.get(sys.argv[1])
+values = np.arange(6, dtype="<f8").reshape(2, 3)
+got = adapter.consume(ReferenceArray(values, Layout((2, 3)), "<f8"))
+stats = _copy_kernels(adapter.implementation)[2].stats
+print(json.dumps({"same": bool(np.array_equal(got, values)),
+                  "hits": sum(stats.cache_hits.values()),
+                  "misses": sum(stats.cache_misses.values())}))
+"""
+
+
+@pytest.mark.parametrize("name", ["numba-kernel", "numba-mlir-kernel"])
+def test_a_new_process_reads_the_copy_kernel_the_last_one_compiled(name, tmp_path):
+    """The copy kernels are in numba's disk cache (`numba_adapter._kernel_cache`): a second
+    process consuming the same signature loads the kernel instead of compiling it, and reads
+    the same values (a run's replaced children compile nothing the run has compiled)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from caiconform.adapters import registry
+    from caiconform.adapters.numba_adapter import CACHE_ENV
+
+    ok, why = registry.get(name).available()
+    if not ok:
+        pytest.skip(why)
+    env = {**os.environ, CACHE_ENV: str(tmp_path)}
+    runs = []
+    for _ in range(2):
+        out = subprocess.run(
+            [sys.executable, "-c", _CACHED_COPY, name],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert [r["same"] for r in runs] == [True, True]
+    assert (runs[0]["hits"], runs[0]["misses"]) == (0, 1), runs
+    assert (runs[1]["hits"], runs[1]["misses"]) == (1, 0), runs
+    assert any(tmp_path.rglob("*.nbi")), "numba wrote no cache index"
