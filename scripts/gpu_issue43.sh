@@ -60,5 +60,5 @@ if [ "${PLUGIN:-0}" = 1 ]; then
 fi
 tar -czf "$out/runs.tar.gz" -C "$work" \
   $(cd "$work" && ls -d {before,after}/{run.json,cells.jsonl,matrix.json,findings.json} \
-    after/results.jsonl after/verify.json plugin-report/runs/*/exchange/{run.json,cells.jsonl,results.jsonl} 2>/dev/null)
+    after/results.jsonl after/verify.json after/workers/zygote.log plugin-report/runs/*/exchange/{run.json,cells.jsonl,results.jsonl} 2>/dev/null)
 cat "$summary"

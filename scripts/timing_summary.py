@@ -176,10 +176,21 @@ def summary(name: str, path: Path) -> list[str]:
         f"{sum(p for _, p in pauses):.1f} s"
         + "".join(f"; {p:.1f} s from {a:.1f} s" for a, p in pauses),
         f"   cuda.cccl examples over 1 s: {cccl_slow:.0f} s of the slots' time",
+        f"   zygote: {_zygote_line(path)}",
         f"   ms per example by family, execute + health (worker CPU): {per_family}",
         f"   workers preempted {preempted} times ({preempted / max(1, len(ran)):.2f} per example)",
         *_ioctl_lines(ran, list(first.values())),
     ]
+
+
+def _zygote_line(run_dir: Path) -> str:
+    """What the zygote's preload took, by import (workers/zygote.log), or that none ran."""
+    try:
+        text = (run_dir / "workers" / "zygote.log").read_text(errors="replace")
+    except OSError:
+        return "no log"
+    lines = [line for line in text.splitlines() if line.startswith("fork server: preloaded")]
+    return lines[-1].split(" libraries ", 1)[-1] if lines else "no preload line"
 
 
 def _read_results(path: Path) -> str:

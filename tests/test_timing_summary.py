@@ -61,6 +61,14 @@ def test_it_prints_each_familys_time_and_cpu_per_example(tmp_path):
     # 10 + 1 ms health and 5 ms CPU on average, streams 19 + 1 ms and 21 ms CPU
     assert family.endswith("roundtrip 11.0 (5.0); streams 20.0 (21.0)"), family
     assert "workers preempted 2 times (0.67 per example)" in out.stdout
+    assert "   zygote: no log" in out.stdout
+    (run / "workers").mkdir()
+    (run / "workers" / "zygote.log").write_text(
+        "fork server: preloaded 2 check module(s) and libraries cupy, torch in 3.10 s "
+        "(check modules 0.20, cupy 0.90, torch 2.00)\n"
+    )
+    zygote = next(line for line in _summary(run).stdout.splitlines() if "zygote:" in line)
+    assert zygote.endswith("cupy, torch in 3.10 s (check modules 0.20, cupy 0.90, torch 2.00)")
 
 
 def test_it_prints_the_nvidia_ioctls_per_family_and_library_when_clocked(tmp_path):

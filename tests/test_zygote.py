@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -134,6 +135,8 @@ def test_a_run_with_the_zygote_journals_what_one_without_does(tmp_path):
     )
     log = (with_zygote / "workers" / "zygote.log").read_text(errors="replace")
     assert "fork server: preloaded" in log and "slow-good" in log  # imported once, there
+    # ... its own second there, by name: what a run's first fork waits for
+    assert re.search(r"slow-good 1\.\d\d", log), log[-400:]
     # ... so the slots' servers, forked from it, find slow-good imported (1 s when it is not)
     for run, fast in ((with_zygote, True), (tmp_path / "plain", False)):
         times = [

@@ -236,23 +236,31 @@ def preload_from_env() -> None:
     except (ValueError, KeyError, TypeError) as exc:
         print(f"fork server: {PRELOAD_ENV} unreadable: {exc}", file=sys.stderr)
         return
+    seconds: dict[str, float] = {}
     for module in modules:
+        began = time.perf_counter()
         try:
             importlib.import_module(module)
         except Exception as exc:
             print(f"fork server: preloading {module}: {exc}", file=sys.stderr)
+        seconds["check modules"] = seconds.get("check modules", 0.0) + time.perf_counter() - began
     preload = None
     if source:
         with contextlib.suppress(ImportError, AttributeError, ValueError):
             preload = resolve(f"{source}:preload")
     for name in libraries if preload is not None else ():
+        began = time.perf_counter()
         try:
             preload(name)
         except Exception as exc:
             print(f"fork server: preloading {name}: {exc}", file=sys.stderr)
+        seconds[name] = time.perf_counter() - began
+    # each import's own seconds, in the order made (a library's shared dependencies are paid
+    # by the first that imports them): what a run's first fork waits for (scripts/timing_summary.py)
+    each = ", ".join(f"{name} {s:.2f}" for name, s in seconds.items() if s >= 0.01)
     print(
         f"fork server: preloaded {len(modules)} check module(s) and libraries "
-        f"{', '.join(libraries) or '-'} in {time.perf_counter() - started:.2f} s",
+        f"{', '.join(libraries) or '-'} in {time.perf_counter() - started:.2f} s ({each})",
         file=sys.stderr,
     )
 
