@@ -632,3 +632,27 @@ def test_sticky_cuda_error_is_poisoned_and_the_worker_replaced():
         assert again.worker != ok.worker
     finally:
         worker.close()
+
+
+@pytest.mark.parametrize(
+    ("cells", "shard", "early"),
+    [
+        (None, None, True),
+        ([f"c{i}" for i in range(8)], None, True),  # the plugin's run: dozens of named cells
+        ([f"c{i}" for i in range(3)], None, False),  # fewer than the slots: most would idle
+        (None, (1, 2), False),
+    ],
+)
+def test_fork_servers_start_before_the_probes_unless_most_slots_could_idle(cells, shard, early):
+    """`driver._starts_early`: preloading fork servers start with the run, so their imports
+    overlap the probes, whenever the run has at least a cell per slot it may name."""
+    from types import SimpleNamespace
+
+    from caiconform.runner import driver
+    from caiconform.runner.config import RunConfig
+
+    config = RunConfig(out=Path("unused"), checks=[], workers=8, only_cells=cells, shard=shard)
+    config.fork_workers, config.preload_workers = True, None
+    families = [SimpleNamespace(needs_gpu=True)]
+    assert driver._starts_early(config, families, ["0"]) is early
+    assert driver._starts_early(config, families, []) is False  # no GPU: no preload by default

@@ -141,15 +141,19 @@ def _preload_everywhere(
 def _starts_early(config: RunConfig, families: Sequence[Any], gpu_ids: Sequence[str]) -> bool:
     """Whether the slots' fork servers start before the probes, importing every library asked
     for: fork servers that preload (`--preload`, by default when a GPU is visible and a family
-    needs one), and no `--shard` or `--cells` that could leave most slots without a cell."""
+    needs one), and no `--shard`, nor `--cells` fewer than the slots, that could leave most
+    slots without a cell (the pytest plugin's run names its cells, dozens of them: started
+    after the probes, its servers' imports made a fresh machine's first example wait,
+    docs/performance.md)."""
     preload = config.preload_workers
     if preload is None:
         preload = bool(gpu_ids) and any(f.needs_gpu for f in families)
-    return (
+    cells = config.only_cells
+    return bool(
         config.fork_workers
         and preload
         and config.shard is None
-        and config.only_cells is None
+        and (cells is None or len(cells) >= max(1, config.workers or 1))
         and _hypothesis_threads_ok()
     )
 
