@@ -181,29 +181,3 @@ def test_the_zygote_is_the_default_and_no_zygote_turns_it_off(argv, expected):
     run_command.add_arguments(parser)
     assert parser.parse_args(argv).zygote is expected
     assert RunConfig(out=Path("x"), checks=[]).zygote is True
-
-
-def test_a_preloading_host_imports_what_examples_import_on_first_use():
-    """`forkserver.preload_example_modules`: the reference producer, the families' helpers and
-    the CUDA bindings they import lazily are imported by the host (so no child it forks pays
-    them in its first example); emm-check's plugin, which imports Numba, is not; a second call
-    imports nothing more."""
-    import subprocess
-
-    code = (
-        "import json, sys\n"
-        "from caiconform.runner.forkserver import preload_example_modules\n"
-        "first = preload_example_modules()\n"
-        "names = ['caiconform.reference.producer', 'caiconform.checks._exchange',\n"
-        "         'caiconform.cuda.kernels', 'caiconform.adapters.cupy_adapter']\n"
-        "print(json.dumps({'first': first, 'again': preload_example_modules(),\n"
-        "                  'loaded': [n for n in names if n in sys.modules],\n"
-        "                  'emm': 'caiconform.reference.emm' in sys.modules}))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert len(got["loaded"]) == 4, got["loaded"]
-    assert "caiconform.reference.producer" in got["first"]  # by this call, not before it
-    assert got["again"] == [] and got["emm"] is False

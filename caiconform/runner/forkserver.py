@@ -51,7 +51,7 @@ from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
 from caiconform.runner.worker import serve
 
-__all__ = ["ForkServer", "PRELOAD_ENV", "preload_from_env", "preload_example_modules"]
+__all__ = ["ForkServer", "PRELOAD_ENV", "preload_from_env"]
 
 #: an import that took longer is worth replacing the children by forks that share it
 _WORTH_A_FORK_S = 0.02
@@ -219,53 +219,6 @@ class _Child:
         return os.waitstatus_to_exitcode(status)
 
 
-#: caiconform's packages whose modules the examples import on first use (the reference
-#: producer and consumer, the CUDA and DLPack helpers, the families' helpers, the adapters),
-#: and the modules those import lazily themselves: imported by a host that preloads, so that no
-#: child it forks imports them in its first example (docs/performance.md, "Figures behind the
-#: code": ~0.1-0.2 s of every new child's first example). Import-only, as the libraries'
-#: preload: none of them initialises CUDA when imported
-EXAMPLE_PACKAGES = (
-    "caiconform.spec",
-    "caiconform.results",
-    "caiconform.cuda",
-    "caiconform.dlpack",
-    "caiconform.reference",
-    "caiconform.checks",
-    "caiconform.adapters",
-)
-EXAMPLE_MODULES = (
-    "cuda.bindings.driver",
-    "cuda.bindings.runtime",
-    "cuda.bindings.nvrtc",
-    "ml_dtypes",
-)
-#: not examples' (emm-check's plugin, which imports Numba itself)
-_NOT_EXAMPLES = frozenset({"caiconform.reference.emm"})
-
-
-def preload_example_modules() -> list[str]:
-    """Import EXAMPLE_PACKAGES' modules and EXAMPLE_MODULES (what fails to import is left to
-    the example that needs it, which reports it); returns those imported now."""
-    import pkgutil
-
-    names = list(EXAMPLE_PACKAGES)
-    for package in EXAMPLE_PACKAGES:
-        with contextlib.suppress(ImportError):
-            path = importlib.import_module(package).__path__
-            names += [info.name for info in pkgutil.iter_modules(path, f"{package}.")]
-    imported = []
-    for name in [*names, *EXAMPLE_MODULES]:
-        if name in sys.modules or name in _NOT_EXAMPLES:
-            continue
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 -- met again, and reported, by the example needing it
-            continue
-        imported.append(name)
-    return imported
-
-
 def preload_from_env() -> None:
     """Import what `PRELOAD_ENV` names, import-only as a prepare's imports are (a fork
     server's start, or the zygote's); what fails is left to the prepare (and the child) that
@@ -302,9 +255,6 @@ def preload_from_env() -> None:
         except Exception as exc:
             print(f"fork server: preloading {name}: {exc}", file=sys.stderr)
         seconds[name] = time.perf_counter() - began
-    began = time.perf_counter()
-    preload_example_modules()
-    seconds["example modules"] = time.perf_counter() - began
     # each import's own seconds, in the order made (a library's shared dependencies are paid
     # by the first that imports them): what a run's first fork waits for (scripts/timing_summary.py)
     each = ", ".join(f"{name} {s:.2f}" for name, s in seconds.items() if s >= 0.01)
