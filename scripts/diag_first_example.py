@@ -3,12 +3,12 @@ that example imports in the fork server first would save (issue 43: a run's ~220
 spend ~120 s of slot time in their first examples).
 
 For each library (default: every consumer adapter of the default run), in a process of its
-own that is a fork server's stand-in: `libraries.preload(NAME)` (import-only, no CUDA) and the
-roundtrip family imported, then a forked child that prepares as a run's child does
-(`libraries.warm` of reference and NAME), runs two roundtrip examples reference -> NAME (float32,
-C layout) and reports each step's seconds and the modules the steps imported. The host then
-imports those modules itself (those whose import fails, or that name a context-making module,
-are left out) and forks a second child that does the same. Prints one JSON object per library.
+own that is a fork server's stand-in (every check module and `libraries.preload(NAME)`
+imported: import-only, no CUDA, as a run's fork server preloads), a forked child that prepares
+as a run's child does (`libraries.warm` of reference and NAME), runs two roundtrip examples
+reference -> NAME (float32, C layout) and reports each step's seconds and the modules the
+steps imported. The host then imports those modules itself (those whose import fails, or that
+name a context-making module, are left out) and forks a second child that does the same. Prints one JSON object per library.
 Run on a GPU machine with the checkout on PYTHONPATH:
     python scripts/diag_first_example.py [NAME ...] > first-example.jsonl
 """
@@ -87,9 +87,12 @@ def _forked(name: str) -> dict:
 
 
 def one(name: str) -> dict:
+    from caiconform.checks import load
     from caiconform.runner import libraries
+    from caiconform.spec.families import FAMILIES
 
-    importlib.import_module("caiconform.checks.roundtrip")
+    for family in FAMILIES:  # every check module, as a run's fork server preloads them
+        load(family)
     began = time.perf_counter()
     libraries.preload(name)
     preload_s = time.perf_counter() - began
