@@ -150,8 +150,16 @@ def main(argv: list[str] | None = None) -> int:
     floor_s = min(timeit.repeat(_noop, number=args.number, repeat=args.rounds)) / args.number
     rows = [measure(name, make, args.number, args.rounds) for name, make in LIBRARIES.items()]
     if args.json:
-        print(json.dumps({"python": platform.python_version(), "ctypes_call_us": floor_s * 1e6,
-                          "rows": rows}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "python": platform.python_version(),
+                    "ctypes_call_us": floor_s * 1e6,
+                    "rows": rows,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"python {platform.python_version()}; ctypes call {floor_s * 1e6:.3f} us")
     print(f"{'library':28} {'__dlpack__ us':>14} {'table us':>10} {'ratio':>7}")

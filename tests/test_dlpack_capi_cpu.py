@@ -142,7 +142,10 @@ def _table(version=(1, 3), null=(), prev=None) -> header.DLPackExchangeAPI:
 
 def _kind(table) -> type:
     new = ctypes.pythonapi.PyCapsule_New
-    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    new.restype, new.argtypes = (
+        ctypes.py_object,
+        [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p],
+    )
     kind = type("Other", (HostArray,), {"table": table})
     kind.__dlpack_c_exchange_api__ = new(ctypes.addressof(table), header.EXCHANGE_API_NAME, None)
     return kind
@@ -200,7 +203,9 @@ def test_the_reference_array_type_carries_the_reference_table() -> None:
     assert table.version == (1, 3) and dlpack_capi.judge_table(table, "ctx") is None
     from caiconform.reference.dlpack_capi import typestr_for
 
-    assert typestr_for((2, 32, 1), (2, 0)) == "<f4" and typestr_for((4, 16, 1), (2, 0)) == "bfloat16"
+    assert (
+        typestr_for((2, 32, 1), (2, 0)) == "<f4" and typestr_for((4, 16, 1), (2, 0)) == "bfloat16"
+    )
     with pytest.raises(ValueError):
         typestr_for((2, 32, 1), (1, 0))
 
@@ -230,7 +235,9 @@ def test_cuda_core_s_own_table_over_host_memory_is_judged_by_the_family() -> Non
     assert table.version[0] == 1 and all(table.entries.values())
     result = dlpack_capi._exchange(table, view, VALUES, "<f4", Layout((3, 4)), "none", "ctx")
     assert result.outcome == "pass" or (result.rule or "").startswith("DLPACK-CAPI-"), result
-    other = _capi_calls.tensor_from_object(table.entries["managed_tensor_from_py_object_no_sync"], 7)
+    other = _capi_calls.tensor_from_object(
+        table.entries["managed_tensor_from_py_object_no_sync"], 7
+    )
     assert other.rc is None and isinstance(other.error, TypeError), other  # -1, exception set
     del view
     gc.collect()
@@ -268,8 +275,12 @@ def test_execute_judges_the_producer_s_object_end_to_end(monkeypatch, made, outc
     from caiconform.checks import _dlpack_calls
 
     monkeypatch.setattr(_dlpack_calls, "produce", lambda *args: made())
-    params = {"scenario": "none", "typestr": "<f4", "seed": 0,
-              "layout": Layout(VALUES.shape).to_dict()}
+    params = {
+        "scenario": "none",
+        "typestr": "<f4",
+        "seed": 0,
+        "layout": Layout(VALUES.shape).to_dict(),
+    }
     monkeypatch.setattr(dlpack_capi, "make_values", lambda *args: VALUES)
     result = dlpack_capi.execute(params, "mylib", None)
     assert (result.outcome, result.rule) == (outcome, rule), result.message

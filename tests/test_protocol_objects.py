@@ -159,7 +159,9 @@ def test_the_suites_have_an_item_for_every_family() -> None:
     adapters (planned from their declared capabilities, runnable here or not) and so items."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("suites_conftest", ROOT / "suites" / "conftest.py")
+    spec = importlib.util.spec_from_file_location(
+        "suites_conftest", ROOT / "suites" / "conftest.py"
+    )
     conftest = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(conftest)
     from caiconform.adapters import registry

@@ -702,7 +702,9 @@ def test_a_dlpack_consumer_script_hands_a_versioned_capsule_only_to_who_asks_for
     launcher failed the script's first call (SystemError) where the run's worker had read."""
     text = script_for_group(SYNTHETIC["dlpack_consumer"])
     tree = ast.parse(text)
-    (versioned,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "versioned"]
+    (versioned,) = [
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "versioned"
+    ]
     scope: dict = {}
     exec(compile(ast.Module([versioned], []), "<script>", "exec"), scope)
     assert scope["versioned"]({}) is None

@@ -89,7 +89,8 @@ def _group(rule: str) -> dict:
 
 
 @pytest.mark.parametrize(
-    "rule", ["DLPACK-CAPI-SAME-TENSOR", "DLPACK-CAPI-TO-PY-OBJECT", "DLPACK-CAPI-ALLOCATOR-SETERROR"]
+    "rule",
+    ["DLPACK-CAPI-SAME-TENSOR", "DLPACK-CAPI-TO-PY-OBJECT", "DLPACK-CAPI-ALLOCATOR-SETERROR"],
 )
 def test_a_conforming_table_prints_ok(table_stand_ins: Path, tmp_path: Path, rule: str) -> None:
     text = script_for_group(_group(rule))
@@ -118,6 +119,11 @@ def test_pending_scenarios_and_the_reference_get_no_script() -> None:
     pending = _group("DLPACK-CAPI-WORK-STREAM")
     pending["reproducer"]["params"]["scenario"] = "nonblocking"
     assert script_for_group(pending) is None
-    reference = group("dlpack_capi/reference/-", _group("X")["reproducer"]["params"],
-                      rule="DLPACK-CAPI-SAME-TENSOR", role="producer", library="reference")
+    reference = group(
+        "dlpack_capi/reference/-",
+        _group("X")["reproducer"]["params"],
+        rule="DLPACK-CAPI-SAME-TENSOR",
+        role="producer",
+        library="reference",
+    )
     assert script_for_group(reference) is None

@@ -114,9 +114,7 @@ def work_stream(entry: int, device: tuple[int, int]) -> Call:
     """`current_work_stream(device_type, device_id, &out)`; `out` the stream handle (0: NULL,
     the legacy default stream)."""
     out = ctypes.c_void_p()
-    rc, error = _call(
-        bound(_WORK_STREAM, entry), int(device[0]), int(device[1]), ctypes.byref(out)
-    )
+    rc, error = _call(bound(_WORK_STREAM, entry), int(device[0]), int(device[1]), ctypes.byref(out))
     return Call(rc, int(out.value or 0), error)
 
 

@@ -86,7 +86,7 @@ REQUIRED = (
 
 
 def _scenarios(producer: str | None) -> tuple[str, ...]:
-    """"none", then the producer's pending scenarios played on a stream of the library's own
+    """Scenario "none", then the producer's pending scenarios played on a stream of its own
     (`_dlpack_calls.pending_scenarios`, those of `LIBRARY_STREAM_SCENARIOS`): the table's
     `current_work_stream` names the library's current stream, so only work queued there is
     what a consumer of the table must find finished (the reference producer's pending work is on
@@ -109,16 +109,18 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
     from caiconform.spec.dtypes import numpy_dtype
 
     def params(typestr: str) -> st.SearchStrategy[dict]:
-        return _describable(st.fixed_dictionaries(
-            {
-                "scenario": st.sampled_from(_scenarios(producer)),
-                "typestr": st.just(typestr),
-                "layout": cst.layouts(itemsize=numpy_dtype(typestr).itemsize).map(
-                    Layout.to_dict
-                ),
-                "seed": _values.seeds(),
-            }
-        ))
+        return _describable(
+            st.fixed_dictionaries(
+                {
+                    "scenario": st.sampled_from(_scenarios(producer)),
+                    "typestr": st.just(typestr),
+                    "layout": cst.layouts(itemsize=numpy_dtype(typestr).itemsize).map(
+                        Layout.to_dict
+                    ),
+                    "seed": _values.seeds(),
+                }
+            )
+        )
 
     return cst.typestrs().filter(lambda t: _dlpack_calls.undescribable(t) is None).flatmap(params)
 
@@ -221,7 +223,9 @@ def _refusal(call: _capi_calls.Call, what: str, context: str, why_not: str | Non
         )
     if isinstance(call.error, BufferError) and why_not:
         return _results.passed(f"{context}: {what} refused with BufferError, as {why_not}")
-    return _results.rejected("DLPACK-CAPI-SAME-TENSOR", call.error, f"a tensor from {what}", context)
+    return _results.rejected(
+        "DLPACK-CAPI-SAME-TENSOR", call.error, f"a tensor from {what}", context
+    )
 
 
 def _read(capsule: Any, typestr: str, stream: int | None, context: str, rule: str):
@@ -254,9 +258,7 @@ def _judge_values(read: np.ndarray, values: np.ndarray, waited: bool, context: s
             "the library's current stream, on which its pending write is queued",
             context,
         )
-    return _results.failed(
-        "DLPACK-CAPI-SAME-TENSOR", wrong, "the values the array holds", context
-    )
+    return _results.failed("DLPACK-CAPI-SAME-TENSOR", wrong, "the values the array holds", context)
 
 
 def execute(params: dict, producer: str | None, consumer: str | None) -> Result:
@@ -374,7 +376,9 @@ def _exchange(
         failure = _borrowed(entries, obj, table.version, values, typestr, stream, context, notes)
         if failure is not None:
             return failure
-        back = _capi_calls.tensor_to_object(entries["managed_tensor_to_py_object_no_sync"], made.out)
+        back = _capi_calls.tensor_to_object(
+            entries["managed_tensor_to_py_object_no_sync"], made.out
+        )
         handed_over = back.rc == 0
         failure = _judge_object(back, obj, values, typestr, context)
         if failure is not None:

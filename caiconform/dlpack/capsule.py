@@ -174,7 +174,9 @@ def read_capsule(capsule: Any) -> Capsule:
     return read_managed(address, versioned=struct is DLManagedTensorVersioned, name=name.decode())
 
 
-def read_managed(address: int, *, versioned: bool = True, name: str = VERSIONED.decode()) -> Capsule:
+def read_managed(
+    address: int, *, versioned: bool = True, name: str = VERSIONED.decode()
+) -> Capsule:
     """Parse the DLManagedTensorVersioned (`versioned`) or DLManagedTensor at `address`, as
     `read_capsule` parses a capsule's; `name` the capsule name it is reported under (a tensor
     the C exchange API handed out has no capsule: "dltensor_versioned", the kind it is).

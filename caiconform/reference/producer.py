@@ -405,7 +405,9 @@ class ReferenceArray:
         from caiconform.reference import dlpack_capi
 
         typestr = dlpack_capi.typestr_for(dtype, device)
-        return ReferenceArray(np.zeros(shape, np.dtype(typestr)), Layout(shape), typestr, device=device[1])
+        return ReferenceArray(
+            np.zeros(shape, np.dtype(typestr)), Layout(shape), typestr, device=device[1]
+        )
 
     @property
     def shape(self) -> tuple[int, ...]:

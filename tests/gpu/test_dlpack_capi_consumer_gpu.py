@@ -107,7 +107,12 @@ def test_an_eager_consumer_is_red_with_the_rule_first(monkeypatch, case, release
     from caiconform.checks import _exchange
 
     monkeypatch.setattr(_exchange, "adapter", lambda name: _Eager(release_first))
-    params = {"case": case, "scenario": dlpack_consumer.CASES[case][0], "typestr": "<f4",
-              "shape": [1 << 16], "seed": 0}
+    params = {
+        "case": case,
+        "scenario": dlpack_consumer.CASES[case][0],
+        "typestr": "<f4",
+        "shape": [1 << 16],
+        "seed": 0,
+    }
     result = dlpack_consumer.execute(params, None, "eager")
     assert (result.outcome, result.rule) == (FAIL, rule), result.message

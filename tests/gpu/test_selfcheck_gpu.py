@@ -23,6 +23,7 @@ from caiconform.spec.layout import Layout
 
 pytestmark = pytest.mark.gpu
 
+
 @pytest.fixture(scope="module", autouse=True)
 def _gpu():
     from caiconform.cuda.device import gpu_available
