@@ -1,6 +1,7 @@
 """Per run directory: the start, when the first and last examples ran, the workers' time by
 phase (`results.jsonl` `timing`, seconds summed over workers), the first examples of new worker
-children, crashes and poisoned contexts, the cells' shrinking and confirming (`cells.jsonl`),
+children (and per library those and the later examples over 50 ms: compiles and first uses),
+the zygote's imports one by one (`workers/zygote.log`), crashes and poisoned contexts, the cells' shrinking and confirming (`cells.jsonl`),
 the parent's CPU (run.json `parent`), the slots' time from the first example to the last
 split into examples, shrinking, confirming and the rest, each family's time and worker CPU per
 example, the workers' preemptions, and how often a slot went from a cell
@@ -117,6 +118,7 @@ def summary(name: str, path: Path) -> list[str]:
     for record in first.values():
         if record["outcome"] != "crash":
             fresh.update(_wall_phases(record["timing"]))
+    by_library = _by_library(ran, {id(r) for r in first.values()})
     times = sorted(_stamp(r, run["created"]) for r in ran)
     outcomes = collections.Counter(r["outcome"] for r in ran)
     spin = run.get("spin_calibration", {}).get("spin_us")
@@ -162,6 +164,8 @@ def summary(name: str, path: Path) -> list[str]:
         f"spin {spin} us",
         f"   workers' time (s): {phases(total)}; sum {sum(total.values()):.0f}",
         f"   new children {len(first)}; their first examples (crashes aside): {phases(fresh)}",
+        f"   per library (the consumer, else the producer), new children / their first examples'"
+        f" s / later examples over {_SLOW_S * 1000:.0f} ms / their s: {by_library}",
         f"   crash {outcomes['crash']}, poisoned {outcomes['poisoned']}",
         f"   shrinking {shrink_s:.0f} s in {len(shrinks)} classes "
         f"({sum(bool(s.get('budget_out')) for s in shrinks)} to the budget); "
@@ -181,6 +185,30 @@ def summary(name: str, path: Path) -> list[str]:
         f"   workers preempted {preempted} times ({preempted / max(1, len(ran)):.2f} per example)",
         *_ioctl_lines(ran, list(first.values())),
     ]
+
+
+#: an example past its child's first that took longer is counted apart: a compile, a library's
+#: first use of something in that process (`_by_library`)
+_SLOW_S = 0.05
+
+
+def _by_library(ran: list[dict], firsts: set[int]) -> str:
+    """Per library (an example's consumer, else its producer), the new children's first
+    examples and the later examples over _SLOW_S: where replacements and first uses cost."""
+    rows: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0, 0.0])
+    for record in ran:
+        row = rows[str(record.get("consumer") or record.get("producer"))]
+        spent = sum(_wall_phases(record["timing"]).values())
+        if id(record) in firsts:
+            row[0] += 1
+            row[1] += spent
+        elif spent > _SLOW_S:
+            row[2] += 1
+            row[3] += spent
+    ranked = sorted(rows.items(), key=lambda item: -(item[1][1] + item[1][3]))
+    return "; ".join(
+        f"{name} {n:.0f}/{s:.1f}/{m:.0f}/{t:.1f}" for name, (n, s, m, t) in ranked if n or m
+    )
 
 
 def _zygote_line(run_dir: Path) -> str:

@@ -95,3 +95,21 @@ def test_it_prints_the_nvidia_ioctls_per_family_and_library_when_clocked(tmp_pat
     assert "NVIDIA ioctls in examples: 0.0 s of 0.0 s (25 %)" in out.stdout
     # the ioctls are inside the examples' time, not another phase of the slots
     assert "ioctl_s" not in next(line for line in lines if "workers' time" in line)
+
+
+def test_it_prints_new_childrens_first_examples_and_slow_later_ones_by_library(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"created": 1795636800.0}))
+    (run / "cells.jsonl").write_text(json.dumps({"cell": "roundtrip/reference/cupy"}) + "\n")
+    records = [
+        _record(1, "roundtrip", "w0/11", 0.399, 0.004, 0),  # w0/11's first: 0.4 s
+        _record(2, "roundtrip", "w0/11", 0.009, 0.004, 0),  # later, quick: not counted
+        _record(3, "roundtrip", "w0/11", 0.199, 0.004, 0),  # later, slow: 0.2 s
+        _record(4, "streams", "w1/12", 0.099, 0.010, 0),  # w1/12's first: 0.1 s
+    ]
+    records[3]["consumer"] = "torch"
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    line = next(ln for ln in _summary(run).stdout.splitlines() if "per library" in ln)
+    # the library with the most such time first: cupy one child (0.4 s) and one slow (0.2 s)
+    assert line.endswith(": cupy 1/0.4/1/0.2; torch 1/0.1/0/0.0"), line
