@@ -31,6 +31,17 @@ def _record(seq: int, check: str, worker: str, execute: float, cpu: float, preem
     }
 
 
+def _run_dir(tmp_path: Path, records: list[dict], **meta) -> Path:
+    """A run directory of one roundtrip cell and `records`, its run.json `meta`, created at
+    2026-11-25T20:00:00Z."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"created": 1795636800.0, **meta}))
+    (run / "cells.jsonl").write_text(json.dumps({"cell": "roundtrip/reference/cupy"}) + "\n")
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return run
+
+
 def _summary(run: Path) -> subprocess.CompletedProcess:
     out = subprocess.run(
         [sys.executable, "scripts/timing_summary.py", f"x={run}"],
@@ -44,17 +55,12 @@ def _summary(run: Path) -> subprocess.CompletedProcess:
 
 
 def test_it_prints_each_familys_time_and_cpu_per_example(tmp_path):
-    run = tmp_path / "run"
-    run.mkdir()
-    created = 1795636800.0  # 2026-11-25T20:00:00Z
-    (run / "run.json").write_text(json.dumps({"created": created, "startup": {"startup_s": 1.0}}))
-    (run / "cells.jsonl").write_text(json.dumps({"cell": "roundtrip/reference/cupy"}) + "\n")
     records = [
         _record(1, "roundtrip", "w0/11", 0.009, 0.004, 1),
         _record(2, "roundtrip", "w1/12", 0.011, 0.006, 0),
         _record(3, "streams", "w0/11", 0.019, 0.021, 1),
     ]
-    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = _run_dir(tmp_path, records, startup={"startup_s": 1.0})
     out = _summary(run)
     family = next(line for line in out.stdout.splitlines() if "by family" in line)
     # the family with the most time first (roundtrip, 2 x 11 ms), each per example: roundtrip
@@ -72,10 +78,6 @@ def test_it_prints_each_familys_time_and_cpu_per_example(tmp_path):
 
 
 def test_it_prints_the_nvidia_ioctls_per_family_and_library_when_clocked(tmp_path):
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "run.json").write_text(json.dumps({"created": 1795636800.0}))
-    (run / "cells.jsonl").write_text(json.dumps({"cell": "roundtrip/reference/cupy"}) + "\n")
     records = [
         _record(1, "roundtrip", "w0/11", 0.009, 0.004, 0),
         _record(2, "roundtrip", "w0/11", 0.009, 0.004, 0),
@@ -83,7 +85,7 @@ def test_it_prints_the_nvidia_ioctls_per_family_and_library_when_clocked(tmp_pat
     ]
     for record, (spent, calls) in zip(records, [(0.006, 40), (0.002, 10), (0.002, 5)], strict=True):
         record["timing"].update(ioctl_s=spent, nv_ioctl_s=spent, nv_ioctl_n=calls)
-    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = _run_dir(tmp_path, records)
     out = _summary(run)
     lines = out.stdout.splitlines()
     family = next(line for line in lines if "NVIDIA ioctls per example by family" in line)
@@ -98,10 +100,6 @@ def test_it_prints_the_nvidia_ioctls_per_family_and_library_when_clocked(tmp_pat
 
 
 def test_it_prints_new_childrens_first_examples_and_slow_later_ones_by_library(tmp_path):
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "run.json").write_text(json.dumps({"created": 1795636800.0}))
-    (run / "cells.jsonl").write_text(json.dumps({"cell": "roundtrip/reference/cupy"}) + "\n")
     records = [
         _record(1, "roundtrip", "w0/11", 0.399, 0.004, 0),  # w0/11's first: 0.4 s
         _record(2, "roundtrip", "w0/11", 0.009, 0.004, 0),  # later, quick: not counted
@@ -109,7 +107,7 @@ def test_it_prints_new_childrens_first_examples_and_slow_later_ones_by_library(t
         _record(4, "streams", "w1/12", 0.099, 0.010, 0),  # w1/12's first: 0.1 s
     ]
     records[3]["consumer"] = "torch"
-    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = _run_dir(tmp_path, records)
     line = next(ln for ln in _summary(run).stdout.splitlines() if "per library" in ln)
     # the library with the most such time first: cupy one child (0.4 s) and one slow (0.2 s)
     assert line.endswith(": cupy 1/0.4/1/0.2; torch 1/0.1/0/0.0"), line
