@@ -53,6 +53,26 @@ def test_pool_draws_what_the_parent_draws():
         prefetch.close()
 
 
+def _imported(name: str) -> tuple[bool, int]:
+    import sys
+
+    return name in sys.modules, os.getpid()
+
+
+def test_the_pools_processes_start_at_once_having_imported_the_check_modules():
+    """Made at a run's start, the pool's processes spawn and import the run's check modules
+    then, not when the first cells' draws are submitted once the plan is known."""
+    module = "tests.synthetic.unsatisfiable"
+    prefetch = Prefetch(2, [module])
+    try:
+        assert len(prefetch._pool._processes) == 2  # spawned by the constructor
+        answers = [prefetch._pool.submit(_imported, module).result(timeout=120) for _ in range(6)]
+        assert all(imported for imported, _ in answers), answers
+        assert len({pid for _, pid in answers}) <= 2
+    finally:
+        prefetch.close()
+
+
 def test_draw_cell_reports_a_strategy_error_formatted():
     drawn, error = draw_cell("tests.synthetic.unsatisfiable", "good", "good", 1, 5)
     assert drawn == [] and error is not None and error.startswith("Unsatisfiable")

@@ -258,6 +258,8 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
         if _starts_early(config, families, gpu_ids):
             spin_file, zygote = _prepare_early_start(config, families, requested, pool)
             threads = _start_threads(scheduler, pool, gpu_ids, config, ready, len(pool.workers))
+            if config.prefetch_draws is not False:  # its processes start beside the probes
+                prefetch = _prefetch(pool, families)
         infos = startup.probe(config.adapter_source, requested, max(1, config.workers))
         _write_adapters(config.out, infos)
         result.notes.extend(selfcheck.save_and_tell(config.out, infos))
@@ -288,7 +290,10 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
         _save_queues(config, to_run)
         wanted = config.prefetch_draws
         if wanted or (wanted is None and len(to_run) >= MIN_CELLS):
-            prefetch = Prefetch(processes_for(len(pool.workers)))
+            prefetch = prefetch or _prefetch(pool, families)
+        elif prefetch is not None:  # started early for a plan that turned out small
+            prefetch.close()
+            prefetch = None
         runs = [
             CellRun(
                 cell,
@@ -325,6 +330,12 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
         _save_parent_times(config.out, times_at_start)
         sys.setswitchinterval(switch_interval)
     return result
+
+
+def _prefetch(pool: WorkerPool, families: Sequence[Family]) -> Prefetch:
+    """The pool that draws the cells' examples ahead of them (`runner.prefetch`), its processes
+    started now and importing the run's check modules."""
+    return Prefetch(processes_for(len(pool.workers)), sorted({f.module.__name__ for f in families}))
 
 
 def _saturation_note(runs: Sequence[CellRun], limit: int, limit_found: int) -> list[str]:

@@ -8,14 +8,21 @@ cell's draws depend only on its family, producer, consumer, seed and example cou
 them, in the order the cells will start, and a cell takes its list when it starts. A cell whose
 list cannot come from the pool (the pool broke, the params do not pickle) draws for itself in
 the parent: the same examples either way (tests/test_prefetch.py).
+
+The pool's processes are started, and import what drawing needs (hypothesis, the run's check
+modules), as soon as the pool is made: a run makes it at its start, beside the library probes
+(`driver`), so the first cells, one per slot, wait only for their own draws once the plan is
+known, not for processes to spawn and import first (docs/performance.md, "Figures behind the
+code").
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
@@ -44,13 +51,36 @@ def processes_for(workers: int) -> int:
     return max(1, min(8, (os.cpu_count() or workers) // 4))
 
 
+def _ready(modules: tuple[str, ...]) -> None:
+    """A pool process's start: import what its draws need (hypothesis comes with this module),
+    the check modules `modules` among it; one that fails to import fails its cell's draw, which
+    the parent then makes itself."""
+    for name in ("caiconform.checks._memory", *modules):
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
+def _nothing() -> None:
+    return None
+
+
 class Prefetch:
     """Draws submitted cells in a pool of spawned processes (spawn: the parent has threads and
-    pipes to workers, which a fork would copy)."""
+    pipes to workers, which a fork would copy), each started at once and importing `modules`
+    (the run's check modules) before it draws."""
 
-    def __init__(self, processes: int) -> None:
-        self._pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+    def __init__(self, processes: int, modules: Sequence[str] = ()) -> None:
+        self._pool = ProcessPoolExecutor(
+            processes,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_ready,
+            initargs=(tuple(modules),),
+        )
         self._futures: dict[str, Future] = {}
+        # the pool spawns a process for each task submitted while none is idle: these start
+        # every process now, not when the first cells' draws are submitted
+        for _ in range(processes):
+            self._pool.submit(_nothing)
 
     def submit(self, cells: Iterable[tuple[str, str, str | None, str | None, int, int]]) -> None:
         """cells: (key, module, producer, consumer, seed, max_examples), in start order."""
