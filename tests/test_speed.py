@@ -349,56 +349,6 @@ def test_back_to_back_crashes_with_a_slow_library_cost_under_half_a_second():
     assert worker.starts == 1
 
 
-COUNTED = f"{SYNTHETIC}:counted"
-
-
-def _counted(worker: Worker, n: int, **params) -> Result:
-    return worker.run(
-        COUNTED, {"n": n, **params}, "good", None, timeout=30, module=SYNTHETIC, source=SOURCE
-    ).result
-
-
-@pytest.mark.parametrize("warming", [True, False])
-def test_a_cell_that_lost_a_child_warms_the_next_spare(warming):
-    """After a cell's first loss, the fork server sends each new spare the cell's first
-    passing example (`forkserver.WARM_ENV`): the child promoted at the second loss has run it
-    before the request it was promoted for, so the library's first use was paid there."""
-    from caiconform.runner.forkserver import WARM_ENV
-
-    worker = Worker(0, fork=True, env={} if warming else {WARM_ENV: "0"})
-    try:
-        assert _counted(worker, 0).seen == 1
-        assert _counted(worker, 600).outcome == "crash"
-        assert _counted(worker, 601).outcome == "crash"  # its child: the first loss's fork
-        time.sleep(0.5)  # the warm-up, in the background
-        after = _counted(worker, 1)
-        assert after.outcome == "pass", after
-        assert after.seen == (2 if warming else 1), after
-        assert worker.starts == 1
-    finally:
-        worker.close()
-
-
-def test_a_warm_up_that_kills_its_child_costs_the_parent_no_example(tmp_path):
-    """A warm-up runs ahead of the parent's request in the child's pipe: a child that dies in
-    it never ran the request, which the fork server sends to the child after it instead of
-    answering it lost; warming then stops for the cell. Here the warm-up (n=0 again) dies
-    0.5 s in, after the spares it killed had been promoted."""
-    from tests.synthetic.checks import FLAKY_ENV
-
-    worker = Worker(0, fork=True, env={FLAKY_ENV: str(tmp_path)})
-    try:
-        assert _counted(worker, 0, die_after_s=0.5).outcome == "pass"
-        assert _counted(worker, 600).outcome == "crash"
-        assert _counted(worker, 601).outcome == "crash"
-        after = _counted(worker, 2)  # reaches a child still in its warm-up, which dies
-        assert after.outcome == "pass", after
-        assert _counted(worker, 3).outcome == "pass"
-        assert worker.starts == 1
-    finally:
-        worker.close()
-
-
 # -- scheduling -----------------------------------------------------------------------------
 class _FakeCell:
     queues: str | None = None

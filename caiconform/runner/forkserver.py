@@ -25,16 +25,10 @@ wants other hardware queues per CUDA context than the children were forked with 
 one queue for the families that never need two streams' work to overlap, which makes a
 context much cheaper to make beside others).
 
-A spare is *warmed* only in a cell that has already lost a child: sent the cell's first
-example that passed (and left its process fit) right after its prepare, so that a library's
-first exchange in a process (its kernels loaded, its caches made: the most of what a new
-child's first example costs) is paid in the background while the current child works, not by
-the example the spare is promoted for. Warming every spare made a run slower: most spares are
-never promoted, and their warming competed with the examples (docs/performance.md, "Figures
-behind the code"); a cell that lost a child is likely to lose the next (a crash being shrunk,
-an adversarial family's mutants). A warm-up runs ahead of the parent's request in the child's
-pipe, so a child that dies or retires in it never ran that request, which is sent again to
-the child after it; warming then stops for the cell. `WARM_ENV=0` turns warming off.
+Spares are not *warmed* (sent the cell's first passing example ahead of need, so a library's
+first exchange in a process is paid in the background): the parent then waits for the warming
+spare instead, and a run is slower warmed than not (docs/performance.md, "Figures behind the
+code").
 
 Requests besides the worker's: `kill` (SIGKILL the current child's process group; the parent
 sends it when a request timed out) and `exit`. The host's first line is `{"child": pid}`.
@@ -53,7 +47,6 @@ import sys
 import time
 from typing import Any
 
-from caiconform.results.outcome import PASS
 from caiconform.runner.protocol import decode, encode
 from caiconform.runner.resolve import resolve
 from caiconform.runner.worker import serve
@@ -82,10 +75,6 @@ PRELOAD_ENV = "CAICONFORM_PRELOAD"
 QUEUES_ENV = "CUDA_DEVICE_MAX_CONNECTIONS"
 #: "0": every child keeps the driver's default queues (the A/B of the above)
 SINGLE_QUEUE_ENV = "CAICONFORM_SINGLE_QUEUE"
-#: "0": no spare is warmed (the A/B of warming, module docstring)
-WARM_ENV = "CAICONFORM_WARM_SPARES"
-#: the id prefix of a warm-up's request (its answer is the host's, never the parent's)
-_WARM_ID = "host-warm-"
 
 #: the fatal signals faulthandler handles, by the name its first line gives them ("Fatal Python
 #: error: <name>"): what a child's death note says it died of
@@ -139,8 +128,6 @@ class _Child:
         self.prepared: set[str] = set()
         #: its `QUEUES_ENV` (None: the host's), fixed at its fork: its contexts are made so
         self.queues: str | None = None
-        #: sent a warm-up it has not answered yet (anything sent after it has not run)
-        self.warming = False
 
     def read_death(self) -> bool:
         """Copy what the death pipe holds to the host's stderr (the worker log, where the
@@ -306,16 +293,6 @@ class ForkServer:
         self.replayed = 0
         #: children retired, dead of a fatal signal or replaced, not yet reaped
         self.dying: list[_Child] = []
-        #: the parent's request the current child is running (sent again when the child dies
-        #: in a warm-up that ran ahead of it)
-        self.request: dict[str, Any] | None = None
-        #: the cell's first example that passed, as a `run` request: what a new spare is
-        #: warmed with once the cell has lost a child; None until one passed, and after a
-        #: warm-up went wrong; `warm_key` the (execute, producer, consumer) it is for
-        self.warm: dict[str, Any] | None = None
-        self.warm_key: tuple[Any, ...] | None = None
-        self.warms = 0
-        self.warming_on = os.environ.get(WARM_ENV) != "0"
 
     # -- children ---------------------------------------------------------------------------
     def _fork(self) -> _Child:
@@ -390,13 +367,10 @@ class ForkServer:
         child.kill()
         returncode = child.reap()
         self._promote()
-        if child.warming:
-            self._warm_failed()
-        elif self.pending is not None:
+        self.spare = self._fork()
+        if self.pending is not None:
             self._answer({"id": self.pending, "lost": returncode})
             self.pending = None
-        self.spare = self._fork()
-        self._warm_spare()
 
     def _retire(self, answer: dict[str, Any]) -> None:
         """The current child answered and is unfit (a poisoned context): promote the spare,
@@ -409,7 +383,6 @@ class ForkServer:
         self._promote()
         self._answer(answer)
         self.spare = self._fork()
-        self._warm_spare()
 
     def _died(self, signum: int) -> None:
         """The current child wrote its death note (a fatal signal): answer the request it was
@@ -419,76 +392,12 @@ class ForkServer:
         child, self.child = self.child, None
         assert child is not None
         child.read_dump()
-        if child.warming:
-            self._read_warm_answer(child)
         self._let_die(child, grace=_DYING_GRACE_S)
         self._promote()
-        if child.warming:
-            self._warm_failed()
-        elif self.pending is not None:
+        if self.pending is not None:
             self._answer({"id": self.pending, "lost": -signum})
             self.pending = None
         self.spare = self._fork()
-        self._warm_spare()
-
-    @staticmethod
-    def _read_warm_answer(child: _Child) -> None:
-        """Read what a child that died while warming wrote before its death: when its warm-up
-        answered, what died was the request after it (`warming` then False)."""
-        while child.from_fd >= 0 and select.select([child.from_fd], [], [], 0)[0]:
-            try:
-                lines = child.read_lines()
-            except OSError:
-                return
-            if lines is None:
-                return
-            if any(str(decode(line).get("id", "")).startswith(_WARM_ID) for line in lines):
-                child.warming = False
-                return
-
-    def _warm_spare(self) -> None:
-        """Send the new spare the cell's passing example (`warm`), when it has one: the cell
-        has just lost a child, so the spare is likely to be promoted."""
-        if self.spare is None or self.warm is None or not self.warming_on:
-            return
-        self.warms += 1
-        self.spare.warming = True
-        self.spare.send({**self.warm, "id": f"{_WARM_ID}{self.warms}"})
-
-    def _warm_failed(self) -> None:
-        """The current child died or retired in its warm-up, which ran ahead of the parent's
-        request: that request never ran, so it goes to the child promoted in its place;
-        warming stops for the cell."""
-        self.warm = None
-        if self.pending is not None and self.request is not None and self.child is not None:
-            self.child.send(self.request)
-
-    def _keep_warm(self, answer: dict[str, Any]) -> None:
-        """Keep the example `answer` answers as the cell's warm-up when the cell has none and
-        it passed, leaving its process fit."""
-        request = self.request
-        if self.warm is not None or request is None or answer.get("retire"):
-            return
-        if request.get("op") not in ("run", "run_many"):
-            return
-        result = answer.get("result")
-        if not isinstance(result, dict) or result.get("outcome") != PASS:
-            return
-        if request.get("op") == "run":
-            params = request.get("params")
-        else:
-            examples = request.get("examples") or []
-            index = answer.get("index", 0)
-            params = examples[index] if isinstance(index, int) and index < len(examples) else None
-        if params is None:
-            return
-        self.warm = {
-            "op": "run",
-            "params": params,
-            "execute": request.get("execute"),
-            "producer": request.get("producer"),
-            "consumer": request.get("consumer"),
-        }
 
     def _let_die(self, child: _Child, grace: float) -> None:
         """Leave `child` to end on its own (killed after `grace` seconds) and to be reaped by
@@ -569,7 +478,6 @@ class ForkServer:
         if op == "exit":
             return False
         if op == "kill":
-            self.child.warming = False  # the parent gave its request up: its death is the answer
             self.child.kill()
             return True
         if op == "prepare":
@@ -589,10 +497,6 @@ class ForkServer:
             family = str(request.get("execute") or "").partition(":")[0]
             if self._made_for_other_queues(family):
                 self._refresh()
-            key = (request.get("execute"), request.get("producer"), request.get("consumer"))
-            if key != self.warm_key:  # another cell: its own warm-up, once one passes
-                self.warm, self.warm_key = None, key
-        self.request = request
         self.pending = request.get("id")
         assert self.child is not None
         self.child.send(request)
@@ -613,16 +517,8 @@ class ForkServer:
             return
         for line in lines:
             answer = decode(line)
-            if str(answer.get("id", "")).startswith(_WARM_ID):
-                self.child.warming = False
-                if answer.get("retire"):  # unfit after its warm-up: the request goes on
-                    self._retire_warmed()
-                    return
-                continue
             if str(answer.get("id", "")).startswith("host-"):
                 continue
-            if answer.get("id") == self.pending:
-                self._keep_warm(answer)
             if answer.get("id") == self.pending and not answer.get("more"):
                 self.pending = None  # a batch's (`run_many`) last answer, or the only one
             if answer.get("retire"):  # unfit: replaced before the next request reaches it
@@ -630,29 +526,10 @@ class ForkServer:
                 return
             self._answer(answer)
 
-    def _retire_warmed(self) -> None:
-        """The current child retired in its warm-up (ahead of the parent's request): replaced
-        as a retired child is, the request sent to the child after it (`_warm_failed`)."""
-        child, self.child = self.child, None
-        assert child is not None
-        self._let_die(child, grace=0.0)
-        self._promote()
-        self._warm_failed()
-        self.spare = self._fork()
-
     def _from_spare(self) -> None:
         assert self.spare is not None
-        lines = self.spare.read_lines()
-        unfit = lines is None  # died while preparing or warming: the next one is forked
-        for line in lines or ():  # when it is needed
-            answer = decode(line)
-            if str(answer.get("id", "")).startswith(_WARM_ID):
-                self.spare.warming = False
-                unfit = unfit or bool(answer.get("retire"))
-        if unfit:
-            if self.spare.warming or lines is not None:
-                self.warm = None  # its warm-up killed or retired it: no more for this cell
-            self._let_die(self.spare, grace=0.0)
+        if self.spare.read_lines() is None:  # died while preparing: the next one is forked
+            self._let_die(self.spare, grace=0.0)  # when it is needed
             self.spare = None
 
     def _death_pipes(self, ready: list[int]) -> None:
@@ -670,8 +547,6 @@ class ForkServer:
                 self._died(signum)
                 return  # fd numbers in `ready` may now name other pipes
             if child is self.spare:
-                if child.warming:
-                    self.warm = None
                 self._let_die(child, grace=_DYING_GRACE_S)
                 self.spare = None
 

@@ -185,28 +185,3 @@ def factory_fails(params: dict, producer: str, consumer: str | None) -> Result:
     from caiconform.adapters.base import ProducerFailed
 
     raise ProducerFailed(f"producer {producer} could not build the example: ValueError: no cast")
-
-
-#: examples `counted` has run in this process
-_counted = 0
-
-
-def counted(params: dict, producer: str, consumer: str | None) -> Result:
-    """Passes below n=500 with `seen` the examples `counted` has run in this process, this one
-    included (a spare warmed with an example has run one before its first request); aborts the
-    process from 500 on. With FLAKY_ENV set, an n below 500 met before (in any process) aborts
-    after `params["die_after_s"]` instead: a warm-up, which runs an example that passed once
-    again, that kills its spare."""
-    global _counted
-    _counted += 1
-    n = params["n"]
-    if n >= 500:
-        os.abort()
-    marks = os.environ.get(FLAKY_ENV)
-    if marks:
-        mark = Path(marks) / f"counted-{n}"
-        if mark.exists():
-            time.sleep(params.get("die_after_s", 0.0))
-            os.abort()
-        mark.touch()
-    return Result(PASS, seen=_counted)
