@@ -166,3 +166,25 @@ def test_draws_do_not_depend_on_the_strategies_kept_from_earlier_draws(family, p
     warm = draw_cell(module, producer, consumer, 5, 40)
     assert [canonical(p) for p in cold[0]] == [canonical(p) for p in warm[0]]
     assert len(cold[0]) == 40 and cold[1] is None
+
+
+@pytest.mark.parametrize(
+    ("prefetch_draws", "only_cells", "likely"),
+    [
+        (None, None, True),  # the matrix: its plan is large
+        (None, [f"c{i}" for i in range(31)], False),  # the pytest plugin's few cells
+        (None, [f"c{i}" for i in range(32)], True),
+        (False, None, False),
+        (True, ["one"], True),
+    ],
+)
+def test_the_draw_pool_starts_early_only_where_a_run_will_use_it(
+    tmp_path, prefetch_draws, only_cells, likely
+):
+    """Started beside the probes, the pool's processes compete with them: a run naming fewer
+    than MIN_CELLS cells (the pytest plugin's exchange run) draws in the parent, so it starts
+    none early."""
+    from caiconform.runner.driver import _prefetch_likely
+
+    config = RunConfig(tmp_path, [SYNTHETIC], prefetch_draws=prefetch_draws, only_cells=only_cells)
+    assert _prefetch_likely(config) is likely

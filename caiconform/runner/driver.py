@@ -258,7 +258,7 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
         if _starts_early(config, families, gpu_ids):
             spin_file, zygote = _prepare_early_start(config, families, requested, pool)
             threads = _start_threads(scheduler, pool, gpu_ids, config, ready, len(pool.workers))
-            if config.prefetch_draws is not False:  # its processes start beside the probes
+            if _prefetch_likely(config):  # its processes start beside the probes
                 prefetch = _prefetch(pool, families)
         infos = startup.probe(config.adapter_source, requested, max(1, config.workers))
         _write_adapters(config.out, infos)
@@ -330,6 +330,14 @@ def _run(config: RunConfig, listener: Listener | None, run_id: str | None) -> Ru
         _save_parent_times(config.out, times_at_start)
         sys.setswitchinterval(switch_interval)
     return result
+
+
+def _prefetch_likely(config: RunConfig) -> bool:
+    """Whether the run is likely to draw in a pool (`prefetch_draws`, else a plan of at least
+    `MIN_CELLS` cells): a run that names fewer cells (the pytest plugin's) starts none early."""
+    if config.prefetch_draws is not None:
+        return config.prefetch_draws
+    return config.only_cells is None or len(config.only_cells) >= MIN_CELLS
 
 
 def _prefetch(pool: WorkerPool, families: Sequence[Family]) -> Prefetch:
