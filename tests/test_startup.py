@@ -39,6 +39,15 @@ def test_one_process_probes_in_turn(tmp_path):
     assert pids["d"] != pids["a"]  # restarted after the crash
 
 
+def test_the_longest_probes_begin_first(tmp_path):
+    """With the source's `probe_seconds`, one process probes the longest estimate first;
+    the answers keep the names' order."""
+    infos = probe_all("tests.synthetic.probes_timed", ["quick", "slow", "middling"], 1, tmp_path)
+    assert list(infos) == ["quick", "slow", "middling"]
+    began = sorted(infos, key=lambda name: float(infos[name].reason))
+    assert began == ["slow", "middling", "quick"]
+
+
 def _run_dir(tmp_path: Path, **meta) -> Path:
     (tmp_path / "run.json").write_text(json.dumps({"run_id": "r", "settings": {}, **meta}))
     return tmp_path

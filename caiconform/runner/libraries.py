@@ -5,7 +5,8 @@ An adapter source is a module with `names() -> list[str]` (called in the parent;
 and `probe(name) -> dict` (called in a worker, because answering "is it available?" imports the
 library), and optionally `preload(name)`: import the library without initialising CUDA, which a
 fork server (`forkserver.py`) does once before it forks the workers that run examples, and
-`selfcheck(name) -> dict | None`: the adapter self-check (`adapters.selfcheck`), called after
+`probe_seconds(name) -> float`: about how long its probe takes, so the start probes the
+longest first; `selfcheck(name) -> dict | None`: the adapter self-check (`adapters.selfcheck`), called after
 a probe that found the library available, in the same worker (a crash there costs the
 self-check, not the library); `builds(names) -> [(function, kwargs)]`: what every process
 meeting these libraries would otherwise compile for itself, which a run on a GPU has done at its start, each call in a
@@ -15,15 +16,34 @@ adapters; `LibraryInfo` is what a probe answers.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LibraryInfo", "BUILD_PROCESSES", "builds", "names", "probe", "preload", "selfcheck"]
+__all__ = [
+    "LibraryInfo",
+    "BUILD_PROCESSES",
+    "KERNEL_BUILDS",
+    "KERNEL_BUILD_PROCESSES",
+    "KERNEL_BUILDS_ENV",
+    "builds",
+    "names",
+    "probe",
+    "preload",
+    "selfcheck",
+]
 
 #: processes that compile cuda.cccl's builds at a run's start (`builds`): four share the 12
 #: dtypes (a few seconds each) so the builds end within the start, beside its probes and fork
 #: servers' imports (figures: docs/performance.md)
 BUILD_PROCESSES = 4
+#: the kernel consumers whose copy kernels a run's start compiles (`builds`), by the numba
+#: implementation (`adapters.numba_impls`) each drives
+KERNEL_BUILDS = {"numba-kernel": "numba-cuda", "numba-mlir-kernel": "numba-cuda-mlir"}
+#: processes per implementation that compile them, at a lower priority (`numba_adapter.warm`);
+#: `KERNEL_BUILDS_ENV` sets another count, 0 none (to measure what they give)
+KERNEL_BUILD_PROCESSES = 3
+KERNEL_BUILDS_ENV = "CAICONFORM_KERNEL_BUILD_PROCESSES"
 
 
 @dataclass(frozen=True)
@@ -63,6 +83,31 @@ def names() -> list[str]:
     from caiconform.adapters import registry
 
     return [*registry.names(), SYNTHETIC]
+
+
+#: seconds a library's probe and self-check took at a default run's start on an H200 with
+#: every adopter (`reports/latest` run.json `startup.probes_s`, 2026-12-02): `probe_seconds`
+PROBE_S = {
+    "numba-mlir-kernel": 8.8,
+    "numba-mlir": 8.4,
+    "numba-mlir-from-cai": 8.4,
+    "cupy": 6.0,
+    "numba-kernel": 4.3,
+    "reference": 4.2,
+    "torch": 4.0,
+    "numba": 3.5,
+    "numba-from-cai": 3.5,
+    "jax": 1.6,
+    "mpi4py": 1.2,
+    "rmm": 1.1,
+}
+
+
+def probe_seconds(name: str) -> float:
+    """About how long `name`'s probe takes (`PROBE_S`; 0 for one not listed): the start
+    probes the longest first, so the last probe to end is not one begun late behind quick
+    ones (`startup.probe_all`)."""
+    return PROBE_S.get(name, 0.0)
 
 
 def probe(name: str) -> dict[str, Any]:
@@ -142,10 +187,33 @@ def preload(name: str) -> None:
 def builds(names: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """cuda.cccl's builds per element type (`cccl_adapter.warm`), in `BUILD_PROCESSES` parts,
     when `names` holds it: each worker process otherwise compiled what it met, the others
-    waiting on the build's lock (`_cccl_builds`)."""
-    if "cuda.cccl" not in names:
-        return []
-    from caiconform.adapters._cccl_builds import WARM_TYPESTRS
+    waiting on the build's lock (`_cccl_builds`). And the copy kernels of each numba
+    implementation whose kernel consumer `names` holds (`numba_adapter.warm`), in
+    `KERNEL_BUILD_PROCESSES` parts each: a signature's first compile otherwise ran inside an
+    example, 0.12-0.15 s each, about 20 s of the slots' time per implementation in the
+    default matrix (docs/performance.md)."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    if "cuda.cccl" in names:
+        from caiconform.adapters._cccl_builds import WARM_TYPESTRS
 
-    parts = [list(WARM_TYPESTRS[i::BUILD_PROCESSES]) for i in range(BUILD_PROCESSES)]
-    return [("caiconform.adapters.cccl_adapter:warm", {"typestrs": part}) for part in parts if part]
+        parts = [list(WARM_TYPESTRS[i::BUILD_PROCESSES]) for i in range(BUILD_PROCESSES)]
+        calls += [("caiconform.adapters.cccl_adapter:warm", {"typestrs": p}) for p in parts if p]
+    processes = _kernel_build_processes()
+    for adapter, impl in KERNEL_BUILDS.items():
+        if adapter in names:
+            calls += [
+                (
+                    "caiconform.adapters.numba_adapter:warm",
+                    {"impl": impl, "part": i, "parts": processes},
+                )
+                for i in range(processes)
+            ]
+    return calls
+
+
+def _kernel_build_processes() -> int:
+    """`KERNEL_BUILD_PROCESSES`, or the count `KERNEL_BUILDS_ENV` gives (at least 0)."""
+    try:
+        return max(0, int(os.environ.get(KERNEL_BUILDS_ENV, KERNEL_BUILD_PROCESSES)))
+    except ValueError:
+        return KERNEL_BUILD_PROCESSES

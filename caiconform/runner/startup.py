@@ -122,15 +122,16 @@ def probe_all(
     seconds: dict[str, float] | None = None,
 ) -> dict[str, LibraryInfo]:
     """Each library's probe (`source:probe`), one call each, in up to `processes` workers side
-    by side; a library whose import crashes or hangs is marked unavailable with that reason and
+    by side, the longest first by the source's `probe_seconds` when it has one; a library whose import crashes or hangs is marked unavailable with that reason and
     the others are still probed. In `names` order. `seconds`, when given, gets each library's
     probe and self-check time (run.json `startup.probes_s`: which library the start waits
     for)."""
     names = list(dict.fromkeys(names))
     infos: dict[str, LibraryInfo] = {}
     lock = threading.Lock()
-    queue = list(reversed(names))
-    checks = callable(getattr(importlib.import_module(source), "selfcheck", None))
+    module = importlib.import_module(source)
+    checks = callable(getattr(module, "selfcheck", None))
+    queue = list(reversed(_longest_first(names, getattr(module, "probe_seconds", None))))
 
     def probe_some(index: int) -> None:
         log = None if log_dir is None else log_dir / f"probe-{index}.log"
@@ -165,6 +166,15 @@ def probe_all(
     for task in tasks:
         task.result()
     return {name: infos[name] for name in names}
+
+
+def _longest_first(names: Sequence[str], seconds: Callable[[str], float] | None) -> list[str]:
+    """`names` in the order they are probed: by the source's `probe_seconds` estimate, longest
+    first (the order given among equals), so the probe phase is not held up by a long probe
+    begun last; as given when the source has no estimate."""
+    if not callable(seconds):
+        return list(names)
+    return sorted(names, key=lambda name: -float(seconds(name)))
 
 
 def _with_selfcheck(worker: Worker, source: str, info: LibraryInfo) -> LibraryInfo:

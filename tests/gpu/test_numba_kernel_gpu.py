@@ -142,3 +142,48 @@ def test_a_new_process_reads_the_copy_kernel_the_last_one_compiled(name, tmp_pat
     assert (runs[0]["hits"], runs[0]["misses"]) == (0, 1), runs
     assert (runs[1]["hits"], runs[1]["misses"]) == (1, 0), runs
     assert any(tmp_path.rglob("*.nbi")), "numba wrote no cache index"
+
+
+_WARM = """
+import json, sys
+from caiconform.adapters.numba_adapter import warm
+print(json.dumps(warm(sys.argv[1], keys=["f8"])))
+"""
+
+
+@pytest.mark.parametrize("name", ["numba-kernel", "numba-mlir-kernel"])
+def test_the_starts_warm_compiles_what_a_later_process_reads(name, tmp_path):
+    """`numba_adapter.warm` (a run's start, `runner.libraries.builds`) launches the copy
+    kernel on every warmed signature of a dtype, plain, strided and read-only: each compiles
+    and runs, and a later process consuming a C-contiguous 2-D array of that dtype reads the
+    kernel from the cache instead of compiling it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from caiconform.adapters import registry
+    from caiconform.adapters.numba_adapter import CACHE_ENV, WARM_SIGNATURES
+
+    adapter = registry.get(name)
+    ok, why = adapter.available()
+    if not ok:
+        pytest.skip(why)
+    env = {**os.environ, CACHE_ENV: str(tmp_path)}
+
+    def run(script: str, *args: str) -> dict:
+        out = subprocess.run(
+            [sys.executable, "-c", script, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    warmed = run(_WARM, adapter.implementation)
+    assert len(warmed) == len(WARM_SIGNATURES), warmed
+    assert set(warmed.values()) == {"ok"}, warmed
+    later = run(_CACHED_COPY, name)
+    assert later["same"] and (later["hits"], later["misses"]) == (1, 0), later
