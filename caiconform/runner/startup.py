@@ -129,9 +129,9 @@ def probe_all(
     names = list(dict.fromkeys(names))
     infos: dict[str, LibraryInfo] = {}
     lock = threading.Lock()
-    module = importlib.import_module(source)
-    checks = callable(getattr(module, "selfcheck", None))
-    queue = list(reversed(_longest_first(names, getattr(module, "probe_seconds", None))))
+    adapters = importlib.import_module(source)  # the adapter source
+    checks = callable(getattr(adapters, "selfcheck", None))
+    queue = list(reversed(_longest_first(names, getattr(adapters, "probe_seconds", None))))
 
     def probe_some(index: int) -> None:
         log = None if log_dir is None else log_dir / f"probe-{index}.log"
