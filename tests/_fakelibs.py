@@ -253,3 +253,8 @@ def install(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
         import caiconform.cuda.device
 
         monkeypatch.setattr(caiconform.cuda.device, "synchronize", lambda *a, **k: None)
+        # the adapter keeps the memory resources it made per process: the fake's (strings)
+        # must not outlive the test, or the real RMM of a GPU test in the same worker gets one
+        from caiconform.adapters import rmm_adapter
+
+        monkeypatch.setattr(rmm_adapter, "_made", {})

@@ -395,3 +395,15 @@ def test_a_misread_through_the_library_s_own_calls_is_the_library_s(monkeypatch,
     monkeypatch.setattr(type(adapter), "consume_is_library_call", False)
     check = selfcheck.check_consumer(adapter, selfcheck.Case("C", Layout((2, 3)), "<f4"))
     assert check.status == selfcheck.DIFFERS, check.message
+
+
+def test_the_fake_rmms_resources_do_not_outlive_its_test():
+    """A fake RMM's memory resources (strings) made through the adapter are dropped with the
+    fake: a GPU test later in the same worker makes real ones (a leaked one failed the
+    self-check of the real RMM, 2026-12-02)."""
+    from caiconform.adapters import rmm_adapter
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        install(monkeypatch, "rmm")
+        assert rmm_adapter._resource("managed") == "managed"
+    assert "managed" not in rmm_adapter._made
