@@ -65,7 +65,12 @@ def test_a_dispatcher_without_numbas_cache_layout_is_left_alone():
 
 def test_the_start_compiles_each_kernel_consumers_copy_kernels_in_parts():
     calls = libraries.builds(["numba-kernel", "numba-mlir-kernel", "cupy"])
-    kernels = [kw for fn, kw in calls if fn == "caiconform.adapters.numba_adapter:warm"]
+    kernels = [kw for fn, kw, *_ in calls if fn == "caiconform.adapters.numba_adapter:warm"]
+    assert all(
+        when == [libraries.AFTER_START]
+        for fn, _, *when in calls
+        if fn == "caiconform.adapters.numba_adapter:warm"
+    ), "the kernel builds wait for the start to end"
     parts = libraries.KERNEL_BUILD_PROCESSES
     assert sorted((kw["impl"], kw["part"]) for kw in kernels) == sorted(
         (impl, i) for impl in ("numba-cuda", "numba-cuda-mlir") for i in range(parts)
@@ -78,7 +83,7 @@ def test_the_kernel_builds_count_can_be_set_and_turned_off(monkeypatch):
     monkeypatch.setenv(libraries.KERNEL_BUILDS_ENV, "0")
     assert libraries.builds(["numba-kernel"]) == []
     monkeypatch.setenv(libraries.KERNEL_BUILDS_ENV, "2")
-    assert [kw["part"] for _, kw in libraries.builds(["numba-kernel"])] == [0, 1]
+    assert [kw["part"] for _, kw, *_ in libraries.builds(["numba-kernel"])] == [0, 1]
 
 
 def test_the_warmed_signatures_are_shared_out_whole_and_plain_ones_first():

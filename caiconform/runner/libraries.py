@@ -26,6 +26,7 @@ __all__ = [
     "KERNEL_BUILDS",
     "KERNEL_BUILD_PROCESSES",
     "KERNEL_BUILDS_ENV",
+    "AFTER_START",
     "builds",
     "names",
     "probe",
@@ -40,6 +41,8 @@ BUILD_PROCESSES = 4
 #: the kernel consumers whose copy kernels a run's start compiles (`builds`), by the numba
 #: implementation (`adapters.numba_impls`) each drives
 KERNEL_BUILDS = {"numba-kernel": "numba-cuda", "numba-mlir-kernel": "numba-cuda-mlir"}
+#: a build's third element: started once the run's start has ended (`startup.Startup.finish`)
+AFTER_START = "after-start"
 #: processes per implementation that compile them, at a lower priority (`numba_adapter.warm`);
 #: `KERNEL_BUILDS_ENV` sets another count, 0 none (to measure what they give)
 KERNEL_BUILD_PROCESSES = 3
@@ -184,15 +187,17 @@ def preload(name: str) -> None:
             importlib.import_module(module)
 
 
-def builds(names: list[str]) -> list[tuple[str, dict[str, Any]]]:
+def builds(names: list[str]) -> list[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]]:
     """cuda.cccl's builds per element type (`cccl_adapter.warm`), in `BUILD_PROCESSES` parts,
     when `names` holds it: each worker process otherwise compiled what it met, the others
     waiting on the build's lock (`_cccl_builds`). And the copy kernels of each numba
     implementation whose kernel consumer `names` holds (`numba_adapter.warm`), in
     `KERNEL_BUILD_PROCESSES` parts each: a signature's first compile otherwise ran inside an
     example, 0.12-0.15 s each, about 20 s of the slots' time per implementation in the
-    default matrix (docs/performance.md)."""
-    calls: list[tuple[str, dict[str, Any]]] = []
+    default matrix (docs/performance.md). Those start once the run's start has ended
+    (`AFTER_START`): begun with it, their processes' imports and CUDA contexts made
+    its probes and first example later by about as much as they saved."""
+    calls: list[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]] = []
     if "cuda.cccl" in names:
         from caiconform.adapters._cccl_builds import WARM_TYPESTRS
 
@@ -205,6 +210,7 @@ def builds(names: list[str]) -> list[tuple[str, dict[str, Any]]]:
                 (
                     "caiconform.adapters.numba_adapter:warm",
                     {"impl": impl, "part": i, "parts": processes},
+                    AFTER_START,
                 )
                 for i in range(processes)
             ]
