@@ -145,26 +145,6 @@ def test_builds_run_in_processes_of_their_own_past_the_start(tmp_path):
     assert builds["s"] >= 3.0 and "build c failed" in builds["errors"][0]
 
 
-def test_a_build_after_the_start_begins_when_the_start_has_ended(tmp_path):
-    from caiconform.runner.libraries import AFTER_START
-
-    out = _run_dir(tmp_path)
-    build = f"{SOURCE}:build"
-    startup = Startup(out, calibrate=False)
-    startup.begin(builds=[(build, {"tag": "now"}), (build, {"tag": "later"}, AFTER_START)])
-    now, later = startup._builds
-    assert now.ident is not None and later.ident is None  # not begun with the start
-    startup.save_builds()  # a run that ends before its start did: counted, not waited for
-    assert json.loads((out / "run.json").read_text())["builds"]["unfinished"] >= 1
-    startup.finish()
-    assert later.ident is not None
-    later.join(60)
-    now.join(60)
-    startup.save_builds()
-    builds = json.loads((out / "run.json").read_text())["builds"]
-    assert set(builds["answers"]) == {"now", "later"} and builds["unfinished"] == 0
-
-
 def test_builds_still_running_when_the_run_ends_are_counted_not_waited_for(tmp_path):
     out = _run_dir(tmp_path)
     startup = Startup(out, calibrate=False)

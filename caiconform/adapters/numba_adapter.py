@@ -35,7 +35,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -187,8 +187,7 @@ def _lock_saves(dispatcher: Any) -> None:
     index does not list, and writes both, unlocked: two processes saving two signatures at
     once can pick the same name, and the index left then maps one signature to the other's
     kernel, which `CUDADispatcher.compile` loads and registers for the argument types it was
-    asked for. A run's workers and its start's builds (`warm`) save the same kernels side by
-    side, so every save of caiconform's copy kernels takes an `flock` first
+    asked for. A run's workers save the same kernels side by side, so every save of caiconform's copy kernels takes an `flock` first
     (`diskcache.DiskBuilds.locked`, on the index's name). Only these dispatchers' cache
     objects are changed, never numba's classes; a dispatcher without that cache layout (a
     disabled cache, another implementation's layout) is left as it is."""
@@ -207,77 +206,6 @@ def _lock_saves(dispatcher: Any) -> None:
             save(key, data)
 
     cache_file.save = locked_save
-
-
-#: the argument signatures `warm` compiles, most met first: (ndim, strided, readonly).
-#: numba-cuda types a CAI object's array by its dtype, rank, readonly flag and layout, "C"
-#: when the dict has no strides (or rank 0) and, with strides, "C" or "F" only when they are
-#: exactly those of a contiguous array (`typing/typeof.py`); DLPack inputs are typed through
-#: `StridedMemoryView` and are not warmed
-WARM_SIGNATURES = tuple(
-    (ndim, strided, readonly)
-    for readonly in (False, True)
-    for strided in (False, True)
-    for ndim in (1, 2, 3, 0)
-    if not (strided and ndim == 0)
-)
-
-
-class _Described:
-    """An object exposing only the CUDA Array Interface dict it is given."""
-
-    def __init__(self, desc: dict[str, Any]) -> None:
-        self.__cuda_array_interface__ = desc
-
-
-def warm(
-    impl: str = DEFAULT, part: int = 0, parts: int = 1, keys: Sequence[str] | None = None
-) -> dict[str, str]:
-    """Compile the copy kernels of `impl` for this process's share (`part` of `parts`) of
-    the signatures a run's CAI examples meet (`WARM_SIGNATURES` for each dtype key of `keys`,
-    by default `_staging.ALL_DTYPE_KEYS`), most met first, each by launching on a small CAI object of
-    that signature as `NumbaKernelAdapter.consume` launches: each is read from the run's
-    kernel cache (`_kernel_cache`) or compiled and saved there, and the run's children then
-    read it instead of compiling it in the middle of an example.
-
-    Runs at a run's start in processes of their own (`runner.libraries.builds`) at a lower
-    CPU priority than the run's own processes, which the start's probes and the examples
-    need. Returns "ok" or the error per signature; `{"skipped": why}` where `impl` cannot
-    compile kernels here."""
-    import os
-
-    from caiconform.cuda.memory import DeviceBuffer
-
-    with contextlib.suppress(OSError):
-        os.nice(WARM_NICE)
-    ok, why = kernels_work(impl)
-    if not ok:
-        return {"skipped": why}
-    jobs = [(key, sig) for sig in WARM_SIGNATURES for key in keys or _staging.ALL_DTYPE_KEYS]
-    done: dict[str, str] = {}
-    for key, (ndim, strided, readonly) in jobs[part::parts]:
-        dtype = np.dtype(key)
-        shape = (2,) * ndim
-        step = 2 if strided else 1
-        strides = c_strides(shape, dtype.itemsize * step) if strided else None
-        name = f"{dtype.str}/{ndim}{'s' if strided else ''}{'r' if readonly else ''}"
-        try:
-            buffer = DeviceBuffer(dtype.itemsize * step * max(1, 2**ndim))
-            try:
-                desc = {"shape": shape, "typestr": dtype.str, "version": 3}
-                desc["data"] = (buffer.ptr, readonly)
-                desc["strides"] = strides
-                _kernel_copy(_Described(desc), shape, dtype, impl)
-                done[name] = "ok"
-            finally:
-                buffer.close()
-        except Exception as exc:  # noqa: BLE001 -- recorded: the cell meets it again, and reports it
-            done[name] = f"{type(exc).__name__}: {exc}"[:200]
-    return done
-
-
-#: how much lower than the run's own processes `warm`'s processes run (`os.nice`)
-WARM_NICE = 10
 
 
 def _kernel_copy(

@@ -6,8 +6,8 @@ and `probe(name) -> dict` (called in a worker, because answering "is it availabl
 library), and optionally `preload(name)`: import the library without initialising CUDA, which a
 fork server (`forkserver.py`) does once before it forks the workers that run examples, and
 `probe_seconds(name) -> float`: about how long its probe takes, so the start probes the
-longest first; `selfcheck(name) -> dict | None`: the adapter self-check (`adapters.selfcheck`), called after
-a probe that found the library available, in the same worker (a crash there costs the
+longest first; `selfcheck(name) -> dict | None`: the adapter self-check
+(`adapters.selfcheck`), called after a probe that found the library available, in the same worker (a crash there costs the
 self-check, not the library); `builds(names) -> [(function, kwargs)]`: what every process
 meeting these libraries would otherwise compile for itself, which a run on a GPU has done at its start, each call in a
 process of its own (`Startup.begin(builds=...)`). The runner accepts another source module for synthetic adapters in tests or private
@@ -16,20 +16,17 @@ adapters; `LibraryInfo` is what a probe answers.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
     "LibraryInfo",
     "BUILD_PROCESSES",
-    "KERNEL_BUILDS",
-    "KERNEL_BUILD_PROCESSES",
-    "KERNEL_BUILDS_ENV",
-    "AFTER_START",
+    "PROBE_S",
     "builds",
     "names",
     "probe",
+    "probe_seconds",
     "preload",
     "selfcheck",
 ]
@@ -38,15 +35,6 @@ __all__ = [
 #: dtypes (a few seconds each) so the builds end within the start, beside its probes and fork
 #: servers' imports (figures: docs/performance.md)
 BUILD_PROCESSES = 4
-#: the kernel consumers whose copy kernels a run's start compiles (`builds`), by the numba
-#: implementation (`adapters.numba_impls`) each drives
-KERNEL_BUILDS = {"numba-kernel": "numba-cuda", "numba-mlir-kernel": "numba-cuda-mlir"}
-#: a build's third element: started once the run's start has ended (`startup.Startup.finish`)
-AFTER_START = "after-start"
-#: processes per implementation that compile them, at a lower priority (`numba_adapter.warm`);
-#: `KERNEL_BUILDS_ENV` sets another count, 0 none (to measure what they give)
-KERNEL_BUILD_PROCESSES = 3
-KERNEL_BUILDS_ENV = "CAICONFORM_KERNEL_BUILD_PROCESSES"
 
 
 @dataclass(frozen=True)
@@ -187,39 +175,13 @@ def preload(name: str) -> None:
             importlib.import_module(module)
 
 
-def builds(names: list[str]) -> list[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]]:
+def builds(names: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """cuda.cccl's builds per element type (`cccl_adapter.warm`), in `BUILD_PROCESSES` parts,
     when `names` holds it: each worker process otherwise compiled what it met, the others
-    waiting on the build's lock (`_cccl_builds`). And the copy kernels of each numba
-    implementation whose kernel consumer `names` holds (`numba_adapter.warm`), in
-    `KERNEL_BUILD_PROCESSES` parts each: a signature's first compile otherwise ran inside an
-    example, 0.12-0.15 s each, about 20 s of the slots' time per implementation in the
-    default matrix (docs/performance.md). Those start once the run's start has ended
-    (`AFTER_START`): begun with it, their processes' imports and CUDA contexts made
-    its probes and first example later by about as much as they saved."""
-    calls: list[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]] = []
-    if "cuda.cccl" in names:
-        from caiconform.adapters._cccl_builds import WARM_TYPESTRS
+    waiting on the build's lock (`_cccl_builds`)."""
+    if "cuda.cccl" not in names:
+        return []
+    from caiconform.adapters._cccl_builds import WARM_TYPESTRS
 
-        parts = [list(WARM_TYPESTRS[i::BUILD_PROCESSES]) for i in range(BUILD_PROCESSES)]
-        calls += [("caiconform.adapters.cccl_adapter:warm", {"typestrs": p}) for p in parts if p]
-    processes = _kernel_build_processes()
-    for adapter, impl in KERNEL_BUILDS.items():
-        if adapter in names:
-            calls += [
-                (
-                    "caiconform.adapters.numba_adapter:warm",
-                    {"impl": impl, "part": i, "parts": processes},
-                    AFTER_START,
-                )
-                for i in range(processes)
-            ]
-    return calls
-
-
-def _kernel_build_processes() -> int:
-    """`KERNEL_BUILD_PROCESSES`, or the count `KERNEL_BUILDS_ENV` gives (at least 0)."""
-    try:
-        return max(0, int(os.environ.get(KERNEL_BUILDS_ENV, KERNEL_BUILD_PROCESSES)))
-    except ValueError:
-        return KERNEL_BUILD_PROCESSES
+    parts = [list(WARM_TYPESTRS[i::BUILD_PROCESSES]) for i in range(BUILD_PROCESSES)]
+    return [("caiconform.adapters.cccl_adapter:warm", {"typestrs": part}) for part in parts if part]

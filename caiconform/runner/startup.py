@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from caiconform.rundir import RunDir
-from caiconform.runner.libraries import AFTER_START, LibraryInfo
+from caiconform.runner.libraries import LibraryInfo
 from caiconform.runner.pool import Worker
 from caiconform.runner.startcache import StartCache
 from caiconform.runner.transport import WorkerLost
@@ -122,8 +122,9 @@ def probe_all(
     seconds: dict[str, float] | None = None,
 ) -> dict[str, LibraryInfo]:
     """Each library's probe (`source:probe`), one call each, in up to `processes` workers side
-    by side, the longest first by the source's `probe_seconds` when it has one; a library whose import crashes or hangs is marked unavailable with that reason and
-    the others are still probed. In `names` order. `seconds`, when given, gets each library's
+    by side, the longest first by the source's `probe_seconds` when it has one; a library
+    whose import crashes or hangs is marked unavailable with that reason and the others are
+    still probed. The answers are in `names` order. `seconds`, when given, gets each library's
     probe and self-check time (run.json `startup.probes_s`: which library the start waits
     for)."""
     names = list(dict.fromkeys(names))
@@ -209,15 +210,13 @@ class Startup:
         self._warm: _Task | None = None
         self._floors: _Task | None = None
         self._builds: list[_Task] = []
-        #: builds started by `finish` (`AFTER_START`)
-        self._late: list[_Task] = []
         self._started = time.perf_counter()
 
     def begin(
         self,
         warm: Sequence[Callable[[], Any]] = (),
         floors: Sequence[str] = (),
-        builds: Sequence[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]] = (),
+        builds: Sequence[tuple[str, dict[str, Any]]] = (),
     ) -> None:
         """Start the helpers, and `warm`: work of the parent's own that needs nothing the
         probes find (the families' coverage floors, which `_cell_costs` needs), run in a thread
@@ -226,18 +225,14 @@ class Startup:
         is several seconds of one core's work, which in the parent's thread or one process would
         be the longest part of the start; in FLOOR_PARTS processes it is not (docs/performance.md).
         `builds`: (function, kwargs) calls, each in a worker process of its own, left to run
-        past the start (`save_builds`); one with a third element `AFTER_START` is started by
-        `finish` instead, so its process does not take the start's CPU and GPU turns."""
+        past the start (`save_builds`)."""
         logs = RunDir(self.out).workers
-        for i, (function, kwargs, *when) in enumerate(builds):
+        for i, (function, kwargs) in enumerate(builds):
             task = _Task(
                 f"build-{i}",
                 lambda f=function, k=kwargs, i=i: _in_worker(f, logs / f"build-{i}.log", **k),
             )
-            if when == [AFTER_START]:
-                self._late.append(task)
-            else:
-                task.start()
+            task.start()
             self._builds.append(task)
         if floors:
             self._floors = _Task(
@@ -340,9 +335,6 @@ class Startup:
             self._spin.join()  # not needed after all: its process is closed, its result dropped
         self.timings["startup_s"] = round(time.perf_counter() - self._started, 3)
         self._save(startup={**self.timings, **self._cache_state()})
-        for task in self._late:
-            task.start()
-        self._late = []
 
     def _cache_state(self) -> dict[str, Any]:
         """run.json `startup`'s word on the cache: which parts were read from it."""
@@ -357,7 +349,7 @@ class Startup:
         the run ends, so it raises nothing."""
         if not self._builds:
             return
-        ended = [task for task in self._builds if task.ident is not None and not task.is_alive()]
+        ended = [task for task in self._builds if not task.is_alive()]
         answers: dict[str, Any] = {}
         errors: list[str] = []
         for task in ended:
