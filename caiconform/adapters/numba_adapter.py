@@ -187,8 +187,9 @@ def _lock_saves(dispatcher: Any) -> None:
     index does not list, and writes both, unlocked: two processes saving two signatures at
     once can pick the same name, and the index left then maps one signature to the other's
     kernel, which `CUDADispatcher.compile` loads and registers for the argument types it was
-    asked for. A run's workers save the same kernels side by side, so every save of caiconform's copy kernels takes an `flock` first
-    (`diskcache.DiskBuilds.locked`, on the index's name). Only these dispatchers' cache
+    asked for. A run's workers save the same kernels side by side, so every save of
+    caiconform's copy kernels takes an `flock` first (`diskcache.DiskBuilds.locked`, on the
+    index's name). Only these dispatchers' cache
     objects are changed, never numba's classes; a dispatcher without that cache layout (a
     disabled cache, another implementation's layout) is left as it is."""
     from caiconform.diskcache import DiskBuilds

@@ -7,8 +7,8 @@ library), and optionally `preload(name)`: import the library without initialisin
 fork server (`forkserver.py`) does once before it forks the workers that run examples, and
 `probe_seconds(name) -> float`: about how long its probe takes, so the start probes the
 longest first; `selfcheck(name) -> dict | None`: the adapter self-check
-(`adapters.selfcheck`), called after a probe that found the library available, in the same worker (a crash there costs the
-self-check, not the library); `builds(names) -> [(function, kwargs)]`: what every process
+(`adapters.selfcheck`), called after a probe that found the library available, in the same
+worker (a crash there costs the self-check, not the library); `builds(names) -> [(function, kwargs)]`: what every process
 meeting these libraries would otherwise compile for itself, which a run on a GPU has done at its start, each call in a
 process of its own (`Startup.begin(builds=...)`). The runner accepts another source module for synthetic adapters in tests or private
 adapters; `LibraryInfo` is what a probe answers.
