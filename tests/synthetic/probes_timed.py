@@ -21,6 +21,7 @@ def probe_seconds(name: str) -> float:
 
 
 def probe(name: str) -> dict:
+    began = time.monotonic()  # when this probe began, to order them by
     info = _probe(name)
-    info["reason"] = repr(time.monotonic())  # when this probe began, to order them by
+    info["reason"] = repr(began)
     return info
