@@ -19,8 +19,7 @@ class _CacheFile:
         self.saved: list[tuple[object, bool]] = []
 
     def save(self, key: object, data: object) -> None:
-        lock = self._index_path.rsplit("/", 1)[0] + "/" + Path(self._index_path).name + ".lock"
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(self._index_path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another holder makes this fail
             held = False
@@ -52,10 +51,13 @@ def test_a_copy_kernels_cache_save_holds_the_index_lock(tmp_path):
     assert unlocked.saved == [("sig", False)]  # the fake tells a held lock from none
 
 
-def test_a_dispatcher_without_numbas_cache_layout_is_left_alone():
+def test_a_dispatcher_without_numbas_cache_layout_is_left_alone(tmp_path):
     class NullCache:
         pass
 
-    dispatcher = _Dispatcher(NullCache())
-    numba_adapter._lock_saves(dispatcher)  # no `_cache_file`: nothing to wrap, no error
-    assert not hasattr(dispatcher._cache, "_cache_file")
+    numba_adapter._lock_saves(_Dispatcher(NullCache()))  # no `_cache_file`: no error
+    other = _CacheFile(tmp_path / "k.nbi")
+    other._index_path = None  # another layout: no index path to lock on
+    save = other.save
+    numba_adapter._lock_saves(_Dispatcher(_Cache(other)))
+    assert other.save == save  # not wrapped

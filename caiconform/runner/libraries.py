@@ -76,8 +76,8 @@ def names() -> list[str]:
     return [*registry.names(), SYNTHETIC]
 
 
-#: seconds a library's probe and self-check took at a default run's start on an H200 with
-#: every adopter (`reports/latest` run.json `startup.probes_s`, 2026-12-02): `probe_seconds`
+#: about how many seconds a library's probe and self-check take at a default run's start on a
+#: GPU machine with every adopter (docs/performance.md, "Probes longest first"): `probe_seconds`
 PROBE_S = {
     "numba-mlir-kernel": 8.8,
     "numba-mlir": 8.4,
