@@ -105,3 +105,53 @@ def test_reproduced_over_a_groups_cells():
     assert reproduced(examples, {("a/x/-", "fail", "R"): False}) is False
     table = {("a/x/-", "fail", "R"): False, ("b/x/-", "fail", "R"): True}
     assert reproduced(examples, table) is True
+
+
+def _lost(check, producer, rule, outcome="crash", **more):
+    return {
+        "check": check,
+        "producer": producer,
+        "consumer": "cupy",
+        "outcome": outcome,
+        "rule": rule,
+        "params": {"kind": "mutant", "rule": rule} if producer is None else {},
+        "message": "worker died (SIGSEGV)",
+        "floor": True,
+        **more,
+    }
+
+
+def test_a_consumer_lost_on_a_mutant_breaking_a_producer_rule_is_not_run_again():
+    """A consumer's crash or poisoned context on a dict that breaks a producer's MUST rule,
+    in a cell with no producer library, ranks at most accepts-invalid whatever else the run
+    holds: it is not run again (that costs another process) and its reproduced stays
+    unknown. A crash opposite a real producer, on a portability rule, or with no rule is
+    run again as before."""
+    from caiconform.results.catalogue import lost_on_input_alone
+    from caiconform.runner.followup import FollowUps
+
+    on_input = [
+        _lost("adversarial", None, "CAI-SHAPE-INT"),
+        _lost("adversarial", None, "CAI-DATA-NONZERO-SIZE-NONNULL", outcome="poisoned"),
+    ]
+    kept = [
+        _lost("adversarial", None, "CAI-PORT-STRIDES-ITEMSIZE", outcome="poisoned"),
+        _lost("roundtrip", "reference", None),
+        _lost("roundtrip", "torch", "CAI-SHAPE-INT"),
+        _lost("adversarial", None, "CAI-SHAPE-INT", outcome="fail"),
+    ]
+    assert [lost_on_input_alone(r) for r in on_input] == [True, True]
+    assert [lost_on_input_alone(r) for r in kept] == [False, False, False, False]
+    follow = FollowUps(shrink=False, confirm=True, records=[])
+    follow.note([*on_input, *kept])
+    assert follow.confirms == kept
+    # the catalogue files such a group as what the consumer did with the input, below
+    # refuses-valid, and with nothing run again says nothing of its reproduction
+    group = next(
+        g
+        for g in build_catalogue([{**on_input[0], "worker": "w0/1"}])["groups"]
+        if g["library"] == "cupy"
+    )
+    assert group["input_rule"] == "CAI-SHAPE-INT"
+    assert group["severity"] in ("accepts-invalid", None)
+    assert group["reproduced"] is None

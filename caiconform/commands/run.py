@@ -195,6 +195,7 @@ def _selection_arguments(parser: argparse.ArgumentParser) -> None:
 def _machine_arguments(parser: argparse.ArgumentParser) -> None:
     """Where and how hard it runs: workers, shards, timeouts, GPUs, the seed, crash caps,
     memory kinds."""
+    from caiconform.runner.config import DRAWN_CRASH_CAP
     from caiconform.runner.pool import HOST_WORKERS, WORKERS_PER_GPU
 
     parser.add_argument(
@@ -243,7 +244,7 @@ def _machine_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="drawn examples of one kind (adversarial mutation, layout kind) that may crash, "
         "hang or poison a cell's worker before the rest of that kind there is skipped "
-        "(default 3; 0 runs them all; on --resume, the run's)",
+        f"(default {DRAWN_CRASH_CAP}; 0 runs them all; on --resume, the run's)",
     )
     parser.add_argument(
         "--memory-kinds",

@@ -89,6 +89,8 @@ __all__ = [
     "input_rule",
     "labels_of",
     "library_version",
+    "lost_on_input",
+    "lost_on_input_alone",
     "outcome_class",
     "passed",
     "reproduced",
@@ -637,7 +639,7 @@ def _main_mode(examples: Sequence[Mapping[str, Any]]) -> tuple[Any, int, str]:
     return (lambda record: detail_pattern(outcome_detail(record)) == top), len(counts), top
 
 
-def _lost_on_input(record: Mapping[str, Any], rule: str | None) -> bool:
+def lost_on_input(record: Mapping[str, Any], rule: str | None) -> bool:
     """Whether a consumer's crash, hang or poisoned context came with a requirement its input
     broke (a producer's MUST or SHOULD rule: a float in shape, a null pointer, an extent past
     the allocation): the example's own report named that rule before the context was found
@@ -651,6 +653,22 @@ def _lost_on_input(record: Mapping[str, Any], rule: str | None) -> bool:
         and found.side.value == "producer"
         and found.level.value in ("MUST", "SHOULD")
     )
+
+
+def lost_on_input_alone(record: Mapping[str, Any]) -> bool:
+    """Whether `record`, read alone, is a consumer's crash, hang or poisoned context on an
+    input that breaks a producer's rule (`lost_on_input`), charged to the consumer without
+    other records' evidence (a cell with no producer library: adversarial's mutants): its
+    group is filed as what the consumer did with that input, which ranks at most
+    `accepts-invalid` (`severity_of(from_input=True)`), whatever the rest of the run holds.
+    The runner does not run such an example again (`runner.followup`)."""
+    if record.get("outcome") not in (CRASH, HANG, POISONED) or record.get("producer"):
+        return False
+    culprit = culprit_of(record)
+    if culprit["role"] != "consumer":
+        return False
+    filed, _ = filed_rule(record, "consumer")
+    return lost_on_input(record, filed)
 
 
 def build_catalogue(
@@ -679,7 +697,7 @@ def build_catalogue(
         key = group_key(r, culprit)
         if key not in groups:
             filed, how = filed_rule(r, culprit["role"])
-            if culprit["role"] == "consumer" and _lost_on_input(r, filed):
+            if culprit["role"] == "consumer" and lost_on_input(r, filed):
                 how = "input"
             entry = RULES.get(filed or "")
             level = entry.level.value if entry is not None else None

@@ -31,10 +31,11 @@ DEFAULT_SHRINK_PATIENCE_S = 0.0
 #: drawn examples of one kind (params `kind`, `mutation`, `rule`, layout kind: `crash_kind`)
 #: that may end in crash/hang/poisoned (or leave their worker untrusted) in a cell before the
 #: rest of that kind there is skipped. Each such example costs a fresh process (a CUDA context
-#: and the library's first exchange), and those after the third of a kind found no finding
-#: group the others had not (docs/performance.md, "Figures behind the code")
+#: and the library's first exchange), and a run's journal replayed with one per kind kept
+#: every group of its findings catalogue, the floor's own examples (capped apart) covering
+#: each kind's rule (docs/performance.md, "Figures behind the code")
 #: (`RunConfig.drawn_crash_cap`, `--drawn-crash-cap`; 0 runs them all)
-DRAWN_CRASH_CAP = 3
+DRAWN_CRASH_CAP = 1
 
 #: drawn examples of a cell in a row, in journal order, that met no (outcome, rule) class the
 #: cell had not met (its floor's included), in a cell that met nothing but pass and skip, before

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from caiconform.results.catalogue import lost_on_input_alone
 from caiconform.results.expectations import is_correct_rejection
 from caiconform.results.outcome import HANG, OUTCOMES, PASS, SKIP, Result
 from caiconform.runner.jobs import class_of
@@ -63,7 +64,12 @@ class FollowUps:
         ones, and shrinking them again cost the cell's longest phase). Those already shrunk
         (journaled before a `--resume`) are not queued again. A correct rejection (invalid
         input refused, `expectations.is_correct_rejection`) is neither shrunk nor run again:
-        it is the consumer doing its job, no finding to reproduce."""
+        it is the consumer doing its job, no finding to reproduce. Nor is a consumer's crash
+        or poisoned context on a dict that breaks a producer's rule, in a cell without a
+        producer library (`catalogue.lost_on_input_alone`): running it again costs another
+        process, and its group ranks at most accepts-invalid, below what a run fails on by
+        default, so its `reproduced` stays unknown (docs/performance.md, "Figures behind the
+        code")."""
         for record in explored[self.noted :]:
             cls = class_of(record)
             floor = bool(record.get("floor"))
@@ -81,7 +87,12 @@ class FollowUps:
             ):
                 self.queued_classes.add(cls)
                 self.targets.append(cls)
-            if self.confirm and record["outcome"] in _CONFIRMED and cls not in self.confirm_classes:
+            if (
+                self.confirm
+                and record["outcome"] in _CONFIRMED
+                and cls not in self.confirm_classes
+                and not lost_on_input_alone(record)
+            ):
                 self.confirm_classes.add(cls)
                 self.confirms.append(record)
         self.noted = len(explored)
