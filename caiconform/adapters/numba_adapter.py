@@ -149,7 +149,10 @@ def _copy_kernels(impl: str = DEFAULT) -> dict[int, Any]:
     """The jitted copy kernels of implementation `impl`, one per rank, compiled lazily per
     signature by numba (after `numpy_shim` where that implementation needs it) or read from
     the run's kernel cache (`_kernel_cache`): a cached kernel is typed and launched on its
-    argument's CAI as a compiled one is."""
+    argument's CAI as a compiled one is. Compiled without NVVM's optimisations (`opt=False`):
+    a run compiles a hundred or more signatures of each, and a copy loop has nothing to gain
+    from them, while the argument's typing and launch, which the consumer is judged on, are
+    the same (docs/performance.md, "Figures behind the code")."""
     if IMPLS[impl].needs_shim:
         numpy_shim()
     cuda = IMPLS[impl].import_cuda()
@@ -173,7 +176,7 @@ def _copy_kernels(impl: str = DEFAULT) -> dict[int, Any]:
             dst[i, j, k] = src[i, j, k]
 
     with _kernel_cache(impl):
-        jit = cuda.jit(cache=True)
+        jit = cuda.jit(cache=True, opt=False)
         kernels = {0: jit(copy0), 1: jit(copy1), 2: jit(copy2), 3: jit(copy3)}
     for kernel in kernels.values():
         _lock_saves(kernel)
