@@ -444,8 +444,9 @@ def test_the_matrix_carries_the_migration_rows(tmp_path):
 
 
 def _fake_implementation(monkeypatch, name: str, package: str) -> tuple[list, types.ModuleType]:
-    """A Numba implementation `name` whose `cuda.jit(cache=...)` records, per kernel made, the
-    cache flag and its config's CACHE_DIR at that moment (what numba's locator reads)."""
+    """A Numba implementation `name` whose `cuda.jit(cache=..., opt=...)` records, per kernel
+    made, the cache and optimisation flags and its config's CACHE_DIR at that moment (what
+    numba's locator reads)."""
     from caiconform.adapters import numba_adapter
 
     config = types.ModuleType(f"{package}.core.config")
@@ -453,9 +454,9 @@ def _fake_implementation(monkeypatch, name: str, package: str) -> tuple[list, ty
     cuda = types.ModuleType(f"{package}.fakecuda")
     made: list = []
 
-    def jit(cache=False):
+    def jit(cache=False, opt=True):
         def decorate(function):
-            made.append((function.__name__, cache, config.CACHE_DIR))
+            made.append((function.__name__, cache, opt, config.CACHE_DIR))
             return function
 
         return decorate
@@ -473,17 +474,18 @@ def _fake_implementation(monkeypatch, name: str, package: str) -> tuple[list, ty
 def test_copy_kernels_are_cached_in_caiconforms_folder_per_implementation(
     name, monkeypatch, tmp_path
 ):
-    """Every copy kernel is made with numba's `cache=True` while the implementation's CACHE_DIR
-    is caiconform's folder for that implementation (so numba-cuda's and numba-cuda-mlir's
-    caches never meet), and the library's own setting is back afterwards."""
+    """Every copy kernel is made with numba's `cache=True` (and without NVVM's optimisations,
+    `opt=False`) while the implementation's CACHE_DIR is caiconform's folder for that
+    implementation (so numba-cuda's and numba-cuda-mlir's caches never meet), and the
+    library's own setting is back afterwards."""
     from caiconform.adapters import numba_adapter
 
     made, config = _fake_implementation(monkeypatch, name, f"fake_{name.replace('-', '_')}")
     monkeypatch.setenv(numba_adapter.CACHE_ENV, str(tmp_path))
     kernels = numba_adapter._copy_kernels.__wrapped__(name)
     assert sorted(kernels) == [0, 1, 2, 3]
-    assert [(n, c) for n, c, _ in made] == [(f"copy{i}", True) for i in range(4)]
-    assert {d for _, _, d in made} == {str(tmp_path / name)}
+    assert [(n, c, o) for n, c, o, _ in made] == [(f"copy{i}", True, False) for i in range(4)]
+    assert {d for *_, d in made} == {str(tmp_path / name)}
     assert config.CACHE_DIR == "the user's own"
 
 
@@ -492,7 +494,7 @@ def test_copy_kernels_restore_the_cache_setting_when_decorating_fails(monkeypatc
 
     made, config = _fake_implementation(monkeypatch, "numba-cuda-mlir", "fake_broken")
 
-    def refuses(cache=False):
+    def refuses(cache=False, opt=True):
         raise RuntimeError("no jit here")
 
     sys.modules["fake_broken.fakecuda"].jit = refuses
