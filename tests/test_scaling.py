@@ -154,8 +154,9 @@ def test_the_gpus_asked_for_are_the_visible_ones_else_fake_ones(
 # -- the cells that need every GPU -------------------------------------------------------------
 def test_a_familys_own_crash_kind_caps_its_drawn_examples(tmp_path):
     """Drawn params that name no kind were never capped (the devices family's: 70 poisoned
-    contexts in one cell on two H100s); a family's `crash_kind` makes them one kind, and its
-    third lost example skips the rest of the cell's."""
+    contexts in one cell on two H100s); a family's `crash_kind` makes them one kind, and once
+    the cap's count of them is lost (the default's; three here, to see the count) the rest of
+    the cell's are skipped."""
     config = RunConfig(
         out=tmp_path / "run",
         checks=[ONE_KIND],
@@ -167,6 +168,7 @@ def test_a_familys_own_crash_kind_caps_its_drawn_examples(tmp_path):
         shrink=False,
         confirm=False,
         adapter_source=SOURCE,
+        drawn_crash_cap=3,
     )
     run_matrix(config)
     lines = (tmp_path / "run" / "results.jsonl").read_text().splitlines()
