@@ -8,8 +8,9 @@
 # compiled builds an earlier one left (fresh_builds). MAX_EXAMPLES (100) and CAP_S (250: each
 # run's limit) may be set. Brings back ab.log (each run's exit, wall and start), gpu.txt and
 # <name>.tar.gz per variant (run.json, cells.jsonl, findings.json, env.json, adapters.json,
-# results.jsonl.gz: `scripts/timing_summary.py` and `caiconform compare` read them; cpu.txt: the
-# host's /proc/stat "cpu" line and its run queue each second of the run: how busy the host was).
+# results.jsonl.gz, workers/zygote.log: `scripts/timing_summary.py` and `caiconform compare`
+# read them; cpu.txt: the host's /proc/stat "cpu" line and its run queue each second of the
+# run: how busy the host was).
 # A variant's ENV may preload the ioctl clock (LD_PRELOAD=/tmp/libioctlclock.so, built from
 # benchmarks/ioctl_clock and carried): its workers then journal their NVIDIA driver ioctls,
 # which scripts/timing_summary.py breaks down by family and library.
@@ -46,7 +47,8 @@ for variant in "$@"; do
   caiconform report "$run" 2>&1 | tail -1 | sed "s/^/$name: /" >> "$out/ab.log"
   gzip -c "$run/results.jsonl" > "$run/results.jsonl.gz"
   cp "$run.cpu.txt" "$run/cpu.txt" 2>/dev/null
+  # workers/zygote.log: the zygote's imports one by one, which timing_summary.py breaks down
   tar -C "$run" -czf "$out/$name.tar.gz" run.json cells.jsonl findings.json env.json \
-    adapters.json results.jsonl.gz cpu.txt 2>/dev/null
+    adapters.json results.jsonl.gz cpu.txt workers/zygote.log 2>/dev/null
 done
 cat "$out/ab.log"
