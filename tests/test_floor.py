@@ -119,6 +119,116 @@ def test_floor_layouts_are_valid_exports():
         assert layout.allocation_bytes(itemsize) > 0
 
 
+def test_the_sliced_8_layouts_are_the_contiguous_strides_counted_in_bits():
+    """Every 8th item: byte strides equal to a C (F) layout's strides in bits, which no drawn
+    step (1-3 items) makes, and which are neither C- nor F-contiguous in bytes."""
+    from caiconform.spec.layout import c_strides, f_strides, is_c_contiguous
+
+    for typestr in _floor.READ_TYPESTRS:
+        n = dtypes.numpy_dtype(typestr).itemsize
+        c = _floor.floor_layout("sliced-8", n)
+        f = _floor.floor_layout("F-sliced-8", n)
+        assert c.strides == c_strides(c.shape, 8 * n) and f.strides == f_strides(f.shape, 8 * n)
+        for layout in (c, f):
+            assert not is_c_contiguous(layout.shape, layout.strides, n)
+            assert layout.strides not in (c_strides(layout.shape, n), f_strides(layout.shape, n))
+            assert layout.kind in LAYOUT_KINDS
+
+
+def _layout_by_bit_width(shape: tuple, strides: tuple, itemsize: int) -> str:
+    """numba-cuda 0.30.4's `typing/typeof.py` `_typeof_cuda_array_interface_cached`, as it
+    reads a CAI's strides: against the item's bit width where its size in bytes is meant."""
+    from caiconform.spec.layout import c_strides, f_strides
+
+    bits = 8 * itemsize
+    if strides[-1] == bits and tuple(strides) == c_strides(shape, bits):
+        return "C"
+    if strides[0] == bits and tuple(strides) == f_strides(shape, bits):
+        return "F"
+    return "A"
+
+
+class _BitWidthConsumer:
+    """A host-memory consumer that reads a C or F layout as contiguous, as a kernel typed with
+    that layout does, and decides the layout as `_layout_by_bit_width` does."""
+
+    def consume(self, obj):
+        import ctypes
+
+        d = obj.__cuda_array_interface__
+        dtype, shape = np.dtype(d["typestr"]), tuple(d["shape"])
+        strides = d.get("strides") or None
+        layout = "C" if strides is None else _layout_by_bit_width(shape, strides, dtype.itemsize)
+        if layout != "A":
+            strides = None if layout == "C" else np.empty(shape, dtype, order="F").strides
+        # the test's memory lies _HEADROOM bytes either side of the data pointer
+        raw = (ctypes.c_char * (2 * _HEADROOM)).from_address(d["data"][0] - _HEADROOM)
+        return np.ndarray(shape, dtype, buffer=raw, offset=_HEADROOM, strides=strides).copy()
+
+
+_HEADROOM = 1 << 11
+
+
+def test_only_the_sliced_8_floor_layouts_catch_a_consumer_that_reads_strides_in_bits(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The floor's every other layout passes a consumer that takes bits for bytes; the two
+    sliced-8 layouts make it read the wrong items, a fail of CAI-CONSUMER-READS-DESCRIBED."""
+    import ctypes
+
+    from caiconform.spec.layout import Layout
+
+    monkeypatch.setattr(_exchange, "adapter", lambda name: _BitWidthConsumer())
+    outcomes: dict[str, set] = {}
+    for example in _floor.data_floor() + _floor.read_floor():
+        typestr = example.params["typestr"]
+        if typestr not in _floor.READ_TYPESTRS:
+            continue
+        layout = Layout.from_dict(example.params["layout"])
+        dtype = np.dtype(typestr)
+        values = make_values(typestr, layout.shape, 5, layout.strides)
+        memory = ctypes.create_string_buffer(2 * _HEADROOM)  # the allocation starts halfway
+        start = _HEADROOM - layout.offset
+        lo, hi = layout.extent(dtype.itemsize)
+        assert start >= 0 and _HEADROOM + hi <= len(memory) and _HEADROOM + lo >= 0
+        base = ctypes.addressof(memory) + _HEADROOM
+        view = np.ndarray(
+            layout.shape, dtype, buffer=memory, offset=_HEADROOM, strides=layout.strides
+        )
+        view[...] = values
+        obj = _encoding.InterfaceObject(
+            {
+                "shape": layout.shape,
+                "typestr": dtype.str,
+                "data": (base, False),
+                "strides": layout.strides,
+                "version": 3,
+            }
+        )
+        result = _exchange.judge_exchange("bits", obj, values, None, example.coverage["layout"])
+        outcomes.setdefault(example.coverage["layout"], set()).add((result.outcome, result.rule))
+    caught = {kind for kind, seen in outcomes.items() if seen != {(PASS, None)}}
+    assert caught == {"sliced-8", "F-sliced-8"}, outcomes
+    for kind in caught:
+        assert outcomes[kind] == {(FAIL, "CAI-CONSUMER-READS-DESCRIBED")}, outcomes[kind]
+
+
+def test_the_consumer_read_families_floors_have_the_sliced_8_views():
+    """roundtrip and dlpack_roundtrip (which judge what a consumer reads) run them for any
+    pair; the producer-side data families (schema, agreement) do not."""
+    from caiconform.checks import agreement, dlpack_roundtrip, roundtrip, schema
+
+    def kinds(module):
+        return {e.coverage.get("layout") for e in module.floor("cupy", "numba")}
+
+    for module in (roundtrip, dlpack_roundtrip):
+        assert set(_floor.READ_LAYOUTS) <= kinds(module), module.__name__
+    for module in (schema, agreement):
+        assert not set(_floor.READ_LAYOUTS) & kinds(module), module.__name__
+    read = [e for e in roundtrip.floor("cupy", "numba") if e.coverage["layout"] == "sliced-8"]
+    assert sorted(e.params["typestr"] for e in read) == sorted(_floor.READ_TYPESTRS)
+
+
 def _drawn_keys(module, producer, consumer):
     keys = []
 

@@ -136,6 +136,10 @@ SYNTHETIC = {
         outcome="crash",
         severity="crashes",
     ),
+    "roundtrip-kernel-sliced-8": group(
+        "roundtrip/cupy/numba-kernel",
+        {"seed": 0, "typestr": "<f4", "layout": layout([3, 4], [128, 32], 0, "sliced")},
+    ),
     "roundtrip-library-producer": group(
         "roundtrip/cupy/jax", {"seed": 0, "typestr": "<i4", "layout": layout([3, 4])}
     ),
@@ -532,6 +536,28 @@ def test_synthetic_group_of_every_family_gets_a_script_without_caiconform(name: 
     assert text is not None, f"no script for the synthetic {name} group"
     check_script(text)
     assert SYNTHETIC[name]["reproducer"]["cell"] in text  # the header says what the run saw
+
+
+@pytest.mark.parametrize("consumer", ["numba-kernel", "numba-mlir-kernel"])
+def test_a_kernel_consumers_script_hands_the_kernel_the_object_by_its_cai_alone(consumer) -> None:
+    """The numba-kernel consumers are judged on the CAI (`_staging.CAIOnly`); numba-cuda types
+    an argument with `__dlpack__` by DLPack first, so a script passing a CuPy array itself
+    would test the other protocol."""
+    g = dict(SYNTHETIC["roundtrip-kernel-sliced-8"], library=consumer)
+    g["cells"] = [f"roundtrip/cupy/{consumer}"]
+    g["reproducer"] = {**g["reproducer"], "cell": g["cells"][0]}
+    text = script_for_group(g)
+    assert text is not None
+    check_script(text)
+    from caiconform.adapters.numba_adapter import _REPRO_CAI_ONLY
+
+    assert _REPRO_CAI_ONLY in text and "](CAIOnly(obj), dst)" in text
+    assert "](obj, dst)" not in text
+    namespace: dict = {}
+    exec(_REPRO_CAI_ONLY, namespace)
+    both = type("Both", (), {"__cuda_array_interface__": {"k": 1}, "__dlpack__": None})()
+    wrapped = namespace["CAIOnly"](both)
+    assert wrapped.__cuda_array_interface__ == {"k": 1} and not hasattr(wrapped, "__dlpack__")
 
 
 def test_the_synthetic_set_covers_every_family() -> None:

@@ -345,6 +345,19 @@ REPRO_SHIM = (
 )
 
 
+#: a reproducer's `CAIOnly`: the kernel is handed the object by its CAI alone, as the
+#: numba-kernel consumer is (`_staging.CAIOnly`), since numba-cuda types an argument that has
+#: `__dlpack__` by its DLPack export first
+_REPRO_CAI_ONLY = (
+    "class CAIOnly:  # obj's CAI alone, as an array of a CAI-only library exports it\n"
+    "    def __init__(self, obj):\n"
+    "        self.obj = obj\n\n"
+    "    @property\n"
+    "    def __cuda_array_interface__(self):\n"
+    "        return self.obj.__cuda_array_interface__\n"
+)
+
+
 def _repro_kernel(ndim: int) -> str:
     """A reproducer's kernel copying `src` into `dst` element by element, for arrays of rank
     `ndim` (the reproducers' counterpart of `_copy_kernels`)."""
@@ -555,13 +568,13 @@ class _KernelRepro(_NumbaLines):
         if ndim > 3:
             return None
         return Snip(
-            "desc = obj.__cuda_array_interface__  # the kernel takes obj itself\n"
+            "desc = obj.__cuda_array_interface__\n"
             'shape = tuple(desc["shape"])\n'
             'dst = cuda.device_array(shape, np.dtype(desc["typestr"]))\n'
-            f"if dst.size:\n    copy[{_repro_launch(ndim)}](obj, dst)\n"
+            f"if dst.size:\n    copy[{_repro_launch(ndim)}](CAIOnly(obj), dst)\n"
             "result = dst.copy_to_host()",
             self.imports,
-            setup=REPRO_SHIM + "\n\n\n" + _repro_kernel(ndim),
+            setup=REPRO_SHIM + "\n\n\n" + _REPRO_CAI_ONLY + "\n\n" + _repro_kernel(ndim),
         )
 
     def consume_dlpack(self, array: Array) -> Snip | None:

@@ -12,6 +12,9 @@ cheap and each axis is crossed with the ones it interacts with):
 - data families (roundtrip, schema, agreement): every layout kind x every dtype class x every
   byte order the class allows (`<` and `>` for multi-byte types, `|` for one-byte and the
   named types), stream scenario `none`;
+- the families that judge a consumer's read (roundtrip, dlpack_roundtrip) also: views of
+  every 8th item in C and F order (`READ_LAYOUTS`), whose byte strides are the contiguous
+  strides counted in bits, a unit mistake no drawn step (1-3 items) makes visible;
 - zero-size: every zero-size shape (a zero in each dimension, 1-d and 2-d) x strides None /
   explicit x a few dtype classes;
 - streams: every stream scenario the family judges x every dtype class, on a C layout (the
@@ -35,10 +38,13 @@ __all__ = [
     "FloorExample",
     "FLOOR_LAYOUTS",
     "FLOOR_TYPESTRS",
+    "READ_LAYOUTS",
+    "READ_TYPESTRS",
     "PLAIN_TYPESTRS",
     "ZERO_SIZE_SHAPES",
     "floor_layout",
     "data_floor",
+    "read_floor",
     "zero_size_floor",
     "plain_floor",
     "coverage_of",
@@ -57,6 +63,12 @@ FLOOR_LAYOUTS = (
     "0d",
     "zero-size",
 )
+#: the layout kinds only the consumer-read families' floors have: every 8th item of a C (F)
+#: parent's rows (columns)
+READ_LAYOUTS = ("sliced-8", "F-sliced-8")
+#: their typestrs, one per item size class: what they test is the stride arithmetic, the same
+#: for every element type
+READ_TYPESTRS = ("|u1", "<f4", "<c16")
 #: one typestr per dtype class and byte order (names for the types with no typestr code)
 FLOOR_TYPESTRS = (
     "|b1",
@@ -125,6 +137,11 @@ def floor_layout(kind: str, itemsize: int) -> Layout | None:
             return None
         step = n + 1
         return Layout(shape, (4 * step + 1, step), kind="odd", portable=False)
+    if kind in READ_LAYOUTS:
+        # the C (F) strides of the shape counted in bits, not bytes: a consumer that takes an
+        # item's bit width for its size in bytes sees them as contiguous
+        strides = (c_strides if kind == "sliced-8" else f_strides)(shape, 8 * n)
+        return Layout(shape, strides, kind="sliced")
     if kind == "0d":
         return Layout((), None, kind="C")
     if kind == "zero-size":
@@ -155,6 +172,22 @@ def data_floor(seed: int = 0) -> list[FloorExample]:
                 )
             )
     return out
+
+
+def read_floor(typestrs: tuple[str, ...] = READ_TYPESTRS, seed: int = 0) -> list[FloorExample]:
+    """`READ_LAYOUTS` x `typestrs`; params {typestr, layout, seed}."""
+    return [
+        FloorExample(
+            coverage_of(typestr, kind),
+            {
+                "typestr": typestr,
+                "layout": floor_layout(kind, numpy_dtype(typestr).itemsize).to_dict(),
+                "seed": seed,
+            },
+        )
+        for kind in READ_LAYOUTS
+        for typestr in typestrs
+    ]
 
 
 def zero_size_floor() -> list[FloorExample]:

@@ -120,7 +120,8 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
 
 def floor(producer: str | None, consumer: str | None) -> list:
     """Every floor type on a C layout (those DLPack cannot describe included: their refusal is
-    judged), every floor layout for `_LAYOUT_TYPESTRS`, and the zero-size shapes."""
+    judged), every floor layout for `_LAYOUT_TYPESTRS`, the views of every 8th item
+    (`checks._floor.read_floor`) for the same, and the zero-size shapes."""
     from caiconform.checks import _floor
     from caiconform.spec.dtypes import numpy_dtype
     from caiconform.spec.layout import c_strides
@@ -134,6 +135,7 @@ def floor(producer: str | None, consumer: str | None) -> list:
             layout = _floor.floor_layout(kind, numpy_dtype(typestr).itemsize)
             if kind != "C" and layout is not None:
                 out.append(_example(typestr, kind, layout))
+    out.extend(_floor.read_floor(_LAYOUT_TYPESTRS))
     for typestr in _ZERO_SIZE_TYPESTRS:
         for shape in _floor.ZERO_SIZE_SHAPES:
             layout = Layout(shape, c_strides(shape, numpy_dtype(typestr).itemsize))

@@ -84,12 +84,13 @@ def examples(producer: str | None, consumer: str | None) -> st.SearchStrategy[di
 
 
 def floor(producer: str | None, consumer: str | None) -> list:
-    """Every layout kind x dtype class x byte order (`checks._floor.data_floor`), each of
-    `UNIT_TYPESTRS` on a C layout, and `BIG_LAYOUT` when the reference produces."""
+    """Every layout kind x dtype class x byte order (`checks._floor.data_floor`), the views of
+    every 8th item (`checks._floor.read_floor`), each of `UNIT_TYPESTRS` on a C layout, and
+    `BIG_LAYOUT` when the reference produces."""
     from caiconform.checks import _floor
     from caiconform.spec.dtypes import dtype_class
 
-    out = _floor.data_floor()
+    out = _floor.data_floor() + _floor.read_floor()
     layout = _floor.floor_layout("C", 8).to_dict()
     for typestr in UNIT_TYPESTRS:
         unit = typestr[typestr.index("[") :]
