@@ -17,6 +17,9 @@ import sys
 import cupy
 import numpy as np
 
+if not hasattr(np, "row_stack"):  # numba-cuda 0.30.4 compiles kernels against np.row_stack
+    np.row_stack = np.vstack
+
 
 class CAIOnly:
     """The object by its CAI alone, as an array of a CAI-only library exports it."""
