@@ -3,9 +3,10 @@ and by DLPack, under numba-cuda and numba-cuda-mlir: whether the kernel reads th
 strides describe. Their byte strides equal the contiguous strides counted in bits, which
 `_typeof_cuda_array_interface_cached` (numba-cuda's `typing/typeof.py`) compares against the
 item's bit width; the DLPack path types the argument through cuda.core's StridedMemoryView.
-Prints one line per case and writes them as JSON to OUT (default: stdout only); one
-implementation a process (`numba.cuda` or `numba_cuda_mlir.cuda`):
-    python3 scripts/diag_sliced_8.py MODULE [OUT]
+The object is wrapped as the matrix wraps it (`_staging.cai_only`, `dlpack_only`). Prints one
+line per case and writes them as JSON to OUT (default: stdout only); one implementation a
+process (`numba.cuda` or `numba_cuda_mlir.cuda`), caiconform importable:
+    PYTHONPATH=. python3 scripts/diag_sliced_8.py MODULE [OUT]
 """
 
 from __future__ import annotations
@@ -17,30 +18,10 @@ import sys
 import cupy
 import numpy as np
 
-if not hasattr(np, "row_stack"):  # numba-cuda 0.30.4 compiles kernels against np.row_stack
-    np.row_stack = np.vstack
+from caiconform.adapters._staging import cai_only, dlpack_only
+from caiconform.adapters.numba_adapter import numpy_shim
 
-
-class CAIOnly:
-    """The object by its CAI alone, as an array of a CAI-only library exports it."""
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    @property
-    def __cuda_array_interface__(self):
-        return self.obj.__cuda_array_interface__
-
-
-class DLPackOnly:
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __dlpack__(self, **kwargs):
-        return self.obj.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.obj.__dlpack_device__()
+numpy_shim()  # numba-cuda 0.30.4 compiles kernels against np.row_stack, which numpy 2.5 lacks
 
 
 def cases():
@@ -77,7 +58,7 @@ def main(module: str, path: str | None) -> int:
     copy1, copy2 = kernels(cuda)
     for name, x in cases():
         want = cupy.asnumpy(x)
-        for how, wrap in (("CAI", CAIOnly), ("DLPack", DLPackOnly)):
+        for how, wrap in (("CAI", cai_only), ("DLPack", dlpack_only)):
             dst = cuda.device_array(x.shape, dtype=x.dtype)
             kernel = copy1 if x.ndim == 1 else copy2
             grid = (1,) if x.ndim == 1 else (1, 1)
